@@ -1,0 +1,23 @@
+/* sweeps.csv (DESIGN.md, "Data") to pfi_sweeps. */
+#ifndef PFI_SWEEPS_CSV_H
+#define PFI_SWEEPS_CSV_H
+
+#include <stdio.h>
+
+#include "pfi/csv.h"
+#include "pfi/curve.h"
+
+/* Columns every sweeps.csv has; power_sem_w and throughput_sem_tok_s are optional. */
+extern const char *const pfi_sweeps_csv_columns[];
+
+/* Builds and finalizes sweeps from a parsed table (see pfi_sweeps_finalize for
+ * tdp_w). Every bad field is an error naming the file and line. */
+int pfi_sweeps_from_csv(const pfi_csv *c, double tdp_w, pfi_sweeps **out, pfi_error *err);
+
+/* Reads, parses and validates a sweeps.csv file ("-" = standard input). */
+int pfi_sweeps_read(const char *path, double tdp_w, pfi_sweeps **out, pfi_error *err);
+
+/* Writes sweeps as sweeps.csv text (with the SEM columns). */
+int pfi_sweeps_write(FILE *f, const pfi_sweeps *s);
+
+#endif

@@ -1,0 +1,34 @@
+/* Shared pieces of the pfi subcommands: each lives in cmd_<name>.c and is
+ * listed in main.c's table. Subcommands stay thin: parse flags, call core,
+ * print. */
+#ifndef PFI_CLI_H
+#define PFI_CLI_H
+
+#include <stddef.h>
+
+#include "pfi/error.h"
+
+typedef struct pfi_cli_cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+} pfi_cli_cmd;
+
+/* Exit codes: 0 ok, 1 bad input data or a failed computation, 2 bad usage. */
+enum { PFI_EXIT_OK = 0, PFI_EXIT_DATA = 1, PFI_EXIT_USAGE = 2 };
+
+/* Prints "pfi CMD: file:line: message" to stderr and returns PFI_EXIT_DATA. */
+int pfi_cli_fail(const char *cmd, const pfi_error *err);
+/* Prints "pfi CMD: message" and a --help hint to stderr; returns PFI_EXIT_USAGE. */
+int pfi_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses "200,500,700" into a malloc'd array; -1 on a bad list. */
+int pfi_cli_parse_doubles(const char *s, double **out, size_t *n);
+/* Parses a whole non-negative integer; -1 on anything else. */
+int pfi_cli_parse_ulong(const char *s, unsigned long long *out);
+/* Worker threads for parallel loops: online CPUs, at most 8. */
+int pfi_cli_threads(void);
+
+int pfi_cmd_index(int argc, char **argv);
+
+#endif

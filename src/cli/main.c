@@ -1,0 +1,42 @@
+/* pfi: the command-line tool. Dispatches to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const pfi_cli_cmd commands[] = {
+    {"index", "PFI with confidence intervals from power-cap sweeps", pfi_cmd_index},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: pfi [--version] [--help] COMMAND [ARGS...]\n\n"
+               "The Power Flexibility Index toolkit: how much throughput a training job\n"
+               "keeps when its GPUs' power is capped.\n\nCommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'pfi COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return PFI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return PFI_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("pfi %s\n", PFI_VERSION);
+        return PFI_EXIT_OK;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "pfi: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return PFI_EXIT_USAGE;
+}

@@ -1,0 +1,108 @@
+/* sweeps.csv reader and writer. */
+#include "pfi/sweeps_csv.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *const pfi_sweeps_csv_columns[] = {
+    "group",  "platform", "model",   "arch",    "task", "gpus", "config",
+    "cap_w",  "power_w",  "throughput_tok_s", NULL,
+};
+
+static int col(const pfi_csv *c, const char *name)
+{
+    return pfi_csv_col(c, name);
+}
+
+int pfi_sweeps_from_csv(const pfi_csv *c, double tdp_w, pfi_sweeps **out, pfi_error *err)
+{
+    *out = NULL;
+    const char *file = pfi_csv_name(c);
+    int rc = pfi_csv_require(c, pfi_sweeps_csv_columns, err);
+    if (rc != PFI_OK) return rc;
+    if (pfi_csv_rows(c) == 0) return pfi_error_set(err, PFI_ENODATA, file, 0, "no data rows");
+    int cg = col(c, "group"), cpl = col(c, "platform"), cm = col(c, "model"),
+        ca = col(c, "arch"), ct = col(c, "task"), cgp = col(c, "gpus"), ccf = col(c, "config"),
+        ccap = col(c, "cap_w"), cp = col(c, "power_w"), cth = col(c, "throughput_tok_s"),
+        csp = col(c, "power_sem_w"), cst = col(c, "throughput_sem_tok_s");
+
+    pfi_sweeps *s = pfi_sweeps_create();
+    if (!s) return pfi_error_set(err, PFI_ENOMEM, file, 0, "out of memory");
+    for (size_t r = 0; r < pfi_csv_rows(c); r++) {
+        long ln = pfi_csv_line(c, r);
+        pfi_run run = {.line = ln};
+        double gpus;
+        if ((rc = pfi_csv_number(c, r, (size_t)cgp, 0, 0, &gpus, err)) ||
+            (rc = pfi_csv_number(c, r, (size_t)ccap, 0, 0, &run.cap_w, err)) ||
+            (rc = pfi_csv_number(c, r, (size_t)cp, 0, 0, &run.power_w, err)) ||
+            (rc = pfi_csv_number(c, r, (size_t)cth, 0, 0, &run.tput, err)) ||
+            (csp >= 0 && (rc = pfi_csv_number(c, r, (size_t)csp, 1, 0, &run.power_sem_w, err))) ||
+            (cst >= 0 && (rc = pfi_csv_number(c, r, (size_t)cst, 1, 0, &run.tput_sem, err))))
+            goto fail;
+        if (gpus != floor(gpus) || gpus < 1 || gpus > 1e6) {
+            rc = pfi_error_set(err, PFI_ERANGE, file, ln, "gpus must be a positive integer");
+            goto fail;
+        }
+        pfi_group_meta m = {
+            .platform = pfi_csv_field(c, r, (size_t)cpl),
+            .model = pfi_csv_field(c, r, (size_t)cm),
+            .arch = pfi_csv_field(c, r, (size_t)ca),
+            .task = pfi_csv_field(c, r, (size_t)ct),
+            .config = pfi_csv_field(c, r, (size_t)ccf),
+            .gpus = (int)gpus,
+        };
+        if (strcmp(m.arch, "dense") != 0 && strcmp(m.arch, "moe") != 0) {
+            rc = pfi_error_set(err, PFI_EPARSE, file, ln, "arch must be dense or moe, got \"%.40s\"",
+                               m.arch);
+            goto fail;
+        }
+        if (strcmp(m.task, "pt") != 0 && strcmp(m.task, "ft") != 0) {
+            rc = pfi_error_set(err, PFI_EPARSE, file, ln, "task must be pt or ft, got \"%.40s\"",
+                               m.task);
+            goto fail;
+        }
+        rc = pfi_sweeps_add_run(s, pfi_csv_field(c, r, (size_t)cg), &m, &run, file, err);
+        if (rc != PFI_OK) goto fail;
+    }
+    rc = pfi_sweeps_finalize(s, tdp_w, file, err);
+    if (rc != PFI_OK) goto fail;
+    *out = s;
+    return PFI_OK;
+fail:
+    pfi_sweeps_destroy(s);
+    return rc;
+}
+
+int pfi_sweeps_read(const char *path, double tdp_w, pfi_sweeps **out, pfi_error *err)
+{
+    pfi_csv *c;
+    *out = NULL;
+    int rc = pfi_csv_read_file(path, &c, err);
+    if (rc != PFI_OK) return rc;
+    rc = pfi_sweeps_from_csv(c, tdp_w, out, err);
+    pfi_csv_destroy(c);
+    return rc;
+}
+
+int pfi_sweeps_write(FILE *f, const pfi_sweeps *s)
+{
+    fputs("group,platform,model,arch,task,gpus,config,cap_w,power_w,throughput_tok_s,"
+          "power_sem_w,throughput_sem_tok_s\n",
+          f);
+    for (size_t i = 0; i < pfi_sweeps_count(s); i++) {
+        const pfi_group *g = pfi_sweeps_group(s, i);
+        for (size_t k = 0; k < g->n_runs; k++) {
+            const pfi_run *r = &g->runs[k];
+            pfi_csv_put_field(f, g->name);
+            fputc(',', f);
+            pfi_csv_put_field(f, g->meta.platform);
+            fputc(',', f);
+            pfi_csv_put_field(f, g->meta.model);
+            fprintf(f, ",%s,%s,%d,", g->meta.arch, g->meta.task, g->meta.gpus);
+            pfi_csv_put_field(f, g->meta.config);
+            fprintf(f, ",%.10g,%.10g,%.10g,%.6g,%.6g\n", r->cap_w, r->power_w, r->tput,
+                    r->power_sem_w, r->tput_sem);
+        }
+    }
+    return ferror(f) ? PFI_EIO : PFI_OK;
+}
