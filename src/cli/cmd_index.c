@@ -25,7 +25,7 @@ static const char *help =
     "                 1 - alpha of log T = alpha log P + c), or all\n"
     "  --grid W,W,..  use only the runs at these per-GPU caps (must include the\n"
     "                 uncapped one): PFI on a sub-grid, as in the paper's Table 9\n"
-    "  --ci DRAWS     95%% Monte Carlo CI of the ratio PFI from DRAWS draws\n"
+    "  --ci DRAWS     95% Monte Carlo CI of the ratio PFI from DRAWS draws\n"
     "                 (default 0 = none; the paper uses 10000). Each run's power\n"
     "                 and throughput are resampled from power_sem_w and\n"
     "                 throughput_sem_tok_s; a run without them adds no noise\n"

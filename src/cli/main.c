@@ -36,7 +36,6 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "pfi: unknown command '%s'\n\n", cmd);
-    usage(stderr);
+    fprintf(stderr, "pfi: unknown command '%s'\nTry 'pfi --help'.\n", cmd);
     return PFI_EXIT_USAGE;
 }

@@ -6,7 +6,7 @@
 set -u
 args_file=$1
 base=${args_file%.args}
-DATA=$PFI_SOURCE_DIR/tests/data
+DATA=tests/data
 SHARED=$PFI_SHARED_DIR/data
 cd "$PFI_SOURCE_DIR"
 eval "set -- $(cat "$args_file")"
