@@ -1,0 +1,239 @@
+/* pfid's SQLite store: schema, round trips, crash-recovery records, retention. */
+#include "test_util.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "pfi/store.h"
+
+static char dir[64];
+static char path[128];
+
+static int setup(void **state)
+{
+    snprintf(dir, sizeof dir, "/tmp/pfi-test-store-XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    snprintf(path, sizeof path, "%s/pfid.db", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char p[192];
+    const char *suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+    return 0;
+}
+
+/* Runs one query with a single integer or text answer through a second,
+ * independent connection: what another process (sqlite3 CLI) would see. */
+static void query_text(const char *sql, char *out, size_t len)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    out[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+static void test_schema_and_pragmas(void **state)
+{
+    pfi_store *s;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    char v[64];
+    query_text("PRAGMA user_version", v, sizeof v);
+    assert_string_equal(v, "1");
+    query_text("PRAGMA journal_mode", v, sizeof v);
+    assert_string_equal(v, "wal");
+    pfi_store_close(s);
+    /* Reopening an existing database keeps it (no second CREATE). */
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    pfi_store_close(s);
+    pfi_store_close(NULL);
+}
+
+static void test_newer_schema_refused(void **state)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=7", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    pfi_store *s = (pfi_store *)1;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_ENOTSUP);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "newer"));
+}
+
+static void test_not_a_database(void **state)
+{
+    FILE *f = fopen(path, "w");
+    fputs("this is not a database, just text long enough to fill a header page......\n", f);
+    fclose(f);
+    pfi_store *s;
+    pfi_error err;
+    assert_int_not_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_null(s);
+    assert_string_equal(err.file, path);
+}
+
+static void test_samples_null_when_invalid(void **state)
+{
+    pfi_store *s;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    pfi_gpu_sample x[2];
+    memset(x, 0, sizeof x);
+    x[0].valid = (1u << PFI_GF_POWER) | (1u << PFI_GF_SM_CLOCK);
+    x[0].power_mw = 690500; /* stored in W */
+    x[0].sm_clock_mhz = 1755;
+    x[0].temp_c = 99; /* not valid: must be NULL */
+    x[1].valid = 1u << PFI_GF_CLOCK_REASONS;
+    x[1].clock_reasons = 0x80;
+    assert_int_equal(pfi_store_add_samples(s, 1000.5, x, 2, &err), PFI_OK);
+    char v[64];
+    query_text("SELECT power_w FROM samples WHERE gpu=0", v, sizeof v);
+    assert_near(atof(v), 690.5, 1e-9);
+    query_text("SELECT sm_clock_mhz FROM samples WHERE gpu=0", v, sizeof v);
+    assert_near(atof(v), 1755, 1e-9);
+    query_text("SELECT count(*) FROM samples WHERE gpu=0 AND temp_c IS NULL", v, sizeof v);
+    assert_string_equal(v, "1");
+    query_text("SELECT clock_reasons FROM samples WHERE gpu=1", v, sizeof v);
+    assert_string_equal(v, "128");
+    query_text("SELECT count(*) FROM samples", v, sizeof v);
+    assert_string_equal(v, "2");
+    pfi_store_close(s);
+}
+
+static void test_jobs(void **state)
+{
+    pfi_store *s;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    pfi_store_job a = {.id = "llama-pt", .gpus = {0, 1, 7}, .n_gpus = 3, .arch = "dense",
+                       .task = "pt", .registered_at = 10};
+    pfi_store_job b = {.id = "moe \"ft\"", .gpus = {2}, .n_gpus = 1, .registered_at = 11};
+    assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
+    assert_int_equal(pfi_store_job_add(s, &b, &err), PFI_OK);
+    /* The same id twice while running is refused. */
+    assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_ESTATE);
+    pfi_store_job *jobs;
+    size_t n;
+    assert_int_equal(pfi_store_jobs_running(s, &jobs, &n, &err), PFI_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(jobs[0].id, "llama-pt");
+    assert_int_equal(jobs[0].n_gpus, 3);
+    assert_int_equal(jobs[0].gpus[2], 7);
+    assert_string_equal(jobs[0].arch, "dense");
+    assert_string_equal(jobs[1].id, "moe \"ft\"");
+    assert_string_equal(jobs[1].arch, "");
+    free(jobs);
+    assert_int_equal(pfi_store_job_end(s, "llama-pt", 20, &err), PFI_OK);
+    assert_int_equal(pfi_store_job_end(s, "llama-pt", 21, &err), PFI_ENOTFOUND);
+    assert_int_equal(pfi_store_job_end(s, "nope", 21, &err), PFI_ENOTFOUND);
+    assert_int_equal(pfi_store_jobs_running(s, &jobs, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(jobs[0].id, "moe \"ft\"");
+    free(jobs);
+    /* An ended job's id may be registered again (a requeued job). */
+    a.registered_at = 30;
+    assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
+    pfi_store_close(s);
+}
+
+static void test_throughput_and_prune(void **state)
+{
+    pfi_store *s;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    pfi_store_job a = {.id = "j", .gpus = {0}, .n_gpus = 1, .registered_at = 1};
+    pfi_store_job b = {.id = "k", .gpus = {1}, .n_gpus = 1, .registered_at = 1};
+    assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
+    assert_int_equal(pfi_store_job_add(s, &b, &err), PFI_OK);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(pfi_store_add_throughput(s, "j", i, 1000 + i, &err), PFI_OK);
+    pfi_gpu_sample x = {.valid = 1u << PFI_GF_POWER, .power_mw = 1};
+    for (int i = 0; i < 10; i++) assert_int_equal(pfi_store_add_samples(s, i * 10, &x, 1, &err), PFI_OK);
+    long long cnt;
+    assert_int_equal(pfi_store_throughput_count(s, "j", &cnt, &err), PFI_OK);
+    assert_int_equal(cnt, 100);
+    assert_int_equal(pfi_store_job_end(s, "k", 5, &err), PFI_OK);
+    pfi_store_cap c = {.gpu = 3, .watts = 400, .set_at = 0, .expires_at = 1, .default_w = 700};
+    assert_int_equal(pfi_store_cap_put(s, &c, &err), PFI_OK);
+    /* Keep t >= 50: rows 50..99 of throughput, samples at 50..90, job j
+     * (running), not k (ended at 5); the cap is never pruned. */
+    assert_int_equal(pfi_store_prune(s, 50, &err), PFI_OK);
+    assert_int_equal(pfi_store_throughput_count(s, "j", &cnt, &err), PFI_OK);
+    assert_int_equal(cnt, 50);
+    char v[64];
+    query_text("SELECT count(*) FROM samples", v, sizeof v);
+    assert_string_equal(v, "5");
+    query_text("SELECT group_concat(id) FROM jobs", v, sizeof v);
+    assert_string_equal(v, "j");
+    query_text("SELECT count(*) FROM caps", v, sizeof v);
+    assert_string_equal(v, "1");
+    pfi_store_close(s);
+}
+
+static void test_caps_survive_reopen(void **state)
+{
+    pfi_store *s;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    pfi_store_cap a = {.gpu = 2, .watts = 400, .set_at = 100, .expires_at = 200, .default_w = 700};
+    pfi_store_cap b = {.gpu = 0, .watts = 300, .set_at = 100, .expires_at = 150, .default_w = 700};
+    assert_int_equal(pfi_store_cap_put(s, &a, &err), PFI_OK);
+    assert_int_equal(pfi_store_cap_put(s, &b, &err), PFI_OK);
+    a.watts = 450; /* a new cap on the same GPU replaces the old record */
+    assert_int_equal(pfi_store_cap_put(s, &a, &err), PFI_OK);
+    /* No close: what a SIGKILL leaves behind is the WAL, which the next
+     * connection must replay. A second handle stands for the next process. */
+    pfi_store *s2;
+    assert_int_equal(pfi_store_open(path, &s2, &err), PFI_OK);
+    pfi_store_cap *caps;
+    size_t n;
+    assert_int_equal(pfi_store_caps(s2, &caps, &n, &err), PFI_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(caps[0].gpu, 0);
+    assert_near(caps[0].watts, 300, 0);
+    assert_near(caps[0].expires_at, 150, 0);
+    assert_int_equal(caps[1].gpu, 2);
+    assert_near(caps[1].watts, 450, 0);
+    assert_near(caps[1].default_w, 700, 0);
+    free(caps);
+    assert_int_equal(pfi_store_cap_delete(s2, 0, &err), PFI_OK);
+    assert_int_equal(pfi_store_cap_delete(s2, 5, &err), PFI_OK);
+    assert_int_equal(pfi_store_caps(s, &caps, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    free(caps);
+    char v[64];
+    query_text("PRAGMA integrity_check", v, sizeof v);
+    assert_string_equal(v, "ok");
+    pfi_store_close(s2);
+    pfi_store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_schema_and_pragmas, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_samples_null_when_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_throughput_and_prune, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_caps_survive_reopen, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
