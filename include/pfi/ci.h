@@ -2,9 +2,10 @@
  *
  * Each draw resamples every run's power and throughput from a normal with the
  * run's standard error (a run without SEMs contributes no noise), recomputes
- * the PFI, and the interval is the central `level` share of the draws.
- * Draws are seeded per group from (seed, group index), so results do not
- * depend on the thread count or on which other groups are computed.
+ * the PFI, and the interval is the central `level` share of the draws
+ * (type-7 quantiles). The standard normals are common to all groups and
+ * seeded from `seed` alone (see ci.c), so a group's interval depends only on
+ * its own runs and the seed: not on its position, other groups, or threads.
  */
 #ifndef PFI_CI_H
 #define PFI_CI_H
@@ -27,11 +28,13 @@ typedef struct pfi_ci {
     int has;
 } pfi_ci;
 
-/* CI of one group; `index` selects its random stream. */
-int pfi_ci_group(const pfi_group *g, size_t index, const pfi_ci_opts *o, pfi_ci *out);
+/* CI of one group. PFI_EUNDEFINED (out->has = 0) when no draw had a defined PFI. */
+int pfi_ci_group(const pfi_group *g, const pfi_ci_opts *o, pfi_ci *out);
 
-/* CIs of n groups (group i uses stream i) on up to `threads` threads (the
- * caller picks the count; core does not probe the machine). */
+/* CIs of n groups on up to `threads` threads (the caller picks the count;
+ * core does not probe the machine). Groups without a defined interval get
+ * has = 0; the return is PFI_OK unless the options are bad or memory ran out.
+ * Memory: draws x 2 x (most runs in a group) doubles. */
 int pfi_ci_batch(const pfi_group *const *groups, size_t n, const pfi_ci_opts *o, int threads,
                  pfi_ci *out);
 

@@ -26,9 +26,11 @@ static const char *help =
     "  --grid W,W,..  use only the runs at these per-GPU caps (must include the\n"
     "                 uncapped one): PFI on a sub-grid, as in the paper's Table 9\n"
     "  --ci DRAWS     95% Monte Carlo CI of the ratio PFI from DRAWS draws\n"
-    "                 (default 0 = none; the paper uses 10000). Each run's power\n"
-    "                 and throughput are resampled from power_sem_w and\n"
-    "                 throughput_sem_tok_s; a run without them adds no noise\n"
+    "                 (default 0 = none; the paper uses 10000; at most 10^6).\n"
+    "                 Each run's power and throughput are resampled from\n"
+    "                 power_sem_w and throughput_sem_tok_s (normal noise); a run\n"
+    "                 without them adds no noise. Intervals depend only on a\n"
+    "                 group's runs and --seed, not on file order or --threads\n"
     "  --level L      confidence level of the CI (default 0.95)\n"
     "  --seed N       random seed of the CI (default 1)\n"
     "  --tdp W        the uncapped cap; default from the platform column\n"
@@ -179,7 +181,7 @@ int pfi_cmd_index(int argc, char **argv)
                 return pfi_cli_usage_error("index", "bad --grid '%s' (want W,W,...)", optarg);
             break;
         case 'c':
-            if (pfi_cli_parse_ulong(optarg, &draws) || draws > 100000000ULL)
+            if (pfi_cli_parse_ulong(optarg, &draws) || draws > 1000000ULL)
                 return pfi_cli_usage_error("index", "bad --ci '%s'", optarg);
             break;
         case 's':

@@ -42,7 +42,7 @@ static void coverage_on_synthetic_noise(void **state)
     for (int t = 0; t < trials; t++) {
         pfi_sweeps *s = observe(rng, 0.001);
         pfi_ci ci;
-        assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), (size_t)t, &o, &ci), PFI_OK);
+        assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), &o, &ci), PFI_OK);
         assert_true(ci.has && ci.low < ci.high);
         hits += (ci.low <= truth && truth <= ci.high);
         pfi_sweeps_destroy(s);
@@ -53,13 +53,23 @@ static void coverage_on_synthetic_noise(void **state)
     assert_true(rate >= 0.92 && rate <= 0.98);
 }
 
-/* Same seed and index give the same interval whatever the thread count. */
-static void reproducible_across_threads(void **state)
+/* A group's interval depends on its runs and the seed only: not on the
+ * thread count, its position, or the other groups (common random numbers). */
+static void reproducible_and_position_free(void **state)
 {
     pfi_sweeps *s = observe(NULL, 0.002);
     const pfi_group *g = pfi_sweeps_group(s, 0);
-    const pfi_group *gs[5] = {g, g, g, g, g};
-    pfi_ci a[5], b[5], one;
+    pfi_sweeps *s6 = pfi_sweeps_create();
+    pfi_group_meta m = {"H200", "m", "dense", "pt", "", 8};
+    for (int i = 0; i < 8; i++) { /* a larger group to change the batch's shape */
+        pfi_run r = {.cap_w = 100.0 + 100 * i, .power_w = 800.0 + 700 * i,
+                     .tput = 5000.0 + 600 * i, .power_sem_w = 3, .tput_sem = 9};
+        pfi_sweeps_add_run(s6, "big", &m, &r, NULL, NULL);
+    }
+    assert_int_equal(pfi_sweeps_finalize(s6, 0, NULL, NULL), PFI_OK);
+    const pfi_group *big = pfi_sweeps_group(s6, 0);
+    const pfi_group *gs[5] = {g, big, g, g, big};
+    pfi_ci a[5], b[5], one, other_seed;
     pfi_ci_opts o = {.draws = 3000, .seed = 99, .level = 0.95, .method = PFI_METHOD_RATIO};
     assert_int_equal(pfi_ci_batch(gs, 5, &o, 1, a), PFI_OK);
     assert_int_equal(pfi_ci_batch(gs, 5, &o, 3, b), PFI_OK);
@@ -67,15 +77,20 @@ static void reproducible_across_threads(void **state)
         assert_true(a[i].low == b[i].low && a[i].high == b[i].high);
         assert_int_equal(a[i].n_valid, 3000);
     }
-    /* Different streams give different intervals; pfi_ci_group matches the batch. */
-    assert_true(a[0].low != a[1].low);
-    assert_int_equal(pfi_ci_group(g, 3, &o, &one), PFI_OK);
-    assert_true(one.low == a[3].low && one.high == a[3].high);
+    assert_int_equal(pfi_ci_group(g, &o, &one), PFI_OK);
+    assert_true(one.low == a[0].low && one.high == a[3].high && a[2].low == a[0].low);
+    assert_true(a[1].low == a[4].low && a[1].low != a[0].low);
+    /* Another seed moves the interval a little, not much. */
+    o.seed = 100;
+    assert_int_equal(pfi_ci_group(g, &o, &other_seed), PFI_OK);
+    assert_true(other_seed.low != one.low);
+    assert_near(other_seed.low, one.low, 0.02 * one.low);
     /* The point estimate sits inside its own interval. */
     pfi_index_result r;
     assert_int_equal(pfi_index_group(g, PFI_METHOD_RATIO, NULL, &r), PFI_OK);
     assert_true(a[0].low < r.pfi && r.pfi < a[0].high);
     pfi_sweeps_destroy(s);
+    pfi_sweeps_destroy(s6);
 }
 
 /* Runs without SEMs add no noise: the interval collapses onto the estimate. */
@@ -84,22 +99,22 @@ static void no_noise_collapses(void **state)
     pfi_sweeps *s = observe(NULL, 0.0);
     pfi_ci ci;
     pfi_ci_opts o = {.draws = 100, .seed = 1, .level = 0.95, .method = PFI_METHOD_RATIO};
-    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), 0, &o, &ci), PFI_OK);
+    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), &o, &ci), PFI_OK);
     double truth;
     pfi_index_ratio(p_true, t_true, 6, NULL, &truth);
     assert_near(ci.low, truth, 1e-12);
     assert_near(ci.high, truth, 1e-12);
     /* Area and CE intervals work the same way. */
     o.method = PFI_METHOD_AREA;
-    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), 0, &o, &ci), PFI_OK);
+    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), &o, &ci), PFI_OK);
     o.method = PFI_METHOD_CE;
-    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), 0, &o, &ci), PFI_OK);
+    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), &o, &ci), PFI_OK);
     /* Bad options. */
     o.level = 1.5;
-    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), 0, &o, &ci), PFI_EINVAL);
+    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), &o, &ci), PFI_EINVAL);
     o.level = 0.95;
     o.draws = 0;
-    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), 0, &o, &ci), PFI_EINVAL);
+    assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), &o, &ci), PFI_EINVAL);
     pfi_sweeps_destroy(s);
 }
 
@@ -107,7 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(coverage_on_synthetic_noise),
-        cmocka_unit_test(reproducible_across_threads),
+        cmocka_unit_test(reproducible_and_position_free),
         cmocka_unit_test(no_noise_collapses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
