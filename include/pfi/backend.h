@@ -4,8 +4,9 @@
  *
  * A sample carries a bitmask of the fields that were read: a field whose bit
  * is clear was not supported or failed, and its value means nothing.
- * Ownership: pfi_backend_open returns a handle the caller closes with
- * pfi_backend_close (NULL-safe).
+ * Ownership: pfi_backend_open (or ops->init) returns a handle the caller
+ * closes with pfi_backend_close (or ops->close); both are NULL-safe.
+ * GPU indices are the device's own (NVML index, dcgm-exporter "gpu" label).
  */
 #ifndef PFI_BACKEND_H
 #define PFI_BACKEND_H
@@ -61,6 +62,8 @@ typedef struct pfi_gpu_limits {
     double min_mw, max_mw; /* power limit constraints, mW */
     double default_mw;     /* default limit, mW */
     double enforced_mw;    /* currently enforced limit, mW */
+    double current_mw;     /* limit set through power management (may differ from
+                              enforced when another limiter is lower), mW */
 } pfi_gpu_limits;
 
 typedef struct pfi_gpu_info {
@@ -85,9 +88,37 @@ typedef struct pfi_backend_ops {
     /* Sets the power limit; PFI_ENOTSUP when the backend cannot (read-only
      * backends), never PFI_OK for an action that did not happen. */
     int (*set_limit)(pfi_backend *b, unsigned gpu, double mw);
+    /* Optional (NULL when the backend has no such knowledge): the modelled
+     * throughput of the job on the GPU, tokens/s (sim only). */
+    int (*throughput)(pfi_backend *b, unsigned gpu, double *tok_s);
 } pfi_backend_ops;
 
 /* The table entry for a backend name ("nvml", "dcgm", "sim"), or NULL. */
 const pfi_backend_ops *pfi_backend_find(const char *name);
+
+/* Finds the backend by name and runs its init: PFI_ENOTFOUND for an unknown
+ * name, else init's status (err says why). */
+int pfi_backend_open(const char *name, const char *opts, pfi_backend **out, pfi_error *err);
+void pfi_backend_close(pfi_backend *b); /* NULL-safe */
+
+/* The ops table a handle was opened with. */
+const pfi_backend_ops *pfi_backend_ops_of(const pfi_backend *b);
+
+/* Thin wrappers over the ops of b's table; every op may be called from
+ * several threads at once (each backend serialises its own state). */
+const char *pfi_backend_last_error(const pfi_backend *b); /* never NULL */
+int pfi_backend_count(pfi_backend *b, unsigned *n);
+int pfi_backend_info(pfi_backend *b, unsigned gpu, pfi_gpu_info *out);
+int pfi_backend_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out);
+int pfi_backend_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out);
+int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double mw);
+/* PFI_ENOTSUP when the backend does not model throughput. */
+int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s);
+
+/* True when field f's bit is set in s->valid. */
+static inline int pfi_gpu_sample_has(const pfi_gpu_sample *s, pfi_gpu_field f)
+{
+    return (s->valid >> (unsigned)f) & 1u;
+}
 
 #endif
