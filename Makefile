@@ -46,9 +46,9 @@ fuzz: deps
 	  echo "fuzz: $$name for $(FUZZ_SECONDS) s"; \
 	  "$$f" -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    $(FUZZ_BUILD)/corpus-$$name $$( [ -d $$corpus ] && echo $$corpus ) \
-	    > $(FUZZ_BUILD)/$$name.log 2>&1; status=$$?; \
-	  tail -n 8 $(FUZZ_BUILD)/$$name.log; \
-	  [ $$status -eq 0 ] || { echo "fuzz: $$name FAILED (see $(FUZZ_BUILD)/$$name.log)"; exit 1; }; \
+	    > $(FUZZ_BUILD)/log-$$name.txt 2>&1; status=$$?; \
+	  tail -n 8 $(FUZZ_BUILD)/log-$$name.txt; \
+	  [ $$status -eq 0 ] || { echo "fuzz: $$name FAILED (see $(FUZZ_BUILD)/log-$$name.txt)"; exit 1; }; \
 	done
 
 format:
