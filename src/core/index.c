@@ -52,23 +52,42 @@ int pfi_index_area(const double *P, const double *T, size_t n, double *pfi)
     return PFI_OK;
 }
 
-/* Above this many runs the CE fit allocates; sweeps have 3-10 caps. */
-#define CE_STACK 64
+/* Up to this many runs the work arrays live on the stack; sweeps have 3-10
+ * caps, so the Monte Carlo loop never allocates. */
+#define STACK_RUNS 64
+
+/* A pair of n-double arrays: the caller's stack buffers, or heap memory that
+ * pair_free releases. */
+typedef struct {
+    double *a, *b;
+    int heap;
+} pair;
+
+static int pair_get(pair *p, size_t n, double *sa, double *sb)
+{
+    p->heap = n > STACK_RUNS;
+    p->a = p->heap ? malloc(n * sizeof(double)) : sa;
+    p->b = p->heap ? malloc(n * sizeof(double)) : sb;
+    if (p->a && p->b) return PFI_OK;
+    free(p->a);
+    free(p->b);
+    return PFI_ENOMEM;
+}
+
+static void pair_free(pair *p)
+{
+    if (!p->heap) return;
+    free(p->a);
+    free(p->b);
+}
 
 int pfi_index_ce(const double *P, const double *T, size_t n, double *pfi)
 {
     if (n < 2) return PFI_ENODATA;
-    double xs[CE_STACK], ys[CE_STACK];
-    double *x = xs, *y = ys;
-    if (n > CE_STACK) {
-        x = malloc(n * sizeof *x);
-        y = malloc(n * sizeof *y);
-        if (!x || !y) {
-            free(x);
-            free(y);
-            return PFI_ENOMEM;
-        }
-    }
+    double xs[STACK_RUNS], ys[STACK_RUNS];
+    pair buf;
+    if (pair_get(&buf, n, xs, ys) != PFI_OK) return PFI_ENOMEM;
+    double *x = buf.a, *y = buf.b;
     for (size_t i = 0; i < n; i++) {
         x[i] = log(P[i]);
         y[i] = log(T[i]);
@@ -84,10 +103,7 @@ int pfi_index_ce(const double *P, const double *T, size_t n, double *pfi)
         gsl_fit_linear(x, 1, y, 1, n, &c0, &c1, &cov00, &cov01, &cov11, &sumsq);
         *pfi = 1.0 - c1;
     }
-    if (x != xs) {
-        free(x);
-        free(y);
-    }
+    pair_free(&buf);
     return rc;
 }
 
@@ -97,17 +113,10 @@ int pfi_index_group(const pfi_group *g, unsigned methods, int *excl, pfi_index_r
     size_t n = g->n_runs;
     *res = (pfi_index_result){0};
     if (n < 2) return PFI_ENODATA;
-    double ps[CE_STACK], ts[CE_STACK];
-    double *P = ps, *T = ts;
-    if (n > CE_STACK) {
-        P = malloc(n * sizeof *P);
-        T = malloc(n * sizeof *T);
-        if (!P || !T) {
-            free(P);
-            free(T);
-            return PFI_ENOMEM;
-        }
-    }
+    double ps[STACK_RUNS], ts[STACK_RUNS];
+    pair buf;
+    if (pair_get(&buf, n, ps, ts) != PFI_OK) return PFI_ENOMEM;
+    double *P = buf.a, *T = buf.b;
     for (size_t i = 0; i < n; i++) {
         P[i] = g->runs[i].power_w;
         T[i] = g->runs[i].tput;
@@ -122,9 +131,6 @@ int pfi_index_group(const pfi_group *g, unsigned methods, int *excl, pfi_index_r
         if (T[i] < T[n - 1]) res->n_terms++;
     if (methods & PFI_METHOD_AREA) res->has_area = pfi_index_area(P, T, n, &res->pfi_area) == 0;
     if (methods & PFI_METHOD_CE) res->has_ce = pfi_index_ce(P, T, n, &res->pfi_ce) == 0;
-    if (P != ps) {
-        free(P);
-        free(T);
-    }
+    pair_free(&buf);
     return rc;
 }
