@@ -1,0 +1,130 @@
+/* Power allocation: given jobs' power-throughput curves and a cluster power
+ * budget, choose each job's power (and the cap that gives it) so that the
+ * cluster fits under the budget. Paper Sec. 6 and Eq. 2.
+ *
+ * A job's curve is its sweep: points (P_i, T_i) measured at per-GPU caps
+ * c_i. Throughput at a power between two points is the linear interpolation
+ * of the neighbouring points, and so is the cap that gives that power. A job
+ * cannot go below its lowest point's power, nor above its highest (Pmax; Tmax
+ * is the throughput there). An optional SLA floor (a minimum fraction of Tmax)
+ * raises the lowest power a job may be given.
+ *
+ * Policies (pfi_alloc_policy):
+ *   equal      shed proportional to Pmax;
+ *   pfi        shed proportional to Pmax * PFI / Tmax (Eq. 2);
+ *   moe-ft     equal, with a double share for MoE fine-tuning jobs;
+ *   dram-copy  shed proportional to the raw DRAM copy product;
+ *   oracle     the exact maximum of total throughput over the jobs' upper
+ *              concave envelopes (a point on an envelope between two caps is
+ *              reached by alternating between them; the output says so).
+ * The proportional policies hold a job that would pass its floor at the floor
+ * and share the rest among the others in proportion to their weights, until
+ * the budget is met; when every job with a positive weight is at its floor the
+ * remainder goes to zero-weight jobs in proportion to Pmax. When every job is
+ * at its floor and the budget is still exceeded the budget is infeasible
+ * (PFI_EINFEASIBLE).
+ *
+ * Ownership: a pfi_alloc_problem copies what it needs from the jobs passed
+ * to _create (the caller's arrays may be freed afterwards) and owns scratch
+ * space, so one problem must not be run from two threads at once. Destroy is
+ * NULL-safe. Nothing here does I/O.
+ */
+#ifndef PFI_ALLOC_H
+#define PFI_ALLOC_H
+
+#include <stddef.h>
+
+#include "pfi/error.h"
+
+typedef enum {
+    PFI_POLICY_EQUAL,
+    PFI_POLICY_PFI,
+    PFI_POLICY_MOE_FT,
+    PFI_POLICY_DRAM_COPY,
+    PFI_POLICY_ORACLE,
+    PFI_POLICY_COUNT
+} pfi_alloc_policy;
+
+/* "equal", "pfi", "moe-ft", "dram-copy", "oracle". */
+const char *pfi_alloc_policy_name(pfi_alloc_policy p);
+/* PFI_OK and *out, or PFI_ENOTFOUND for an unknown name. */
+int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out);
+
+typedef struct pfi_alloc_job {
+    const char *name;  /* label used in errors; not copied, may be NULL */
+    const double *cap; /* n per-GPU caps, W; NULL when unknown (caps reported as 0) */
+    const double *P;   /* n aggregate powers, W, > 0, finite */
+    const double *T;   /* n throughputs, tokens/s, >= 0, finite */
+    size_t n;          /* points, >= 2, any order */
+    double pfi;        /* PFI for the pfi policy; NaN when unknown */
+    double dram_copy;  /* DRAM copy product for dram-copy; NaN when unknown */
+    int moe_ft;        /* 1 for a MoE fine-tuning job (moe-ft policy) */
+    double sla_frac;   /* minimum throughput as a fraction of Tmax, [0, 1]; 0 = none */
+} pfi_alloc_job;
+
+typedef struct pfi_alloc_problem pfi_alloc_problem;
+
+/* Validates and copies the jobs, sorts each curve by power (of points with
+ * equal power the higher throughput is kept), computes floors and envelopes.
+ * Errors (PFI_EINVAL with the job named in err): fewer than two points, a
+ * non-finite or non-positive power, a negative or non-finite throughput or
+ * cap, an SLA fraction outside [0, 1], a zero Tmax. */
+int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_problem **out,
+                             pfi_error *err);
+void pfi_alloc_problem_destroy(pfi_alloc_problem *p);
+
+size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p);
+double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p); /* sum of Pmax, W */
+double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p); /* sum of floors, W */
+/* One job's Pmax, Tmax and floor (max of its lowest power and its SLA power). */
+void pfi_alloc_problem_job_range(const pfi_alloc_problem *p, size_t i, double *pmax,
+                                 double *tmax, double *floor_w);
+
+/* Throughput of job i at power_w on its interpolated curve (clamped to the
+ * job's power range), and the per-GPU cap that gives that power. */
+double pfi_alloc_problem_tput_at(const pfi_alloc_problem *p, size_t i, double power_w);
+double pfi_alloc_problem_cap_at(const pfi_alloc_problem *p, size_t i, double power_w);
+
+typedef struct pfi_alloc_out {
+    double power_w;  /* the job's power, W (time average when alternating) */
+    double cap_w;    /* the per-GPU cap giving power_w on the interpolated curve;
+                        when alternating, the time-weighted mean of the two caps */
+    double tput;     /* throughput, tokens/s (oracle: on the envelope) */
+    int at_floor;    /* held at its floor (lowest power or SLA) */
+    int alternates;  /* oracle only: alternate between the two caps below */
+    double alt_low_cap_w, alt_high_cap_w; /* per-GPU caps, W */
+    double alt_high_share;                /* share of time at alt_high_cap_w, (0, 1) */
+} pfi_alloc_out;
+
+typedef struct pfi_alloc_result {
+    double budget_w;      /* the budget allocated under, W */
+    double total_power_w; /* sum of the jobs' power, W (<= budget + 1e-6 relative) */
+    double total_tput;    /* sum of the jobs' throughput, tokens/s */
+    size_t n_at_floor;    /* jobs held at their floor */
+    size_t n_alternating; /* oracle: jobs alternating between two caps */
+} pfi_alloc_result;
+
+/* The budget for a reduction fraction R in [0, 1): (1 - R) * sum of Pmax. */
+int pfi_alloc_budget_for_reduction(const pfi_alloc_problem *p, double reduction, double *budget_w,
+                                   pfi_error *err);
+
+/* Allocates budget_w (>= 0, finite) with a policy; out has one entry per job
+ * (may be NULL when only the totals are wanted). A budget of at least the
+ * sum of Pmax leaves every job at Pmax. PFI_EINFEASIBLE when the floors
+ * alone exceed the budget; PFI_EINVAL when the policy needs a PFI or DRAM
+ * copy product a job lacks (job named in err). */
+int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w,
+                  pfi_alloc_out *out, pfi_alloc_result *res, pfi_error *err);
+
+/* The shares of the proportional policies, exposed for callers that bring
+ * their own weights: sheds sum(Pmax) - budget_w in proportion to w[i] >= 0
+ * (finite) with the floor rule above, writing each job's power to power_w. */
+int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_w,
+                           double *power_w, pfi_error *err);
+
+/* The oracle's powers alone (no per-job output): power_w[i] and the total
+ * envelope throughput. */
+int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
+                     pfi_error *err);
+
+#endif

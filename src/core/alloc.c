@@ -1,0 +1,684 @@
+/* Power allocation policies and the exact oracle (see include/pfi/alloc.h).
+ *
+ * Layout: every job's curve, floor-restricted envelope and attributes live in
+ * flat arrays indexed through offsets, so one problem of a million jobs is a
+ * handful of allocations and the oracle walks memory in order.
+ *
+ * The oracle maximises sum_i E_i(p_i) subject to sum_i p_i <= B and
+ * floor_i <= p_i <= Pmax_i, where E_i is job i's upper concave envelope.
+ * Every E_i is piecewise linear and concave, so the problem is a fractional
+ * knapsack over envelope segments: starting from the floors, fill segments in
+ * order of decreasing slope (tokens/s per W) until the budget is spent. Only
+ * the threshold slope is needed, which a weighted selection finds in expected
+ * linear time; a full sort of 600,000 segments would cost more than the
+ * whole 20 ms budget.
+ */
+#include "pfi/alloc.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kv {
+    double key; /* sort key */
+    size_t i;   /* job */
+};
+
+struct pfi_alloc_problem {
+    size_t n;
+    size_t *off;      /* n + 1: job i's curve points are [off[i], off[i+1]) */
+    double *cp, *ct, *cc; /* curve points sorted by power: power, throughput, cap */
+    size_t *eoff;     /* n + 1: envelope vertices of job i */
+    double *ep, *et, *ec; /* envelope vertices (the first is the floor point) */
+    unsigned char *edirect; /* per vertex: the segment to the next vertex lies on the curve */
+    double *pmax, *tmax, *floor_w;
+    double *pfi, *dram;
+    unsigned char *moe_ft;
+    char **names;     /* copies, NULL where the job had none */
+    char *name_buf;
+    double pmax_total, floor_total;
+    /* scratch for the runs */
+    struct seg *segs;
+    size_t n_segs_cap;
+    double *w, *room, *shed;
+    struct kv *kv;
+};
+
+struct seg {
+    double slope; /* tokens/s per W */
+    double width; /* W */
+};
+
+static const char *const policy_names[PFI_POLICY_COUNT] = {
+    [PFI_POLICY_EQUAL] = "equal",         [PFI_POLICY_PFI] = "pfi",
+    [PFI_POLICY_MOE_FT] = "moe-ft",       [PFI_POLICY_DRAM_COPY] = "dram-copy",
+    [PFI_POLICY_ORACLE] = "oracle",
+};
+
+const char *pfi_alloc_policy_name(pfi_alloc_policy p)
+{
+    return (unsigned)p < PFI_POLICY_COUNT ? policy_names[p] : "unknown";
+}
+
+int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
+{
+    for (int i = 0; i < PFI_POLICY_COUNT; i++)
+        if (name && strcmp(name, policy_names[i]) == 0) {
+            *out = (pfi_alloc_policy)i;
+            return PFI_OK;
+        }
+    return PFI_ENOTFOUND;
+}
+
+void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
+{
+    if (!p) return;
+    free(p->off);
+    free(p->cp);
+    free(p->ct);
+    free(p->cc);
+    free(p->eoff);
+    free(p->ep);
+    free(p->et);
+    free(p->ec);
+    free(p->edirect);
+    free(p->pmax);
+    free(p->tmax);
+    free(p->floor_w);
+    free(p->pfi);
+    free(p->dram);
+    free(p->moe_ft);
+    free(p->names);
+    free(p->name_buf);
+    free(p->segs);
+    free(p->w);
+    free(p->room);
+    free(p->shed);
+    free(p->kv);
+    free(p);
+}
+
+static const char *job_label(const pfi_alloc_job *j, size_t i, char *buf, size_t len)
+{
+    if (j->name && *j->name) return j->name;
+    snprintf(buf, len, "#%zu", i + 1);
+    return buf;
+}
+
+static const char *prob_label(const pfi_alloc_problem *p, size_t i, char *buf, size_t len)
+{
+    if (p->names[i]) return p->names[i];
+    snprintf(buf, len, "#%zu", i + 1);
+    return buf;
+}
+
+/* Interpolates y over x (ascending, n >= 1) at v, clamped to the ends. */
+static double interp(const double *x, const double *y, size_t n, double v)
+{
+    if (v <= x[0]) return y[0];
+    if (v >= x[n - 1]) return y[n - 1];
+    size_t lo = 0, hi = n - 1; /* x[lo] < v < x[hi] */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (x[mid] <= v) lo = mid;
+        else hi = mid;
+    }
+    double t = (v - x[lo]) / (x[hi] - x[lo]);
+    return y[lo] + t * (y[hi] - y[lo]);
+}
+
+/* Sorts one job's points by power (insertion sort: sweeps have a handful of
+ * points; qsort beyond 32) and merges equal powers keeping the higher
+ * throughput. Returns the number of points kept. */
+typedef struct {
+    double p, t, c;
+} pt3;
+
+static int cmp_pt3(const void *a, const void *b)
+{
+    const pt3 *x = a, *y = b;
+    if (x->p != y->p) return x->p < y->p ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+static size_t sort_points(pt3 *v, size_t n)
+{
+    if (n > 32) {
+        qsort(v, n, sizeof *v, cmp_pt3);
+    } else {
+        for (size_t i = 1; i < n; i++) {
+            pt3 x = v[i];
+            size_t j = i;
+            while (j > 0 && cmp_pt3(&v[j - 1], &x) > 0) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k > 0 && v[i].p == v[k - 1].p) {
+            if (v[i].t > v[k - 1].t) v[k - 1] = v[i];
+            continue;
+        }
+        v[k++] = v[i];
+    }
+    return k;
+}
+
+/* The lowest power from which the interpolated curve stays at or above
+ * `target` all the way up to Pmax (scanning down from Pmax). */
+static double sla_power(const double *P, const double *T, size_t n, double target)
+{
+    for (size_t k = n - 1; k > 0; k--) {
+        if (T[k - 1] >= target) continue;
+        /* T[k] >= target > T[k-1]: the curve crosses target inside the segment */
+        double t = (target - T[k - 1]) / (T[k] - T[k - 1]);
+        return P[k - 1] + t * (P[k] - P[k - 1]);
+    }
+    return P[0];
+}
+
+int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_problem **out,
+                             pfi_error *err)
+{
+    *out = NULL;
+    if (n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no jobs to allocate");
+    if (!jobs) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "jobs is NULL");
+    char lb[32];
+    size_t total = 0, name_len = 0, max_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pfi_alloc_job *j = &jobs[i];
+        const char *nm = job_label(j, i, lb, sizeof lb);
+        if (j->n < 2 || !j->P || !j->T)
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: a curve needs at least two points, got %zu", nm, j->n);
+        for (size_t k = 0; k < j->n; k++) {
+            if (!isfinite(j->P[k]) || j->P[k] <= 0)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "job %s: point %zu: power must be finite and > 0", nm, k + 1);
+            if (!isfinite(j->T[k]) || j->T[k] < 0)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "job %s: point %zu: throughput must be finite and >= 0", nm,
+                                     k + 1);
+            if (j->cap && (!isfinite(j->cap[k]) || j->cap[k] < 0))
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "job %s: point %zu: cap must be finite and >= 0", nm, k + 1);
+        }
+        if (!isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1)
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: SLA fraction must be in [0, 1]", nm);
+        if (isinf(j->pfi) || isinf(j->dram_copy))
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: PFI or DRAM copy product is infinite", nm);
+        total += j->n;
+        if (j->n > max_n) max_n = j->n;
+        if (j->name) name_len += strlen(j->name) + 1;
+    }
+
+    pfi_alloc_problem *p = calloc(1, sizeof *p);
+    if (!p) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    p->n = n;
+    p->off = malloc((n + 1) * sizeof *p->off);
+    p->eoff = malloc((n + 1) * sizeof *p->eoff);
+    p->cp = malloc(total * sizeof(double));
+    p->ct = malloc(total * sizeof(double));
+    p->cc = malloc(total * sizeof(double));
+    /* an envelope has at most the curve's points plus the floor point */
+    p->ep = malloc((total + n) * sizeof(double));
+    p->et = malloc((total + n) * sizeof(double));
+    p->ec = malloc((total + n) * sizeof(double));
+    p->edirect = malloc(total + n);
+    p->pmax = malloc(n * sizeof(double));
+    p->tmax = malloc(n * sizeof(double));
+    p->floor_w = malloc(n * sizeof(double));
+    p->pfi = malloc(n * sizeof(double));
+    p->dram = malloc(n * sizeof(double));
+    p->moe_ft = malloc(n);
+    p->names = calloc(n, sizeof(char *));
+    p->name_buf = malloc(name_len + 1);
+    p->w = malloc(n * sizeof(double));
+    p->room = malloc(n * sizeof(double));
+    p->shed = malloc(n * sizeof(double));
+    p->kv = malloc(n * sizeof(struct kv));
+    p->n_segs_cap = total;
+    p->segs = malloc(total * sizeof(struct seg));
+    pt3 *tmp = malloc(max_n * sizeof *tmp);
+    if (!p->off || !p->eoff || !p->cp || !p->ct || !p->cc || !p->ep || !p->et || !p->ec ||
+        !p->edirect || !p->pmax || !p->tmax || !p->floor_w || !p->pfi || !p->dram || !p->moe_ft ||
+        !p->names || !p->name_buf || !p->w || !p->room || !p->shed || !p->kv || !p->segs ||
+        !tmp) {
+        free(tmp);
+        pfi_alloc_problem_destroy(p);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu jobs", n);
+    }
+
+    size_t c = 0, e = 0, nb = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pfi_alloc_job *j = &jobs[i];
+        if (j->name) {
+            size_t l = strlen(j->name) + 1;
+            memcpy(p->name_buf + nb, j->name, l);
+            p->names[i] = p->name_buf + nb;
+            nb += l;
+        }
+        for (size_t k = 0; k < j->n; k++)
+            tmp[k] = (pt3){j->P[k], j->T[k], j->cap ? j->cap[k] : 0};
+        size_t m = sort_points(tmp, j->n);
+        if (m < 2) {
+            free(tmp);
+            pfi_alloc_problem_destroy(p);
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: all points have the same power; a curve needs two",
+                                 job_label(j, i, lb, sizeof lb));
+        }
+        p->off[i] = c;
+        for (size_t k = 0; k < m; k++) {
+            p->cp[c + k] = tmp[k].p;
+            p->ct[c + k] = tmp[k].t;
+            p->cc[c + k] = tmp[k].c;
+        }
+        const double *P = p->cp + c, *T = p->ct + c, *C = p->cc + c;
+        double pmax = P[m - 1], tmax = T[m - 1];
+        if (!(tmax > 0)) {
+            free(tmp);
+            pfi_alloc_problem_destroy(p);
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: throughput at the highest power is 0",
+                                 job_label(j, i, lb, sizeof lb));
+        }
+        double fl = P[0];
+        if (j->sla_frac > 0) fl = fmax(fl, sla_power(P, T, m, j->sla_frac * tmax));
+        p->pmax[i] = pmax;
+        p->tmax[i] = tmax;
+        p->floor_w[i] = fl;
+        p->pfi[i] = j->pfi;
+        p->dram[i] = j->dram_copy;
+        p->moe_ft[i] = j->moe_ft ? 1 : 0;
+        p->pmax_total += pmax;
+        p->floor_total += fl;
+
+        /* Upper concave envelope of the curve restricted to [floor, Pmax]
+         * (Andrew's monotone chain): the floor point, then every point above. */
+        p->eoff[i] = e;
+        double *EP = p->ep + e, *ET = p->et + e, *EC = p->ec + e;
+        size_t h = 0;
+        EP[h] = fl;
+        ET[h] = interp(P, T, m, fl);
+        EC[h] = interp(P, C, m, fl);
+        h++;
+        for (size_t k = 0; k < m; k++) {
+            if (P[k] <= fl) continue;
+            while (h >= 2) {
+                double cross = (EP[h - 1] - EP[h - 2]) * (T[k] - ET[h - 2]) -
+                               (ET[h - 1] - ET[h - 2]) * (P[k] - EP[h - 2]);
+                if (cross < 0) break; /* a strict right turn: the middle vertex stays */
+                h--;
+            }
+            EP[h] = P[k];
+            ET[h] = T[k];
+            EC[h] = C[k];
+            h++;
+        }
+        /* A segment is direct when no curve point strictly inside it lies
+         * below it: then the interpolated cap reaches every point of it. */
+        unsigned char *D = p->edirect + e;
+        size_t k = 0;
+        for (size_t v = 0; v + 1 < h; v++) {
+            double slope = (ET[v + 1] - ET[v]) / (EP[v + 1] - EP[v]);
+            double tol = 1e-9 * fmax(tmax, 1.0);
+            D[v] = 1;
+            while (k < m && P[k] <= EP[v]) k++;
+            for (; k < m && P[k] < EP[v + 1]; k++)
+                if (T[k] < ET[v] + slope * (P[k] - EP[v]) - tol) D[v] = 0;
+        }
+        D[h - 1] = 1;
+        e += h;
+        c += m;
+    }
+    p->off[n] = c;
+    p->eoff[n] = e;
+    free(tmp);
+    *out = p;
+    return PFI_OK;
+}
+
+size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p) { return p ? p->n : 0; }
+double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p) { return p->pmax_total; }
+double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p) { return p->floor_total; }
+
+void pfi_alloc_problem_job_range(const pfi_alloc_problem *p, size_t i, double *pmax, double *tmax,
+                                 double *floor_w)
+{
+    if (pmax) *pmax = p->pmax[i];
+    if (tmax) *tmax = p->tmax[i];
+    if (floor_w) *floor_w = p->floor_w[i];
+}
+
+double pfi_alloc_problem_tput_at(const pfi_alloc_problem *p, size_t i, double power_w)
+{
+    size_t o = p->off[i];
+    return interp(p->cp + o, p->ct + o, p->off[i + 1] - o, power_w);
+}
+
+double pfi_alloc_problem_cap_at(const pfi_alloc_problem *p, size_t i, double power_w)
+{
+    size_t o = p->off[i];
+    return interp(p->cp + o, p->cc + o, p->off[i + 1] - o, power_w);
+}
+
+int pfi_alloc_budget_for_reduction(const pfi_alloc_problem *p, double reduction, double *budget_w,
+                                   pfi_error *err)
+{
+    if (!isfinite(reduction) || reduction < 0 || reduction >= 1)
+        return pfi_error_set(err, PFI_ERANGE, NULL, 0,
+                             "reduction %g outside [0, 1): it is a fraction of the cluster's power",
+                             reduction);
+    *budget_w = (1 - reduction) * p->pmax_total;
+    return PFI_OK;
+}
+
+static int check_budget(const pfi_alloc_problem *p, double budget_w, pfi_error *err)
+{
+    if (!isfinite(budget_w) || budget_w < 0)
+        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "budget %g W must be finite and >= 0",
+                             budget_w);
+    /* a relative slack so that a budget equal to the floors' sum is feasible */
+    if (p->floor_total > budget_w * (1 + 1e-12) + 1e-9)
+        return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
+                             "budget %.1f W is infeasible: the jobs' floors (lowest cap power "
+                             "or SLA) already draw %.1f W",
+                             budget_w, p->floor_total);
+    return PFI_OK;
+}
+
+/* ---- proportional policies ---- */
+
+static int cmp_kv(const void *a, const void *b)
+{
+    double x = ((const struct kv *)a)->key, y = ((const struct kv *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* Sheds S watts over the k jobs in kv[] (their .i set) in proportion to w,
+ * each at most room[i]: shed_i = min(room_i, lambda * w_i), the fixed point of
+ * "hold a job that would pass its floor at the floor and share the rest in
+ * proportion". Jobs are taken in order of the lambda at which they reach
+ * their floor. Returns the watts left unshed (> 0 when all are at floor). */
+static double water_fill(const double *w, const double *room, struct kv *kv, size_t k, double S,
+                         double *shed)
+{
+    double wsum = 0;
+    for (size_t a = 0; a < k; a++) {
+        kv[a].key = room[kv[a].i] / w[kv[a].i];
+        wsum += w[kv[a].i];
+    }
+    qsort(kv, k, sizeof *kv, cmp_kv);
+    double left = S;
+    size_t a = 0;
+    for (; a < k; a++) {
+        if (left / wsum <= kv[a].key) break;
+        shed[kv[a].i] = room[kv[a].i];
+        left -= room[kv[a].i];
+        wsum -= w[kv[a].i];
+    }
+    if (a == k) return left;
+    /* jobs a.. stay above their floors; re-sum their weights to avoid drift */
+    double wrest = 0;
+    for (size_t b = a; b < k; b++) wrest += w[kv[b].i];
+    double lambda = left / wrest;
+    for (size_t b = a; b < k; b++) {
+        size_t i = kv[b].i;
+        shed[i] = fmin(room[i], lambda * w[i]);
+    }
+    return 0;
+}
+
+int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
+                           pfi_error *err)
+{
+    int rc = check_budget(p, budget_w, err);
+    if (rc) return rc;
+    size_t n = p->n;
+    char lb[32];
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(w[i]) || w[i] < 0)
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: allocation weight %g must be finite and >= 0",
+                                 prob_label(p, i, lb, sizeof lb), w[i]);
+    double S = p->pmax_total - budget_w;
+    double *room = p->room, *shed = p->shed;
+    for (size_t i = 0; i < n; i++) {
+        room[i] = p->pmax[i] - p->floor_w[i];
+        shed[i] = 0;
+    }
+    if (S > 0) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (w[i] > 0 && room[i] > 0) p->kv[k++].i = i;
+        double left = water_fill(w, room, p->kv, k, S, shed);
+        if (left > 0) {
+            /* every weighted job is at its floor: zero-weight jobs share the
+             * rest in proportion to Pmax (the equal-weight rule) */
+            k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (!(w[i] > 0) && room[i] > 0) p->kv[k++].i = i;
+            left = water_fill(p->pmax, room, p->kv, k, left, shed);
+        }
+        if (left > 1e-9 * fmax(1.0, p->pmax_total))
+            return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
+                                 "budget %.1f W is infeasible: every job is at its floor",
+                                 budget_w);
+    }
+    for (size_t i = 0; i < n; i++) power_w[i] = p->pmax[i] - shed[i];
+    return PFI_OK;
+}
+
+/* ---- oracle ---- */
+
+/* Weighted selection: the threshold slope lambda such that the segments
+ * steeper than lambda hold less than L watts and those at least as steep hold
+ * L or more. Three-way partition around a median-of-three pivot; after
+ * 2 log2(n) + 8 rounds it sorts what is left, so the worst case stays
+ * O(n log n). Returns lambda; *above gets the width strictly above it. */
+static int cmp_seg_desc(const void *a, const void *b)
+{
+    double x = ((const struct seg *)a)->slope, y = ((const struct seg *)b)->slope;
+    return (x < y) - (x > y);
+}
+
+static double select_threshold(struct seg *s, size_t n, double L, double *above)
+{
+    double acc = 0; /* width of segments known to be steeper than the range */
+    size_t lo = 0, hi = n, depth = 8;
+    for (size_t m = n; m > 1; m >>= 1) depth += 2;
+    while (hi - lo > 16 && depth-- > 0) {
+        double a = s[lo].slope, b = s[lo + (hi - lo) / 2].slope, c = s[hi - 1].slope;
+        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        /* Dutch flag: [lo, gt) > piv, [gt, i) == piv, [lt, hi) < piv */
+        size_t gt = lo, i = lo, lt = hi;
+        double wgt = 0, weq = 0;
+        while (i < lt) {
+            double v = s[i].slope;
+            if (v > piv) {
+                wgt += s[i].width;
+                struct seg t = s[gt];
+                s[gt++] = s[i];
+                s[i++] = t;
+            } else if (v < piv) {
+                struct seg t = s[--lt];
+                s[lt] = s[i];
+                s[i] = t;
+            } else {
+                weq += s[i].width;
+                i++;
+            }
+        }
+        if (acc + wgt >= L) {
+            hi = gt;
+        } else if (acc + wgt + weq >= L) {
+            *above = acc + wgt;
+            return piv;
+        } else {
+            acc += wgt + weq;
+            lo = lt;
+        }
+    }
+    qsort(s + lo, hi - lo, sizeof *s, cmp_seg_desc);
+    for (size_t i = lo; i < hi; i++) {
+        if (acc + s[i].width >= L) {
+            /* widths of equal slopes before i are already in acc */
+            size_t j = i;
+            while (j > lo && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
+            *above = acc;
+            return s[i].slope;
+        }
+        acc += s[i].width;
+    }
+    *above = acc;
+    return 0; /* unreachable when L <= total width */
+}
+
+int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
+                     pfi_error *err)
+{
+    int rc = check_budget(p, budget_w, err);
+    if (rc) return rc;
+    size_t n = p->n, ns = 0;
+    double L = budget_w - p->floor_total, wtot = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t v = p->eoff[i]; v + 1 < p->eoff[i + 1]; v++) {
+            double dp = p->ep[v + 1] - p->ep[v], dt = p->et[v + 1] - p->et[v];
+            if (!(dt > 0)) break; /* concave: every later segment is flatter */
+            p->segs[ns++] = (struct seg){dt / dp, dp};
+            wtot += dp;
+        }
+    }
+    double lambda = 0, above = 0;
+    int fill_all = wtot <= L;
+    if (!fill_all && L > 0) lambda = select_threshold(p->segs, ns, L, &above);
+    double tie_left = fill_all ? 0 : fmax(0.0, L - above); /* watts for segments at lambda */
+    if (L <= 0) {
+        lambda = INFINITY;
+        tie_left = 0;
+    }
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        double pw = p->ep[p->eoff[i]], tp = p->et[p->eoff[i]];
+        for (size_t v = p->eoff[i]; v + 1 < p->eoff[i + 1]; v++) {
+            double dp = p->ep[v + 1] - p->ep[v], dt = p->et[v + 1] - p->et[v];
+            if (!(dt > 0)) break;
+            double slope = dt / dp;
+            if (fill_all || slope > lambda) {
+                pw = p->ep[v + 1];
+                tp = p->et[v + 1];
+                continue;
+            }
+            if (slope == lambda && tie_left > 0) {
+                double x = fmin(dp, tie_left);
+                tie_left -= x;
+                pw += x;
+                tp += slope * x;
+            }
+            break;
+        }
+        power_w[i] = pw;
+        total += tp;
+    }
+    if (total_tput) *total_tput = total;
+    return PFI_OK;
+}
+
+/* The envelope throughput at power_w and whether reaching it needs two caps. */
+static void envelope_point(const pfi_alloc_problem *p, size_t i, double pw, pfi_alloc_out *o)
+{
+    size_t a = p->eoff[i], b = p->eoff[i + 1];
+    const double *EP = p->ep + a, *ET = p->et + a, *EC = p->ec + a;
+    size_t h = b - a, v = 0;
+    while (v + 1 < h && EP[v + 1] <= pw) v++;
+    o->alternates = 0;
+    if (v + 1 >= h || pw <= EP[v]) {
+        o->tput = ET[v];
+        o->cap_w = EC[v];
+        return;
+    }
+    double share = (pw - EP[v]) / (EP[v + 1] - EP[v]);
+    o->tput = ET[v] + share * (ET[v + 1] - ET[v]);
+    if (p->edirect[a + v]) {
+        o->cap_w = pfi_alloc_problem_cap_at(p, i, pw);
+        return;
+    }
+    o->alternates = 1;
+    o->alt_low_cap_w = EC[v];
+    o->alt_high_cap_w = EC[v + 1];
+    o->alt_high_share = share;
+    o->cap_w = EC[v] + share * (EC[v + 1] - EC[v]);
+}
+
+int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w,
+                  pfi_alloc_out *out, pfi_alloc_result *res, pfi_error *err)
+{
+    if (!p) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no problem");
+    size_t n = p->n;
+    char lb[32];
+    double *power = malloc(n * sizeof *power);
+    if (!power) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    int rc;
+    if (policy == PFI_POLICY_ORACLE) {
+        rc = pfi_alloc_oracle(p, budget_w, power, NULL, err);
+    } else {
+        double *w = p->w;
+        rc = PFI_OK;
+        for (size_t i = 0; i < n && rc == PFI_OK; i++) {
+            switch (policy) {
+            case PFI_POLICY_EQUAL: w[i] = p->pmax[i]; break;
+            case PFI_POLICY_PFI:
+                if (isnan(p->pfi[i]))
+                    rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                       "job %s has no PFI: the pfi policy needs one for every job",
+                                       prob_label(p, i, lb, sizeof lb));
+                /* a predicted PFI below 0 means "do not shed", not a negative share */
+                w[i] = p->pmax[i] * fmax(p->pfi[i], 0.0) / p->tmax[i];
+                break;
+            case PFI_POLICY_MOE_FT: w[i] = p->pmax[i] * (p->moe_ft[i] ? 2.0 : 1.0); break;
+            case PFI_POLICY_DRAM_COPY:
+                if (isnan(p->dram[i]))
+                    rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                       "job %s has no DRAM copy product (telemetry)",
+                                       prob_label(p, i, lb, sizeof lb));
+                w[i] = fmax(p->dram[i], 0.0);
+                break;
+            default:
+                rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown policy %d", (int)policy);
+            }
+        }
+        if (rc == PFI_OK) {
+            rc = pfi_alloc_proportional(p, w, budget_w, power, err);
+        }
+    }
+    if (rc != PFI_OK) {
+        free(power);
+        return rc;
+    }
+    pfi_alloc_result r = {.budget_w = budget_w};
+    for (size_t i = 0; i < n; i++) {
+        pfi_alloc_out o = {.power_w = power[i]};
+        o.at_floor = power[i] <= p->floor_w[i] * (1 + 1e-12);
+        if (policy == PFI_POLICY_ORACLE) {
+            envelope_point(p, i, power[i], &o);
+        } else {
+            o.tput = pfi_alloc_problem_tput_at(p, i, power[i]);
+            o.cap_w = pfi_alloc_problem_cap_at(p, i, power[i]);
+        }
+        r.total_power_w += o.power_w;
+        r.total_tput += o.tput;
+        r.n_at_floor += (size_t)o.at_floor;
+        r.n_alternating += (size_t)o.alternates;
+        if (out) out[i] = o;
+    }
+    free(power);
+    if (res) *res = r;
+    return PFI_OK;
+}

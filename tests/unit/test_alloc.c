@@ -1,0 +1,538 @@
+/* Allocation policies and the oracle: hand-computed shares, floors, SLAs,
+ * budgets, and the oracle against brute force. */
+#include "test_util.h"
+
+#include <gsl/gsl_rng.h>
+#include <string.h>
+
+#include "pfi/alloc.h"
+
+/* Two jobs used by the hand-computed cases.
+ *   A: P = {150, 300} W, T = {60, 100} tok/s, caps {100, 200} W: Pmax 300, Tmax 100, floor 150
+ *   B: P = {100, 200} W, T = {20, 80} tok/s, caps {50, 100} W:  Pmax 200, Tmax 80,  floor 100
+ * Sum of Pmax = 500 W. */
+static const double PA[] = {150, 300}, TA[] = {60, 100}, CA[] = {100, 200};
+static const double PB[] = {100, 200}, TB[] = {20, 80}, CB[] = {50, 100};
+
+static void two_jobs(pfi_alloc_job j[2])
+{
+    memset(j, 0, 2 * sizeof *j);
+    j[0] = (pfi_alloc_job){.name = "A", .cap = CA, .P = PA, .T = TA, .n = 2, .pfi = 1.5,
+                           .dram_copy = 0.1, .moe_ft = 1};
+    j[1] = (pfi_alloc_job){.name = "B", .cap = CB, .P = PB, .T = TB, .n = 2, .pfi = 0.5,
+                           .dram_copy = 0.3};
+}
+
+static pfi_alloc_problem *make(const pfi_alloc_job *j, size_t n)
+{
+    pfi_alloc_problem *p = NULL;
+    pfi_error err;
+    int rc = pfi_alloc_problem_create(j, n, &p, &err);
+    if (rc) fail_msg("create: %s", err.msg);
+    return p;
+}
+
+static void run2(pfi_alloc_problem *p, pfi_alloc_policy pol, double budget, double pa, double pb)
+{
+    pfi_alloc_out o[2];
+    pfi_alloc_result r;
+    pfi_error err;
+    int rc = pfi_alloc_run(p, pol, budget, o, &r, &err);
+    if (rc) fail_msg("%s: %s", pfi_alloc_policy_name(pol), err.msg);
+    assert_near(o[0].power_w, pa, 1e-9);
+    assert_near(o[1].power_w, pb, 1e-9);
+    assert_near(r.total_power_w, pa + pb, 1e-9);
+}
+
+static void test_equal_hand(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    pfi_alloc_problem *p = make(j, 2);
+    /* 20%: budget 400, shed 100 in proportion to Pmax 300:200 -> 60 and 40 */
+    double b;
+    assert_int_equal(pfi_alloc_budget_for_reduction(p, 0.2, &b, NULL), PFI_OK);
+    assert_near(b, 400, 1e-9);
+    run2(p, PFI_POLICY_EQUAL, 400, 240, 160);
+    pfi_alloc_out o[2];
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_EQUAL, 400, o, &r, NULL), PFI_OK);
+    /* T_A(240) = 60 + (240-150)/150 * 40 = 84; T_B(160) = 20 + 60/100 * 60 = 56;
+     * cap_A(240) = 100 + 90/150 * 100 = 160; cap_B(160) = 50 + 0.6 * 50 = 80 */
+    assert_near(o[0].tput, 84, 1e-9);
+    assert_near(o[1].tput, 56, 1e-9);
+    assert_near(o[0].cap_w, 160, 1e-9);
+    assert_near(o[1].cap_w, 80, 1e-9);
+    assert_near(r.total_tput, 140, 1e-9);
+    /* 40%: budget 300, shed 200 -> 120 and 80, both above their floors */
+    run2(p, PFI_POLICY_EQUAL, 300, 180, 120);
+    /* 0%: everyone at Pmax; a budget above the sum too */
+    run2(p, PFI_POLICY_EQUAL, 500, 300, 200);
+    run2(p, PFI_POLICY_EQUAL, 1e6, 300, 200);
+    pfi_alloc_problem_destroy(p);
+}
+
+static void test_pfi_hand(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    pfi_alloc_problem *p = make(j, 2);
+    /* Eq. 2 weights: A 300 * 1.5 / 100 = 4.5, B 200 * 0.5 / 80 = 1.25, sum 5.75.
+     * 20% (shed 100): A 100 * 4.5 / 5.75 = 78.2608..., B 21.7391... */
+    run2(p, PFI_POLICY_PFI, 400, 300 - 100 * 4.5 / 5.75, 200 - 100 * 1.25 / 5.75);
+    /* 40% (shed 200): A's share 156.52 passes its room 150, so A is held at its
+     * floor 150 and B takes the remaining 50 -> 150 */
+    pfi_alloc_out o[2];
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_PFI, 300, o, &r, NULL), PFI_OK);
+    assert_near(o[0].power_w, 150, 1e-9);
+    assert_near(o[1].power_w, 150, 1e-9);
+    assert_true(o[0].at_floor);
+    assert_false(o[1].at_floor);
+    assert_int_equal(r.n_at_floor, 1);
+    pfi_alloc_problem_destroy(p);
+}
+
+static void test_moe_dram_hand(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    pfi_alloc_problem *p = make(j, 2);
+    /* moe-ft: A is MoE FT, weight 2 * 300 = 600 vs 200: shed 100 -> 75 and 25 */
+    run2(p, PFI_POLICY_MOE_FT, 400, 225, 175);
+    /* dram-copy: 0.1 : 0.3 -> shed 100 -> 25 and 75 */
+    run2(p, PFI_POLICY_DRAM_COPY, 400, 275, 125);
+    /* shed 200 -> B's 150 passes its room 100: B at 100, A sheds 100 -> 200 */
+    run2(p, PFI_POLICY_DRAM_COPY, 300, 200, 100);
+    pfi_alloc_problem_destroy(p);
+}
+
+static void test_zero_weight_fallback(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    j[1].dram_copy = 0; /* B never sheds until A is at its floor */
+    pfi_alloc_problem *p = make(j, 2);
+    run2(p, PFI_POLICY_DRAM_COPY, 400, 200, 200);
+    /* shed 200: A gives its whole room 150, B the remaining 50 */
+    run2(p, PFI_POLICY_DRAM_COPY, 300, 150, 150);
+    pfi_alloc_problem_destroy(p);
+}
+
+static void test_sla_floor(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    /* B keeps 75% of Tmax 80 = 60: 20 + 0.6 (p - 100) = 60 -> p = 166.67 */
+    j[1].sla_frac = 0.75;
+    pfi_alloc_problem *p = make(j, 2);
+    double fl;
+    pfi_alloc_problem_job_range(p, 1, NULL, NULL, &fl);
+    assert_near(fl, 100 + 40 / 0.6, 1e-9);
+    /* equal at 20%: B's share 40 passes its room 33.33: B at 166.67, A 233.33 */
+    run2(p, PFI_POLICY_EQUAL, 400, 400 - fl, fl);
+    pfi_alloc_out o[2];
+    for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+        for (double b = 320; b <= 500; b += 7) {
+            assert_int_equal(pfi_alloc_run(p, (pfi_alloc_policy)pol, b, o, NULL, NULL), PFI_OK);
+            assert_true(o[1].tput >= 60 - 1e-9);
+            assert_true(o[0].power_w >= 150 - 1e-9);
+        }
+    }
+    /* floors 150 + 166.67 = 316.67 > 310: infeasible for every policy */
+    pfi_error err;
+    for (int pol = 0; pol < PFI_POLICY_COUNT; pol++)
+        assert_int_equal(pfi_alloc_run(p, (pfi_alloc_policy)pol, 310, o, NULL, &err),
+                         PFI_EINFEASIBLE);
+    assert_non_null(strstr(err.msg, "infeasible"));
+    pfi_alloc_problem_destroy(p);
+}
+
+static void test_oracle_hand(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    pfi_alloc_problem *p = make(j, 2);
+    /* slopes: A 40/150 = 0.267, B 60/100 = 0.6 tok/s per W. Budget 400: floors
+     * take 250, B fills first (100 W) then A gets the last 50 W:
+     * A 200 W -> 60 + 50 * 0.2667 = 73.33, B 200 W -> 80; total 153.33 */
+    pfi_alloc_out o[2];
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_ORACLE, 400, o, &r, NULL), PFI_OK);
+    assert_near(o[0].power_w, 200, 1e-9);
+    assert_near(o[1].power_w, 200, 1e-9);
+    assert_near(r.total_tput, 60 + 50 * 40.0 / 150 + 80, 1e-9);
+    assert_int_equal(r.n_alternating, 0);
+    pfi_alloc_problem_destroy(p);
+}
+
+static void test_oracle_alternates(void **state)
+{
+    (void)state;
+    /* Non-concave: (200, 12) lies below the chord from (100, 10) to (300, 100).
+     * At 200 W the envelope gives 55 tok/s by spending half the time at the
+     * 300 W point's cap and half at the 100 W point's cap. */
+    const double P[] = {100, 200, 300}, T[] = {10, 12, 100}, C[] = {100, 200, 300};
+    pfi_alloc_job j = {.name = "x", .cap = C, .P = P, .T = T, .n = 3};
+    pfi_alloc_problem *p = make(&j, 1);
+    pfi_alloc_out o;
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_ORACLE, 200, &o, &r, NULL), PFI_OK);
+    assert_near(o.power_w, 200, 1e-9);
+    assert_near(o.tput, 55, 1e-9);
+    assert_true(o.alternates);
+    assert_near(o.alt_low_cap_w, 100, 1e-9);
+    assert_near(o.alt_high_cap_w, 300, 1e-9);
+    assert_near(o.alt_high_share, 0.5, 1e-9);
+    assert_int_equal(r.n_alternating, 1);
+    /* the equal policy on the same job follows the plain curve */
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_EQUAL, 200, &o, NULL, NULL), PFI_OK);
+    assert_near(o.tput, 12, 1e-9);
+    assert_false(o.alternates);
+    pfi_alloc_problem_destroy(p);
+}
+
+/* Brute-force best throughput of one job at exactly power x with time-sharing:
+ * the max over every pair of points (a, b), P_a <= x <= P_b, of the chord, on
+ * the curve restricted to [floor, Pmax] (floor point interpolated). This is
+ * the envelope by definition, computed without any hull algorithm. */
+typedef struct {
+    double P[8], T[8];
+    size_t n;
+    double floor_w;
+} bf_job;
+
+static double bf_best(const bf_job *b, double x, int timeshare)
+{
+    if (x < b->floor_w - 1e-12 || x > b->P[b->n - 1] + 1e-12) return -INFINITY;
+    double P[9], T[9];
+    size_t m = 0;
+    /* curve value at the floor */
+    for (size_t k = 0; k + 1 < b->n; k++)
+        if (b->P[k] <= b->floor_w && b->floor_w <= b->P[k + 1]) {
+            double t = (b->floor_w - b->P[k]) / (b->P[k + 1] - b->P[k]);
+            P[m] = b->floor_w;
+            T[m++] = b->T[k] + t * (b->T[k + 1] - b->T[k]);
+            break;
+        }
+    if (m == 0) {
+        P[m] = b->P[0];
+        T[m++] = b->T[0];
+    }
+    for (size_t k = 0; k < b->n; k++)
+        if (b->P[k] > P[0]) {
+            P[m] = b->P[k];
+            T[m++] = b->T[k];
+        }
+    double best = -INFINITY;
+    for (size_t a = 0; a < m; a++)
+        for (size_t c = a; c < m; c++) {
+            if (!timeshare && c > a + 1) continue;
+            if (P[a] > x || P[c] < x) continue;
+            double v = c == a ? T[a] : T[a] + (x - P[a]) / (P[c] - P[a]) * (T[c] - T[a]);
+            if (v > best) best = v;
+        }
+    return best;
+}
+
+static void random_instance(gsl_rng *r, int concave, bf_job *b, size_t nj, pfi_alloc_job *j,
+                            double *caps)
+{
+    for (size_t i = 0; i < nj; i++) {
+        size_t n = 2 + gsl_rng_uniform_int(r, 5);
+        double p = 50 + 100 * gsl_rng_uniform(r), t = 10 + 50 * gsl_rng_uniform(r);
+        double slope = 0.5 + gsl_rng_uniform(r);
+        for (size_t k = 0; k < n; k++) {
+            b[i].P[k] = p;
+            b[i].T[k] = t;
+            double dp = 20 + 80 * gsl_rng_uniform(r);
+            p += dp;
+            if (concave) {
+                t += slope * dp;
+                slope *= 0.3 + 0.7 * gsl_rng_uniform(r);
+            } else {
+                t += (gsl_rng_uniform(r) - 0.2) * 1.5 * dp; /* may fall */
+                if (t < 0) t = 0;
+            }
+        }
+        if (b[i].T[n - 1] <= 0) b[i].T[n - 1] = 1;
+        b[i].n = n;
+        double sla = gsl_rng_uniform(r) < 0.3 ? 0.5 + 0.4 * gsl_rng_uniform(r) : 0;
+        j[i] = (pfi_alloc_job){.P = b[i].P, .T = b[i].T, .cap = caps, .n = n, .sla_frac = sla,
+                               .pfi = 0.5 + gsl_rng_uniform(r), .dram_copy = gsl_rng_uniform(r),
+                               .moe_ft = (int)gsl_rng_uniform_int(r, 2)};
+    }
+}
+
+/* F[g] = bf_best at floor + g * step, g < G (the last grid point is Pmax). */
+static double *bf_grid(const bf_job *b, double step, int ts, size_t *G)
+{
+    double pmax = b->P[b->n - 1];
+    *G = (size_t)((pmax - b->floor_w) / step) + 2;
+    double *F = malloc(*G * sizeof *F);
+    for (size_t g = 0; g < *G; g++) F[g] = bf_best(b, fmin(b->floor_w + (double)g * step, pmax), ts);
+    return F;
+}
+
+static void oracle_vs_brute(int concave)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, concave ? 11 : 12);
+    double caps[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const double step = 0.1;
+    for (int trial = 0; trial < 30; trial++) {
+        bf_job b[3];
+        pfi_alloc_job j[3];
+        size_t nj = 2 + (size_t)(trial % 2);
+        random_instance(r, concave, b, nj, j, caps);
+        pfi_alloc_problem *p = make(j, nj);
+        for (size_t i = 0; i < nj; i++) pfi_alloc_problem_job_range(p, i, NULL, NULL, &b[i].floor_w);
+        double fsum = pfi_alloc_problem_floor_total(p), psum = pfi_alloc_problem_pmax_total(p);
+        double budget = fsum + (psum - fsum) * (0.1 + 0.8 * gsl_rng_uniform(r));
+        double got;
+        double pw[3];
+        assert_int_equal(pfi_alloc_oracle(p, budget, pw, &got, NULL), PFI_OK);
+        double used = 0;
+        for (size_t i = 0; i < nj; i++) used += pw[i];
+        assert_true(used <= budget + 1e-6);
+        /* ts = 0: the plain interpolated curves (equal to the envelopes only
+         * when concave); ts = 1: with time-sharing between caps */
+        for (int ts = concave ? 0 : 1; ts <= 1; ts++) {
+            /* grid search: jobs 0..nj-2 on a 0.1 W grid, the last takes the
+             * best of what is left (prefix maximum over its grid) */
+            size_t G[3];
+            double *F[3];
+            for (size_t i = 0; i < nj; i++) F[i] = bf_grid(&b[i], step, ts, &G[i]);
+            double *pref = F[nj - 1];
+            for (size_t g = 1; g < G[nj - 1]; g++)
+                if (pref[g - 1] > pref[g]) pref[g] = pref[g - 1];
+            double best = -INFINITY;
+            for (size_t a = 0; a < G[0]; a++) {
+                double pa = fmin(b[0].floor_w + (double)a * step, b[0].P[b[0].n - 1]);
+                size_t nc = nj == 3 ? G[1] : 1;
+                for (size_t c = 0; c < nc; c++) {
+                    double pc = nj == 3 ? fmin(b[1].floor_w + (double)c * step, b[1].P[b[1].n - 1]) : 0;
+                    double left = budget - pa - pc - b[nj - 1].floor_w;
+                    if (left < 0) break;
+                    size_t g = (size_t)(left / step);
+                    if (g >= G[nj - 1]) g = G[nj - 1] - 1;
+                    double v = F[0][a] + (nj == 3 ? F[1][c] : 0) + pref[g];
+                    if (v > best) best = v;
+                }
+            }
+            for (size_t i = 0; i < nj; i++) free(F[i]);
+            /* the oracle is exact: never below the grid search, and the grid
+             * search comes within 0.1% of it */
+            assert_true(got >= best - 1e-6 * fabs(best));
+            if (!(fabs(got - best) <= 1e-3 * fabs(got)))
+                fail_msg("trial %d (%s, ts %d): oracle %.6f, brute force %.6f", trial,
+                         concave ? "concave" : "non-concave", ts, got, best);
+        }
+        pfi_alloc_problem_destroy(p);
+    }
+    gsl_rng_free(r);
+}
+
+static void test_oracle_brute_concave(void **state)
+{
+    (void)state;
+    oracle_vs_brute(1);
+}
+
+static void test_oracle_brute_nonconcave(void **state)
+{
+    (void)state;
+    oracle_vs_brute(0);
+}
+
+/* Every policy on random instances: meets the budget within 0.1 W (and uses
+ * it all unless every job is at Pmax or past its envelope peak), respects each
+ * job's [floor, Pmax], or reports infeasible exactly when the floors exceed
+ * the budget. The oracle is never beaten. */
+static void test_budget_every_policy(void **state)
+{
+    (void)state;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 3);
+    double caps[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    enum { NJ = 40 };
+    bf_job b[NJ];
+    pfi_alloc_job j[NJ];
+    pfi_alloc_out o[NJ];
+    for (int trial = 0; trial < 20; trial++) {
+        random_instance(r, trial % 2, b, NJ, j, caps);
+        pfi_alloc_problem *p = make(j, NJ);
+        double fsum = pfi_alloc_problem_floor_total(p), psum = pfi_alloc_problem_pmax_total(p);
+        for (double f = -0.1; f <= 1.05; f += 0.05) {
+            double budget = fsum + f * (psum - fsum);
+            if (budget < 0) continue;
+            double best = 0;
+            pfi_alloc_result res;
+            pfi_error err;
+            assert_int_equal(pfi_alloc_run(p, PFI_POLICY_ORACLE, budget, o, &res, &err),
+                             f < 0 ? PFI_EINFEASIBLE : PFI_OK);
+            if (f < 0) continue;
+            best = res.total_tput;
+            for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+                assert_int_equal(pfi_alloc_run(p, (pfi_alloc_policy)pol, budget, o, &res, &err),
+                                 PFI_OK);
+                assert_true(res.total_power_w <= budget + 0.1);
+                if (pol != PFI_POLICY_ORACLE)
+                    assert_true(fabs(res.total_power_w - fmin(budget, psum)) <= 0.1);
+                for (size_t i = 0; i < NJ; i++) {
+                    double pmax, fl;
+                    pfi_alloc_problem_job_range(p, i, &pmax, NULL, &fl);
+                    assert_true(o[i].power_w >= fl - 1e-9 && o[i].power_w <= pmax + 1e-9);
+                }
+                assert_true(res.total_tput <= best + 1e-6 * best);
+            }
+        }
+        pfi_alloc_problem_destroy(p);
+    }
+    gsl_rng_free(r);
+}
+
+/* The selection path (many segments, many equal slopes) against a plain
+ * sort-and-fill reference. */
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+static void test_oracle_large_ties(void **state)
+{
+    (void)state;
+    enum { NJ = 3000 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 5);
+    static double P[NJ][4], T[NJ][4];
+    pfi_alloc_job *j = calloc(NJ, sizeof *j);
+    double *slopes = malloc(3 * NJ * 2 * sizeof(double)); /* (slope, width) pairs */
+    size_t ns = 0;
+    double floors = 0;
+    for (size_t i = 0; i < NJ; i++) {
+        /* concave, slopes from {0.1, ..., 1.0} so many segments tie */
+        double s[3];
+        for (int k = 0; k < 3; k++) s[k] = 0.1 * (double)(1 + gsl_rng_uniform_int(r, 10));
+        qsort(s, 3, sizeof(double), cmp_desc);
+        P[i][0] = 100;
+        T[i][0] = 50;
+        floors += 100;
+        for (int k = 0; k < 3; k++) {
+            double w = 10 * (double)(1 + gsl_rng_uniform_int(r, 5));
+            P[i][k + 1] = P[i][k] + w;
+            T[i][k + 1] = T[i][k] + s[k] * w;
+            if (k == 0 || s[k] < s[k - 1]) {
+                slopes[2 * ns] = s[k];
+                slopes[2 * ns + 1] = w;
+                ns++;
+            } else {
+                slopes[2 * ns - 1] += w; /* collinear: one envelope segment */
+            }
+        }
+        j[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = 4};
+    }
+    pfi_alloc_problem *p = make(j, NJ);
+    double psum = pfi_alloc_problem_pmax_total(p);
+    qsort(slopes, ns, 2 * sizeof(double), cmp_desc);
+    double *pw = malloc(NJ * sizeof *pw);
+    for (double f = 0.05; f < 1; f += 0.1) {
+        double budget = floors + f * (psum - floors), left = budget - floors, want = 50.0 * NJ;
+        for (size_t k = 0; k < ns && left > 0; k++) {
+            double x = fmin(left, slopes[2 * k + 1]);
+            want += slopes[2 * k] * x;
+            left -= x;
+        }
+        double got;
+        assert_int_equal(pfi_alloc_oracle(p, budget, pw, &got, NULL), PFI_OK);
+        assert_near(got, want, 1e-9 * want);
+        double used = 0;
+        for (size_t i = 0; i < NJ; i++) used += pw[i];
+        assert_near(used, budget, 1e-6);
+    }
+    free(pw);
+    free(slopes);
+    free(j);
+    pfi_alloc_problem_destroy(p);
+    gsl_rng_free(r);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    pfi_alloc_problem *p = NULL;
+    pfi_error err;
+    const double P1[] = {100}, T1[] = {10};
+    pfi_alloc_job one = {.name = "solo", .P = P1, .T = T1, .n = 1};
+    assert_int_equal(pfi_alloc_problem_create(&one, 1, &p, &err), PFI_EINVAL);
+    assert_null(p);
+    assert_non_null(strstr(err.msg, "solo"));
+    assert_non_null(strstr(err.msg, "two points"));
+
+    const double Pn[] = {100, NAN}, Tn[] = {10, 20};
+    pfi_alloc_job nanj = {.name = "nanny", .P = Pn, .T = Tn, .n = 2};
+    assert_int_equal(pfi_alloc_problem_create(&nanj, 1, &p, &err), PFI_EINVAL);
+    assert_non_null(strstr(err.msg, "nanny"));
+    const double Pok[] = {100, 200}, Tnan[] = {NAN, 20};
+    pfi_alloc_job nant = {.P = Pok, .T = Tnan, .n = 2};
+    assert_int_equal(pfi_alloc_problem_create(&nant, 1, &p, &err), PFI_EINVAL);
+    assert_non_null(strstr(err.msg, "throughput"));
+    const double Pdup[] = {100, 100}, Tdup[] = {10, 20};
+    pfi_alloc_job dup = {.P = Pdup, .T = Tdup, .n = 2};
+    assert_int_equal(pfi_alloc_problem_create(&dup, 1, &p, &err), PFI_EINVAL);
+    pfi_alloc_job sla = {.P = Pok, .T = Tn, .n = 2, .sla_frac = 1.5};
+    assert_int_equal(pfi_alloc_problem_create(&sla, 1, &p, &err), PFI_EINVAL);
+    assert_int_equal(pfi_alloc_problem_create(&sla, 0, &p, &err), PFI_EINVAL);
+
+    pfi_alloc_job ok = {.name = "ok", .P = Pok, .T = Tn, .n = 2, .pfi = NAN, .dram_copy = NAN};
+    p = make(&ok, 1);
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_EQUAL, -1, NULL, NULL, &err), PFI_ERANGE);
+    assert_non_null(strstr(err.msg, "budget"));
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_EQUAL, NAN, NULL, NULL, &err), PFI_ERANGE);
+    double b;
+    assert_int_equal(pfi_alloc_budget_for_reduction(p, 1.0, &b, &err), PFI_ERANGE);
+    assert_int_equal(pfi_alloc_budget_for_reduction(p, -0.1, &b, &err), PFI_ERANGE);
+    assert_int_equal(pfi_alloc_budget_for_reduction(p, 0.0, &b, &err), PFI_OK);
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_PFI, 150, NULL, NULL, &err), PFI_EINVAL);
+    assert_non_null(strstr(err.msg, "no PFI"));
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_DRAM_COPY, 150, NULL, NULL, &err), PFI_EINVAL);
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_COUNT, 150, NULL, NULL, &err), PFI_EINVAL);
+    pfi_alloc_problem_destroy(p);
+    pfi_alloc_problem_destroy(NULL);
+
+    pfi_alloc_policy pol;
+    assert_int_equal(pfi_alloc_policy_parse("pfi", &pol), PFI_OK);
+    assert_int_equal(pol, PFI_POLICY_PFI);
+    assert_int_equal(pfi_alloc_policy_parse("greedy", &pol), PFI_ENOTFOUND);
+    for (int i = 0; i < PFI_POLICY_COUNT; i++) {
+        assert_int_equal(pfi_alloc_policy_parse(pfi_alloc_policy_name((pfi_alloc_policy)i), &pol),
+                         PFI_OK);
+        assert_int_equal(pol, i);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_equal_hand),
+        cmocka_unit_test(test_pfi_hand),
+        cmocka_unit_test(test_moe_dram_hand),
+        cmocka_unit_test(test_zero_weight_fallback),
+        cmocka_unit_test(test_sla_floor),
+        cmocka_unit_test(test_oracle_hand),
+        cmocka_unit_test(test_oracle_alternates),
+        cmocka_unit_test(test_oracle_brute_concave),
+        cmocka_unit_test(test_oracle_brute_nonconcave),
+        cmocka_unit_test(test_budget_every_policy),
+        cmocka_unit_test(test_oracle_large_ties),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
