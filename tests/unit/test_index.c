@@ -25,6 +25,25 @@ static void linear_job(void **state)
     assert_near(v, 0.0, 1e-12);
 }
 
+/* More runs than the stack buffers hold: the heap path gives the same answers. */
+static void many_runs(void **state)
+{
+    pfi_sweeps *s = pfi_sweeps_create();
+    pfi_group_meta m = {"", "m", "dense", "pt", "", 1};
+    for (int i = 1; i <= 100; i++) {
+        pfi_run r = {.cap_w = 10.0 * i, .power_w = 9.0 * i, .tput = 2.0 * i};
+        assert_int_equal(pfi_sweeps_add_run(s, "g", &m, &r, NULL, NULL), PFI_OK);
+    }
+    assert_int_equal(pfi_sweeps_finalize(s, 0, NULL, NULL), PFI_OK);
+    pfi_index_result r;
+    assert_int_equal(pfi_index_group(pfi_sweeps_group(s, 0), PFI_METHOD_ALL, NULL, &r), PFI_OK);
+    assert_near(r.pfi, 1.0, 1e-12);
+    assert_near(r.pfi_ce, 0.0, 1e-12);
+    assert_near(r.pfi_area, 0.0, 1e-12);
+    assert_int_equal(r.n_terms, 99);
+    pfi_sweeps_destroy(s);
+}
+
 /* Keeps 98% throughput at 95% power: (1 - 0.95) / (1 - 0.98) = 0.05 / 0.02 = 2.5. */
 static void keeps_98_at_95(void **state)
 {
@@ -172,6 +191,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(linear_job),
+        cmocka_unit_test(many_runs),
         cmocka_unit_test(keeps_98_at_95),
         cmocka_unit_test(paper_section2_examples),
         cmocka_unit_test(ratio_mean_of_terms),
