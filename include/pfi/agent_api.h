@@ -1,0 +1,42 @@
+/* The JSON request bodies of pfid's HTTP API, parsed and validated apart
+ * from the server so that a fuzzer (tests/fuzz/fuzz_api_json.c) and the
+ * controller's client can use them.
+ *
+ *   POST /v1/jobs               {"id":"llama-7","gpus":[0,1],"arch":"dense","task":"pt"}
+ *   POST /v1/jobs/ID/throughput {"tokens_per_s":123456.7}
+ *   PUT  /v1/gpus/N/limit       {"watts":450,"expires_s":3600}
+ *
+ * Bodies are strict: not an object, a missing or mistyped key, an unknown key
+ * (a typo must not pass silently), a duplicate key, or a value out of range
+ * is PFI_EINVAL (PFI_EPARSE for malformed JSON) with one sentence in err.
+ * The parsers check what a body alone can say; the agent checks the rest
+ * (that the GPUs exist, the device's limit constraints).
+ */
+#ifndef PFI_AGENT_API_H
+#define PFI_AGENT_API_H
+
+#include <stddef.h>
+
+#include "pfi/error.h"
+#include "pfi/store.h"
+
+#define PFI_API_MAX_BODY 65536             /* bytes; larger bodies are refused */
+#define PFI_API_MAX_EXPIRES_S (7 * 86400.0) /* a cap lasts at most a week */
+
+/* True when id can name a job: 1..PFI_STORE_JOB_ID_MAX characters from
+ * [A-Za-z0-9._:@+-] (safe in a URL path and a Prometheus label). */
+int pfi_api_job_id_valid(const char *id);
+
+/* POST /v1/jobs: id, gpus (1..PFI_STORE_MAX_JOB_GPUS distinct indices),
+ * optional arch ("dense"|"moe") and task ("pt"|"ft"). Times are left 0. */
+int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_error *err);
+
+/* POST /v1/jobs/ID/throughput: tokens_per_s, finite and >= 0. */
+int pfi_api_parse_throughput(const char *body, size_t len, double *tokens_per_s, pfi_error *err);
+
+/* PUT /v1/gpus/N/limit: watts (finite, > 0) and expires_s (in
+ * (0, PFI_API_MAX_EXPIRES_S]). */
+int pfi_api_parse_limit(const char *body, size_t len, double *watts, double *expires_s,
+                        pfi_error *err);
+
+#endif
