@@ -15,6 +15,8 @@
 #ifndef PFI_GPUMODEL_H
 #define PFI_GPUMODEL_H
 
+#include <stddef.h>
+
 #include "pfi/error.h"
 
 typedef struct pfi_gpu_spec {
@@ -31,6 +33,11 @@ typedef struct pfi_gpu_spec {
     double mem_w_per_util;   /* memory power at full DRAM activity, W */
     double dyn_w;            /* dynamic SM power at max clock and full activity, W */
     double dyn_exp;          /* dynamic power ~ (f / fmax)^dyn_exp */
+    /* Added after the first contract (defaults documented in gpumodel.c). */
+    double tensor_w;         /* extra dynamic power of the tensor pipes at max clock, W */
+    double cap_tracking;     /* average power the controller holds, as a share of the cap */
+    double copy_per_dram;    /* DCGM_FI_DEV_MEM_COPY_UTIL / 100 per unit DRAM active */
+    double gpu_util_exp;     /* DCGM_FI_DEV_GPU_UTIL = 100 * sm_active^gpu_util_exp */
 } pfi_gpu_spec;
 
 /* The built-in device specs. */
@@ -44,6 +51,10 @@ typedef struct pfi_job_model {
     double dram_activity;  /* DRAM active ratio at max clock, 0-1 */
     double tensor_ratio;   /* tensor-active / SM-active, 0-1 */
     double tput_per_gpu;   /* tokens/s per GPU at max SM clock, uncapped and unthrottled */
+    /* Added after the first contract; 0 keeps the plain single-GPU model. */
+    double clock_spread;   /* relative clock lag of the job's slowest GPU once a cap
+                              binds (chip-to-chip power variation; synchronous steps
+                              wait for it), 0-0.2 */
 } pfi_job_model;
 
 /* The model's prediction for a job at a cap. Throughput is per GPU. */
@@ -59,6 +70,19 @@ typedef struct pfi_gpumodel_point {
     double mem_copy_util_pct; /* DCGM_FI_DEV_MEM_COPY_UTIL, percent */
     double gpu_util_pct;      /* DCGM_FI_DEV_GPU_UTIL, percent */
 } pfi_gpumodel_point;
+
+/* Step time at normalized SM clock x = f / fmax, relative to the step at fmax:
+ * compute_frac / x + (1 - compute_frac). */
+double pfi_gpumodel_step_time(const pfi_job_model *job, double x);
+
+/* Power (W) the job would draw at normalized SM clock x with no cap. */
+double pfi_gpumodel_power_at(const pfi_gpu_spec *gpu, const pfi_job_model *job, double x);
+
+/* Jobs shaped like the loads of the H200 probe (../shared/data/h200-probe):
+ * "gemm", "stream", "dense_train", "moe_train". NULL for an unknown name.
+ * pfi_gpumodel_preset_name(i) lists them (NULL past the last). */
+const pfi_job_model *pfi_gpumodel_preset(const char *name);
+const char *pfi_gpumodel_preset_name(size_t i);
 
 /* Evaluates the job at cap_w (W). job == NULL means an idle GPU. A cap outside
  * [min_limit_w, max_limit_w] is PFI_ERANGE. */

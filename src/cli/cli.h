@@ -30,5 +30,6 @@ int pfi_cli_parse_ulong(const char *s, unsigned long long *out);
 int pfi_cli_threads(void);
 
 int pfi_cmd_index(int argc, char **argv);
+int pfi_cmd_model(int argc, char **argv);
 
 #endif

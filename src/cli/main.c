@@ -6,6 +6,7 @@
 
 static const pfi_cli_cmd commands[] = {
     {"index", "PFI with confidence intervals from power-cap sweeps", pfi_cmd_index},
+    {"model", "the GPU power-cap model: one job's clock, power, throughput under caps", pfi_cmd_model},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,362 @@
+/* pfi model: the GPU power-cap model's prediction for one job at one or more
+ * caps, and (--fit-probe) the least squares fit of its constants to a probe
+ * trace. The model itself lives in src/core/gpumodel.c. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfi/gpumodel.h"
+#include "pfi/gpumodel_fit.h"
+#include "pfi/json.h"
+#include "pfi/probe_trace.h"
+
+static const char *help =
+    "Usage: pfi model [--gpu h200|h100] --job JOB [--cap W[,W...]] [--json]\n"
+    "       pfi model --fit-probe DIR [--json]\n"
+    "\n"
+    "Prints the GPU model's steady state for a training job under per-GPU power\n"
+    "caps: SM clock, power, throughput and DCGM-like activity. The model (see\n"
+    "src/core/gpumodel.c): a cap lowers the SM clock until power meets it, the\n"
+    "memory clock stays; the job's compute-bound share of step time slows with\n"
+    "the clock, the rest does not.\n"
+    "\n"
+    "JOB is one of\n"
+    "  a probe load:   gemm, stream, dense_train, moe_train (the loads of the\n"
+    "                  real H200 trace in ../shared/data/h200-probe)\n"
+    "  a paper group:  a sweep group name of the embedded dataset, e.g.\n"
+    "                  'MoE FT H200x8 (Qwen3-30B-A3B)' (its calibrated job)\n"
+    "  parameters:     compute=C,sm=A,dram=D,tensor=R,tput=T[,spread=S]\n"
+    "                  compute-bound share of step time, SM activity, DRAM\n"
+    "                  activity, tensor/SM ratio (all 0-1, at max clock),\n"
+    "                  tokens/s per GPU at max clock, slowest-GPU clock lag\n"
+    "\n"
+    "Options:\n"
+    "  --gpu NAME        h200 (default) or h100\n"
+    "  --job JOB         the job (see above)\n"
+    "  --cap W[,W...]    per-GPU power caps in W (default: the TDP, 700)\n"
+    "  --gpus N          GPUs of the job: power and throughput are also printed\n"
+    "                    for all N (default 1; a paper group uses its own)\n"
+    "  --fit-probe DIR   fit the power constants to DIR/trace.csv by nonlinear\n"
+    "                    least squares and compare the fit with each probe load\n"
+    "  --json            print one JSON object instead of a table\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+
+static const char *const probe_phases[] = {"gemm", "stream", "dense_train", "moe_train", NULL};
+
+/* Parses "compute=0.9,sm=0.8,..." into job; -1 with a message on error. */
+static int parse_job_params(const char *s, pfi_job_model *job)
+{
+    char *dup = strdup(s), *save = NULL;
+    if (!dup) return -1;
+    int seen = 0, rc = 0;
+    *job = (pfi_job_model){0};
+    for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '='), *end;
+        if (!eq) { rc = -1; break; }
+        *eq = 0;
+        double v = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end || !isfinite(v)) { rc = -1; break; }
+        static const char *keys[] = {"compute", "sm", "dram", "tensor", "tput", "spread"};
+        int k = 0;
+        while (k < 6 && strcmp(keys[k], tok) != 0) k++;
+        switch (k) {
+        case 0: job->compute_frac = v; break;
+        case 1: job->sm_activity = v; break;
+        case 2: job->dram_activity = v; break;
+        case 3: job->tensor_ratio = v; break;
+        case 4: job->tput_per_gpu = v; break;
+        case 5: job->clock_spread = v; break;
+        default: rc = -1;
+        }
+        if (rc) break;
+        seen |= 1 << k;
+    }
+    free(dup);
+    /* spread is optional; the five others are required. */
+    return rc == 0 && (seen & 0x1f) == 0x1f ? 0 : -1;
+}
+
+static json_t *point_json(const pfi_gpumodel_point *p, int gpus)
+{
+    json_t *o = json_object();
+    pfi_json_set(o, "cap_w", pfi_json_num(p->cap_w));
+    pfi_json_set(o, "power_w", pfi_json_num(p->power_w));
+    pfi_json_set(o, "sm_clock_mhz", pfi_json_num(p->sm_clock_mhz));
+    pfi_json_set(o, "mem_clock_mhz", pfi_json_num(p->mem_clock_mhz));
+    pfi_json_set(o, "tput_per_gpu", pfi_json_num(p->tput));
+    pfi_json_set(o, "power_total_w", pfi_json_num(p->power_w * gpus));
+    pfi_json_set(o, "tput_total", pfi_json_num(p->tput * gpus));
+    pfi_json_set(o, "sm_active", pfi_json_num(p->sm_active));
+    pfi_json_set(o, "tensor_active", pfi_json_num(p->tensor_active));
+    pfi_json_set(o, "dram_active", pfi_json_num(p->dram_active));
+    pfi_json_set(o, "mem_copy_util_pct", pfi_json_num(p->mem_copy_util_pct));
+    pfi_json_set(o, "gpu_util_pct", pfi_json_num(p->gpu_util_pct));
+    return o;
+}
+
+/* Priors of the probe fit, (mean, sd) per parameter in the order of
+ * pfi_gpumodel_fit_names: the four loads alone cannot separate five
+ * constants. Loaded static power 100 +/- 20 W (the idle GPU draws 80 W at
+ * 345 MHz; leakage rises with temperature and voltage under load); the DVFS
+ * exponent 2.5 +/- 0.5 (C V^2 f with V rising with f: 3 if V ~ f, 1 at the
+ * voltage floor); DRAM power at full activity 180 +/- 40 W (HBM3e at about
+ * 5 pJ/bit times the H200's 4.8 TB/s). Without them the fit trades a negative
+ * SM term against a 1 kW memory term. */
+static const pfi_gpumodel_prior probe_prior = {
+    .mean = {100, 180, 0, 0, 2.5},
+    .sd = {20, 40, 0, 0, 0.5},
+};
+
+/* Each probe load's steady state: samples within 10% of the load's median
+ * power (drops the ramp of its first second), averaged. Per-sample GPM
+ * activity is read over a shorter window than the power sensor averages, so
+ * the fit works on load means, each with a 10 W model-error sd. */
+static size_t probe_loads(const pfi_gpumodel_sample *s, const size_t *ph, size_t n,
+                          pfi_gpumodel_sample *loads, size_t *counts)
+{
+    size_t nl = 0;
+    for (size_t k = 0; probe_phases[k]; k++) {
+        double *pw = malloc((n ? n : 1) * sizeof *pw);
+        size_t m = 0;
+        for (size_t i = 0; pw && i < n; i++)
+            if (ph[i] == k) pw[m++] = s[i].power_w;
+        if (!pw || m == 0) { free(pw); continue; }
+        for (size_t a = 1; a < m; a++) /* insertion sort: a few hundred values */
+            for (size_t b = a; b > 0 && pw[b - 1] > pw[b]; b--) {
+                double t = pw[b]; pw[b] = pw[b - 1]; pw[b - 1] = t;
+            }
+        double med = pw[m / 2];
+        free(pw);
+        pfi_gpumodel_sample acc = {0};
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (ph[i] != k || s[i].power_w < 0.9 * med) continue;
+            acc.power_w += s[i].power_w;
+            acc.sm_clock_mhz += s[i].sm_clock_mhz;
+            acc.sm_active += s[i].sm_active;
+            acc.tensor_active += s[i].tensor_active;
+            acc.dram_active += s[i].dram_active;
+            acc.mem_copy_util += s[i].mem_copy_util;
+            acc.gpu_util += s[i].gpu_util;
+            c++;
+        }
+        double inv = 1.0 / (double)c;
+        loads[nl] = (pfi_gpumodel_sample){acc.power_w * inv,       acc.sm_clock_mhz * inv,
+                                          acc.sm_active * inv,     acc.tensor_active * inv,
+                                          acc.dram_active * inv,   acc.mem_copy_util * inv,
+                                          acc.gpu_util * inv,      10.0};
+        counts[nl++] = k;
+    }
+    return nl;
+}
+
+static int run_fit(const char *dir, int json)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace.csv", dir);
+    pfi_error err = {0};
+    pfi_gpumodel_sample *s = NULL, loads[8];
+    size_t n = 0, *ph = NULL, which[8];
+    pfi_gpumodel_fit fit;
+    int rc = pfi_probe_trace_read(path, probe_phases, &s, &ph, &n, &err);
+    size_t nl = rc == PFI_OK ? probe_loads(s, ph, n, loads, which) : 0;
+    if (rc == PFI_OK)
+        rc = pfi_gpumodel_fit_power(loads, nl, pfi_gpumodel_h200()->sm_clock_max_mhz,
+                                    &probe_prior, &fit, &err);
+    /* The telemetry maps are fitted on every sample (they are per-sample
+     * relations between counters read in the same window). */
+    pfi_gpumodel_fit maps;
+    if (rc == PFI_OK && pfi_gpumodel_fit_power(s, n, pfi_gpumodel_h200()->sm_clock_max_mhz,
+                                               &probe_prior, &maps, NULL) == PFI_OK) {
+        fit.copy_per_dram = maps.copy_per_dram;
+        fit.gpu_util_exp = maps.gpu_util_exp;
+    }
+    free(s);
+    free(ph);
+    if (rc != PFI_OK) {
+        if (!err.file[0]) snprintf(err.file, sizeof err.file, "%.255s", path);
+        return pfi_cli_fail("model", &err);
+    }
+    pfi_gpu_spec spec = *pfi_gpumodel_h200();
+    pfi_gpumodel_fit_apply(&fit, &spec);
+    json_t *jl = json_array();
+    if (!json) {
+        printf("fit to %zu probe loads (%zu iterations), rmse %.1f W\n", fit.n, fit.iterations,
+               fit.rmse_w);
+        for (int i = 0; i < PFI_GPUMODEL_FIT_NPARAM; i++)
+            printf("  %-15s %10.4f +/- %.4f\n", pfi_gpumodel_fit_names[i], fit.p[i], fit.se[i]);
+        printf("  %-15s %10.4f\n  %-15s %10.4f\n", "copy_per_dram", fit.copy_per_dram,
+               "gpu_util_exp", fit.gpu_util_exp);
+        printf("\n%-12s %9s %9s %9s %9s %9s %9s\n", "load", "P_meas", "P_model", "f_meas",
+               "f_model", "dram", "dram_mod");
+    }
+    for (size_t i = 0; i < nl; i++) {
+        const char *name = probe_phases[which[i]];
+        pfi_gpumodel_point p;
+        pfi_gpumodel_eval(&spec, pfi_gpumodel_preset(name), spec.tdp_w, &p);
+        if (json) {
+            json_t *o = json_object();
+            pfi_json_set(o, "load", json_string(name));
+            pfi_json_set(o, "power_w", pfi_json_num(loads[i].power_w));
+            pfi_json_set(o, "sm_clock_mhz", pfi_json_num(loads[i].sm_clock_mhz));
+            pfi_json_set(o, "dram_active", pfi_json_num(loads[i].dram_active));
+            pfi_json_set(o, "model", point_json(&p, 1));
+            json_array_append_new(jl, o);
+        } else {
+            printf("%-12s %9.1f %9.1f %9.0f %9.0f %9.3f %9.3f\n", name, loads[i].power_w,
+                   p.power_w, loads[i].sm_clock_mhz, p.sm_clock_mhz, loads[i].dram_active,
+                   p.dram_active);
+        }
+    }
+    if (json) {
+        json_t *root = json_object(), *pj = json_object(), *sj = json_object();
+        for (int i = 0; i < PFI_GPUMODEL_FIT_NPARAM; i++) {
+            pfi_json_set(pj, pfi_gpumodel_fit_names[i], pfi_json_num(fit.p[i]));
+            pfi_json_set(sj, pfi_gpumodel_fit_names[i], pfi_json_num(fit.se[i]));
+        }
+        pfi_json_set(pj, "copy_per_dram", pfi_json_num(fit.copy_per_dram));
+        pfi_json_set(pj, "gpu_util_exp", pfi_json_num(fit.gpu_util_exp));
+        pfi_json_set(root, "loads_fitted", json_integer((json_int_t)fit.n));
+        pfi_json_set(root, "rmse_w", pfi_json_num(fit.rmse_w));
+        pfi_json_set(root, "params", pj);
+        pfi_json_set(root, "se", sj);
+        pfi_json_set(root, "loads", jl);
+        pfi_json_print(stdout, root);
+        json_decref(root);
+    } else {
+        json_decref(jl);
+    }
+    return PFI_EXIT_OK;
+}
+
+int pfi_cmd_model(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"gpu", required_argument, 0, 'g'},  {"job", required_argument, 0, 'J'},
+        {"cap", required_argument, 0, 'c'},  {"gpus", required_argument, 0, 'n'},
+        {"fit-probe", required_argument, 0, 'f'}, {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+    };
+    const pfi_gpu_spec *gpu = pfi_gpumodel_h200();
+    const char *job_arg = NULL, *fit_dir = NULL;
+    double *caps = NULL;
+    size_t ncaps = 0;
+    unsigned long long gpus = 0;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'g':
+            if (strcmp(optarg, "h200") == 0) gpu = pfi_gpumodel_h200();
+            else if (strcmp(optarg, "h100") == 0) gpu = pfi_gpumodel_h100();
+            else { free(caps); return pfi_cli_usage_error("model", "unknown --gpu '%s'", optarg); }
+            break;
+        case 'J': job_arg = optarg; break;
+        case 'c':
+            free(caps);
+            if (pfi_cli_parse_doubles(optarg, &caps, &ncaps) || ncaps == 0)
+                return pfi_cli_usage_error("model", "bad --cap '%s' (want W[,W...])", optarg);
+            break;
+        case 'n':
+            if (pfi_cli_parse_ulong(optarg, &gpus) || gpus == 0 || gpus > 100000) {
+                free(caps);
+                return pfi_cli_usage_error("model", "bad --gpus '%s'", optarg);
+            }
+            break;
+        case 'f': fit_dir = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': free(caps); fputs(help, stdout); return PFI_EXIT_OK;
+        default: free(caps); return pfi_cli_usage_error("model", "bad option");
+        }
+    }
+    if (optind != argc) {
+        free(caps);
+        return pfi_cli_usage_error("model", "unexpected argument '%s'", argv[optind]);
+    }
+    if (fit_dir) {
+        free(caps);
+        if (job_arg) return pfi_cli_usage_error("model", "--fit-probe takes no --job");
+        return run_fit(fit_dir, json);
+    }
+    if (!job_arg) {
+        free(caps);
+        return pfi_cli_usage_error("model", "--job is required");
+    }
+    pfi_job_model job;
+    const pfi_job_model *preset = pfi_gpumodel_preset(job_arg);
+    if (preset) {
+        job = *preset;
+    } else if (strchr(job_arg, '=')) {
+        if (parse_job_params(job_arg, &job)) {
+            free(caps);
+            return pfi_cli_usage_error("model", "bad --job '%s' (want compute=C,sm=A,dram=D,"
+                                                "tensor=R,tput=T[,spread=S])", job_arg);
+        }
+    } else {
+        free(caps);
+        return pfi_cli_usage_error("model", "unknown --job '%s' (a probe load, a paper group "
+                                            "or key=value parameters)", job_arg);
+    }
+    if (!gpus) gpus = 1;
+    if (!caps) {
+        caps = malloc(sizeof *caps);
+        if (!caps) return PFI_EXIT_DATA;
+        caps[0] = gpu->tdp_w;
+        ncaps = 1;
+    }
+    pfi_gpumodel_point *pts = calloc(ncaps, sizeof *pts);
+    if (!pts) { free(caps); return PFI_EXIT_DATA; }
+    for (size_t i = 0; i < ncaps; i++) {
+        int rc = pfi_gpumodel_eval(gpu, &job, caps[i], &pts[i]);
+        if (rc != PFI_OK) {
+            pfi_error err = {0};
+            if (rc == PFI_ERANGE)
+                pfi_error_set(&err, rc, "", 0, "cap %g W is outside %s's limits [%g, %g] W",
+                              caps[i], gpu->name, gpu->min_limit_w, gpu->max_limit_w);
+            else
+                pfi_error_set(&err, rc, "", 0, "job parameters out of range (activities and "
+                                               "compute share in [0, 1], tput >= 0, spread "
+                                               "in [0, 0.5])");
+            free(pts);
+            free(caps);
+            return pfi_cli_fail("model", &err);
+        }
+    }
+    if (json) {
+        json_t *root = json_object(), *arr = json_array();
+        pfi_json_set(root, "gpu", json_string(gpu->name));
+        pfi_json_set(root, "gpus", json_integer((json_int_t)gpus));
+        json_t *jj = json_object();
+        pfi_json_set(jj, "compute_frac", pfi_json_num(job.compute_frac));
+        pfi_json_set(jj, "sm_activity", pfi_json_num(job.sm_activity));
+        pfi_json_set(jj, "dram_activity", pfi_json_num(job.dram_activity));
+        pfi_json_set(jj, "tensor_ratio", pfi_json_num(job.tensor_ratio));
+        pfi_json_set(jj, "tput_per_gpu", pfi_json_num(job.tput_per_gpu));
+        pfi_json_set(jj, "clock_spread", pfi_json_num(job.clock_spread));
+        pfi_json_set(root, "job", jj);
+        for (size_t i = 0; i < ncaps; i++) json_array_append_new(arr, point_json(&pts[i], (int)gpus));
+        pfi_json_set(root, "points", arr);
+        pfi_json_print(stdout, root);
+        json_decref(root);
+    } else {
+        printf("%s, %llu GPU%s\n", gpu->name, gpus, gpus == 1 ? "" : "s");
+        printf("%7s %8s %8s %8s %12s %9s %12s %6s %6s %6s %6s %6s\n", "cap_w", "power_w",
+               "sm_mhz", "mem_mhz", "tput/gpu", "power_kw", "tput_total", "sm", "tensor",
+               "dram", "copy%", "util%");
+        for (size_t i = 0; i < ncaps; i++) {
+            const pfi_gpumodel_point *p = &pts[i];
+            printf("%7.0f %8.1f %8.0f %8.0f %12.1f %9.3f %12.1f %6.3f %6.3f %6.3f %6.1f %6.1f\n",
+                   p->cap_w, p->power_w, p->sm_clock_mhz, p->mem_clock_mhz, p->tput,
+                   p->power_w * (double)gpus / 1000.0, p->tput * (double)gpus, p->sm_active,
+                   p->tensor_active, p->dram_active, p->mem_copy_util_pct, p->gpu_util_pct);
+        }
+    }
+    free(pts);
+    free(caps);
+    return PFI_EXIT_OK;
+}
