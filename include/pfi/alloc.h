@@ -73,6 +73,14 @@ int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_prob
                              pfi_error *err);
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p);
 
+/* Rebuilds p from new jobs, reusing its memory: a controller that re-plans
+ * every few seconds keeps one problem and pays no page faults (fresh memory
+ * costs about 1 ms per MB on a small VM, more than the computation). Same
+ * errors as _create; after an error p holds no jobs (runs fail) but stays
+ * valid to reset or destroy. */
+int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
+                            pfi_error *err);
+
 size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p);
 double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p); /* sum of Pmax, W */
 double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p); /* sum of floors, W */

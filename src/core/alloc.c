@@ -28,22 +28,25 @@ struct kv {
 
 struct pfi_alloc_problem {
     size_t n;
-    size_t *off;      /* n + 1: job i's curve points are [off[i], off[i+1]) */
+    size_t *off;          /* n + 1: job i's curve points are [off[i], off[i+1]) */
     double *cp, *ct, *cc; /* curve points sorted by power: power, throughput, cap */
-    size_t *eoff;     /* n + 1: envelope vertices of job i */
-    double *ep, *et, *ec; /* envelope vertices (the first is the floor point) */
-    unsigned char *edirect; /* per vertex: the segment to the next vertex lies on the curve */
-    double *pmax, *tmax, *floor_w;
+    /* Job i's envelope on [floor, Pmax]: the floor point (floor_w, ftput),
+     * then the curve points ei[eoff[i] .. eoff[i+1]) (indices into the job's
+     * own points). Indices, not copies: the set-up writes less memory. */
+    size_t *eoff;
+    uint32_t *ei;
+    double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;
     unsigned char *moe_ft;
-    char **names;     /* copies, NULL where the job had none */
+    const char **names;   /* into name_buf; NULL where the job had none */
     char *name_buf;
     double pmax_total, floor_total;
     /* scratch for the runs */
     struct seg *segs;
-    size_t n_segs_cap;
     double *w, *room, *shed;
     struct kv *kv;
+    /* capacities (elements) of the buffers above, so that reset reuses them */
+    size_t cap_jobs, cap_pts, cap_names;
 };
 
 struct seg {
@@ -75,29 +78,23 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    free(p->off);
-    free(p->cp);
-    free(p->ct);
-    free(p->cc);
-    free(p->eoff);
-    free(p->ep);
-    free(p->et);
-    free(p->ec);
-    free(p->edirect);
-    free(p->pmax);
-    free(p->tmax);
-    free(p->floor_w);
-    free(p->pfi);
-    free(p->dram);
-    free(p->moe_ft);
-    free(p->names);
-    free(p->name_buf);
-    free(p->segs);
-    free(p->w);
-    free(p->room);
-    free(p->shed);
-    free(p->kv);
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eoff, p->ei,  p->pmax,
+                    p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
+                    p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->kv};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(p);
+}
+
+/* Grows *buf to hold `need` elements of `size` bytes; keeps it when large
+ * enough (reset's reuse). */
+static int grow(void *buf, size_t need, size_t size, size_t *cap)
+{
+    void **b = buf;
+    if (need <= *cap && *b) return 0;
+    void *nb = realloc(*b, (need ? need : 1) * size);
+    if (!nb) return -1;
+    *b = nb;
+    return 0;
 }
 
 static const char *job_label(const pfi_alloc_job *j, size_t i, char *buf, size_t len)
@@ -182,165 +179,198 @@ static double sla_power(const double *P, const double *T, size_t n, double targe
     return P[0];
 }
 
-int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_problem **out,
-                             pfi_error *err)
+/* Checks one job's values (the curve is checked point by point as it is
+ * copied, so the inputs are read once). */
+static int check_job(const pfi_alloc_job *j, size_t i, pfi_error *err)
 {
-    *out = NULL;
+    char lb[32];
+    const char *nm = job_label(j, i, lb, sizeof lb);
+    if (j->n < 2 || !j->P || !j->T)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "job %s: a curve needs at least two points, got %zu", nm, j->n);
+    if (j->n > UINT32_MAX)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: too many points", nm);
+    for (size_t k = 0; k < j->n; k++) {
+        if (!isfinite(j->P[k]) || j->P[k] <= 0)
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: point %zu: power must be finite and > 0", nm, k + 1);
+        if (!isfinite(j->T[k]) || j->T[k] < 0)
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: point %zu: throughput must be finite and >= 0", nm, k + 1);
+        if (j->cap && (!isfinite(j->cap[k]) || j->cap[k] < 0))
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: point %zu: cap must be finite and >= 0", nm, k + 1);
+    }
+    if (!isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: SLA fraction must be in [0, 1]",
+                             nm);
+    if (isinf(j->pfi) || isinf(j->dram_copy))
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "job %s: PFI or DRAM copy product is infinite", nm);
+    return PFI_OK;
+}
+
+/* Copies job j's curve sorted by power into P, T, C; returns the points
+ * kept, 0 on a bad value or on all points at one power (err set). */
+static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T, double *C,
+                         pfi_error *err)
+{
+    size_t m = j->n;
+    int sorted = 1, ok = 1;
+    for (size_t k = 0; k < m; k++) {
+        double pk = j->P[k], tk = j->T[k];
+        ok &= isfinite(pk) && pk > 0 && isfinite(tk) && tk >= 0 &&
+              (!j->cap || (isfinite(j->cap[k]) && j->cap[k] >= 0));
+        if (k) sorted &= pk > j->P[k - 1];
+    }
+    if (!ok || !isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1 || isinf(j->pfi) ||
+        isinf(j->dram_copy)) {
+        check_job(j, i, err);
+        return 0;
+    }
+    /* sweeps normally arrive sorted by power: copy straight through */
+    if (sorted) {
+        memcpy(P, j->P, m * sizeof *P);
+        memcpy(T, j->T, m * sizeof *T);
+        if (j->cap) memcpy(C, j->cap, m * sizeof *C);
+        else memset(C, 0, m * sizeof *C);
+        return m;
+    }
+    pt3 small[32], *tmp = m > 32 ? malloc(m * sizeof *tmp) : small;
+    if (!tmp) {
+        pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+        return 0;
+    }
+    for (size_t k = 0; k < m; k++) tmp[k] = (pt3){j->P[k], j->T[k], j->cap ? j->cap[k] : 0};
+    m = sort_points(tmp, m);
+    for (size_t k = 0; k < m; k++) {
+        P[k] = tmp[k].p;
+        T[k] = tmp[k].t;
+        C[k] = tmp[k].c;
+    }
+    if (tmp != small) free(tmp);
+    if (m < 2) {
+        char lb[32];
+        pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                      "job %s: all points have the same power; a curve needs two",
+                      job_label(j, i, lb, sizeof lb));
+        return 0;
+    }
+    return m;
+}
+
+int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
+                            pfi_error *err)
+{
+    p->n = 0;
     if (n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no jobs to allocate");
     if (!jobs) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "jobs is NULL");
-    char lb[32];
-    size_t total = 0, name_len = 0, max_n = 0;
+    size_t total = 0, name_len = 0;
     for (size_t i = 0; i < n; i++) {
-        const pfi_alloc_job *j = &jobs[i];
-        const char *nm = job_label(j, i, lb, sizeof lb);
-        if (j->n < 2 || !j->P || !j->T)
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: a curve needs at least two points, got %zu", nm, j->n);
-        for (size_t k = 0; k < j->n; k++) {
-            if (!isfinite(j->P[k]) || j->P[k] <= 0)
-                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                     "job %s: point %zu: power must be finite and > 0", nm, k + 1);
-            if (!isfinite(j->T[k]) || j->T[k] < 0)
-                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                     "job %s: point %zu: throughput must be finite and >= 0", nm,
-                                     k + 1);
-            if (j->cap && (!isfinite(j->cap[k]) || j->cap[k] < 0))
-                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                     "job %s: point %zu: cap must be finite and >= 0", nm, k + 1);
-        }
-        if (!isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1)
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: SLA fraction must be in [0, 1]", nm);
-        if (isinf(j->pfi) || isinf(j->dram_copy))
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: PFI or DRAM copy product is infinite", nm);
-        total += j->n;
-        if (j->n > max_n) max_n = j->n;
-        if (j->name) name_len += strlen(j->name) + 1;
+        if (jobs[i].n < 2 || !jobs[i].P || !jobs[i].T || jobs[i].n > UINT32_MAX)
+            return check_job(&jobs[i], i, err);
+        total += jobs[i].n;
+        if (jobs[i].name) name_len += strlen(jobs[i].name) + 1;
     }
-
-    pfi_alloc_problem *p = calloc(1, sizeof *p);
-    if (!p) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
-    p->n = n;
-    p->off = malloc((n + 1) * sizeof *p->off);
-    p->eoff = malloc((n + 1) * sizeof *p->eoff);
-    p->cp = malloc(total * sizeof(double));
-    p->ct = malloc(total * sizeof(double));
-    p->cc = malloc(total * sizeof(double));
-    /* an envelope has at most the curve's points plus the floor point */
-    p->ep = malloc((total + n) * sizeof(double));
-    p->et = malloc((total + n) * sizeof(double));
-    p->ec = malloc((total + n) * sizeof(double));
-    p->edirect = malloc(total + n);
-    p->pmax = malloc(n * sizeof(double));
-    p->tmax = malloc(n * sizeof(double));
-    p->floor_w = malloc(n * sizeof(double));
-    p->pfi = malloc(n * sizeof(double));
-    p->dram = malloc(n * sizeof(double));
-    p->moe_ft = malloc(n);
-    p->names = calloc(n, sizeof(char *));
-    p->name_buf = malloc(name_len + 1);
-    p->w = malloc(n * sizeof(double));
-    p->room = malloc(n * sizeof(double));
-    p->shed = malloc(n * sizeof(double));
-    p->kv = malloc(n * sizeof(struct kv));
-    p->n_segs_cap = total;
-    p->segs = malloc(total * sizeof(struct seg));
-    pt3 *tmp = malloc(max_n * sizeof *tmp);
-    if (!p->off || !p->eoff || !p->cp || !p->ct || !p->cc || !p->ep || !p->et || !p->ec ||
-        !p->edirect || !p->pmax || !p->tmax || !p->floor_w || !p->pfi || !p->dram || !p->moe_ft ||
-        !p->names || !p->name_buf || !p->w || !p->room || !p->shed || !p->kv || !p->segs ||
-        !tmp) {
-        free(tmp);
-        pfi_alloc_problem_destroy(p);
+    size_t cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
+    if (grow(&p->off, n + 1, sizeof(size_t), &cj) || grow(&p->eoff, n + 1, sizeof(size_t), &cj) ||
+        grow(&p->pmax, n, sizeof(double), &cj) || grow(&p->tmax, n, sizeof(double), &cj) ||
+        grow(&p->floor_w, n, sizeof(double), &cj) || grow(&p->ftput, n, sizeof(double), &cj) ||
+        grow(&p->pfi, n, sizeof(double), &cj) || grow(&p->dram, n, sizeof(double), &cj) ||
+        grow(&p->moe_ft, n, 1, &cj) || grow(&p->names, n, sizeof(char *), &cj) ||
+        grow(&p->w, n, sizeof(double), &cj) || grow(&p->room, n, sizeof(double), &cj) ||
+        grow(&p->shed, n, sizeof(double), &cj) || grow(&p->kv, n, sizeof(struct kv), &cj) ||
+        grow(&p->cp, total, sizeof(double), &cpt) || grow(&p->ct, total, sizeof(double), &cpt) ||
+        grow(&p->cc, total, sizeof(double), &cpt) ||
+        grow(&p->segs, total, sizeof(struct seg), &cpt) ||
+        grow(&p->ei, total, sizeof(uint32_t), &cpt) ||
+        grow(&p->name_buf, name_len + 1, 1, &cnm)) {
+        /* buffers may now differ in size: start over next time */
+        p->cap_jobs = p->cap_pts = p->cap_names = 0;
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu jobs", n);
     }
+    if (n + 1 > p->cap_jobs) p->cap_jobs = n + 1;
+    if (total > p->cap_pts) p->cap_pts = total;
+    if (name_len + 1 > p->cap_names) p->cap_names = name_len + 1;
 
+    double pmax_total = 0, floor_total = 0;
     size_t c = 0, e = 0, nb = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_alloc_job *j = &jobs[i];
+        p->names[i] = NULL;
         if (j->name) {
             size_t l = strlen(j->name) + 1;
             memcpy(p->name_buf + nb, j->name, l);
             p->names[i] = p->name_buf + nb;
             nb += l;
         }
-        for (size_t k = 0; k < j->n; k++)
-            tmp[k] = (pt3){j->P[k], j->T[k], j->cap ? j->cap[k] : 0};
-        size_t m = sort_points(tmp, j->n);
-        if (m < 2) {
-            free(tmp);
-            pfi_alloc_problem_destroy(p);
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: all points have the same power; a curve needs two",
-                                 job_label(j, i, lb, sizeof lb));
-        }
+        double *P = p->cp + c, *T = p->ct + c;
+        size_t m = copy_curve(j, i, P, T, p->cc + c, err);
+        if (m == 0) return err ? err->code : PFI_EINVAL;
         p->off[i] = c;
-        for (size_t k = 0; k < m; k++) {
-            p->cp[c + k] = tmp[k].p;
-            p->ct[c + k] = tmp[k].t;
-            p->cc[c + k] = tmp[k].c;
-        }
-        const double *P = p->cp + c, *T = p->ct + c, *C = p->cc + c;
         double pmax = P[m - 1], tmax = T[m - 1];
         if (!(tmax > 0)) {
-            free(tmp);
-            pfi_alloc_problem_destroy(p);
+            char lb[32];
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                                  "job %s: throughput at the highest power is 0",
                                  job_label(j, i, lb, sizeof lb));
         }
-        double fl = P[0];
-        if (j->sla_frac > 0) fl = fmax(fl, sla_power(P, T, m, j->sla_frac * tmax));
+        double fl = P[0], ft = T[0];
+        size_t k0 = 1;
+        if (j->sla_frac > 0) {
+            fl = fmax(fl, sla_power(P, T, m, j->sla_frac * tmax));
+            ft = interp(P, T, m, fl);
+            while (k0 < m && P[k0] <= fl) k0++;
+        }
         p->pmax[i] = pmax;
         p->tmax[i] = tmax;
         p->floor_w[i] = fl;
+        p->ftput[i] = ft;
         p->pfi[i] = j->pfi;
         p->dram[i] = j->dram_copy;
         p->moe_ft[i] = j->moe_ft ? 1 : 0;
-        p->pmax_total += pmax;
-        p->floor_total += fl;
+        pmax_total += pmax;
+        floor_total += fl;
 
         /* Upper concave envelope of the curve restricted to [floor, Pmax]
-         * (Andrew's monotone chain): the floor point, then every point above. */
+         * (Andrew's monotone chain): the floor point, then the points above.
+         * Collinear middle points are dropped. hp/ht are the last two
+         * vertices' coordinates (the floor point has no index). */
         p->eoff[i] = e;
-        double *EP = p->ep + e, *ET = p->et + e, *EC = p->ec + e;
-        size_t h = 0;
-        EP[h] = fl;
-        ET[h] = interp(P, T, m, fl);
-        EC[h] = interp(P, C, m, fl);
-        h++;
-        for (size_t k = 0; k < m; k++) {
-            if (P[k] <= fl) continue;
-            while (h >= 2) {
-                double cross = (EP[h - 1] - EP[h - 2]) * (T[k] - ET[h - 2]) -
-                               (ET[h - 1] - ET[h - 2]) * (P[k] - EP[h - 2]);
+        uint32_t *EI = p->ei + e;
+        size_t h = 0; /* vertices after the floor point */
+        for (size_t k = k0; k < m; k++) {
+            while (h >= 1) {
+                double ap = h >= 2 ? P[EI[h - 2]] : fl, at = h >= 2 ? T[EI[h - 2]] : ft;
+                double bp = P[EI[h - 1]], bt = T[EI[h - 1]];
+                double cross = (bp - ap) * (T[k] - at) - (bt - at) * (P[k] - ap);
                 if (cross < 0) break; /* a strict right turn: the middle vertex stays */
                 h--;
             }
-            EP[h] = P[k];
-            ET[h] = T[k];
-            EC[h] = C[k];
-            h++;
+            EI[h++] = (uint32_t)k;
         }
-        /* A segment is direct when no curve point strictly inside it lies
-         * below it: then the interpolated cap reaches every point of it. */
-        unsigned char *D = p->edirect + e;
-        size_t k = 0;
-        for (size_t v = 0; v + 1 < h; v++) {
-            double slope = (ET[v + 1] - ET[v]) / (EP[v + 1] - EP[v]);
-            double tol = 1e-9 * fmax(tmax, 1.0);
-            D[v] = 1;
-            while (k < m && P[k] <= EP[v]) k++;
-            for (; k < m && P[k] < EP[v + 1]; k++)
-                if (T[k] < ET[v] + slope * (P[k] - EP[v]) - tol) D[v] = 0;
-        }
-        D[h - 1] = 1;
         e += h;
         c += m;
     }
     p->off[n] = c;
     p->eoff[n] = e;
-    free(tmp);
+    p->pmax_total = pmax_total;
+    p->floor_total = floor_total;
+    p->n = n;
+    return PFI_OK;
+}
+
+int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_problem **out,
+                             pfi_error *err)
+{
+    *out = NULL;
+    pfi_alloc_problem *p = calloc(1, sizeof *p);
+    if (!p) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    int rc = pfi_alloc_problem_reset(p, jobs, n, err);
+    if (rc) {
+        pfi_alloc_problem_destroy(p);
+        return rc;
+    }
     *out = p;
     return PFI_OK;
 }
@@ -382,6 +412,7 @@ int pfi_alloc_budget_for_reduction(const pfi_alloc_problem *p, double reduction,
 
 static int check_budget(const pfi_alloc_problem *p, double budget_w, pfi_error *err)
 {
+    if (p->n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the problem holds no jobs");
     if (!isfinite(budget_w) || budget_w < 0)
         return pfi_error_set(err, PFI_ERANGE, NULL, 0, "budget %g W must be finite and >= 0",
                              budget_w);
@@ -541,24 +572,78 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above)
     return 0; /* unreachable when L <= total width */
 }
 
+/* Job i's envelope segments with a positive slope, into out; adds their
+ * widths to *wsum when given. */
+static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
+{
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    size_t k = 0;
+    for (size_t v = p->eoff[i]; v < p->eoff[i + 1]; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]];
+        if (!(bt > at)) break;
+        out[k++] = (struct seg){(bt - at) / (bp - ap), bp - ap};
+        if (wsum) *wsum += bp - ap;
+        ap = bp;
+        at = bt;
+    }
+    return k;
+}
+
 int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
                      pfi_error *err)
 {
     int rc = check_budget(p, budget_w, err);
     if (rc) return rc;
-    size_t n = p->n, ns = 0;
-    double L = budget_w - p->floor_total, wtot = 0;
+    size_t n = p->n;
+    double L = budget_w - p->floor_total, wtot = 0, lambda = 0, above = 0;
+    /* Bracket the threshold from a sample of every stride-th job, then one
+     * exact pass keeps only the segments inside the bracket (a few percent)
+     * for the selection; if the bracket misses, select over everything. */
+    double lo = -INFINITY, hi = INFINITY;
+    size_t stride = n / 512 + 1, ns = 0;
+    if (n >= 4096 && L > 0) {
+        double sw = 0;
+        for (size_t i = 0; i < n; i += stride) ns += job_segments(p, i, p->segs + ns, &sw);
+        qsort(p->segs, ns, sizeof *p->segs, cmp_seg_desc);
+        double scale = (double)n / (double)((n + stride - 1) / stride), acc = 0;
+        size_t q = 0;
+        while (q < ns && (acc += scale * p->segs[q].width) < L) q++;
+        size_t margin = ns / 16 + 8;
+        hi = q < margin ? INFINITY : p->segs[q - margin].slope;
+        lo = q + margin >= ns ? -INFINITY : p->segs[q + margin].slope;
+    }
+    double above_hi = 0, band_w = 0;
+    ns = 0;
     for (size_t i = 0; i < n; i++) {
-        for (size_t v = p->eoff[i]; v + 1 < p->eoff[i + 1]; v++) {
-            double dp = p->ep[v + 1] - p->ep[v], dt = p->et[v + 1] - p->et[v];
-            if (!(dt > 0)) break; /* concave: every later segment is flatter */
-            p->segs[ns++] = (struct seg){dt / dp, dp};
-            wtot += dp;
+        const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+        double ap = p->floor_w[i], at = p->ftput[i];
+        for (size_t v = p->eoff[i]; v < p->eoff[i + 1]; v++) {
+            double bp = P[p->ei[v]], bt = T[p->ei[v]];
+            if (!(bt > at)) break; /* concave: every later segment is flatter */
+            double slope = (bt - at) / (bp - ap), width = bp - ap;
+            wtot += width;
+            if (slope > hi) {
+                above_hi += width;
+            } else if (slope >= lo) {
+                p->segs[ns++] = (struct seg){slope, width};
+                band_w += width;
+            }
+            ap = bp;
+            at = bt;
         }
     }
-    double lambda = 0, above = 0;
     int fill_all = wtot <= L;
-    if (!fill_all && L > 0) lambda = select_threshold(p->segs, ns, L, &above);
+    if (!fill_all && L > 0) {
+        if (above_hi < L && L <= above_hi + band_w) {
+            lambda = select_threshold(p->segs, ns, L - above_hi, &above);
+            above += above_hi;
+        } else {
+            ns = 0;
+            for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, NULL);
+            lambda = select_threshold(p->segs, ns, L, &above);
+        }
+    }
     double tie_left = fill_all ? 0 : fmax(0.0, L - above); /* watts for segments at lambda */
     if (L <= 0) {
         lambda = INFINITY;
@@ -566,14 +651,15 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     }
     double total = 0;
     for (size_t i = 0; i < n; i++) {
-        double pw = p->ep[p->eoff[i]], tp = p->et[p->eoff[i]];
-        for (size_t v = p->eoff[i]; v + 1 < p->eoff[i + 1]; v++) {
-            double dp = p->ep[v + 1] - p->ep[v], dt = p->et[v + 1] - p->et[v];
-            if (!(dt > 0)) break;
-            double slope = dt / dp;
+        const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+        double pw = p->floor_w[i], tp = p->ftput[i];
+        for (size_t v = p->eoff[i]; v < p->eoff[i + 1]; v++) {
+            double bp = P[p->ei[v]], bt = T[p->ei[v]];
+            if (!(bt > tp)) break;
+            double dp = bp - pw, slope = (bt - tp) / dp;
             if (fill_all || slope > lambda) {
-                pw = p->ep[v + 1];
-                tp = p->et[v + 1];
+                pw = bp;
+                tp = bt;
                 continue;
             }
             if (slope == lambda && tie_left > 0) {
@@ -591,30 +677,40 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     return PFI_OK;
 }
 
-/* The envelope throughput at power_w and whether reaching it needs two caps. */
+/* The envelope throughput at power_w and whether reaching it needs two caps:
+ * it does when the plain curve lies below the envelope there (a skipped
+ * point under the chord); otherwise the interpolated cap reaches it. */
 static void envelope_point(const pfi_alloc_problem *p, size_t i, double pw, pfi_alloc_out *o)
 {
-    size_t a = p->eoff[i], b = p->eoff[i + 1];
-    const double *EP = p->ep + a, *ET = p->et + a, *EC = p->ec + a;
-    size_t h = b - a, v = 0;
-    while (v + 1 < h && EP[v + 1] <= pw) v++;
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i], *C = p->cc + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    double ac = pfi_alloc_problem_cap_at(p, i, ap);
     o->alternates = 0;
-    if (v + 1 >= h || pw <= EP[v]) {
-        o->tput = ET[v];
-        o->cap_w = EC[v];
+    o->tput = at;
+    o->cap_w = ac;
+    for (size_t v = p->eoff[i]; v < p->eoff[i + 1] && pw > ap; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]], bc = C[p->ei[v]];
+        if (pw >= bp) {
+            ap = bp;
+            at = bt;
+            ac = bc;
+            o->tput = bt;
+            o->cap_w = bc;
+            continue;
+        }
+        double share = (pw - ap) / (bp - ap);
+        o->tput = at + share * (bt - at);
+        if (pfi_alloc_problem_tput_at(p, i, pw) >= o->tput - 1e-9 * fmax(1.0, p->tmax[i])) {
+            o->cap_w = pfi_alloc_problem_cap_at(p, i, pw);
+            return;
+        }
+        o->alternates = 1;
+        o->alt_low_cap_w = ac;
+        o->alt_high_cap_w = bc;
+        o->alt_high_share = share;
+        o->cap_w = ac + share * (bc - ac);
         return;
     }
-    double share = (pw - EP[v]) / (EP[v + 1] - EP[v]);
-    o->tput = ET[v] + share * (ET[v + 1] - ET[v]);
-    if (p->edirect[a + v]) {
-        o->cap_w = pfi_alloc_problem_cap_at(p, i, pw);
-        return;
-    }
-    o->alternates = 1;
-    o->alt_low_cap_w = EC[v];
-    o->alt_high_cap_w = EC[v + 1];
-    o->alt_high_share = share;
-    o->cap_w = EC[v] + share * (EC[v + 1] - EC[v]);
 }
 
 int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w,

@@ -398,7 +398,9 @@ static void test_budget_every_policy(void **state)
     gsl_rng_free(r);
 }
 
-/* The selection path (many segments, many equal slopes) against a plain
+/* The selection path (many segments, many equal slopes; above 4096 jobs the
+ * sampled bracket, and with `skew` a sample that misrepresents the jobs so
+ * the bracket misses and the full selection runs) against a plain
  * sort-and-fill reference. */
 static int cmp_desc(const void *a, const void *b)
 {
@@ -406,13 +408,11 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-static void test_oracle_large_ties(void **state)
+static void large_ties(size_t NJ, int skew)
 {
-    (void)state;
-    enum { NJ = 3000 };
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 5);
-    static double P[NJ][4], T[NJ][4];
+    double(*P)[4] = malloc(NJ * sizeof *P), (*T)[4] = malloc(NJ * sizeof *T);
     pfi_alloc_job *j = calloc(NJ, sizeof *j);
     double *slopes = malloc(3 * NJ * 2 * sizeof(double)); /* (slope, width) pairs */
     size_t ns = 0;
@@ -421,6 +421,8 @@ static void test_oracle_large_ties(void **state)
         /* concave, slopes from {0.1, ..., 1.0} so many segments tie */
         double s[3];
         for (int k = 0; k < 3; k++) s[k] = 0.1 * (double)(1 + gsl_rng_uniform_int(r, 10));
+        if (skew && i % 12 == 0) /* the jobs the bracket samples when NJ = 6000 */
+            for (int k = 0; k < 3; k++) s[k] = 50 + (double)k;
         qsort(s, 3, sizeof(double), cmp_desc);
         P[i][0] = 100;
         T[i][0] = 50;
@@ -460,8 +462,18 @@ static void test_oracle_large_ties(void **state)
     free(pw);
     free(slopes);
     free(j);
+    free(P);
+    free(T);
     pfi_alloc_problem_destroy(p);
     gsl_rng_free(r);
+}
+
+static void test_oracle_large_ties(void **state)
+{
+    (void)state;
+    large_ties(3000, 0);
+    large_ties(6000, 0);
+    large_ties(6000, 1);
 }
 
 static void test_bad_input(void **state)
