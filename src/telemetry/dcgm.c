@@ -1,0 +1,442 @@
+/* The dcgm backend: scrapes a dcgm-exporter /metrics URL with libcurl and
+ * maps its DCGM_FI_* series to pfi_gpu_sample. Read-only: set_limit is
+ * PFI_ENOTSUP (dcgm-exporter cannot change anything).
+ *
+ * Options: "URL" or "url=URL[,timeout_ms=N][,cache_ms=N]". http, https and
+ * file URLs are accepted (file:// for tests and for saved scrapes). One
+ * scrape serves every GPU: a sample() reuses the last scrape while it is
+ * younger than cache_ms (default 500), so sampling all GPUs once per
+ * interval costs one HTTP request. timeout_ms (default 2000) bounds a scrape.
+ *
+ * GPUs are keyed by the "gpu" label (the device index); series carrying MIG
+ * labels (GPU_I_ID) describe a GPU instance, not the GPU, and are skipped.
+ * A NaN or infinite value, or a DCGM "blank" sentinel (dcgm-exporter up to
+ * 4.x prints e.g. 9223372036854775794 for a field the GPU does not support),
+ * leaves the field's bit clear.
+ */
+#include <curl/curl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend_impl.h"
+#include "pfi/prom.h"
+
+#define MAX_BODY (32u << 20) /* a scrape larger than this is refused */
+#define MAX_GPUS 1024
+
+/* The series pfi reads: DCGM field name, pfi field, factor to pfi's unit. */
+static const struct {
+    const char *name;
+    int field;
+    double scale;
+} fields[] = {
+    {"DCGM_FI_DEV_POWER_USAGE", PFI_GF_POWER, 1000.0}, /* W -> mW */
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", PFI_GF_ENERGY, 1.0},   /* mJ */
+    {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", PFI_GF_LIMIT, 1000.0},     /* W -> mW */
+    {"DCGM_FI_DEV_SM_CLOCK", PFI_GF_SM_CLOCK, 1.0},                 /* MHz */
+    {"DCGM_FI_DEV_MEM_CLOCK", PFI_GF_MEM_CLOCK, 1.0},               /* MHz */
+    {"DCGM_FI_DEV_GPU_UTIL", PFI_GF_UTIL_GPU, 1.0},                 /* percent */
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", PFI_GF_UTIL_MEM, 1.0},            /* percent */
+    {"DCGM_FI_DEV_GPU_TEMP", PFI_GF_TEMP, 1.0},                     /* C */
+    {"DCGM_FI_DEV_FB_USED", PFI_GF_FB_USED, 1.0},                   /* MiB */
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", PFI_GF_CLOCK_REASONS, 1.0},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", PFI_GF_CLOCK_REASONS, 1.0}, /* the old name */
+    {"DCGM_FI_PROF_SM_ACTIVE", PFI_GF_SM_ACTIVE, 1.0},              /* ratio */
+    {"DCGM_FI_PROF_SM_OCCUPANCY", PFI_GF_SM_OCCUPANCY, 1.0},        /* ratio */
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", PFI_GF_TENSOR_ACTIVE, 1.0}, /* ratio */
+    {"DCGM_FI_PROF_DRAM_ACTIVE", PFI_GF_DRAM_ACTIVE, 1.0},          /* ratio */
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", PFI_GF_PCIE_TX, 1.0},            /* bytes/s */
+    {"DCGM_FI_PROF_PCIE_RX_BYTES", PFI_GF_PCIE_RX, 1.0},
+    {"DCGM_FI_PROF_NVLINK_TX_BYTES", PFI_GF_NVLINK_TX, 1.0},
+    {"DCGM_FI_PROF_NVLINK_RX_BYTES", PFI_GF_NVLINK_RX, 1.0},
+};
+enum { N_FIELDS = sizeof fields / sizeof fields[0] };
+
+/* The limit series (W), for limits(). */
+enum { L_MIN, L_MAX, L_DEF, L_CUR, L_ENF, N_LIM };
+static const char *const limit_names[N_LIM] = {
+    "DCGM_FI_DEV_POWER_MGMT_LIMIT_MIN", "DCGM_FI_DEV_POWER_MGMT_LIMIT_MAX",
+    "DCGM_FI_DEV_POWER_MGMT_LIMIT_DEF", "DCGM_FI_DEV_POWER_MGMT_LIMIT",
+    "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"};
+
+typedef struct {
+    int present;
+    pfi_gpu_sample s;
+    double lim[N_LIM];
+    unsigned lim_valid; /* bit per L_* */
+    pfi_gpu_info info;
+} dcgm_gpu;
+
+typedef struct {
+    char url[1024];
+    long timeout_ms, cache_ms;
+    CURL *curl;
+    char curl_err[CURL_ERROR_SIZE];
+    char *body;
+    size_t body_len, body_cap;
+    int body_overflow;
+    double scraped_at; /* monotonic seconds, < 0 never */
+    unsigned n;        /* max gpu label + 1 */
+    dcgm_gpu *gpus;    /* MAX_GPUS entries */
+} dcgm_state;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_global_rc;
+
+static void curl_global(void)
+{
+    curl_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
+{
+    dcgm_state *s = ctx;
+    size_t n = size * nmemb;
+    if (s->body_len + n + 1 > MAX_BODY) {
+        s->body_overflow = 1;
+        return 0; /* aborts the transfer */
+    }
+    if (s->body_len + n + 1 > s->body_cap) {
+        size_t cap = s->body_cap ? s->body_cap : 65536;
+        while (cap < s->body_len + n + 1)
+            cap *= 2;
+        char *p = realloc(s->body, cap);
+        if (!p) return 0;
+        s->body = p;
+        s->body_cap = cap;
+    }
+    memcpy(s->body + s->body_len, data, n);
+    s->body_len += n;
+    return n;
+}
+
+/* A DCGM blank or not-supported sentinel rather than a reading. */
+static int is_blank(double v)
+{
+    /* DCGM_INT64_BLANK = 0x7ffffffffffffff0 (+1 not found, +2 not supported,
+     * +3 no permission): all round to ~9.2234e18 as doubles.
+     * DCGM_INT32_BLANK = 0x7ffffff0 (+1..+3). DCGM_FP64_BLANK = 2^47 (+1..+3). */
+    if (v >= 9.2233720368547748e18) return 1;
+    if (v >= 2147483632.0 && v <= 2147483635.0) return 1;
+    if (v >= 140737488355328.0 && v <= 140737488355331.0) return 1;
+    return 0;
+}
+
+static int gpu_index(const char *v, unsigned *out)
+{
+    if (!v || !*v) return 0;
+    char *end;
+    long g = strtol(v, &end, 10);
+    if (*end || g < 0 || g >= MAX_GPUS) return 0;
+    *out = (unsigned)g;
+    return 1;
+}
+
+static void set_field(pfi_gpu_sample *s, int f, double v)
+{
+    switch (f) {
+    case PFI_GF_POWER: s->power_mw = v; break;
+    case PFI_GF_ENERGY: s->energy_mj = v; break;
+    case PFI_GF_LIMIT: s->limit_mw = v; break;
+    case PFI_GF_SM_CLOCK: s->sm_clock_mhz = v; break;
+    case PFI_GF_MEM_CLOCK: s->mem_clock_mhz = v; break;
+    case PFI_GF_UTIL_GPU: s->util_gpu_pct = v; break;
+    case PFI_GF_UTIL_MEM: s->util_mem_pct = v; break;
+    case PFI_GF_TEMP: s->temp_c = v; break;
+    case PFI_GF_FB_USED: s->fb_used_mib = v; break;
+    case PFI_GF_CLOCK_REASONS: s->clock_reasons = v >= 0 ? (uint64_t)v : 0; break;
+    case PFI_GF_SM_ACTIVE: s->sm_active = v; break;
+    case PFI_GF_SM_OCCUPANCY: s->sm_occupancy = v; break;
+    case PFI_GF_TENSOR_ACTIVE: s->tensor_active = v; break;
+    case PFI_GF_DRAM_ACTIVE: s->dram_active = v; break;
+    case PFI_GF_PCIE_TX: s->pcie_tx = v; break;
+    case PFI_GF_PCIE_RX: s->pcie_rx = v; break;
+    case PFI_GF_NVLINK_TX: s->nvlink_tx = v; break;
+    case PFI_GF_NVLINK_RX: s->nvlink_rx = v; break;
+    }
+    s->valid |= 1u << f;
+}
+
+/* Maps a parsed scrape onto the per-GPU table. PFI_ENODATA when it holds no
+ * DCGM series with a gpu label. */
+static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
+{
+    memset(gpus, 0, MAX_GPUS * sizeof *gpus);
+    *n = 0;
+    size_t used = 0;
+    for (size_t k = 0; k < pfi_prom_doc_series_count(doc); k++) {
+        const pfi_prom_series *se = pfi_prom_doc_series(doc, k);
+        if (strncmp(se->name, "DCGM_FI_", 8) != 0) continue;
+        unsigned g;
+        if (!gpu_index(pfi_prom_series_label(se, "gpu"), &g)) continue;
+        if (pfi_prom_series_label(se, "GPU_I_ID")) continue; /* a MIG instance */
+        dcgm_gpu *d = &gpus[g];
+        if (!d->present) {
+            d->present = 1;
+            const char *m = pfi_prom_series_label(se, "modelName");
+            if (!m) m = pfi_prom_series_label(se, "model_name");
+            const char *u = pfi_prom_series_label(se, "UUID");
+            if (!u) u = pfi_prom_series_label(se, "gpu_uuid");
+            snprintf(d->info.name, sizeof d->info.name, "%s", m ? m : "");
+            snprintf(d->info.uuid, sizeof d->info.uuid, "%s", u ? u : "");
+        }
+        if (g + 1 > *n) *n = g + 1;
+        used++;
+        double v = se->value;
+        if (!isfinite(v) || is_blank(v)) continue;
+        for (int f = 0; f < N_FIELDS; f++)
+            if (strcmp(se->name, fields[f].name) == 0) set_field(&d->s, fields[f].field, v * fields[f].scale);
+        for (int l = 0; l < N_LIM; l++)
+            if (strcmp(se->name, limit_names[l]) == 0) {
+                d->lim[l] = v * 1000.0; /* W -> mW */
+                d->lim_valid |= 1u << l;
+            }
+    }
+    return used ? PFI_OK : PFI_ENODATA;
+}
+
+/* Scrapes and maps; with b->lock held. */
+static int scrape(pfi_backend *b, pfi_error *err)
+{
+    dcgm_state *s = b->priv;
+    s->body_len = 0;
+    s->body_overflow = 0;
+    s->curl_err[0] = '\0';
+    CURLcode cc = curl_easy_perform(s->curl);
+    if (cc != CURLE_OK) {
+        const char *why = s->body_overflow ? "the response is larger than 32 MiB"
+                          : s->curl_err[0] ? s->curl_err
+                                           : curl_easy_strerror(cc);
+        pfi_backend_set_error(b, "dcgm: cannot scrape %s: %s", s->url, why);
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "%s", b->last_error);
+    }
+    pfi_prom_doc *doc = NULL;
+    pfi_error perr = {0};
+    int rc = pfi_prom_parse(s->body ? s->body : "", s->body_len, s->url, &doc, &perr);
+    if (rc != PFI_OK) {
+        char msg[600];
+        pfi_error_format(&perr, msg, sizeof msg);
+        pfi_backend_set_error(b, "dcgm: %s", msg);
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "%s", b->last_error);
+    }
+    rc = map_scrape(doc, s->gpus, &s->n);
+    pfi_prom_doc_destroy(doc);
+    if (rc != PFI_OK) {
+        pfi_backend_set_error(b,
+                              "dcgm: %s has no DCGM_FI_* series with a gpu label (is it a "
+                              "dcgm-exporter?)",
+                              s->url);
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "%s", b->last_error);
+    }
+    s->scraped_at = mono_s();
+    return PFI_OK;
+}
+
+static void dcgm_close(pfi_backend *b)
+{
+    if (!b) return;
+    dcgm_state *s = b->priv;
+    if (s) {
+        if (s->curl) curl_easy_cleanup(s->curl);
+        free(s->body);
+        free(s->gpus);
+        free(s);
+    }
+    pfi_backend_free(b);
+}
+
+static int parse_opts(dcgm_state *s, const char *opts, pfi_error *err)
+{
+    s->timeout_ms = 2000;
+    s->cache_ms = 500;
+    if (!opts || !*opts)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "dcgm: no URL (e.g. http://127.0.0.1:9400/metrics)");
+    if (strncmp(opts, "url=", 4) != 0) {
+        snprintf(s->url, sizeof s->url, "%s", opts);
+        return PFI_OK;
+    }
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", opts);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        if (strncmp(tok, "url=", 4) == 0) {
+            snprintf(s->url, sizeof s->url, "%s", tok + 4);
+        } else if (strncmp(tok, "timeout_ms=", 11) == 0) {
+            s->timeout_ms = strtol(tok + 11, &end, 10);
+            if (end == tok + 11 || *end || s->timeout_ms < 1 || s->timeout_ms > 600000)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "dcgm: %s is not a timeout from 1 to 600000 ms", tok);
+        } else if (strncmp(tok, "cache_ms=", 9) == 0) {
+            s->cache_ms = strtol(tok + 9, &end, 10);
+            if (end == tok + 9 || *end || s->cache_ms < 0 || s->cache_ms > 3600000)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "dcgm: %s is not a cache age from 0 to 3600000 ms", tok);
+        } else {
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "dcgm: unknown option '%s' (url=, timeout_ms=, cache_ms=)", tok);
+        }
+    }
+    if (!s->url[0]) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "dcgm: empty url=");
+    return PFI_OK;
+}
+
+static int dcgm_init(pfi_backend **out, const char *opts, pfi_error *err)
+{
+    *out = NULL;
+    dcgm_state *s = calloc(1, sizeof *s);
+    pfi_backend *b = s ? pfi_backend_alloc(&pfi_backend_dcgm_ops, s) : NULL;
+    if (!b) {
+        free(s);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "dcgm: out of memory");
+    }
+    s->scraped_at = -1;
+    int rc = parse_opts(s, opts, err);
+    if (rc != PFI_OK) goto fail;
+    pthread_once(&curl_once, curl_global);
+    s->gpus = calloc(MAX_GPUS, sizeof *s->gpus);
+    s->curl = curl_global_rc == CURLE_OK ? curl_easy_init() : NULL;
+    if (!s->gpus || !s->curl) {
+        rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0, "dcgm: cannot initialise libcurl");
+        goto fail;
+    }
+    curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
+    curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https,file");
+    curl_easy_setopt(s->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(s->curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(s->curl, CURLOPT_MAXREDIRS, 3L);
+    curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, s->timeout_ms);
+    curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms);
+    curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L); /* safe in a threaded daemon */
+    curl_easy_setopt(s->curl, CURLOPT_FAILONERROR, 1L);
+    curl_easy_setopt(s->curl, CURLOPT_ERRORBUFFER, s->curl_err);
+    curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(s->curl, CURLOPT_USERAGENT, "pfid/" PFI_VERSION);
+    /* The first scrape proves the endpoint and finds the GPUs. */
+    rc = scrape(b, err);
+    if (rc != PFI_OK) goto fail;
+    *out = b;
+    return PFI_OK;
+fail:
+    dcgm_close(b);
+    return rc;
+}
+
+/* Rescrapes when the cached scrape is too old; with b->lock held. */
+static int fresh(pfi_backend *b)
+{
+    dcgm_state *s = b->priv;
+    if (s->scraped_at >= 0 && (mono_s() - s->scraped_at) * 1000.0 < (double)s->cache_ms)
+        return PFI_OK;
+    return scrape(b, NULL);
+}
+
+static dcgm_gpu *gpu_of(pfi_backend *b, unsigned gpu, int *rc)
+{
+    dcgm_state *s = b->priv;
+    if ((*rc = fresh(b)) != PFI_OK) return NULL;
+    if (gpu >= MAX_GPUS || !s->gpus[gpu].present) {
+        pfi_backend_set_error(b, "dcgm: no GPU %u in the scrape of %s", gpu, s->url);
+        *rc = PFI_ENOTFOUND;
+        return NULL;
+    }
+    return &s->gpus[gpu];
+}
+
+static int dcgm_count(pfi_backend *b, unsigned *n)
+{
+    pthread_mutex_lock(&b->lock);
+    *n = ((dcgm_state *)b->priv)->n;
+    pthread_mutex_unlock(&b->lock);
+    return PFI_OK;
+}
+
+static int dcgm_info(pfi_backend *b, unsigned gpu, pfi_gpu_info *out)
+{
+    int rc;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&b->lock);
+    dcgm_gpu *g = gpu_of(b, gpu, &rc);
+    if (g) *out = g->info;
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+static int dcgm_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
+{
+    int rc;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&b->lock);
+    dcgm_gpu *g = gpu_of(b, gpu, &rc);
+    if (g) *out = g->s;
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+static int dcgm_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
+{
+    int rc;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&b->lock);
+    dcgm_gpu *g = gpu_of(b, gpu, &rc);
+    if (g) {
+        unsigned need = (1u << L_MIN) | (1u << L_MAX) | (1u << L_DEF);
+        if ((g->lim_valid & need) != need) {
+            pfi_backend_set_error(b,
+                                  "dcgm: GPU %u: the exporter does not publish "
+                                  "DCGM_FI_DEV_POWER_MGMT_LIMIT_MIN/MAX/DEF",
+                                  gpu);
+            rc = PFI_ENOTSUP;
+        } else {
+            out->min_mw = g->lim[L_MIN];
+            out->max_mw = g->lim[L_MAX];
+            out->default_mw = g->lim[L_DEF];
+            out->enforced_mw = g->lim_valid & (1u << L_ENF)   ? g->lim[L_ENF]
+                               : g->lim_valid & (1u << L_CUR) ? g->lim[L_CUR]
+                                                              : g->lim[L_DEF];
+            out->current_mw = g->lim_valid & (1u << L_CUR) ? g->lim[L_CUR] : out->enforced_mw;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+static int dcgm_set_limit(pfi_backend *b, unsigned gpu, double mw)
+{
+    pthread_mutex_lock(&b->lock);
+    pfi_backend_set_error(b, "dcgm: the dcgm backend is read-only (GPU %u, %.0f mW not set)", gpu,
+                          mw);
+    pthread_mutex_unlock(&b->lock);
+    return PFI_ENOTSUP;
+}
+
+static const char *dcgm_last_error(const pfi_backend *b)
+{
+    return b->last_error;
+}
+
+const pfi_backend_ops pfi_backend_dcgm_ops = {
+    .name = "dcgm",
+    .init = dcgm_init,
+    .close = dcgm_close,
+    .last_error = dcgm_last_error,
+    .count = dcgm_count,
+    .info = dcgm_info,
+    .sample = dcgm_sample,
+    .limits = dcgm_limits,
+    .set_limit = dcgm_set_limit,
+    .throughput = NULL,
+};
