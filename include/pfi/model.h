@@ -57,7 +57,8 @@ typedef struct pfi_cv {
     int has_rho;   /* 0 when the predictions are constant */
 } pfi_cv;
 
-/* Cross-validation. fold == NULL is leave-one-out; otherwise fold[i] in
+/* Cross-validation. fold == NULL is leave-one-out, computed exactly without
+ * refits by the PRESS identity yhat_{-i} = y_i - e_i / (1 - h_i); otherwise fold[i] in
  * [0, n_folds) names row i's fold (LOCO: one fold per arch x task cluster)
  * and each fold is held out in turn (an empty fold is skipped). When pred is
  * not NULL it receives the n held-out predictions. A training set that is

@@ -31,5 +31,10 @@ int pfi_cli_threads(void);
 
 int pfi_cmd_index(int argc, char **argv);
 int pfi_cmd_model(int argc, char **argv);
+int pfi_cmd_stats(int argc, char **argv);
+int pfi_cmd_corr(int argc, char **argv);
+int pfi_cmd_fit(int argc, char **argv);
+int pfi_cmd_predict(int argc, char **argv);
+int pfi_cmd_compare(int argc, char **argv);
 
 #endif

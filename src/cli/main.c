@@ -7,6 +7,11 @@
 static const pfi_cli_cmd commands[] = {
     {"index", "PFI with confidence intervals from power-cap sweeps", pfi_cmd_index},
     {"model", "the GPU power-cap model: one job's clock, power, throughput under caps", pfi_cmd_model},
+    {"stats", "PFI by regime: medians, Kruskal-Wallis, Dunn's test (Tables 10-11)", pfi_cmd_stats},
+    {"corr", "Spearman rho, p and BH q of every telemetry feature vs PFI", pfi_cmd_corr},
+    {"fit", "PFI predictor ablation: OLS with LOO and LOCO CV (Table 3)", pfi_cmd_fit},
+    {"predict", "PFI estimates from telemetry with a fitted model", pfi_cmd_predict},
+    {"compare", "rank agreement of two platforms' PFI (Table 8)", pfi_cmd_compare},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

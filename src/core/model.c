@@ -145,6 +145,42 @@ double pfi_model_predict(const pfi_ols *m, const double *x)
     return v;
 }
 
+/* Leave-one-out without n refits: for OLS the prediction of row i by the fit
+ * without it is y_i - e_i / (1 - h_i) (the PRESS identity), with e_i the full
+ * fit's residual and h_i its leverage. h_i = 1 means the other rows cannot
+ * determine the fit (e.g. the only MoE group and an arch dummy): undefined,
+ * as the refit would be singular. `rows` is scratch (n entries). */
+static int loo_press(const double *X, const double *y, size_t n, size_t p, const pfi_ols *full,
+                     size_t *rows, double *yhat, pfi_error *err)
+{
+    if (n < p + 3)
+        return pfi_error_set(err, PFI_ENODATA, NULL, 0,
+                             "leave-one-out with %zu feature(s) needs at least %zu groups", p,
+                             p + 3);
+    double *h = malloc(n * sizeof *h);
+    if (!h) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    int rc = pfi_model_leverage(X, n, p, h, err);
+    for (size_t i = 0; rc == PFI_OK && i < n; i++) {
+        if (!(1 - h[i] > 1e-9)) {
+            /* refit to name the cause (constant feature or singular design) */
+            size_t m = 0;
+            for (size_t k = 0; k < n; k++)
+                if (k != i) rows[m++] = k;
+            pfi_ols tmp;
+            char msg[sizeof err->msg] = "the other groups cannot determine the fit";
+            if (fit_rows(X, y, p, rows, m, &tmp, err) != PFI_OK && err)
+                snprintf(msg, sizeof msg, "%s", err->msg);
+            rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0, "group %zu held out: %s", i + 1,
+                               msg);
+            break;
+        }
+        double e = y[i] - pfi_model_predict(full, &X[i * p]);
+        yhat[i] = y[i] - e / (1 - h[i]);
+    }
+    free(h);
+    return rc;
+}
+
 int pfi_model_cv(const double *X, const double *y, size_t n, size_t p, const size_t *fold,
                  size_t n_folds, double *pred, pfi_cv *out, pfi_error *err)
 {
@@ -170,6 +206,11 @@ int pfi_model_cv(const double *X, const double *y, size_t n, size_t p, const siz
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
     size_t used = 0;
+    if (!fold) {
+        rc = loo_press(X, y, n, p, &full, rows, yhat, err);
+        used = n;
+        n_folds = 0; /* done: skip the refitting loop */
+    }
     for (size_t f = 0; f < n_folds && rc == PFI_OK; f++) {
         size_t m = 0, held = 0;
         for (size_t i = 0; i < n; i++) {

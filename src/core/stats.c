@@ -62,8 +62,8 @@ int pfi_stats_spearman(const double *x, const double *y, size_t n, double *rho, 
     double c = gsl_stats_correlation(rx, 1, ry, 1, n);
     free(r);
     if (!isfinite(c)) return PFI_EUNDEFINED;
-    if (c > 1) c = 1;
-    if (c < -1) c = -1;
+    /* ranks in perfect (anti-)order can give 1 - 4e-16: that is +-1, with p = 0 */
+    if (fabs(c) > 1 - 1e-12) c = c > 0 ? 1 : -1;
     if (p) {
         double df = nn - 2;
         if (fabs(c) >= 1) {

@@ -120,6 +120,12 @@ static void bad_designs(void **state)
     size_t fold[] = {0, 0, 0, 1, 1, 1};
     assert_int_equal(pfi_model_cv(Xf, yf, 6, 1, fold, 2, NULL, &cv, &err), PFI_EUNDEFINED);
     assert_non_null(strstr(err.msg, "fold 2"));
+    /* LOO where one group alone carries a dummy (leverage 1): holding it out
+     * leaves a constant feature; the group is named, no NaN */
+    double xd[] = {0, 0, 0, 1, 0}, yd[] = {1, 2, 1, 3, 2};
+    assert_int_equal(pfi_model_cv(xd, yd, 5, 1, NULL, 0, NULL, &cv, &err), PFI_EUNDEFINED);
+    assert_non_null(strstr(err.msg, "group 4 held out"));
+    assert_non_null(strstr(err.msg, "constant"));
     /* a single non-empty fold is not a cross-validation */
     size_t one[] = {0, 0, 0, 0};
     assert_int_equal(pfi_model_cv(x4, y, 4, 1, one, 2, NULL, &cv, &err), PFI_ENODATA);

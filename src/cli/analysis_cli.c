@@ -1,0 +1,84 @@
+/* See analysis_cli.h. */
+#include "analysis_cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfi/csv.h"
+#include "pfi/sweeps_csv.h"
+
+static int mark_holdout(const char *cmd, const char *path, pfi_cli_dataset *d)
+{
+    pfi_error err = {0};
+    pfi_csv *c = NULL;
+    int rc = pfi_csv_read_file(path, &c, &err);
+    static const char *const need[] = {"group", NULL};
+    if (rc == PFI_OK) rc = pfi_csv_require(c, need, &err);
+    if (rc != PFI_OK) {
+        pfi_csv_destroy(c);
+        return pfi_cli_fail(cmd, &err);
+    }
+    size_t col = (size_t)pfi_csv_col(c, "group");
+    for (size_t r = 0; r < pfi_csv_rows(c); r++) {
+        const char *name = pfi_csv_field(c, r, col);
+        size_t i = 0;
+        while (i < d->n && strcmp(d->obs[i].name, name) != 0) i++;
+        if (i == d->n) {
+            pfi_error_set(&err, PFI_ENOTFOUND, path, pfi_csv_line(c, r),
+                          "held-out group '%s' is not in the telemetry", name);
+            pfi_csv_destroy(c);
+            return pfi_cli_fail(cmd, &err);
+        }
+        d->obs[i].holdout = 1;
+    }
+    pfi_csv_destroy(c);
+    return PFI_EXIT_OK;
+}
+
+int pfi_cli_dataset_load(const char *cmd, const char *sweeps, const char *telemetry,
+                         const char *holdout, double boost_mhz, pfi_cli_dataset *d)
+{
+    memset(d, 0, sizeof *d);
+    pfi_error err = {0};
+    int rc = pfi_sweeps_read(sweeps, 0, &d->sweeps, &err);
+    if (rc == PFI_OK) rc = pfi_telemetry_read(telemetry, &d->tm, &err);
+    if (rc == PFI_OK) {
+        rc = pfi_analysis_join(d->sweeps, d->tm, boost_mhz, &d->obs, &d->n, &err);
+        /* a line number refers to telemetry.csv; a group name to the pair */
+        if (rc != PFI_OK) snprintf(err.file, sizeof err.file, "%s", telemetry);
+    }
+    if (rc != PFI_OK) {
+        pfi_cli_dataset_free(d);
+        return pfi_cli_fail(cmd, &err);
+    }
+    if (holdout) {
+        int ec = mark_holdout(cmd, holdout, d);
+        if (ec != PFI_EXIT_OK) {
+            pfi_cli_dataset_free(d);
+            return ec;
+        }
+    }
+    return PFI_EXIT_OK;
+}
+
+void pfi_cli_dataset_free(pfi_cli_dataset *d)
+{
+    free(d->obs);
+    pfi_telemetry_destroy(d->tm);
+    pfi_sweeps_destroy(d->sweeps);
+    memset(d, 0, sizeof *d);
+}
+
+int pfi_cli_parse_positive(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v) || !(v > 0)) return -1;
+    *out = v;
+    return 0;
+}

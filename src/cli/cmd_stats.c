@@ -1,0 +1,265 @@
+/* pfi stats: PFI by task/architecture regime with Kruskal-Wallis and Dunn's
+ * post-hoc test (paper Appendix D.4, Tables 10 and 11). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pfi/csv.h"
+#include "pfi/index.h"
+#include "pfi/json.h"
+#include "pfi/stats.h"
+#include "pfi/sweeps_csv.h"
+
+static const char *help =
+    "Usage: pfi stats [--by KEYS] [--json] FILE\n"
+    "\n"
+    "PFI by job regime, and whether the regimes differ (paper Appendix D.4).\n"
+    "FILE is a sweeps.csv (PFI is computed, ratio definition) or a CSV with\n"
+    "columns group,arch,task,pfi (e.g. the paper's Table 6); \"-\" reads stdin.\n"
+    "\n"
+    "Prints each regime's n, median and mean PFI, the Kruskal-Wallis H test\n"
+    "(tie-corrected, p from the chi-square with groups-1 df) and Dunn's test\n"
+    "for every pair (tie-corrected z, two-sided normal p, Holm-Bonferroni\n"
+    "adjusted over the pairs).\n"
+    "\n"
+    "Options:\n"
+    "  --by KEYS   how to group: regime (default: dense with pt and ft pooled,\n"
+    "              moe-pt, moe-ft, as in the paper), arch,task (four groups),\n"
+    "              arch, or task\n"
+    "  --json      print one JSON object:\n"
+    "              {\"groups\":[{\"name\",\"n\",\"median\",\"mean\"}],\n"
+    "               \"kruskal\":{\"H\",\"df\",\"p\"},\n"
+    "               \"dunn\":[{\"a\",\"b\",\"z\",\"p_raw\",\"p_holm\"}]}\n"
+    "  -h, --help  show this help\n"
+    "\n"
+    "Groups without members are left out. With fewer than two groups, or when\n"
+    "every PFI is equal, the tests are undefined: \"kruskal\" is null, \"dunn\"\n"
+    "is empty and \"note\" says why. A sweep group whose PFI is undefined is\n"
+    "left out with a note.\n"
+    "\n"
+    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+
+enum { BY_REGIME, BY_ARCH_TASK, BY_ARCH, BY_TASK };
+
+/* Group index of (moe, ft) under a grouping, and the group names. */
+static size_t group_of(int by, int moe, int ft)
+{
+    switch (by) {
+    case BY_ARCH_TASK: return (size_t)(moe * 2 + ft);
+    case BY_ARCH: return (size_t)moe;
+    case BY_TASK: return (size_t)ft;
+    default: return moe ? (ft ? 2u : 1u) : 0u;
+    }
+}
+
+static const char *const names_by[4][4] = {
+    {"dense", "moe-pt", "moe-ft", NULL},
+    {"dense-pt", "dense-ft", "moe-pt", "moe-ft"},
+    {"dense", "moe", NULL, NULL},
+    {"pt", "ft", NULL, NULL},
+};
+static const size_t n_by[4] = {3, 4, 2, 2};
+
+typedef struct {
+    double *x;   /* PFI per observation */
+    size_t *g;   /* group per observation (full grouping) */
+    size_t n;
+    char notes[8][256];
+    size_t n_notes;
+} sample;
+
+static void note(sample *s, const char *fmt, const char *name)
+{
+    if (s->n_notes < 8) snprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, name);
+}
+
+static int parse_arch_task(const pfi_csv *c, size_t r, int *moe, int *ft, pfi_error *err)
+{
+    const char *a = pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "arch"));
+    const char *t = pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "task"));
+    *moe = strcmp(a, "moe") == 0;
+    *ft = strcmp(t, "ft") == 0;
+    if (!*moe && strcmp(a, "dense") != 0)
+        return pfi_error_set(err, PFI_EPARSE, pfi_csv_name(c), pfi_csv_line(c, r),
+                             "arch '%s' is neither dense nor moe", a);
+    if (!*ft && strcmp(t, "pt") != 0)
+        return pfi_error_set(err, PFI_EPARSE, pfi_csv_name(c), pfi_csv_line(c, r),
+                             "task '%s' is neither pt nor ft", t);
+    return PFI_OK;
+}
+
+/* Reads either file kind into (PFI, group) pairs. */
+static int load(const char *path, int by, sample *s, pfi_error *err)
+{
+    pfi_csv *c = NULL;
+    int rc = pfi_csv_read_file(path, &c, err);
+    if (rc != PFI_OK) return rc;
+    size_t rows = pfi_csv_rows(c);
+    s->x = calloc(rows ? rows : 1, sizeof *s->x);
+    s->g = calloc(rows ? rows : 1, sizeof *s->g);
+    if (!s->x || !s->g) {
+        pfi_csv_destroy(c);
+        return pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
+    }
+    if (pfi_csv_col(c, "pfi") >= 0 && pfi_csv_col(c, "cap_w") < 0) {
+        static const char *const need[] = {"group", "arch", "task", "pfi", NULL};
+        rc = pfi_csv_require(c, need, err);
+        for (size_t r = 0; rc == PFI_OK && r < rows; r++) {
+            int moe, ft;
+            rc = pfi_csv_number(c, r, (size_t)pfi_csv_col(c, "pfi"), 0, 0, &s->x[s->n], err);
+            if (rc == PFI_OK) rc = parse_arch_task(c, r, &moe, &ft, err);
+            if (rc == PFI_OK) s->g[s->n++] = group_of(by, moe, ft);
+        }
+    } else {
+        pfi_sweeps *sw = NULL;
+        rc = pfi_sweeps_from_csv(c, 0, &sw, err);
+        for (size_t i = 0; rc == PFI_OK && i < pfi_sweeps_count(sw); i++) {
+            const pfi_group *gr = pfi_sweeps_group(sw, i);
+            pfi_index_result res;
+            int moe = strcmp(gr->meta.arch, "moe") == 0, ft = strcmp(gr->meta.task, "ft") == 0;
+            if ((!moe && strcmp(gr->meta.arch, "dense") != 0) ||
+                (!ft && strcmp(gr->meta.task, "pt") != 0)) {
+                rc = pfi_error_set(err, PFI_EPARSE, path, gr->line,
+                                   "group '%s': arch/task '%s/%s' is not dense|moe / pt|ft",
+                                   gr->name, gr->meta.arch, gr->meta.task);
+                break;
+            }
+            if (pfi_index_group(gr, PFI_METHOD_RATIO, NULL, &res) != PFI_OK || !res.has_pfi) {
+                note(s, "group '%s': PFI undefined, left out", gr->name);
+                continue;
+            }
+            s->x[s->n] = res.pfi;
+            s->g[s->n++] = group_of(by, moe, ft);
+        }
+        pfi_sweeps_destroy(sw);
+    }
+    pfi_csv_destroy(c);
+    return rc;
+}
+
+int pfi_cmd_stats(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"by", required_argument, 0, 'b'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int by = BY_REGIME, json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b':
+            if (strcmp(optarg, "regime") == 0) by = BY_REGIME;
+            else if (strcmp(optarg, "arch,task") == 0 || strcmp(optarg, "task,arch") == 0)
+                by = BY_ARCH_TASK;
+            else if (strcmp(optarg, "arch") == 0) by = BY_ARCH;
+            else if (strcmp(optarg, "task") == 0) by = BY_TASK;
+            else return pfi_cli_usage_error("stats", "unknown --by '%s'", optarg);
+            break;
+        case 'j': json = 1; break;
+        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
+        default: return pfi_cli_usage_error("stats", "bad option");
+        }
+    }
+    if (optind != argc - 1) return pfi_cli_usage_error("stats", "expected one FILE argument");
+
+    sample s = {0};
+    pfi_error err = {0};
+    int exit_code = PFI_EXIT_OK;
+    if (load(argv[optind], by, &s, &err) != PFI_OK) {
+        exit_code = pfi_cli_fail("stats", &err);
+        goto done;
+    }
+    /* compact to the non-empty groups, keeping the fixed order */
+    size_t k_all = n_by[by], count[4] = {0}, map[4], k = 0;
+    const char *name[4];
+    for (size_t i = 0; i < s.n; i++) count[s.g[i]]++;
+    for (size_t j = 0; j < k_all; j++)
+        if (count[j]) {
+            map[j] = k;
+            name[k++] = names_by[by][j];
+        }
+    double med[4] = {0}, mean[4] = {0}, *xs = malloc((s.n ? s.n : 1) * sizeof *xs);
+    size_t gn[4] = {0};
+    for (size_t i = 0; i < s.n; i++) s.g[i] = map[s.g[i]];
+    for (size_t j = 0; xs && j < k; j++) {
+        size_t m = 0;
+        for (size_t i = 0; i < s.n; i++)
+            if (s.g[i] == j) xs[m++] = s.x[i];
+        gn[j] = m;
+        pfi_stats_median_mean(xs, m, &med[j], &mean[j]);
+    }
+    free(xs);
+    pfi_kruskal kw;
+    pfi_dunn_pair dunn[6];
+    int trc = pfi_stats_kruskal(s.x, s.g, s.n, k, &kw);
+    if (trc == PFI_OK) trc = pfi_stats_dunn(s.x, s.g, s.n, k, dunn);
+    char why[160] = "";
+    if (trc == PFI_ENODATA)
+        snprintf(why, sizeof why, "tests undefined: %zu non-empty group(s), need at least 2", k);
+    else if (trc == PFI_EUNDEFINED)
+        snprintf(why, sizeof why, "tests undefined: every PFI is equal");
+    else if (trc != PFI_OK)
+        snprintf(why, sizeof why, "tests failed: %s", pfi_strerror(trc));
+    size_t npairs = trc == PFI_OK ? k * (k - 1) / 2 : 0;
+
+    if (json) {
+        json_t *root = json_object(), *groups = json_array(), *dj = json_array();
+        for (size_t j = 0; j < k; j++) {
+            json_t *o = json_object();
+            pfi_json_set(o, "name", json_string(name[j]));
+            pfi_json_set(o, "n", json_integer((json_int_t)gn[j]));
+            pfi_json_set(o, "median", pfi_json_num(med[j]));
+            pfi_json_set(o, "mean", pfi_json_num(mean[j]));
+            json_array_append_new(groups, o);
+        }
+        pfi_json_set(root, "groups", groups);
+        if (trc == PFI_OK) {
+            json_t *o = json_object();
+            pfi_json_set(o, "H", pfi_json_num(kw.H));
+            pfi_json_set(o, "df", json_integer(kw.df));
+            pfi_json_set(o, "p", pfi_json_num(kw.p));
+            pfi_json_set(root, "kruskal", o);
+        } else {
+            pfi_json_set(root, "kruskal", json_null());
+        }
+        for (size_t e = 0; e < npairs; e++) {
+            json_t *o = json_object();
+            pfi_json_set(o, "a", json_string(name[dunn[e].a]));
+            pfi_json_set(o, "b", json_string(name[dunn[e].b]));
+            pfi_json_set(o, "z", pfi_json_num(dunn[e].z));
+            pfi_json_set(o, "p_raw", pfi_json_num(dunn[e].p_raw));
+            pfi_json_set(o, "p_holm", pfi_json_num(dunn[e].p_holm));
+            json_array_append_new(dj, o);
+        }
+        pfi_json_set(root, "dunn", dj);
+        json_t *notes = json_array();
+        for (size_t i = 0; i < s.n_notes; i++) json_array_append_new(notes, json_string(s.notes[i]));
+        if (*why) json_array_append_new(notes, json_string(why));
+        pfi_json_set(root, "notes", notes);
+        if (pfi_json_print(stdout, root) != 0) exit_code = PFI_EXIT_DATA;
+        json_decref(root);
+    } else {
+        printf("%-9s %4s %8s %8s\n", "group", "n", "median", "mean");
+        for (size_t j = 0; j < k; j++)
+            printf("%-9s %4zu %8.3f %8.3f\n", name[j], gn[j], med[j], mean[j]);
+        if (trc == PFI_OK) {
+            printf("\nKruskal-Wallis: H = %.3f, df = %d, p = %.4g\n", kw.H, kw.df, kw.p);
+            printf("Dunn (tie-corrected; Holm-Bonferroni, m = %zu):\n", npairs);
+            for (size_t e = 0; e < npairs; e++)
+                printf("  %-8s vs %-8s  z = %6.3f  p_raw = %.4f  p_holm = %.4f%s\n",
+                       name[dunn[e].a], name[dunn[e].b], dunn[e].z, dunn[e].p_raw,
+                       dunn[e].p_holm, dunn[e].p_holm < 0.05 ? "  *" : "");
+        } else {
+            printf("\n%s\n", why);
+        }
+        for (size_t i = 0; i < s.n_notes; i++) printf("note: %s\n", s.notes[i]);
+    }
+done:
+    free(s.x);
+    free(s.g);
+    return exit_code;
+}
