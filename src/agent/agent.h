@@ -1,0 +1,168 @@
+/* pfid's internal state, shared by its files (private to src/agent).
+ *
+ * Threads: the main thread waits for SIGTERM/SIGINT; the sampler thread
+ * reads the GPUs every interval and expires caps; libmicrohttpd's threads
+ * answer HTTP. `mu` guards every field marked (mu); cap changes are also
+ * serialised by `cap_mu` (taken before mu, never the other way round) so that
+ * a set, its read-back and its store record are one step.
+ */
+#ifndef PFI_AGENT_H
+#define PFI_AGENT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "pfi/backend.h"
+#include "pfi/store.h"
+#include "pfi/telemetry_csv.h"
+#include "pfi/trace.h"
+
+struct MHD_Daemon;
+struct MHD_Response;
+
+typedef struct agent_opts {
+    const char *backend;
+    unsigned sim_gpus;
+    const char *sim_jobs;
+    const char *dcgm_url;
+    const char *listen;
+    const char *db;
+    double interval_s;
+    const char *token_file;
+    int read_only;
+    const char *model;
+    double retention_s;
+    double window_s;
+    unsigned http_threads;
+} agent_opts;
+
+typedef struct agent_gpu {
+    pfi_gpu_info info;
+    pfi_gpu_sample last; /* (mu) */
+    double last_t;       /* (mu) Unix s of `last`, 0 before the first sample */
+    int sample_ok;       /* (mu) the last read succeeded */
+    pfi_gpu_limits limits; /* (mu) */
+    int have_limits;       /* (mu) */
+    /* The cap pfid holds on this GPU (mu). */
+    int capped;
+    double cap_w, cap_set_at, cap_expires_at, cap_default_w;
+    int restore_failed; /* (mu) an expired cap could not be restored yet */
+    int job;            /* (mu) index into agent.jobs of the job on this GPU, -1 */
+} agent_gpu;
+
+/* Per-tick values of a job kept in its rolling window: the 14 telemetry.csv
+ * fields (mean over the job's GPUs) and the job's total power. */
+enum { JF_TOTAL_POWER = PFI_TM_NFIELDS, JF_COUNT };
+
+typedef struct agent_job {
+    pfi_store_job rec;
+    pfi_trace_seg *seg;
+    pfi_trace_roll *roll; /* JF_COUNT fields per tick */
+    pfi_trace_roll *tput; /* 1 field: tokens/s reports */
+    double last_tput, last_tput_t;
+    unsigned long long reports;
+    double last_power_w; /* total over the job's GPUs, last tick; NaN unknown */
+    pfi_phase phase;
+} agent_job;
+
+typedef struct agent {
+    agent_opts o;
+    pfi_backend *be;
+    unsigned n_gpus;
+    agent_gpu *gpus;
+    pfi_store *store;
+    char token[256];
+    double boost_mhz; /* for the clock-fraction feature */
+    json_t *model;    /* the --model file, NULL without one */
+
+    pthread_mutex_t mu;
+    pthread_mutex_t cap_mu;
+    pthread_cond_t wake; /* (mu) the sampler's sleep: new cap, stop */
+    int stop;            /* (mu) */
+    agent_job **jobs;    /* (mu) running jobs */
+    size_t n_jobs, cap_jobs;
+    unsigned long long gen; /* (mu) bumps on every change /metrics shows */
+    unsigned long long samples_total, sample_errors_total, store_errors_total;
+    unsigned long long caps_set_total, caps_restored_total, cap_restore_errors_total;
+    double last_tick_s;  /* (mu) seconds the last sampler tick took */
+    double started_at;   /* Unix s */
+
+    /* The cached /metrics response, rebuilt when gen moved (mu). */
+    struct MHD_Response *metrics_resp;
+    unsigned long long metrics_gen;
+
+    struct MHD_Daemon *httpd;
+    pthread_t sampler;
+} agent;
+
+/* Clocks: wall (Unix s) for records that must survive a restart, monotonic
+ * for intervals. */
+double agent_now(void);
+double agent_mono(void);
+
+void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* sampler.c */
+int agent_sampler_start(agent *a);
+void agent_sampler_stop(agent *a);
+/* One tick: read every GPU, store, update jobs. Exposed for start-up. */
+void agent_tick(agent *a);
+
+/* jobs.c (caller holds mu unless noted) */
+int agent_job_find(const agent *a, const char *id);
+/* Registers a job; status PFI_ESTATE (409) for a running id or a busy GPU,
+ * PFI_ENOTFOUND (400) for a GPU that does not exist. Takes mu itself. */
+int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_error *err);
+int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err); /* takes mu */
+int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned long long *n,
+                     pfi_error *err); /* takes mu */
+void agent_job_push_tick(agent *a, agent_job *j, double t);
+json_t *agent_job_json(agent *a, agent_job *j);
+void agent_jobs_free(agent *a);
+
+/* Aggregates of a job over its training phase in the rolling window (mu). */
+typedef struct job_agg {
+    int training;              /* training has begun */
+    double tm[PFI_TM_NFIELDS]; /* top-10% means, NaN when not available */
+    double power_w;            /* total power top-10% mean, NaN */
+    double tput;               /* throughput top-10% mean, NaN */
+    size_t n_samples, n_reports;
+    int has_pfi;
+    double pfi; /* the model's live estimate */
+} job_agg;
+void agent_job_aggregate(agent *a, agent_job *j, job_agg *out);
+struct pfi_features;
+/* The predictor's features from the aggregates (and arch/task/GPUs). */
+void agent_job_features(agent *a, const agent_job *j, const job_agg *agg,
+                        struct pfi_features *ft);
+
+/* caps.c (each takes cap_mu and mu itself) */
+int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t **resp,
+                  pfi_error *err);
+int agent_cap_clear(agent *a, unsigned gpu, const char *why, json_t **resp, pfi_error *err);
+/* Restores every expired cap; returns the earliest remaining expiry (Unix s)
+ * or INFINITY. */
+double agent_caps_expire(agent *a);
+/* At start: restore expired recorded caps, re-apply unexpired ones. */
+int agent_caps_recover(agent *a, pfi_error *err);
+/* At shutdown: restore every cap. */
+void agent_caps_restore_all(agent *a);
+
+/* http.c */
+int agent_http_start(agent *a, pfi_error *err);
+void agent_http_stop(agent *a);
+
+/* render.c (caller holds mu) */
+char *agent_render_metrics(agent *a, size_t *len);
+json_t *agent_gpus_json(agent *a);
+json_t *agent_jobs_json(agent *a);
+
+/* model.c: the --model file and the live PFI estimate. */
+int agent_model_load(agent *a, const char *path, pfi_error *err);
+/* Fills agg->pfi from agg->tm when a model is loaded and every feature it
+ * needs is present. */
+void agent_model_estimate(agent *a, const agent_job *j, job_agg *agg);
+
+#endif

@@ -1,0 +1,289 @@
+/* Power caps that cannot be forgotten.
+ *
+ * Order of operations: the cap is recorded in the store BEFORE the device is
+ * touched and forgotten only AFTER the default limit is read back, so a crash
+ * at any point leaves a record the next start acts on (restore when expired,
+ * re-apply while not). A limit outside the device's constraints is refused,
+ * never clamped; a limit the device does not report back after setting is a
+ * failure and the previous limit is put back.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "pfi/json.h"
+
+/* NVML takes milliwatts; a device may round. Within 1 W counts as set. */
+#define READBACK_TOL_MW 1000.0
+
+/* Sets mw on gpu and reads it back: PFI_OK with *lim filled when the
+ * device's power-management limit is now mw. Caller holds cap_mu. */
+static int set_and_verify(agent *a, unsigned gpu, double mw, pfi_gpu_limits *lim,
+                          pfi_error *err)
+{
+    int rc = pfi_backend_set_limit(a->be, gpu, mw);
+    if (rc == PFI_ENOTSUP)
+        return pfi_error_set(err, PFI_ENOTSUP, NULL, 0,
+                             "the %s backend cannot set power limits", a->o.backend);
+    if (rc != PFI_OK)
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: setting %.0f W failed: %s",
+                             gpu, mw / 1000, pfi_backend_last_error(a->be));
+    if ((rc = pfi_backend_limits(a->be, gpu, lim)) != PFI_OK)
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
+                             "GPU %u: reading the limit back failed: %s", gpu,
+                             pfi_backend_last_error(a->be));
+    /* current_mw is the limit set through power management; a backend that
+     * does not report it leaves 0, and then the enforced limit must match. */
+    double got = lim->current_mw > 0 ? lim->current_mw : lim->enforced_mw;
+    if (fabs(got - mw) > READBACK_TOL_MW)
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
+                             "GPU %u: the device reports %.1f W after setting %.1f W", gpu,
+                             got / 1000, mw / 1000);
+    return PFI_OK;
+}
+
+static json_t *cap_json(const agent_gpu *x, unsigned gpu, const pfi_gpu_limits *lim)
+{
+    json_t *o = json_object();
+    pfi_json_set(o, "gpu", json_integer(gpu));
+    pfi_json_set(o, "capped", json_boolean(x->capped));
+    if (x->capped) {
+        pfi_json_set(o, "watts", pfi_json_num(x->cap_w));
+        pfi_json_set(o, "set_at", pfi_json_num(x->cap_set_at));
+        pfi_json_set(o, "expires_at", pfi_json_num(x->cap_expires_at));
+    }
+    pfi_json_set(o, "limit_w", pfi_json_num(lim->current_mw > 0 ? lim->current_mw / 1000
+                                                                 : lim->enforced_mw / 1000));
+    pfi_json_set(o, "enforced_w", pfi_json_num(lim->enforced_mw / 1000));
+    pfi_json_set(o, "default_w", pfi_json_num(lim->default_mw / 1000));
+    pfi_json_set(o, "min_w", pfi_json_num(lim->min_mw / 1000));
+    pfi_json_set(o, "max_w", pfi_json_num(lim->max_mw / 1000));
+    return o;
+}
+
+int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t **resp,
+                  pfi_error *err)
+{
+    if (gpu >= a->n_gpus)
+        return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "GPU %u does not exist (%u GPUs)", gpu,
+                             a->n_gpus);
+    pthread_mutex_lock(&a->cap_mu);
+    pfi_gpu_limits lim;
+    int rc = pfi_backend_limits(a->be, gpu, &lim);
+    if (rc != PFI_OK) {
+        rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: cannot read limits: %s", gpu,
+                           pfi_backend_last_error(a->be));
+        goto out;
+    }
+    if (!(lim.default_mw > 0)) {
+        /* Without a default there is nothing safe to restore to. */
+        rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u reports no default power limit",
+                           gpu);
+        goto out;
+    }
+    double mw = watts * 1000;
+    if (mw < lim.min_mw || mw > lim.max_mw) {
+        rc = pfi_error_set(err, PFI_ERANGE, NULL, 0,
+                           "%.1f W is outside GPU %u's limit constraints [%.0f, %.0f] W", watts,
+                           gpu, lim.min_mw / 1000, lim.max_mw / 1000);
+        goto out;
+    }
+    pthread_mutex_lock(&a->mu);
+    agent_gpu *x = &a->gpus[gpu];
+    int was_capped = x->capped;
+    pfi_store_cap prev = {gpu, x->cap_w, x->cap_set_at, x->cap_expires_at, x->cap_default_w};
+    pthread_mutex_unlock(&a->mu);
+    /* The default to restore is the one known before pfid first capped the
+     * GPU (a second cap must not take the first cap as the default). */
+    double now = agent_now();
+    pfi_store_cap rec = {gpu, watts, now, now + expires_s,
+                         was_capped ? prev.default_w : lim.default_mw / 1000};
+    if ((rc = pfi_store_cap_put(a->store, &rec, err)) != PFI_OK) goto out;
+    pfi_gpu_limits after;
+    rc = set_and_verify(a, gpu, mw, &after, err);
+    if (rc != PFI_OK) {
+        /* Put back what was there: the previous cap, or the default. */
+        pfi_gpu_limits tmp;
+        pfi_error e2;
+        double back = was_capped ? prev.watts * 1000 : rec.default_w * 1000;
+        if (set_and_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
+            if (was_capped)
+                pfi_store_cap_put(a->store, &prev, NULL);
+            else
+                pfi_store_cap_delete(a->store, gpu, NULL);
+        } else {
+            agent_log("GPU %u: could not put the limit back after a failed cap (%s); the "
+                      "record stays for the next expiry check",
+                      gpu, e2.msg);
+        }
+        goto out;
+    }
+    pthread_mutex_lock(&a->mu);
+    x->capped = 1;
+    x->cap_w = watts;
+    x->cap_set_at = rec.set_at;
+    x->cap_expires_at = rec.expires_at;
+    x->cap_default_w = rec.default_w;
+    x->restore_failed = 0;
+    x->limits = after;
+    x->have_limits = 1;
+    a->caps_set_total++;
+    a->gen++;
+    if (resp) *resp = cap_json(x, gpu, &after);
+    pthread_cond_broadcast(&a->wake); /* the sampler re-plans its next expiry */
+    pthread_mutex_unlock(&a->mu);
+    agent_log("GPU %u: capped at %.1f W for %.0f s (default %.0f W)", gpu, watts, expires_s,
+              rec.default_w);
+out:
+    pthread_mutex_unlock(&a->cap_mu);
+    return rc;
+}
+
+/* Restores the default on gpu and forgets the cap. Caller holds cap_mu. */
+static int restore_locked(agent *a, unsigned gpu, double default_w, const char *why,
+                          pfi_gpu_limits *after, pfi_error *err)
+{
+    int rc = set_and_verify(a, gpu, default_w * 1000, after, err);
+    pthread_mutex_lock(&a->mu);
+    agent_gpu *x = &a->gpus[gpu];
+    if (rc == PFI_OK) {
+        x->capped = 0;
+        x->restore_failed = 0;
+        x->limits = *after;
+        x->have_limits = 1;
+        a->caps_restored_total++;
+    } else {
+        x->restore_failed = 1;
+        a->cap_restore_errors_total++;
+    }
+    a->gen++;
+    pthread_mutex_unlock(&a->mu);
+    if (rc == PFI_OK) {
+        pfi_store_cap_delete(a->store, gpu, NULL);
+        agent_log("GPU %u: default limit %.0f W restored (%s)", gpu, default_w, why);
+    } else {
+        agent_log("GPU %u: restoring the default limit (%s) failed: %s; will retry", gpu, why,
+                  err->msg);
+    }
+    return rc;
+}
+
+int agent_cap_clear(agent *a, unsigned gpu, const char *why, json_t **resp, pfi_error *err)
+{
+    if (gpu >= a->n_gpus)
+        return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "GPU %u does not exist (%u GPUs)", gpu,
+                             a->n_gpus);
+    pthread_mutex_lock(&a->cap_mu);
+    pthread_mutex_lock(&a->mu);
+    int capped = a->gpus[gpu].capped;
+    double def = a->gpus[gpu].cap_default_w;
+    pthread_mutex_unlock(&a->mu);
+    pfi_gpu_limits after;
+    int rc = PFI_OK;
+    if (capped) {
+        rc = restore_locked(a, gpu, def, why, &after, err);
+    } else if (pfi_backend_limits(a->be, gpu, &after) != PFI_OK) {
+        rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: cannot read limits: %s", gpu,
+                           pfi_backend_last_error(a->be));
+    }
+    if (rc == PFI_OK && resp) {
+        pthread_mutex_lock(&a->mu);
+        *resp = cap_json(&a->gpus[gpu], gpu, &after);
+        pthread_mutex_unlock(&a->mu);
+    }
+    pthread_mutex_unlock(&a->cap_mu);
+    return rc;
+}
+
+double agent_caps_expire(agent *a)
+{
+    double next = INFINITY;
+    pthread_mutex_lock(&a->cap_mu);
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        pthread_mutex_lock(&a->mu);
+        int capped = a->gpus[g].capped;
+        double exp = a->gpus[g].cap_expires_at, def = a->gpus[g].cap_default_w;
+        pthread_mutex_unlock(&a->mu);
+        if (!capped) continue;
+        if (exp <= agent_now()) {
+            pfi_gpu_limits after;
+            pfi_error err;
+            if (restore_locked(a, g, def, "cap expired", &after, &err) != PFI_OK)
+                next = fmin(next, agent_now() + 1.0); /* retry in a second */
+        } else {
+            next = fmin(next, exp);
+        }
+    }
+    pthread_mutex_unlock(&a->cap_mu);
+    return next;
+}
+
+int agent_caps_recover(agent *a, pfi_error *err)
+{
+    pfi_store_cap *caps;
+    size_t n;
+    int rc = pfi_store_caps(a->store, &caps, &n, err);
+    if (rc != PFI_OK) return rc;
+    pthread_mutex_lock(&a->cap_mu);
+    double now = agent_now();
+    for (size_t i = 0; i < n; i++) {
+        const pfi_store_cap *c = &caps[i];
+        if (c->gpu >= a->n_gpus) {
+            agent_log("recorded cap on GPU %u: no such GPU now; record dropped", c->gpu);
+            pfi_store_cap_delete(a->store, c->gpu, NULL);
+            continue;
+        }
+        if (a->o.read_only) {
+            agent_log("GPU %u: a cap of %.0f W recorded by an earlier run is left as it is "
+                      "(--read-only); restart without --read-only to restore it",
+                      c->gpu, c->watts);
+            continue;
+        }
+        pthread_mutex_lock(&a->mu);
+        agent_gpu *x = &a->gpus[c->gpu];
+        x->capped = 1;
+        x->cap_w = c->watts;
+        x->cap_set_at = c->set_at;
+        x->cap_expires_at = c->expires_at;
+        x->cap_default_w = c->default_w;
+        pthread_mutex_unlock(&a->mu);
+        pfi_gpu_limits after;
+        pfi_error e;
+        if (c->expires_at <= now) {
+            restore_locked(a, c->gpu, c->default_w, "expired while pfid was down", &after, &e);
+        } else if (set_and_verify(a, c->gpu, c->watts * 1000, &after, &e) == PFI_OK) {
+            agent_log("GPU %u: cap %.1f W re-applied after restart, expires in %.0f s", c->gpu,
+                      c->watts, c->expires_at - now);
+            pthread_mutex_lock(&a->mu);
+            x->limits = after;
+            x->have_limits = 1;
+            pthread_mutex_unlock(&a->mu);
+        } else {
+            /* A cap that cannot be enforced must not linger: go to default. */
+            agent_log("GPU %u: cannot re-apply the recorded cap (%s); restoring the default",
+                      c->gpu, e.msg);
+            restore_locked(a, c->gpu, c->default_w, "re-apply failed", &after, &e);
+        }
+    }
+    pthread_mutex_unlock(&a->cap_mu);
+    free(caps);
+    return PFI_OK;
+}
+
+void agent_caps_restore_all(agent *a)
+{
+    if (!a->store || !a->be || a->o.read_only) return;
+    pthread_mutex_lock(&a->cap_mu);
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        pthread_mutex_lock(&a->mu);
+        int capped = a->gpus[g].capped;
+        double def = a->gpus[g].cap_default_w;
+        pthread_mutex_unlock(&a->mu);
+        if (!capped) continue;
+        pfi_gpu_limits after;
+        pfi_error err;
+        restore_locked(a, g, def, "shutdown", &after, &err);
+    }
+    pthread_mutex_unlock(&a->cap_mu);
+}

@@ -1,0 +1,437 @@
+/* pfid's HTTP API on libmicrohttpd (a pool of internal epoll threads).
+ *
+ * Every state-changing call (POST, PUT, DELETE) needs the bearer token; it is
+ * checked on the request's first callback, before any body is read. Bodies
+ * are bounded (PFI_API_MAX_BODY) and parsed by include/pfi/agent_api.h.
+ * Status codes: 400 bad body or a limit outside the device's constraints,
+ * 401 no or wrong token, 404 no such job/GPU/path, 405 wrong method, 409 a
+ * conflict (busy GPU, running id) or a limit call in --read-only mode, 413 a
+ * body too large, 501 a backend that cannot set limits, 502 the device
+ * failed or did not enforce the limit.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "agent.h"
+#include "pfi/agent_api.h"
+#include "pfi/json.h"
+
+typedef struct req {
+    char *body;
+    size_t len, cap;
+    int too_big;
+} req;
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *type,
+                                 char *text, size_t len)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* Sends v (stolen) as the JSON body. */
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *v)
+{
+    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    json_decref(v);
+    if (!s) return MHD_NO;
+    size_t n = strlen(s);
+    char *t = realloc(s, n + 2);
+    if (!t) {
+        free(s);
+        return MHD_NO;
+    }
+    t[n] = '\n';
+    t[n + 1] = '\0';
+    return send_text(c, status, "application/json", t, n + 1);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+    json_t *o = json_object();
+    pfi_json_set(o, "error", json_string(msg));
+    return send_json(c, status, o);
+}
+
+static unsigned status_of(int rc)
+{
+    switch (rc) {
+    case PFI_EINVAL:
+    case PFI_EPARSE:
+    case PFI_ERANGE: return MHD_HTTP_BAD_REQUEST;
+    case PFI_ENOTFOUND: return MHD_HTTP_NOT_FOUND;
+    case PFI_ESTATE: return MHD_HTTP_CONFLICT;
+    case PFI_ENOTSUP: return MHD_HTTP_NOT_IMPLEMENTED;
+    case PFI_EBACKEND: return MHD_HTTP_BAD_GATEWAY;
+    default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
+    }
+}
+
+static enum MHD_Result send_pfi_error(struct MHD_Connection *c, int rc, const pfi_error *err)
+{
+    return send_error(c, status_of(rc), err->msg[0] ? err->msg : pfi_strerror(rc));
+}
+
+/* Constant-time comparison of the Authorization header with the token. */
+static int authorized(const agent *a, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncmp(h, "Bearer ", 7) != 0) return 0;
+    h += 7;
+    size_t n = strlen(h), m = strlen(a->token);
+    unsigned char diff = (unsigned char)(n != m);
+    for (size_t i = 0; i < m; i++) diff |= (unsigned char)(a->token[i] ^ (i < n ? h[i] : 0));
+    return diff == 0;
+}
+
+static enum MHD_Result metrics(agent *a, struct MHD_Connection *c)
+{
+    /* One rendering per state change, shared by every scrape until the next
+     * one: MHD responses are reference counted and may be queued many times. */
+    pthread_mutex_lock(&a->mu);
+    if (!a->metrics_resp || a->metrics_gen != a->gen) {
+        size_t len;
+        char *text = agent_render_metrics(a, &len);
+        struct MHD_Response *r =
+            text ? MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE) : NULL;
+        if (!r) {
+            free(text);
+            pthread_mutex_unlock(&a->mu);
+            return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        }
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "text/plain; version=0.0.4; charset=utf-8");
+        if (a->metrics_resp) MHD_destroy_response(a->metrics_resp);
+        a->metrics_resp = r;
+        a->metrics_gen = a->gen;
+    }
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, a->metrics_resp);
+    pthread_mutex_unlock(&a->mu);
+    return ret;
+}
+
+static enum MHD_Result get_locked(agent *a, struct MHD_Connection *c, json_t *(*fn)(agent *))
+{
+    pthread_mutex_lock(&a->mu);
+    json_t *v = fn(a);
+    pthread_mutex_unlock(&a->mu);
+    return send_json(c, MHD_HTTP_OK, v);
+}
+
+static enum MHD_Result job_reply(agent *a, struct MHD_Connection *c, const char *id,
+                                 unsigned status)
+{
+    pthread_mutex_lock(&a->mu);
+    int i = agent_job_find(a, id);
+    json_t *v = i >= 0 ? agent_job_json(a, a->jobs[i]) : NULL;
+    pthread_mutex_unlock(&a->mu);
+    if (!v) return send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
+    return send_json(c, status, v);
+}
+
+static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const req *r)
+{
+    pfi_store_job j;
+    pfi_error err;
+    pfi_error_clear(&err);
+    int rc = pfi_api_parse_job(r->body ? r->body : "", r->len, &j, &err);
+    if (rc != PFI_OK) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    j.registered_at = agent_now();
+    rc = agent_job_register(a, &j, 1, &err);
+    if (rc == PFI_ENOTFOUND) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
+    agent_log("job %s registered on %zu GPU(s)", j.id, j.n_gpus);
+    return job_reply(a, c, j.id, MHD_HTTP_CREATED);
+}
+
+static enum MHD_Result post_throughput(agent *a, struct MHD_Connection *c, const char *id,
+                                       const req *r)
+{
+    double tps;
+    pfi_error err;
+    pfi_error_clear(&err);
+    int rc = pfi_api_parse_throughput(r->body ? r->body : "", r->len, &tps, &err);
+    if (rc != PFI_OK) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    unsigned long long n = 0;
+    rc = agent_job_report(a, id, tps, &n, &err);
+    if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
+    json_t *o = json_object();
+    pfi_json_set(o, "job", json_string(id));
+    pfi_json_set(o, "reports", json_integer((json_int_t)n));
+    return send_json(c, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result delete_job(agent *a, struct MHD_Connection *c, const char *id)
+{
+    json_t *summary = NULL;
+    pfi_error err;
+    pfi_error_clear(&err);
+    int rc = agent_job_end(a, id, &summary, &err);
+    if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
+    agent_log("job %s ended", id);
+    return send_json(c, MHD_HTTP_OK, summary);
+}
+
+static enum MHD_Result put_limit(agent *a, struct MHD_Connection *c, unsigned gpu, const req *r)
+{
+    double w, e;
+    pfi_error err;
+    pfi_error_clear(&err);
+    int rc = pfi_api_parse_limit(r->body ? r->body : "", r->len, &w, &e, &err);
+    if (rc != PFI_OK) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    json_t *resp = NULL;
+    rc = agent_cap_set(a, gpu, w, e, &resp, &err);
+    if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
+    return send_json(c, MHD_HTTP_OK, resp);
+}
+
+static enum MHD_Result delete_limit(agent *a, struct MHD_Connection *c, unsigned gpu)
+{
+    json_t *resp = NULL;
+    pfi_error err;
+    pfi_error_clear(&err);
+    int rc = agent_cap_clear(a, gpu, "DELETE request", &resp, &err);
+    if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
+    return send_json(c, MHD_HTTP_OK, resp);
+}
+
+static enum MHD_Result not_allowed(struct MHD_Connection *c, const char *allow)
+{
+    json_t *o = json_object();
+    pfi_json_set(o, "error", json_string("method not allowed"));
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!s) return MHD_NO;
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* "/v1/gpus/N/limit" -> N; -1 when the path is not that shape. */
+static long gpu_limit_path(const char *url)
+{
+    const char *p = url + strlen("/v1/gpus/");
+    if (*p < '0' || *p > '9') return -1;
+    char *end;
+    errno = 0;
+    long n = strtol(p, &end, 10);
+    if (errno || n < 0 || n > 1000000 || strcmp(end, "/limit") != 0) return -1;
+    if (p[0] == '0' && end != p + 1) return -1; /* no leading zeros: one name per GPU */
+    return n;
+}
+
+/* Whether a request will change state: the token is needed before the body. */
+static int is_write(const char *method)
+{
+    return strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0;
+}
+
+static int is_limit_call(const char *url)
+{
+    return strncmp(url, "/v1/gpus/", 9) == 0;
+}
+
+static enum MHD_Result route(agent *a, struct MHD_Connection *c, const char *url,
+                             const char *method, const req *r)
+{
+    int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    int put = strcmp(method, MHD_HTTP_METHOD_PUT) == 0;
+    int del = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
+
+    if (strcmp(url, "/metrics") == 0) return get ? metrics(a, c) : not_allowed(c, "GET, HEAD");
+    if (strcmp(url, "/healthz") == 0) {
+        if (!get) return not_allowed(c, "GET, HEAD");
+        char *ok = strdup("ok\n");
+        return ok ? send_text(c, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
+    }
+    if (strcmp(url, "/v1/gpus") == 0)
+        return get ? get_locked(a, c, agent_gpus_json) : not_allowed(c, "GET, HEAD");
+    if (strcmp(url, "/v1/jobs") == 0) {
+        if (get) return get_locked(a, c, agent_jobs_json);
+        if (post) return post_job(a, c, r);
+        return not_allowed(c, "GET, HEAD, POST");
+    }
+    if (strncmp(url, "/v1/jobs/", 9) == 0) {
+        char id[PFI_STORE_JOB_ID_MAX + 16];
+        const char *p = url + 9;
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        if (n >= sizeof id) return send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
+        memcpy(id, p, n);
+        id[n] = '\0';
+        if (!pfi_api_job_id_valid(id)) return send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
+        if (!slash) {
+            if (get) return job_reply(a, c, id, MHD_HTTP_OK);
+            if (del) return delete_job(a, c, id);
+            return not_allowed(c, "GET, HEAD, DELETE");
+        }
+        if (strcmp(slash, "/throughput") == 0)
+            return post ? post_throughput(a, c, id, r) : not_allowed(c, "POST");
+        return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+    }
+    if (is_limit_call(url)) {
+        long g = gpu_limit_path(url);
+        if (g < 0) return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+        if (put) return put_limit(a, c, (unsigned)g, r);
+        if (del) return delete_limit(a, c, (unsigned)g);
+        return not_allowed(c, "PUT, DELETE");
+    }
+    return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
+{
+    agent *a = cls;
+    req *r = *con_cls;
+    if (!r) {
+        /* First call: headers only. Refuse what needs no body to refuse. */
+        if (is_write(method)) {
+            if (!authorized(a, c))
+                return send_error(c, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+            if (a->o.read_only && is_limit_call(url))
+                return send_error(c, MHD_HTTP_CONFLICT,
+                                  "pfid runs --read-only: power limits are not changed");
+            const char *cl =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            if (cl && strtoull(cl, NULL, 10) > PFI_API_MAX_BODY)
+                return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+        }
+        r = calloc(1, sizeof *r);
+        if (!r) return MHD_NO;
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (r->too_big || r->len + n > PFI_API_MAX_BODY) {
+            r->too_big = 1; /* keep reading (chunked bodies have no length) but drop it */
+            return MHD_YES;
+        }
+        if (r->len + n + 1 > r->cap) {
+            size_t cap = (r->len + n + 1) * 2;
+            if (cap > PFI_API_MAX_BODY + 1) cap = PFI_API_MAX_BODY + 1;
+            char *b = realloc(r->body, cap);
+            if (!b) return MHD_NO;
+            r->body = b;
+            r->cap = cap;
+        }
+        memcpy(r->body + r->len, upload, n);
+        r->len += n;
+        r->body[r->len] = '\0';
+        return MHD_YES;
+    }
+    if (r->too_big) return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+    return route(a, c, url, method, r);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    req *r = *con_cls;
+    if (r) {
+        free(r->body);
+        free(r);
+        *con_cls = NULL;
+    }
+}
+
+/* "A:P", "[V6]:P". */
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl,
+                        pfi_error *err)
+{
+    char host[256];
+    const char *port;
+    if (s[0] == '[') {
+        const char *e = strchr(s, ']');
+        if (!e || e[1] != ':' || (size_t)(e - s - 1) >= sizeof host) goto bad;
+        memcpy(host, s + 1, (size_t)(e - s - 1));
+        host[e - s - 1] = '\0';
+        port = e + 2;
+    } else {
+        const char *colon = strrchr(s, ':');
+        if (!colon || (size_t)(colon - s) >= sizeof host || strchr(s, ':') != colon) goto bad;
+        memcpy(host, s, (size_t)(colon - s));
+        host[colon - s] = '\0';
+        port = colon + 1;
+    }
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (!*port || *end || p < 0 || p > 65535 || !host[0]) goto bad;
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    int gr = getaddrinfo(host, port, &hints, &res);
+    if (gr != 0 || !res)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "--listen %s: %s", s, gai_strerror(gr));
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *sl = res->ai_addrlen;
+    freeaddrinfo(res);
+    return PFI_OK;
+bad:
+    return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                         "--listen must be ADDR:PORT or [IPV6]:PORT, not '%s'", s);
+}
+
+int agent_http_start(agent *a, pfi_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    int rc = parse_listen(a->o.listen, &ss, &sl, err);
+    if (rc != PFI_OK) return rc;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    a->httpd = MHD_start_daemon(
+        flags, 0, NULL, NULL, handler, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)a->o.http_threads, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)4096, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_NOTIFY_COMPLETED, completed,
+        NULL, MHD_OPTION_END);
+    if (!a->httpd)
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s (in use, or no such "
+                                                    "address?)",
+                             a->o.listen);
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(a->httpd, MHD_DAEMON_INFO_BIND_PORT);
+    char addr[INET6_ADDRSTRLEN] = "?";
+    if (ss.ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof addr);
+    else
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof addr);
+    agent_log("listening on http://%s%s%s:%u%s", ss.ss_family == AF_INET6 ? "[" : "", addr,
+              ss.ss_family == AF_INET6 ? "]" : "", di ? (unsigned)di->port : 0,
+              a->o.read_only ? " (read-only)" : "");
+    return PFI_OK;
+}
+
+void agent_http_stop(agent *a)
+{
+    if (a->httpd) MHD_stop_daemon(a->httpd);
+    a->httpd = NULL;
+    if (a->metrics_resp) MHD_destroy_response(a->metrics_resp);
+    a->metrics_resp = NULL;
+}

@@ -1,0 +1,281 @@
+/* The job registry: which job runs on which GPUs, its throughput reports,
+ * its phase, and its training-phase aggregates over the rolling window. */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "pfi/features.h"
+#include "pfi/json.h"
+
+/* The paper's steady-state statistic: mean of the top 10% of samples. */
+#define TOP_FRAC 0.1
+
+int agent_job_find(const agent *a, const char *id)
+{
+    for (size_t i = 0; i < a->n_jobs; i++)
+        if (strcmp(a->jobs[i]->rec.id, id) == 0) return (int)i;
+    return -1;
+}
+
+static void job_free(agent_job *j)
+{
+    if (!j) return;
+    pfi_trace_seg_destroy(j->seg);
+    pfi_trace_roll_destroy(j->roll);
+    pfi_trace_roll_destroy(j->tput);
+    free(j);
+}
+
+void agent_jobs_free(agent *a)
+{
+    for (size_t i = 0; i < a->n_jobs; i++) job_free(a->jobs[i]);
+    free(a->jobs);
+    a->jobs = NULL;
+    a->n_jobs = a->cap_jobs = 0;
+}
+
+/* GPU -> job index map, rebuilt after every change of the list. */
+static void reindex(agent *a)
+{
+    for (unsigned g = 0; g < a->n_gpus; g++) a->gpus[g].job = -1;
+    for (size_t i = 0; i < a->n_jobs; i++)
+        for (size_t k = 0; k < a->jobs[i]->rec.n_gpus; k++)
+            a->gpus[a->jobs[i]->rec.gpus[k]].job = (int)i;
+}
+
+int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_error *err)
+{
+    /* Samples at most every 0.05 s over the window, bounded so that a tiny
+     * interval cannot make a job's history unbounded. */
+    size_t max_samples = (size_t)ceil(a->o.window_s / a->o.interval_s) + 2;
+    if (max_samples > 200000) max_samples = 200000;
+    agent_job *j = calloc(1, sizeof *j);
+    if (!j) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    j->rec = *rec;
+    j->last_tput = NAN;
+    j->last_power_w = NAN;
+    /* Reports can come far more often than samples (1000/s in the bench):
+     * keep the window's worth up to a bound; older ones are in the store. */
+    if (pfi_trace_seg_create(NULL, &j->seg) != PFI_OK ||
+        pfi_trace_roll_create(JF_COUNT, a->o.window_s, max_samples, &j->roll) != PFI_OK ||
+        pfi_trace_roll_create(1, a->o.window_s, 100000, &j->tput) != PFI_OK) {
+        job_free(j);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    }
+    pthread_mutex_lock(&a->mu);
+    int rc = PFI_OK;
+    for (size_t k = 0; k < rec->n_gpus && rc == PFI_OK; k++) {
+        unsigned g = rec->gpus[k];
+        if (g >= a->n_gpus)
+            rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "GPU %u does not exist (%u GPUs)", g,
+                               a->n_gpus);
+        else if (a->gpus[g].job >= 0)
+            rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "GPU %u is already used by job '%s'",
+                               g, a->jobs[a->gpus[g].job]->rec.id);
+    }
+    if (rc == PFI_OK && agent_job_find(a, rec->id) >= 0)
+        rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "job '%s' is already registered", rec->id);
+    if (rc == PFI_OK && a->n_jobs == a->cap_jobs) {
+        size_t cap = a->cap_jobs ? 2 * a->cap_jobs : 16;
+        agent_job **p = realloc(a->jobs, cap * sizeof *p);
+        if (!p)
+            rc = pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+        else {
+            a->jobs = p;
+            a->cap_jobs = cap;
+        }
+    }
+    /* The store write happens under mu so that a concurrent registration of
+     * the same id cannot pass the check above in between. */
+    if (rc == PFI_OK && persist) rc = pfi_store_job_add(a->store, &j->rec, err);
+    if (rc == PFI_OK) {
+        a->jobs[a->n_jobs++] = j;
+        reindex(a);
+        a->gen++;
+    }
+    pthread_mutex_unlock(&a->mu);
+    if (rc != PFI_OK) job_free(j);
+    return rc;
+}
+
+int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err)
+{
+    pthread_mutex_lock(&a->mu);
+    int i = agent_job_find(a, id);
+    if (i < 0) {
+        pthread_mutex_unlock(&a->mu);
+        return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no job '%s'", id);
+    }
+    agent_job *j = a->jobs[i];
+    int rc = pfi_store_job_end(a->store, id, agent_now(), err);
+    if (rc == PFI_OK || rc == PFI_ENOTFOUND) {
+        rc = PFI_OK;
+        if (summary) *summary = agent_job_json(a, j);
+        memmove(&a->jobs[i], &a->jobs[i + 1], (a->n_jobs - (size_t)i - 1) * sizeof *a->jobs);
+        a->n_jobs--;
+        reindex(a);
+        a->gen++;
+        job_free(j);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return rc;
+}
+
+int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned long long *n,
+                     pfi_error *err)
+{
+    double t = agent_now();
+    pthread_mutex_lock(&a->mu);
+    int i = agent_job_find(a, id);
+    int rc;
+    if (i < 0) {
+        rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no job '%s'", id);
+    } else {
+        /* Stored first: a report acknowledged is a report kept. */
+        rc = pfi_store_add_throughput(a->store, id, t, tokens_per_s, err);
+        if (rc == PFI_OK) {
+            agent_job *j = a->jobs[i];
+            pfi_trace_roll_push(j->tput, t, &tokens_per_s);
+            j->last_tput = tokens_per_s;
+            j->last_tput_t = t;
+            *n = ++j->reports;
+            a->gen++;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    return rc;
+}
+
+/* One value of field f over the job's GPUs: the mean of the GPUs that read
+ * it (NaN when none did). */
+static double gpu_mean(const agent *a, const agent_job *j, pfi_gpu_field f, double scale,
+                       size_t off)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t k = 0; k < j->rec.n_gpus; k++) {
+        const agent_gpu *x = &a->gpus[j->rec.gpus[k]];
+        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, f)) continue;
+        sum += *(const double *)((const char *)&x->last + off) * scale;
+        n++;
+    }
+    return n ? sum / (double)n : NAN;
+}
+
+#define GM(f, member, scale) gpu_mean(a, j, f, scale, offsetof(pfi_gpu_sample, member))
+
+void agent_job_push_tick(agent *a, agent_job *j, double t)
+{
+    double v[JF_COUNT];
+    v[PFI_TM_SM_ACTIVE] = GM(PFI_GF_SM_ACTIVE, sm_active, 1);
+    v[PFI_TM_TENSOR_ACTIVE] = GM(PFI_GF_TENSOR_ACTIVE, tensor_active, 1);
+    v[PFI_TM_DRAM_ACTIVE] = GM(PFI_GF_DRAM_ACTIVE, dram_active, 1);
+    v[PFI_TM_MEM_COPY_UTIL] = GM(PFI_GF_UTIL_MEM, util_mem_pct, 1);
+    v[PFI_TM_GPU_UTIL] = GM(PFI_GF_UTIL_GPU, util_gpu_pct, 1);
+    v[PFI_TM_POWER] = GM(PFI_GF_POWER, power_mw, 1e-3);
+    v[PFI_TM_SM_CLOCK] = GM(PFI_GF_SM_CLOCK, sm_clock_mhz, 1);
+    v[PFI_TM_MEM_CLOCK] = GM(PFI_GF_MEM_CLOCK, mem_clock_mhz, 1);
+    v[PFI_TM_FB_USED] = GM(PFI_GF_FB_USED, fb_used_mib, 1);
+    v[PFI_TM_GPU_TEMP] = GM(PFI_GF_TEMP, temp_c, 1);
+    v[PFI_TM_NVLINK_TX] = GM(PFI_GF_NVLINK_TX, nvlink_tx, 1);
+    v[PFI_TM_NVLINK_RX] = GM(PFI_GF_NVLINK_RX, nvlink_rx, 1);
+    v[PFI_TM_PCIE_TX] = GM(PFI_GF_PCIE_TX, pcie_tx, 1);
+    v[PFI_TM_PCIE_RX] = GM(PFI_GF_PCIE_RX, pcie_rx, 1);
+    /* Total power counts only when every GPU of the job read it: a sum
+     * over some GPUs would look like a power drop. */
+    double total = 0;
+    for (size_t k = 0; k < j->rec.n_gpus; k++) {
+        const agent_gpu *x = &a->gpus[j->rec.gpus[k]];
+        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, PFI_GF_POWER)) {
+            total = NAN;
+            break;
+        }
+        total += x->last.power_mw * 1e-3;
+    }
+    v[JF_TOTAL_POWER] = total;
+    j->last_power_w = total;
+    pfi_trace_roll_push(j->roll, t, v);
+    j->phase = pfi_trace_seg_push(j->seg, t, v[PFI_TM_FB_USED], v[PFI_TM_GPU_UTIL]);
+}
+
+void agent_job_aggregate(agent *a, agent_job *j, job_agg *out)
+{
+    memset(out, 0, sizeof *out);
+    double since = pfi_trace_seg_start(j->seg, PFI_PHASE_TRAINING);
+    out->training = !isnan(since);
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) out->tm[f] = NAN;
+    out->power_w = out->tput = out->pfi = NAN;
+    if (!out->training) return;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        if (pfi_trace_roll_top_mean(j->roll, (size_t)f, since, TOP_FRAC, &out->tm[f], NULL) !=
+            PFI_OK)
+            out->tm[f] = NAN;
+    if (pfi_trace_roll_top_mean(j->roll, JF_TOTAL_POWER, since, TOP_FRAC, &out->power_w,
+                                &out->n_samples) != PFI_OK)
+        out->power_w = NAN;
+    if (pfi_trace_roll_top_mean(j->tput, 0, since, TOP_FRAC, &out->tput, &out->n_reports) !=
+        PFI_OK)
+        out->tput = NAN;
+    agent_model_estimate(a, j, out);
+}
+
+void agent_job_features(agent *a, const agent_job *j, const job_agg *agg, pfi_features *ft)
+{
+    pfi_tm_row row;
+    memset(&row, 0, sizeof row);
+    for (int k = 0; k < PFI_TM_NFIELDS; k++) {
+        row.v[k] = agg->tm[k];
+        if (isfinite(agg->tm[k])) row.valid |= 1u << k;
+    }
+    memset(ft, 0, sizeof *ft);
+    if (pfi_features_compute(&row, a->boost_mhz, ft) != PFI_OK) ft->valid = 0;
+    if (j->rec.arch[0] && j->rec.task[0])
+        pfi_features_set_meta(ft, j->rec.arch, j->rec.task, (int)j->rec.n_gpus, NULL);
+}
+
+json_t *agent_job_json(agent *a, agent_job *j)
+{
+    json_t *o = json_object();
+    pfi_json_set(o, "id", json_string(j->rec.id));
+    json_t *g = json_array();
+    for (size_t k = 0; k < j->rec.n_gpus; k++) json_array_append_new(g, json_integer(j->rec.gpus[k]));
+    pfi_json_set(o, "gpus", g);
+    pfi_json_set(o, "arch", j->rec.arch[0] ? json_string(j->rec.arch) : json_null());
+    pfi_json_set(o, "task", j->rec.task[0] ? json_string(j->rec.task) : json_null());
+    pfi_json_set(o, "registered_at", pfi_json_num(j->rec.registered_at));
+    pfi_json_set(o, "phase", json_string(pfi_trace_phase_name(j->phase)));
+    json_t *ps = json_object();
+    for (int p = 0; p < PFI_PHASE_COUNT; p++)
+        pfi_json_set(ps, pfi_trace_phase_name((pfi_phase)p),
+                     pfi_json_num(pfi_trace_seg_start(j->seg, (pfi_phase)p)));
+    pfi_json_set(o, "phase_started_at", ps);
+    pfi_json_set(o, "power_w", pfi_json_num(j->last_power_w));
+    pfi_json_set(o, "tokens_per_s", pfi_json_num(j->last_tput));
+    pfi_json_set(o, "reports", json_integer((json_int_t)j->reports));
+    job_agg agg;
+    agent_job_aggregate(a, j, &agg);
+    json_t *st = json_object();
+    pfi_json_set(st, "power_w", pfi_json_num(agg.power_w));
+    pfi_json_set(st, "tokens_per_s", pfi_json_num(agg.tput));
+    pfi_json_set(st, "samples", json_integer((json_int_t)agg.n_samples));
+    pfi_json_set(st, "reports", json_integer((json_int_t)agg.n_reports));
+    pfi_json_set(o, "steady", st);
+    json_t *tel = json_object();
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        pfi_json_set(tel, pfi_tm_field_name((pfi_tm_field)f), pfi_json_num(agg.tm[f]));
+    pfi_json_set(o, "telemetry", tel);
+    /* Features by the predictor's names (paper Fig. 14), from the telemetry. */
+    json_t *fo = json_object();
+    if (agg.training) {
+        pfi_features ft;
+        agent_job_features(a, j, &agg, &ft);
+        for (int k = 0; k < PFI_FEAT_COUNT; k++)
+            if (ft.valid & (1u << k))
+                pfi_json_set(fo, pfi_feature_name((pfi_feature)k), pfi_json_num(ft.v[k]));
+    }
+    pfi_json_set(o, "features", fo);
+    pfi_json_set(o, "pfi_estimate", agg.has_pfi ? pfi_json_num(agg.pfi) : json_null());
+    return o;
+}

@@ -1,0 +1,353 @@
+/* pfid: the node agent. Parses options, opens the backend and the store,
+ * recovers caps left by a previous run, starts the sampler and the HTTP
+ * server, and on SIGTERM/SIGINT stops them and restores every cap. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+static const char *help =
+    "Usage: pfid --backend nvml|dcgm|sim --db PATH --token-file FILE [OPTIONS]\n"
+    "\n"
+    "The node agent: samples the node's GPUs every interval into a SQLite store,\n"
+    "keeps a registry of the training jobs on them with their throughput,\n"
+    "segments each job's trace into warmup/startup/training, estimates its\n"
+    "features and PFI, exports Prometheus metrics, and applies power caps that\n"
+    "always expire and are restored to the default limit.\n"
+    "\n"
+    "Options:\n"
+    "  --backend B       nvml (default; libnvidia-ml.so.1, or PFI_NVML_LIB),\n"
+    "                    dcgm (scrape a dcgm-exporter; read-only) or sim\n"
+    "  --sim-gpus N      sim: number of simulated H200s (default 8)\n"
+    "  --sim-jobs FILE   sim: jobs file placing modelled jobs on GPUs\n"
+    "  --dcgm-url URL    dcgm: the exporter's metrics URL\n"
+    "                    (default http://127.0.0.1:9400/metrics)\n"
+    "  --listen A:P      HTTP address and port (default 127.0.0.1:9477; [::1]:P\n"
+    "                    for IPv6; port 0 picks a free one, logged at start)\n"
+    "  --db PATH         SQLite store (created if missing)\n"
+    "  --interval S      sampling interval in seconds (default 5)\n"
+    "  --token-file F    bearer token for state-changing calls; refused when the\n"
+    "                    file is readable or writable by group or others\n"
+    "  --read-only       never change a GPU setting: limit calls answer 409 and\n"
+    "                    caps recorded by an earlier run are left untouched\n"
+    "  --model FILE      PFI predictor (JSON, from `pfi predict --save`) for the\n"
+    "                    live estimate\n"
+    "  --retention S     keep samples and reports this many seconds (default\n"
+    "                    604800, a week)\n"
+    "  --window S        rolling window of the per-job aggregates (default 1800)\n"
+    "  --http-threads N  HTTP worker threads (default 4)\n"
+    "  -h, --help        show this help\n"
+    "  -V, --version     print the version\n"
+    "\n"
+    "API (JSON; state-changing calls need \"Authorization: Bearer TOKEN\"):\n"
+    "  GET /metrics  GET /v1/gpus  GET /v1/jobs  GET /v1/jobs/ID  GET /healthz\n"
+    "  POST /v1/jobs {\"id\":\"ID\",\"gpus\":[0,1],\"arch\":\"dense\",\"task\":\"pt\"}\n"
+    "  POST /v1/jobs/ID/throughput {\"tokens_per_s\":X}   DELETE /v1/jobs/ID\n"
+    "  PUT /v1/gpus/N/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/gpus/N/limit\n"
+    "\n"
+    "Exit status: 0 after a clean shutdown, 1 when it cannot start or run,\n"
+    "2 on bad usage.\n";
+
+double agent_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double agent_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void agent_log(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    /* One write per line so that lines from threads do not interleave. */
+    fprintf(stderr, "pfid: %s\n", buf);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "pfid: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'pfid --help'.\n");
+    return 2;
+}
+
+static int parse_seconds(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Reads the token: the file must be private to its owner (a token others can
+ * read is no secret), the token its first line, at least 16 characters. */
+static int read_token(const char *path, char *tok, size_t len, pfi_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pfi_error_set(err, PFI_EIO, path, 0, "cannot open token file: %s",
+                             strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return pfi_error_set(err, PFI_EINVAL, path, 0, "token file is not a regular file");
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+        close(fd);
+        return pfi_error_set(err, PFI_EINVAL, path, 0,
+                             "token file is accessible by group or others (mode %03o); "
+                             "chmod 600 it",
+                             (unsigned)(st.st_mode & 0777));
+    }
+    char buf[512];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n < 0) return pfi_error_set(err, PFI_EIO, path, 0, "cannot read token file");
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    size_t l = strlen(buf);
+    while (l > 0 && (buf[l - 1] == ' ' || buf[l - 1] == '\t')) buf[--l] = '\0';
+    if (l < 16 || l >= len)
+        return pfi_error_set(err, PFI_EINVAL, path, 1,
+                             "token must be 16-%zu characters on the first line", len - 1);
+    for (size_t i = 0; i < l; i++)
+        if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
+            return pfi_error_set(err, PFI_EINVAL, path, 1,
+                                 "token must be printable ASCII without spaces");
+    memcpy(tok, buf, l + 1);
+    return PFI_OK;
+}
+
+static int open_backend(agent *a, pfi_error *err)
+{
+    char opts[1200] = "";
+    if (strcmp(a->o.backend, "sim") == 0) {
+        int n = snprintf(opts, sizeof opts, "gpus=%u", a->o.sim_gpus);
+        if (a->o.sim_jobs) {
+            if (strchr(a->o.sim_jobs, ','))
+                return pfi_error_set(err, PFI_EINVAL, a->o.sim_jobs, 0,
+                                     "a jobs file path cannot contain a comma");
+            snprintf(opts + n, sizeof opts - (size_t)n, ",jobs=%s", a->o.sim_jobs);
+        }
+    } else if (strcmp(a->o.backend, "dcgm") == 0) {
+        snprintf(opts, sizeof opts, "%s",
+                 a->o.dcgm_url ? a->o.dcgm_url : "http://127.0.0.1:9400/metrics");
+    }
+    int rc = pfi_backend_open(a->o.backend, opts, &a->be, err);
+    if (rc != PFI_OK) return rc;
+    if ((rc = pfi_backend_count(a->be, &a->n_gpus)) != PFI_OK)
+        return pfi_error_set(err, rc, NULL, 0, "%s: cannot count GPUs: %s", a->o.backend,
+                             pfi_backend_last_error(a->be));
+    a->gpus = calloc(a->n_gpus ? a->n_gpus : 1, sizeof *a->gpus);
+    if (!a->gpus) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    a->boost_mhz = 0;
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        agent_gpu *x = &a->gpus[g];
+        x->job = -1;
+        if (pfi_backend_info(a->be, g, &x->info) != PFI_OK)
+            snprintf(x->info.name, sizeof x->info.name, "unknown");
+        if (pfi_backend_limits(a->be, g, &x->limits) == PFI_OK) x->have_limits = 1;
+    }
+    /* The clock-fraction feature needs the boost clock; H200 is the GPU the
+     * model was fitted on and the only one the backends know. */
+    a->boost_mhz = 1980.0;
+    agent_log("backend %s: %u GPU(s)%s", a->o.backend, a->n_gpus,
+              a->n_gpus ? "" : " (nothing to sample)");
+    return PFI_OK;
+}
+
+/* Jobs registered before a restart come back from the store. */
+static void reload_jobs(agent *a)
+{
+    pfi_store_job *jobs;
+    size_t n;
+    pfi_error err;
+    if (pfi_store_jobs_running(a->store, &jobs, &n, &err) != PFI_OK) {
+        agent_log("cannot reload jobs: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (agent_job_register(a, &jobs[i], 0, &err) != PFI_OK) {
+            agent_log("job %s from the store not restored (%s); marking it ended", jobs[i].id,
+                      err.msg);
+            pfi_store_job_end(a->store, jobs[i].id, agent_now(), NULL);
+        } else {
+            agent_log("job %s restored from the store", jobs[i].id);
+        }
+    }
+    free(jobs);
+}
+
+static void cleanup(agent *a)
+{
+    agent_jobs_free(a);
+    pfi_store_close(a->store);
+    pfi_backend_close(a->be);
+    free(a->gpus);
+    if (a->model) json_decref(a->model);
+    pthread_mutex_destroy(&a->mu);
+    pthread_mutex_destroy(&a->cap_mu);
+    pthread_cond_destroy(&a->wake);
+}
+
+int main(int argc, char **argv)
+{
+    static agent a;
+    a.o.backend = "nvml";
+    a.o.sim_gpus = 8;
+    a.o.listen = "127.0.0.1:9477";
+    a.o.interval_s = 5;
+    a.o.retention_s = 604800;
+    a.o.window_s = 1800;
+    a.o.http_threads = 4;
+
+    enum { O_SIMG = 256, O_SIMJ, O_DCGM, O_LISTEN, O_DB, O_INT, O_TOK, O_RO, O_MODEL, O_RET,
+           O_WIN, O_THR };
+    static const struct option lo[] = {
+        {"backend", required_argument, 0, 'b'}, {"sim-gpus", required_argument, 0, O_SIMG},
+        {"sim-jobs", required_argument, 0, O_SIMJ}, {"dcgm-url", required_argument, 0, O_DCGM},
+        {"listen", required_argument, 0, O_LISTEN}, {"db", required_argument, 0, O_DB},
+        {"interval", required_argument, 0, O_INT}, {"token-file", required_argument, 0, O_TOK},
+        {"read-only", no_argument, 0, O_RO}, {"model", required_argument, 0, O_MODEL},
+        {"retention", required_argument, 0, O_RET}, {"window", required_argument, 0, O_WIN},
+        {"http-threads", required_argument, 0, O_THR}, {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+    int c;
+    double v;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "b:hV", lo, NULL)) != -1) {
+        switch (c) {
+        case 'b': a.o.backend = optarg; break;
+        case O_SIMG:
+            if (parse_seconds(optarg, 1, 1024, &v) || v != floor(v))
+                return usage_error("--sim-gpus must be an integer 1-1024, not '%s'", optarg);
+            a.o.sim_gpus = (unsigned)v;
+            break;
+        case O_SIMJ: a.o.sim_jobs = optarg; break;
+        case O_DCGM: a.o.dcgm_url = optarg; break;
+        case O_LISTEN: a.o.listen = optarg; break;
+        case O_DB: a.o.db = optarg; break;
+        case O_INT:
+            if (parse_seconds(optarg, 0.05, 3600, &a.o.interval_s))
+                return usage_error("--interval must be 0.05-3600 seconds, not '%s'", optarg);
+            break;
+        case O_TOK: a.o.token_file = optarg; break;
+        case O_RO: a.o.read_only = 1; break;
+        case O_MODEL: a.o.model = optarg; break;
+        case O_RET:
+            if (parse_seconds(optarg, 60, 10 * 365 * 86400.0, &a.o.retention_s))
+                return usage_error("--retention must be 60 s to 10 years, not '%s'", optarg);
+            break;
+        case O_WIN:
+            if (parse_seconds(optarg, 10, 7 * 86400.0, &a.o.window_s))
+                return usage_error("--window must be 10 s to a week, not '%s'", optarg);
+            break;
+        case O_THR:
+            if (parse_seconds(optarg, 1, 64, &v) || v != floor(v))
+                return usage_error("--http-threads must be an integer 1-64, not '%s'", optarg);
+            a.o.http_threads = (unsigned)v;
+            break;
+        case 'h': fputs(help, stdout); return 0;
+        case 'V': printf("pfid %s\n", PFI_VERSION); return 0;
+        default:
+            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return usage_error("unexpected argument '%s'", argv[optind]);
+    if (!pfi_backend_find(a.o.backend))
+        return usage_error("--backend must be nvml, dcgm or sim, not '%s'", a.o.backend);
+    if (!a.o.db) return usage_error("%s", "--db PATH is required");
+    if (!a.o.token_file) return usage_error("%s", "--token-file FILE is required");
+    if ((a.o.sim_jobs || a.o.sim_gpus != 8) && strcmp(a.o.backend, "sim") != 0)
+        return usage_error("%s", "--sim-gpus and --sim-jobs need --backend sim");
+    if (a.o.dcgm_url && strcmp(a.o.backend, "dcgm") != 0)
+        return usage_error("%s", "--dcgm-url needs --backend dcgm");
+
+    pfi_error err;
+    pfi_error_clear(&err);
+    char msg[1024];
+    if (read_token(a.o.token_file, a.token, sizeof a.token, &err) != PFI_OK) {
+        pfi_error_format(&err, msg, sizeof msg);
+        agent_log("%s", msg);
+        return 1;
+    }
+
+    /* Every thread started from here on inherits the blocked signals; the
+     * main thread takes them with sigwait, so shutdown runs in one place. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    pthread_mutex_init(&a.mu, NULL);
+    pthread_mutex_init(&a.cap_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a.wake, &ca);
+    pthread_condattr_destroy(&ca);
+    a.started_at = agent_now();
+
+    int rc = open_backend(&a, &err);
+    if (rc == PFI_OK) rc = pfi_store_open(a.o.db, &a.store, &err);
+    if (rc == PFI_OK && a.o.model) rc = agent_model_load(&a, a.o.model, &err);
+    if (rc == PFI_OK) rc = agent_caps_recover(&a, &err);
+    if (rc != PFI_OK) {
+        pfi_error_format(&err, msg, sizeof msg);
+        agent_log("%s", msg);
+        agent_caps_restore_all(&a);
+        cleanup(&a);
+        return 1;
+    }
+    reload_jobs(&a);
+    agent_tick(&a); /* the first sample is there before the first request */
+    if (agent_sampler_start(&a) != 0) {
+        agent_log("cannot start the sampler thread");
+        agent_caps_restore_all(&a);
+        cleanup(&a);
+        return 1;
+    }
+    if (agent_http_start(&a, &err) != PFI_OK) {
+        pfi_error_format(&err, msg, sizeof msg);
+        agent_log("%s", msg);
+        agent_sampler_stop(&a);
+        agent_caps_restore_all(&a);
+        cleanup(&a);
+        return 1;
+    }
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    agent_log("%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    /* HTTP first (no new caps), then the sampler, then restore. */
+    agent_http_stop(&a);
+    agent_sampler_stop(&a);
+    agent_caps_restore_all(&a);
+    cleanup(&a);
+    agent_log("stopped");
+    return 0;
+}

@@ -1,0 +1,354 @@
+/* What pfid shows: /metrics in the Prometheus text format and the JSON of
+ * /v1/gpus and /v1/jobs. Callers hold mu. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "pfi/features.h"
+#include "pfi/json.h"
+#include "pfi/prom_emit.h"
+
+/* A GPU field: metric name, help, type, the sample field, scale to the
+ * metric's base unit. */
+typedef struct {
+    const char *name, *help;
+    pfi_prom_type type;
+    pfi_gpu_field field;
+    size_t off;
+    double scale;
+} gpu_metric;
+
+#define GF(f, m) f, offsetof(pfi_gpu_sample, m)
+static const gpu_metric gpu_metrics[] = {
+    {"pfi_gpu_power_watts", "GPU power draw (NVML power usage).", PFI_PROM_GAUGE,
+     GF(PFI_GF_POWER, power_mw), 1e-3},
+    {"pfi_gpu_energy_joules_total", "GPU energy since the driver loaded.", PFI_PROM_COUNTER,
+     GF(PFI_GF_ENERGY, energy_mj), 1e-3},
+    {"pfi_gpu_sm_clock_hertz", "SM clock.", PFI_PROM_GAUGE, GF(PFI_GF_SM_CLOCK, sm_clock_mhz), 1e6},
+    {"pfi_gpu_memory_clock_hertz", "Memory clock.", PFI_PROM_GAUGE,
+     GF(PFI_GF_MEM_CLOCK, mem_clock_mhz), 1e6},
+    {"pfi_gpu_utilization_ratio", "GPU utilization (DCGM_FI_DEV_GPU_UTIL / 100).",
+     PFI_PROM_GAUGE, GF(PFI_GF_UTIL_GPU, util_gpu_pct), 0.01},
+    {"pfi_gpu_memory_copy_utilization_ratio",
+     "Memory copy utilization (DCGM_FI_DEV_MEM_COPY_UTIL / 100).", PFI_PROM_GAUGE,
+     GF(PFI_GF_UTIL_MEM, util_mem_pct), 0.01},
+    {"pfi_gpu_temperature_celsius", "GPU temperature.", PFI_PROM_GAUGE, GF(PFI_GF_TEMP, temp_c), 1},
+    {"pfi_gpu_framebuffer_used_bytes", "Frame buffer memory used.", PFI_PROM_GAUGE,
+     GF(PFI_GF_FB_USED, fb_used_mib), 1048576.0},
+    {"pfi_gpu_sm_active_ratio", "SM activity (GPM SM util, DCGM_FI_PROF_SM_ACTIVE).",
+     PFI_PROM_GAUGE, GF(PFI_GF_SM_ACTIVE, sm_active), 1},
+    {"pfi_gpu_sm_occupancy_ratio", "SM occupancy (GPM, DCGM_FI_PROF_SM_OCCUPANCY).",
+     PFI_PROM_GAUGE, GF(PFI_GF_SM_OCCUPANCY, sm_occupancy), 1},
+    {"pfi_gpu_tensor_active_ratio",
+     "Tensor pipe activity (GPM any-tensor, DCGM_FI_PROF_PIPE_TENSOR_ACTIVE).", PFI_PROM_GAUGE,
+     GF(PFI_GF_TENSOR_ACTIVE, tensor_active), 1},
+    {"pfi_gpu_dram_active_ratio", "DRAM bandwidth activity (GPM, DCGM_FI_PROF_DRAM_ACTIVE).",
+     PFI_PROM_GAUGE, GF(PFI_GF_DRAM_ACTIVE, dram_active), 1},
+    {"pfi_gpu_pcie_tx_bytes_per_second", "PCIe transmit rate.", PFI_PROM_GAUGE,
+     GF(PFI_GF_PCIE_TX, pcie_tx), 1},
+    {"pfi_gpu_pcie_rx_bytes_per_second", "PCIe receive rate.", PFI_PROM_GAUGE,
+     GF(PFI_GF_PCIE_RX, pcie_rx), 1},
+    {"pfi_gpu_nvlink_tx_bytes_per_second", "NVLink transmit rate.", PFI_PROM_GAUGE,
+     GF(PFI_GF_NVLINK_TX, nvlink_tx), 1},
+    {"pfi_gpu_nvlink_rx_bytes_per_second", "NVLink receive rate.", PFI_PROM_GAUGE,
+     GF(PFI_GF_NVLINK_RX, nvlink_rx), 1},
+};
+
+static void gpu_label(char *buf, size_t len, unsigned g)
+{
+    snprintf(buf, len, "%u", g);
+}
+
+static void emit_gpus(agent *a, FILE *f)
+{
+    char gl[16];
+    pfi_prom_family(f, "pfi_gpu_info", PFI_PROM_GAUGE, "GPU identity (always 1).");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, "uuid", a->gpus[g].info.uuid, "name", a->gpus[g].info.name,
+                           NULL};
+        pfi_prom_sample(f, "pfi_gpu_info", l, 1);
+    }
+    pfi_prom_family(f, "pfi_gpu_up", PFI_PROM_GAUGE, "1 when the last read of the GPU succeeded.");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_up", l, a->gpus[g].sample_ok);
+    }
+    for (size_t m = 0; m < sizeof gpu_metrics / sizeof gpu_metrics[0]; m++) {
+        const gpu_metric *gm = &gpu_metrics[m];
+        int any = 0;
+        for (unsigned g = 0; g < a->n_gpus; g++)
+            any |= a->gpus[g].sample_ok && pfi_gpu_sample_has(&a->gpus[g].last, gm->field);
+        if (!any) continue; /* a family the backend cannot read is left out */
+        pfi_prom_family(f, gm->name, gm->type, gm->help);
+        for (unsigned g = 0; g < a->n_gpus; g++) {
+            const agent_gpu *x = &a->gpus[g];
+            if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, gm->field)) continue;
+            gpu_label(gl, sizeof gl, g);
+            const char *l[] = {"gpu", gl, NULL};
+            double v = *(const double *)((const char *)&x->last + gm->off);
+            pfi_prom_sample(f, gm->name, l, v * gm->scale);
+        }
+    }
+    pfi_prom_family(f, "pfi_gpu_clock_event_reasons", PFI_PROM_GAUGE,
+                    "NVML clock event (throttle) reasons bitmask.");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        const agent_gpu *x = &a->gpus[g];
+        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, PFI_GF_CLOCK_REASONS)) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_clock_event_reasons", l, (double)x->last.clock_reasons);
+    }
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } lims[] = {
+        {"pfi_gpu_power_limit_watts", "Enforced power limit.",
+         offsetof(pfi_gpu_limits, enforced_mw)},
+        {"pfi_gpu_power_limit_default_watts", "Default power limit.",
+         offsetof(pfi_gpu_limits, default_mw)},
+        {"pfi_gpu_power_limit_min_watts", "Lowest settable power limit.",
+         offsetof(pfi_gpu_limits, min_mw)},
+        {"pfi_gpu_power_limit_max_watts", "Highest settable power limit.",
+         offsetof(pfi_gpu_limits, max_mw)},
+    };
+    for (size_t k = 0; k < sizeof lims / sizeof lims[0]; k++) {
+        pfi_prom_family(f, lims[k].name, PFI_PROM_GAUGE, lims[k].help);
+        for (unsigned g = 0; g < a->n_gpus; g++) {
+            if (!a->gpus[g].have_limits) continue;
+            gpu_label(gl, sizeof gl, g);
+            const char *l[] = {"gpu", gl, NULL};
+            double v = *(const double *)((const char *)&a->gpus[g].limits + lims[k].off);
+            if (v > 0) pfi_prom_sample(f, lims[k].name, l, v / 1000);
+        }
+    }
+    pfi_prom_family(f, "pfi_gpu_cap_watts", PFI_PROM_GAUGE,
+                    "Power cap pfid holds on the GPU (absent when none).");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        if (!a->gpus[g].capped) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_cap_watts", l, a->gpus[g].cap_w);
+    }
+    pfi_prom_family(f, "pfi_gpu_cap_expiry_timestamp_seconds", PFI_PROM_GAUGE,
+                    "When the cap expires and the default limit is restored (Unix time).");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        if (!a->gpus[g].capped) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_cap_expiry_timestamp_seconds", l, a->gpus[g].cap_expires_at);
+    }
+    pfi_prom_family(f, "pfi_gpu_cap_restore_failed", PFI_PROM_GAUGE,
+                    "1 while restoring an expired cap keeps failing (pfid retries).");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        if (!a->gpus[g].capped) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_cap_restore_failed", l, a->gpus[g].restore_failed);
+    }
+}
+
+static void emit_jobs(agent *a, FILE *f)
+{
+    size_t n = a->n_jobs;
+    job_agg *agg = calloc(n ? n : 1, sizeof *agg);
+    if (!agg) return;
+    for (size_t i = 0; i < n; i++) agent_job_aggregate(a, a->jobs[i], &agg[i]);
+
+    pfi_prom_family(f, "pfi_job_info", PFI_PROM_GAUGE,
+                    "A registered job: its GPUs (comma-separated indices), arch and task.");
+    for (size_t i = 0; i < n; i++) {
+        const agent_job *j = a->jobs[i];
+        char gpus[PFI_STORE_MAX_JOB_GPUS * 6] = "";
+        size_t off = 0;
+        for (size_t k = 0; k < j->rec.n_gpus; k++)
+            off += (size_t)snprintf(gpus + off, sizeof gpus - off, "%s%u", k ? "," : "",
+                                    j->rec.gpus[k]);
+        const char *l[] = {"job", j->rec.id, "gpus", gpus, "arch", j->rec.arch, "task",
+                           j->rec.task, NULL};
+        pfi_prom_sample(f, "pfi_job_info", l, 1);
+    }
+    pfi_prom_family(f, "pfi_job_phase", PFI_PROM_GAUGE,
+                    "1 for the job's current phase (warmup, startup, training), 0 for the others.");
+    for (size_t i = 0; i < n; i++)
+        for (int p = 0; p < PFI_PHASE_COUNT; p++) {
+            const char *l[] = {"job", a->jobs[i]->rec.id, "phase",
+                               pfi_trace_phase_name((pfi_phase)p), NULL};
+            pfi_prom_sample(f, "pfi_job_phase", l, a->jobs[i]->phase == (pfi_phase)p);
+        }
+#define JOB_SERIES(name, type, help, expr)                                                     \
+    do {                                                                                       \
+        pfi_prom_family(f, name, type, help);                                                  \
+        for (size_t i = 0; i < n; i++) {                                                       \
+            const agent_job *j = a->jobs[i];                                                   \
+            const char *l[] = {"job", j->rec.id, NULL};                                        \
+            pfi_prom_sample(f, name, l, (expr));                                               \
+            (void)j;                                                                           \
+        }                                                                                      \
+    } while (0)
+    JOB_SERIES("pfi_job_power_watts", PFI_PROM_GAUGE,
+               "Total power of the job's GPUs at the last sample.", j->last_power_w);
+    JOB_SERIES("pfi_job_throughput_tokens_per_second", PFI_PROM_GAUGE,
+               "The job's last reported throughput.", j->last_tput);
+    JOB_SERIES("pfi_job_throughput_reports_total", PFI_PROM_COUNTER,
+               "Throughput reports received for the job.", (double)j->reports);
+    JOB_SERIES("pfi_job_steady_power_watts", PFI_PROM_GAUGE,
+               "Mean of the top 10% of the job's total power in the training phase "
+               "(rolling window).",
+               agg[i].power_w);
+    JOB_SERIES("pfi_job_steady_throughput_tokens_per_second", PFI_PROM_GAUGE,
+               "Mean of the top 10% of the job's throughput reports in the training phase "
+               "(rolling window).",
+               agg[i].tput);
+    JOB_SERIES("pfi_job_pfi_estimate", PFI_PROM_GAUGE,
+               "Live PFI estimate from the --model predictor (absent without a model or "
+               "before training).",
+               agg[i].has_pfi ? agg[i].pfi : NAN);
+#undef JOB_SERIES
+    pfi_prom_family(f, "pfi_job_telemetry", PFI_PROM_GAUGE,
+                    "Top-10% mean over the training phase of a DCGM field (telemetry.csv "
+                    "units: ratios, percent, W per GPU, MHz, MiB, C, bytes/s).");
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < PFI_TM_NFIELDS; k++) {
+            const char *l[] = {"job", a->jobs[i]->rec.id, "field",
+                               pfi_tm_field_name((pfi_tm_field)k), NULL};
+            pfi_prom_sample(f, "pfi_job_telemetry", l, agg[i].tm[k]);
+        }
+    pfi_prom_family(f, "pfi_job_feature", PFI_PROM_GAUGE,
+                    "The job's predictor features (paper Fig. 14), from its telemetry.");
+    for (size_t i = 0; i < n; i++) {
+        if (!agg[i].training) continue;
+        pfi_features ft;
+        agent_job_features(a, a->jobs[i], &agg[i], &ft);
+        for (int k = 0; k < PFI_FEAT_COUNT; k++) {
+            if (!(ft.valid & (1u << k))) continue;
+            const char *l[] = {"job", a->jobs[i]->rec.id, "feature",
+                               pfi_feature_name((pfi_feature)k), NULL};
+            pfi_prom_sample(f, "pfi_job_feature", l, ft.v[k]);
+        }
+    }
+    free(agg);
+}
+
+static void emit_agent(agent *a, FILE *f)
+{
+    pfi_prom_family(f, "pfi_agent_info", PFI_PROM_GAUGE, "pfid build and configuration.");
+    const char *l[] = {"version", PFI_VERSION, "backend", a->o.backend, NULL};
+    pfi_prom_sample(f, "pfi_agent_info", l, 1);
+    pfi_prom_family(f, "pfi_agent_read_only", PFI_PROM_GAUGE,
+                    "1 when pfid never changes GPU settings (--read-only).");
+    pfi_prom_sample(f, "pfi_agent_read_only", NULL, a->o.read_only);
+    pfi_prom_family(f, "pfi_agent_start_time_seconds", PFI_PROM_GAUGE, "When pfid started.");
+    pfi_prom_sample(f, "pfi_agent_start_time_seconds", NULL, a->started_at);
+    pfi_prom_family(f, "pfi_agent_jobs", PFI_PROM_GAUGE, "Registered jobs.");
+    pfi_prom_sample(f, "pfi_agent_jobs", NULL, (double)a->n_jobs);
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } counters[] = {
+        {"pfi_agent_samples_total", "Sampler ticks.", offsetof(agent, samples_total)},
+        {"pfi_agent_sample_errors_total", "GPU reads that failed.",
+         offsetof(agent, sample_errors_total)},
+        {"pfi_agent_store_errors_total", "Sample batches the store could not write.",
+         offsetof(agent, store_errors_total)},
+        {"pfi_agent_caps_set_total", "Power caps applied.", offsetof(agent, caps_set_total)},
+        {"pfi_agent_caps_restored_total", "Default limits restored.",
+         offsetof(agent, caps_restored_total)},
+        {"pfi_agent_cap_restore_errors_total", "Failed attempts to restore a default limit.",
+         offsetof(agent, cap_restore_errors_total)},
+    };
+    for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++) {
+        pfi_prom_family(f, counters[k].name, PFI_PROM_COUNTER, counters[k].help);
+        pfi_prom_sample(f, counters[k].name, NULL,
+                        (double)*(const unsigned long long *)((const char *)a + counters[k].off));
+    }
+    pfi_prom_family(f, "pfi_agent_last_sample_duration_seconds", PFI_PROM_GAUGE,
+                    "How long the last sampler tick took.");
+    pfi_prom_sample(f, "pfi_agent_last_sample_duration_seconds", NULL, a->last_tick_s);
+}
+
+char *agent_render_metrics(agent *a, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (!f) return NULL;
+    emit_gpus(a, f);
+    emit_jobs(a, f);
+    emit_agent(a, f);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static json_t *gpu_json(agent *a, unsigned g)
+{
+    const agent_gpu *x = &a->gpus[g];
+    json_t *o = json_object();
+    pfi_json_set(o, "gpu", json_integer(g));
+    pfi_json_set(o, "name", json_string(x->info.name));
+    pfi_json_set(o, "uuid", json_string(x->info.uuid));
+    pfi_json_set(o, "up", json_boolean(x->sample_ok));
+    pfi_json_set(o, "sampled_at", x->last_t > 0 ? pfi_json_num(x->last_t) : json_null());
+    json_t *s = json_object();
+    for (size_t m = 0; m < sizeof gpu_metrics / sizeof gpu_metrics[0]; m++) {
+        const gpu_metric *gm = &gpu_metrics[m];
+        /* JSON keys: the metric name without the pfi_gpu_ prefix. */
+        const char *key = gm->name + strlen("pfi_gpu_");
+        if (x->sample_ok && pfi_gpu_sample_has(&x->last, gm->field))
+            pfi_json_set(s, key,
+                         pfi_json_num(*(const double *)((const char *)&x->last + gm->off) *
+                                      gm->scale));
+        else
+            pfi_json_set(s, key, json_null());
+    }
+    pfi_json_set(o, "sample", s);
+    if (x->have_limits) {
+        json_t *l = json_object();
+        pfi_json_set(l, "enforced_w", pfi_json_num(x->limits.enforced_mw / 1000));
+        pfi_json_set(l, "current_w", x->limits.current_mw > 0
+                                         ? pfi_json_num(x->limits.current_mw / 1000)
+                                         : json_null());
+        pfi_json_set(l, "default_w", pfi_json_num(x->limits.default_mw / 1000));
+        pfi_json_set(l, "min_w", pfi_json_num(x->limits.min_mw / 1000));
+        pfi_json_set(l, "max_w", pfi_json_num(x->limits.max_mw / 1000));
+        pfi_json_set(o, "limits", l);
+    } else {
+        pfi_json_set(o, "limits", json_null());
+    }
+    if (x->capped) {
+        json_t *c = json_object();
+        pfi_json_set(c, "watts", pfi_json_num(x->cap_w));
+        pfi_json_set(c, "set_at", pfi_json_num(x->cap_set_at));
+        pfi_json_set(c, "expires_at", pfi_json_num(x->cap_expires_at));
+        pfi_json_set(c, "default_w", pfi_json_num(x->cap_default_w));
+        pfi_json_set(c, "restore_failed", json_boolean(x->restore_failed));
+        pfi_json_set(o, "cap", c);
+    } else {
+        pfi_json_set(o, "cap", json_null());
+    }
+    pfi_json_set(o, "job", x->job >= 0 ? json_string(a->jobs[x->job]->rec.id) : json_null());
+    return o;
+}
+
+json_t *agent_gpus_json(agent *a)
+{
+    json_t *arr = json_array();
+    for (unsigned g = 0; g < a->n_gpus; g++) json_array_append_new(arr, gpu_json(a, g));
+    json_t *root = json_object();
+    pfi_json_set(root, "gpus", arr);
+    return root;
+}
+
+json_t *agent_jobs_json(agent *a)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < a->n_jobs; i++) json_array_append_new(arr, agent_job_json(a, a->jobs[i]));
+    json_t *root = json_object();
+    pfi_json_set(root, "jobs", arr);
+    return root;
+}

@@ -1,0 +1,134 @@
+/* The sampler thread: reads every GPU each interval (monotonic schedule, no
+ * drift), writes the samples to the store in one transaction, feeds the
+ * jobs' segmenters and windows, and expires caps in between ticks. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+
+/* Prune the store once a minute, not every tick. */
+#define PRUNE_EVERY_S 60.0
+
+void agent_tick(agent *a)
+{
+    double m0 = agent_mono();
+    double t = agent_now();
+    unsigned n = a->n_gpus;
+    pfi_gpu_sample *s = calloc(n ? n : 1, sizeof *s);
+    pfi_gpu_limits *lim = calloc(n ? n : 1, sizeof *lim);
+    int *ok = calloc(n ? n : 1, sizeof *ok), *lok = calloc(n ? n : 1, sizeof *lok);
+    if (!s || !lim || !ok || !lok) {
+        free(s);
+        free(lim);
+        free(ok);
+        free(lok);
+        agent_log("out of memory in the sampler");
+        return;
+    }
+    /* Backend calls happen without mu: a slow device must not block HTTP. */
+    unsigned errors = 0;
+    for (unsigned g = 0; g < n; g++) {
+        ok[g] = pfi_backend_sample(a->be, g, &s[g]) == PFI_OK;
+        if (!ok[g]) {
+            memset(&s[g], 0, sizeof s[g]); /* stored as a row of NULLs */
+            errors++;
+        }
+        lok[g] = pfi_backend_limits(a->be, g, &lim[g]) == PFI_OK;
+    }
+    pfi_error err;
+    int store_ok = pfi_store_add_samples(a->store, t, s, n, &err) == PFI_OK;
+    if (!store_ok) agent_log("store: %s", err.msg);
+
+    pthread_mutex_lock(&a->mu);
+    for (unsigned g = 0; g < n; g++) {
+        agent_gpu *x = &a->gpus[g];
+        x->sample_ok = ok[g];
+        if (ok[g]) {
+            x->last = s[g];
+            x->last_t = t;
+        }
+        if (lok[g]) {
+            x->limits = lim[g];
+            x->have_limits = 1;
+        }
+    }
+    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a, a->jobs[i], t);
+    a->samples_total++;
+    a->sample_errors_total += errors;
+    if (!store_ok) a->store_errors_total++;
+    a->last_tick_s = agent_mono() - m0;
+    a->gen++;
+    pthread_mutex_unlock(&a->mu);
+    free(s);
+    free(lim);
+    free(ok);
+    free(lok);
+}
+
+static struct timespec mono_ts(double sec)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)floor(sec);
+    ts.tv_nsec = (long)((sec - floor(sec)) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+static void *sampler_main(void *arg)
+{
+    agent *a = arg;
+    double next = agent_mono() + a->o.interval_s;
+    double next_prune = agent_mono();
+    for (;;) {
+        /* Caps first: an expiry is due whatever the sampling does. */
+        double expiry = agent_caps_expire(a);
+        double now_m = agent_mono();
+        if (now_m >= next) {
+            agent_tick(a);
+            /* Skip missed ticks rather than bursting to catch up. */
+            next += a->o.interval_s * (1 + floor((agent_mono() - next) / a->o.interval_s));
+            if (agent_mono() >= next_prune) {
+                pfi_error err;
+                if (pfi_store_prune(a->store, agent_now() - a->o.retention_s, &err) != PFI_OK)
+                    agent_log("store prune: %s", err.msg);
+                next_prune = agent_mono() + PRUNE_EVERY_S;
+            }
+            continue;
+        }
+        double wake = next;
+        if (isfinite(expiry)) {
+            double until = expiry - agent_now();
+            if (now_m + until < wake) wake = now_m + (until > 0 ? until : 0);
+        }
+        pthread_mutex_lock(&a->mu);
+        if (a->stop) {
+            pthread_mutex_unlock(&a->mu);
+            break;
+        }
+        struct timespec ts = mono_ts(wake);
+        pthread_cond_timedwait(&a->wake, &a->mu, &ts);
+        int stop = a->stop;
+        pthread_mutex_unlock(&a->mu);
+        if (stop) break;
+    }
+    return NULL;
+}
+
+int agent_sampler_start(agent *a)
+{
+    return pthread_create(&a->sampler, NULL, sampler_main, a);
+}
+
+void agent_sampler_stop(agent *a)
+{
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_broadcast(&a->wake);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->sampler, NULL);
+}

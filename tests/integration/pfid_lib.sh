@@ -1,0 +1,102 @@
+# Helpers for pfid's integration tests (sourced, not run: no test_ prefix).
+# Everything binds to 127.0.0.1 on ports the kernel picks; every process
+# started here is killed on exit, whatever happens.
+set -euo pipefail
+
+: "${PFID_BIN:?PFID_BIN not set (run through ctest)}"
+WORK=$(mktemp -d /tmp/pfid-it-XXXXXX)
+PIDS=()
+FAILS=0
+
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    if [ "$FAILS" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "work dir kept: $WORK" >&2; fi
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); exit 1; }
+ok() { echo "ok: $*"; }
+
+# A private token file.
+TOKEN_FILE=$WORK/token
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE"
+chmod 600 "$TOKEN_FILE"
+TOKEN=$(cat "$TOKEN_FILE")
+
+# pfid_start LOG ARGS...: starts pfid on 127.0.0.1:0, waits (10 s at most)
+# for its "listening" line, sets PFID_PID and PORT.
+pfid_start() {
+    local log=$1
+    shift
+    "$PFID_BIN" --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" "$@" 2>"$log" &
+    PFID_PID=$!
+    PIDS+=("$PFID_PID")
+    local i
+    for i in $(seq 100); do
+        if grep -q 'listening on' "$log" 2>/dev/null; then
+            PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | tail -n1 | sed 's/.*://')
+            return 0
+        fi
+        kill -0 "$PFID_PID" 2>/dev/null || { cat "$log" >&2; fail "pfid exited at start"; }
+        sleep 0.1
+    done
+    cat "$log" >&2
+    fail "pfid did not start listening within 10 s"
+}
+
+# pfid_stop SIGNAL: sends the signal and waits (10 s at most) for the exit;
+# sets RC to pfid's exit status.
+pfid_stop() {
+    kill -"$1" "$PFID_PID"
+    local i
+    for i in $(seq 100); do
+        kill -0 "$PFID_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$PFID_PID" 2>/dev/null && fail "pfid did not exit within 10 s of SIG$1"
+    RC=0
+    wait "$PFID_PID" || RC=$?
+}
+
+# req METHOD PATH [BODY] [AUTH]: AUTH "yes" sends the token, "bad" a wrong
+# one, anything else none. Sets CODE and BODY.
+req() {
+    local method=$1 path=$2 body=${3:-} auth=${4:-yes}
+    local args=(-s -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X "$method")
+    [ "$auth" = yes ] && args+=(-H "Authorization: Bearer $TOKEN")
+    [ "$auth" = bad ] && args+=(-H "Authorization: Bearer wrong-token-0123456789")
+    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+    CODE=$(curl "${args[@]}" "http://127.0.0.1:$PORT$path") || CODE=000
+    BODY=$(cat "$WORK/resp" 2>/dev/null || true)
+}
+
+# expect CODE WHAT: the last req's status must be CODE.
+expect() {
+    [ "$CODE" = "$1" ] || fail "$2: HTTP $CODE, expected $1 (body: $BODY)"
+    ok "$2 -> $1"
+}
+
+# jq_py EXPR: evaluates a Python expression over the last body parsed as `d`.
+jq_py() {
+    python3 -c "import json,sys; d=json.loads(sys.stdin.read()); print($1)" <<<"$BODY"
+}
+
+# wait_until SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+wait_until() {
+    local limit=$1
+    shift
+    local end=$((SECONDS + limit))
+    while [ $SECONDS -lt $end ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# free_port: a port that was free a moment ago (for servers that cannot
+# take port 0 and report it).
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
