@@ -33,8 +33,7 @@ typedef struct {
 
 typedef struct {
     size_t name;
-    size_t help, type; /* pool offsets, SIZE_MAX when absent */
-    int seen_sample;   /* a sample of exactly this name came before */
+    size_t help, type; /* pool offsets, NONE when absent */
 } meta_off;
 
 struct pfi_prom_doc {
@@ -180,8 +179,9 @@ static int read_value(parser *p, double *v)
         if (*c >= '0' && *c <= '9')
             digits = 1;
         else if (!strchr(".eE+-", *c))
-            digits = -1000;
+            break;
     }
+    if (t[strspn(t, "0123456789.eE+-")] != '\0') digits = 0;
     char *end = NULL;
     errno = 0;
     double x = strtod(tok, &end);
@@ -278,7 +278,9 @@ static int comment_line(parser *p)
         return PFI_OK;
     }
     if (m->type != NONE) return fail(p, "second TYPE line for %s", name);
-    if (m->seen_sample) return fail(p, "TYPE line for %s after its samples", name);
+    for (size_t k = 0; k < d->n_so; k++)
+        if (strcmp(d->pool + d->so[k].name, name) == 0)
+            return fail(p, "TYPE line for %s after its samples", name);
     st = p->i;
     while (!at_end(p) && p->s[p->i] != ' ' && p->s[p->i] != '\t')
         p->i++;
@@ -333,6 +335,7 @@ static int sample_line(parser *p)
     series_off so = {.first_label = d->n_lo, .line = p->line};
     int rc = read_name(p, 1, &so.name);
     if (rc != PFI_OK) return rc;
+    size_t before = p->i; /* a blank must separate the name or labels from the value */
     blanks(p);
     if (!at_end(p) && p->s[p->i] == '{') {
         p->i++;
@@ -367,9 +370,9 @@ static int sample_line(parser *p)
             }
             return fail(p, "%s", "expected ',' or '}' after a label");
         }
+        before = p->i;
+        blanks(p);
     }
-    size_t before = p->i;
-    blanks(p);
     if (p->i == before && !at_end(p)) return fail(p, "%s", "bad character after the metric name");
     if ((rc = read_value(p, &so.value)) != PFI_OK) return rc;
     blanks(p);
@@ -379,8 +382,6 @@ static int sample_line(parser *p)
         blanks(p);
         if (!at_end(p)) return fail(p, "%s", "text after the timestamp");
     }
-    meta_off *m = find_meta(d, d->pool + so.name);
-    if (m) m->seen_sample = 1;
     if (grow((void **)&d->so, &d->cap_so, d->n_so, sizeof *d->so) != 0)
         return pfi_error_set(p->err, PFI_ENOMEM, p->name, p->line, "out of memory");
     d->so[d->n_so++] = so;

@@ -1,0 +1,192 @@
+/* The dcgm backend on the dcgm-exporter fixture through file:// URLs: every
+ * DCGM field to its pfi field and unit, NaN and DCGM blanks, MIG series
+ * skipped, limits, read-only, the scrape cache, bad endpoints. (A live HTTP
+ * scrape is exercised by the agent's integration tests.) */
+#include "test_util.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "pfi/backend.h"
+
+static char fixture_url[1200];
+
+static pfi_backend *open_url(const char *opts)
+{
+    pfi_backend *b = NULL;
+    pfi_error err = {0};
+    if (pfi_backend_open("dcgm", opts, &b, &err) != PFI_OK) fail_msg("open: %s", err.msg);
+    return b;
+}
+
+#define HAS(s, f) pfi_gpu_sample_has(&(s), (f))
+
+static void test_fixture_fields(void **state)
+{
+    (void)state;
+    pfi_backend *b = open_url(fixture_url);
+    unsigned n = 0;
+    assert_int_equal(pfi_backend_count(b, &n), PFI_OK);
+    assert_int_equal(n, 3);
+    pfi_gpu_info info;
+    assert_int_equal(pfi_backend_info(b, 1, &info), PFI_OK);
+    assert_string_equal(info.name, "NVIDIA H200");
+    assert_string_equal(info.uuid, "GPU-81c0d4e2-2f6a-4b8d-8e3f-0a1b2c3d4e61");
+
+    pfi_gpu_sample s;
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
+    assert_int_equal(s.valid, (1u << PFI_GF_COUNT) - 1); /* every field */
+    assert_near(s.power_mw, 690517, 1e-6);               /* 690.517 W */
+    assert_near(s.energy_mj, 918273645, 0);
+    assert_near(s.limit_mw, 700000, 0);
+    assert_near(s.sm_clock_mhz, 1755, 0);
+    assert_near(s.mem_clock_mhz, 3201, 0);
+    assert_near(s.util_gpu_pct, 100, 0);
+    assert_near(s.util_mem_pct, 42, 0);
+    assert_near(s.temp_c, 58, 0);
+    assert_near(s.fb_used_mib, 70123, 0);
+    assert_true(s.clock_reasons == 4); /* SW power cap */
+    assert_near(s.sm_active, 0.947, 1e-15);
+    assert_near(s.sm_occupancy, 0.32, 1e-15);
+    assert_near(s.tensor_active, 0.502, 1e-15);
+    assert_near(s.dram_active, 0.318, 1e-15);
+    assert_near(s.pcie_tx, 31457280, 0); /* bytes/s as DCGM_FI_PROF_PCIE_* */
+    assert_near(s.pcie_rx, 62914560, 0);
+    assert_near(s.nvlink_tx, 1.2582912e10, 0);
+    assert_near(s.nvlink_rx, 1.2582912e10, 0);
+
+    /* GPU 1: DRAM_ACTIVE is NaN -> its bit is clear, the rest read */
+    assert_int_equal(pfi_backend_sample(b, 1, &s), PFI_OK);
+    assert_false(HAS(s, PFI_GF_DRAM_ACTIVE));
+    assert_int_equal(s.valid, ((1u << PFI_GF_COUNT) - 1) & ~(1u << PFI_GF_DRAM_ACTIVE));
+    assert_near(s.power_mw, 395250, 1e-6);
+    assert_near(s.limit_mw, 400000, 0);
+    assert_near(s.sm_clock_mhz, 1185, 0);
+
+    /* GPU 2: the MIG instance's 12.5 W does not replace the GPU's power */
+    assert_int_equal(pfi_backend_sample(b, 2, &s), PFI_OK);
+    assert_near(s.power_mw, 77015, 1e-6);
+    assert_true(s.clock_reasons == 1); /* idle */
+
+    assert_int_equal(pfi_backend_sample(b, 3, &s), PFI_ENOTFOUND);
+    assert_int_equal(pfi_backend_throughput(b, 0, &(double){0}), PFI_ENOTSUP);
+
+    pfi_gpu_limits l;
+    assert_int_equal(pfi_backend_limits(b, 1, &l), PFI_OK);
+    assert_near(l.min_mw, 200000, 0);
+    assert_near(l.max_mw, 700000, 0);
+    assert_near(l.default_mw, 700000, 0);
+    assert_near(l.enforced_mw, 400000, 0);
+    assert_near(l.current_mw, 400000, 0);
+
+    /* read-only: nothing is set, and it says so */
+    assert_int_equal(pfi_backend_set_limit(b, 1, 500000), PFI_ENOTSUP);
+    assert_non_null(strstr(pfi_backend_last_error(b), "read-only"));
+    assert_int_equal(pfi_backend_limits(b, 1, &l), PFI_OK);
+    assert_near(l.enforced_mw, 400000, 0);
+    pfi_backend_close(b);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* DCGM blanks are not readings; limits need MIN/MAX/DEF. */
+static void test_blanks_and_missing_limits(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/pfi-dcgm-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_file(path, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 9223372036854775794\n"
+                     "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\"} 2147483634\n"
+                     "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\"} 140737488355328\n"
+                     "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} +Inf\n"
+                     "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 3201\n"
+                     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{gpu=\"0\"} 1\n");
+    char url[1200];
+    snprintf(url, sizeof url, "url=file://%s,cache_ms=0,timeout_ms=1000", path);
+    pfi_backend *b = open_url(url);
+    pfi_gpu_sample s;
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
+    assert_int_equal(s.valid, (1u << PFI_GF_MEM_CLOCK) | (1u << PFI_GF_CLOCK_REASONS));
+    pfi_gpu_limits l;
+    assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_ENOTSUP);
+
+    /* cache_ms=0: every sample scrapes again */
+    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 2201\n");
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
+    assert_near(s.mem_clock_mhz, 2201, 0);
+    /* a scrape that breaks is an error of this sample, not the end */
+    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\" 2201\n");
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_EBACKEND);
+    assert_non_null(strstr(pfi_backend_last_error(b), ":1:"));
+    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 3201\n");
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
+    pfi_backend_close(b);
+
+    /* a long cache_ms: the first scrape serves */
+    snprintf(url, sizeof url, "url=file://%s,cache_ms=60000", path);
+    b = open_url(url);
+    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 1000\n");
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
+    assert_near(s.mem_clock_mhz, 3201, 0);
+    pfi_backend_close(b);
+    unlink(path);
+}
+
+static void test_bad_endpoints(void **state)
+{
+    (void)state;
+    pfi_backend *b = NULL;
+    pfi_error err = {0};
+    assert_int_equal(pfi_backend_open("dcgm", "file:///nonexistent/metrics", &b, &err),
+                     PFI_EBACKEND);
+    assert_null(b);
+    assert_non_null(strstr(err.msg, "/nonexistent/metrics"));
+    /* nothing listens on port 9 of loopback (discard): refused quickly */
+    assert_int_equal(
+        pfi_backend_open("dcgm", "url=http://127.0.0.1:9/metrics,timeout_ms=2000", &b, &err),
+        PFI_EBACKEND);
+    assert_non_null(strstr(err.msg, "cannot scrape"));
+    /* a Prometheus page without DCGM series */
+    char path[] = "/tmp/pfi-dcgm-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    write_file(path, "# HELP up x\nup 1\n");
+    char url[1200];
+    snprintf(url, sizeof url, "file://%s", path);
+    assert_int_equal(pfi_backend_open("dcgm", url, &b, &err), PFI_EBACKEND);
+    assert_non_null(strstr(err.msg, "no DCGM_FI_"));
+    unlink(path);
+    /* options */
+    assert_int_equal(pfi_backend_open("dcgm", "", &b, &err), PFI_EINVAL);
+    assert_int_equal(pfi_backend_open("dcgm", NULL, &b, &err), PFI_EINVAL);
+    assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,bogus=1", &b, &err), PFI_EINVAL);
+    assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,timeout_ms=0", &b, &err),
+                     PFI_EINVAL);
+    assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,cache_ms=-1", &b, &err),
+                     PFI_EINVAL);
+    /* only http, https and file */
+    assert_int_equal(pfi_backend_open("dcgm", "ftp://127.0.0.1/metrics", &b, &err),
+                     PFI_EBACKEND);
+    assert_int_equal(pfi_backend_open("nope", "", &b, &err), PFI_ENOTFOUND);
+}
+
+int main(void)
+{
+    char path[1024];
+    test_path(path, sizeof path, PFI_SOURCE_DIR, "tests/data/dcgm-exporter-metrics.txt");
+    snprintf(fixture_url, sizeof fixture_url, "file://%s", path);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixture_fields),
+        cmocka_unit_test(test_blanks_and_missing_limits),
+        cmocka_unit_test(test_bad_endpoints),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
