@@ -13,8 +13,9 @@
  *   clock_spread (0), start_s (0), warmup_s (0), startup_s (0),
  *   duration_s (0 = runs until the end), fb_mib (60000).
  * The five model columns are pfi_job_model's (gpumodel.h). A job goes through
- * the paper's phases: warmup_s with the framebuffer under 10 GiB (2048 MiB)
- * and the GPU idle, startup_s loaded (fb_mib) but idle, then training through
+ * the paper's phases: warmup_s with the framebuffer under 10 GiB (2127 MiB)
+ * and no kernels, startup_s loaded (fb_mib) but idle (both at 118.4 W and the
+ * maximum SM clock, as the probe's GPU with a CUDA context), then training through
  * pfi_gpumodel_eval at the GPU's power limit for duration_s. Two rows whose
  * windows overlap on one GPU are an error.
  */

@@ -2,9 +2,11 @@
  * limit set on one changes its power, clocks, activity and throughput as a
  * real card's would. Options and the jobs file: include/pfi/sim_backend.h.
  *
- * Quantities the model does not give are the sim's own, documented here:
- * idle framebuffer 615 MiB and warmup framebuffer 2048 MiB (the probe's idle
- * and a start-up under the paper's 10 GiB threshold), temperature
+ * Quantities the model does not give are the sim's own, taken from the H200
+ * probe's run_trace.csv: idle framebuffer 615 MiB; once a process holds a
+ * CUDA context (warmup, 2127 MiB, under the paper's 10 GiB threshold; and
+ * startup, loaded) the idle GPU sits at the maximum SM clock and 118.4 W;
+ * temperature
  * 32.1 C + 0.0371 C/W (a line through the probe's 35 C at 77 W and 58 C at
  * 697 W), SM occupancy 0.34 x SM activity (the probe's dense_pt). PCIe and
  * NVLink rates are not modelled: their bits stay clear.
@@ -25,7 +27,8 @@
 
 #define SIM_MAX_GPUS 1024
 #define IDLE_FB_MIB 615.0
-#define WARMUP_FB_MIB 2048.0
+#define WARMUP_FB_MIB 2127.0
+#define CONTEXT_IDLE_W 118.4 /* a process holds a context, no kernels run */
 
 typedef struct {
     unsigned gpu;
@@ -319,6 +322,10 @@ static int sim_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
     const sim_job *j;
     state_at(s, gpu, t, &p, &ph, &j);
     double cap = s->gpus[gpu].limit_w;
+    if (ph == PH_WARMUP || ph == PH_STARTUP) {
+        p.power_w = fmin(CONTEXT_IDLE_W, cap);
+        p.sm_clock_mhz = s->spec->sm_clock_max_mhz;
+    }
     double power = noisy(s, p.power_w);
     if (power > cap) power = cap;
     if (power < 0) power = 0;

@@ -97,16 +97,19 @@ static void test_jobs_and_caps(void **state)
     pfi_gpu_sample s;
     double tput;
 
-    pfi_sim_set_time(b, 1); /* warmup: framebuffer under 10 GiB, GPU idle */
+    pfi_sim_set_time(b, 1); /* warmup: framebuffer under 10 GiB, no kernels */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_true(s.fb_used_mib < 10240);
+    assert_near(s.fb_used_mib, 2127, 0);
     assert_near(s.util_gpu_pct, 0, 0);
-    assert_near(s.power_mw, h->idle_w * 1000, 1e-6);
+    assert_near(s.power_mw, 118400, 1e-6); /* a CUDA context: probe's 118.4 W, 1980 MHz */
+    assert_near(s.sm_clock_mhz, 1980, 0);
 
     pfi_sim_set_time(b, 7); /* startup: loaded, still idle */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_near(s.fb_used_mib, 70000, 0);
     assert_near(s.util_gpu_pct, 0, 0);
+    assert_near(s.power_mw, 118400, 1e-6);
+    assert_true(s.clock_reasons == NVML_CLOCKS_EVENT_GPU_IDLE);
     assert_int_equal(pfi_backend_throughput(b, 0, &tput), PFI_OK);
     assert_near(tput, 0, 0);
 
