@@ -35,6 +35,7 @@ typedef struct agent_opts {
     const char *model;
     double retention_s;
     double window_s;
+    double phase_hold_s; /* how long util must hold for training (trace.h sustain_s) */
     unsigned http_threads;
 } agent_opts;
 
@@ -75,7 +76,7 @@ typedef struct agent {
     pfi_store *store;
     char token[256];
     double boost_mhz; /* for the clock-fraction feature */
-    json_t *model;    /* the --model file, NULL without one */
+    struct pfi_model_file *model; /* the --model predictor, NULL without one */
 
     pthread_mutex_t mu;
     pthread_mutex_t cap_mu;

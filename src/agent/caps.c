@@ -113,9 +113,24 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
             else
                 pfi_store_cap_delete(a->store, gpu, NULL);
         } else {
-            agent_log("GPU %u: could not put the limit back after a failed cap (%s); the "
-                      "record stays for the next expiry check",
-                      gpu, e2.msg);
+            /* The device is in an unknown state: treat it as capped and due
+             * now, so the sampler keeps trying to restore the default (and a
+             * restart does, from the record). */
+            agent_log("GPU %u: could not put the limit back after a failed cap (%s); "
+                      "restoring the default %.0f W is retried",
+                      gpu, e2.msg, rec.default_w);
+            rec.expires_at = agent_now();
+            pfi_store_cap_put(a->store, &rec, NULL);
+            pthread_mutex_lock(&a->mu);
+            x->capped = 1;
+            x->cap_w = watts;
+            x->cap_set_at = rec.set_at;
+            x->cap_expires_at = rec.expires_at;
+            x->cap_default_w = rec.default_w;
+            x->restore_failed = 1;
+            a->gen++;
+            pthread_cond_broadcast(&a->wake);
+            pthread_mutex_unlock(&a->mu);
         }
         goto out;
     }
@@ -147,6 +162,7 @@ static int restore_locked(agent *a, unsigned gpu, double default_w, const char *
     int rc = set_and_verify(a, gpu, default_w * 1000, after, err);
     pthread_mutex_lock(&a->mu);
     agent_gpu *x = &a->gpus[gpu];
+    int failed_before = x->restore_failed;
     if (rc == PFI_OK) {
         x->capped = 0;
         x->restore_failed = 0;
@@ -162,8 +178,9 @@ static int restore_locked(agent *a, unsigned gpu, double default_w, const char *
     if (rc == PFI_OK) {
         pfi_store_cap_delete(a->store, gpu, NULL);
         agent_log("GPU %u: default limit %.0f W restored (%s)", gpu, default_w, why);
-    } else {
-        agent_log("GPU %u: restoring the default limit (%s) failed: %s; will retry", gpu, why,
+    } else if (!failed_before) {
+        /* Retried every second: say it once, /metrics shows it meanwhile. */
+        agent_log("GPU %u: restoring the default limit (%s) failed: %s; retrying", gpu, why,
                   err->msg);
     }
     return rc;

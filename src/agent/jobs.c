@@ -58,7 +58,10 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     j->last_power_w = NAN;
     /* Reports can come far more often than samples (1000/s in the bench):
      * keep the window's worth up to a bound; older ones are in the store. */
-    if (pfi_trace_seg_create(NULL, &j->seg) != PFI_OK ||
+    pfi_trace_params tp;
+    pfi_trace_params_default(&tp);
+    tp.sustain_s = a->o.phase_hold_s;
+    if (pfi_trace_seg_create(&tp, &j->seg) != PFI_OK ||
         pfi_trace_roll_create(JF_COUNT, a->o.window_s, max_samples, &j->roll) != PFI_OK ||
         pfi_trace_roll_create(1, a->o.window_s, 100000, &j->tput) != PFI_OK) {
         job_free(j);

@@ -45,6 +45,8 @@ static const char *help =
     "  --retention S     keep samples and reports this many seconds (default\n"
     "                    604800, a week)\n"
     "  --window S        rolling window of the per-job aggregates (default 1800)\n"
+    "  --phase-hold S    training starts when gpu_util has held >= 50% for S\n"
+    "                    seconds (default 10, two of the paper's 5 s samples)\n"
     "  --http-threads N  HTTP worker threads (default 4)\n"
     "  -h, --help        show this help\n"
     "  -V, --version     print the version\n"
@@ -206,7 +208,7 @@ static void cleanup(agent *a)
     pfi_store_close(a->store);
     pfi_backend_close(a->be);
     free(a->gpus);
-    if (a->model) json_decref(a->model);
+    free(a->model);
     pthread_mutex_destroy(&a->mu);
     pthread_mutex_destroy(&a->cap_mu);
     pthread_cond_destroy(&a->wake);
@@ -221,10 +223,11 @@ int main(int argc, char **argv)
     a.o.interval_s = 5;
     a.o.retention_s = 604800;
     a.o.window_s = 1800;
+    a.o.phase_hold_s = 10;
     a.o.http_threads = 4;
 
     enum { O_SIMG = 256, O_SIMJ, O_DCGM, O_LISTEN, O_DB, O_INT, O_TOK, O_RO, O_MODEL, O_RET,
-           O_WIN, O_THR };
+           O_WIN, O_THR, O_HOLD };
     static const struct option lo[] = {
         {"backend", required_argument, 0, 'b'}, {"sim-gpus", required_argument, 0, O_SIMG},
         {"sim-jobs", required_argument, 0, O_SIMJ}, {"dcgm-url", required_argument, 0, O_DCGM},
@@ -232,7 +235,7 @@ int main(int argc, char **argv)
         {"interval", required_argument, 0, O_INT}, {"token-file", required_argument, 0, O_TOK},
         {"read-only", no_argument, 0, O_RO}, {"model", required_argument, 0, O_MODEL},
         {"retention", required_argument, 0, O_RET}, {"window", required_argument, 0, O_WIN},
-        {"http-threads", required_argument, 0, O_THR}, {"help", no_argument, 0, 'h'},
+        {"http-threads", required_argument, 0, O_THR}, {"phase-hold", required_argument, 0, O_HOLD}, {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     double v;
@@ -263,6 +266,10 @@ int main(int argc, char **argv)
         case O_WIN:
             if (parse_seconds(optarg, 10, 7 * 86400.0, &a.o.window_s))
                 return usage_error("--window must be 10 s to a week, not '%s'", optarg);
+            break;
+        case O_HOLD:
+            if (parse_seconds(optarg, 0, 3600, &a.o.phase_hold_s))
+                return usage_error("--phase-hold must be 0-3600 seconds, not '%s'", optarg);
             break;
         case O_THR:
             if (parse_seconds(optarg, 1, 64, &v) || v != floor(v))

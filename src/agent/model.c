@@ -1,19 +1,47 @@
-/* The live PFI estimate. The predictor's file format belongs to the model
- * module (include/pfi/model.h); until it can load a saved model, --model is
- * refused at start rather than accepted and ignored, and pfi_estimate stays
- * absent (null in JSON, no series in /metrics). */
+/* The live PFI estimate: the --model predictor (pfi fit --out, a
+ * pfi-model JSON file) applied to a job's features, computed from the
+ * top-10% training-phase aggregates as the predictor's training data were
+ * (telemetry of the uncapped run's training phase). */
+#include <math.h>
+#include <stdlib.h>
+
 #include "agent.h"
+#include "pfi/features.h"
+#include "pfi/model_json.h"
 
 int agent_model_load(agent *a, const char *path, pfi_error *err)
 {
-    (void)a;
-    return pfi_error_set(err, PFI_ENOTSUP, path, 0,
-                         "--model: loading a saved predictor is not supported by this build");
+    pfi_model_file *m = calloc(1, sizeof *m);
+    if (!m) return pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
+    int rc = pfi_model_load(path, m, err);
+    if (rc != PFI_OK) {
+        free(m);
+        return rc;
+    }
+    a->model = m;
+    /* The clock-fraction feature must use the boost clock it was fitted with. */
+    if (m->boost_mhz > 0) a->boost_mhz = m->boost_mhz;
+    agent_log("model %s: %s (%zu feature(s))", path, m->set.name, m->set.p);
+    return PFI_OK;
 }
 
 void agent_model_estimate(agent *a, const agent_job *j, job_agg *agg)
 {
-    (void)j;
     agg->has_pfi = 0;
-    if (!a->model) return;
+    if (!a->model || !agg->training) return;
+    pfi_features ft;
+    agent_job_features(a, j, agg, &ft);
+    double x[PFI_MODEL_MAX_P];
+    for (size_t k = 0; k < a->model->set.p; k++) {
+        int id = a->model->set.ids[k];
+        /* Job metadata come from the registration (arch, task): a job
+         * registered without them has no estimate from a model that needs
+         * them, rather than a guess. */
+        if (!(ft.valid & (1u << id))) return;
+        x[k] = ft.v[id];
+    }
+    double v = pfi_model_predict(&a->model->ols, x);
+    if (!isfinite(v)) return;
+    agg->pfi = v;
+    agg->has_pfi = 1;
 }

@@ -167,7 +167,7 @@ static void emit_jobs(agent *a, FILE *f)
         for (size_t k = 0; k < j->rec.n_gpus; k++)
             off += (size_t)snprintf(gpus + off, sizeof gpus - off, "%s%u", k ? "," : "",
                                     j->rec.gpus[k]);
-        const char *l[] = {"job", j->rec.id, "gpus", gpus, "arch", j->rec.arch, "task",
+        const char *l[] = {"job_id", j->rec.id, "gpus", gpus, "arch", j->rec.arch, "task",
                            j->rec.task, NULL};
         pfi_prom_sample(f, "pfi_job_info", l, 1);
     }
@@ -175,7 +175,7 @@ static void emit_jobs(agent *a, FILE *f)
                     "1 for the job's current phase (warmup, startup, training), 0 for the others.");
     for (size_t i = 0; i < n; i++)
         for (int p = 0; p < PFI_PHASE_COUNT; p++) {
-            const char *l[] = {"job", a->jobs[i]->rec.id, "phase",
+            const char *l[] = {"job_id", a->jobs[i]->rec.id, "phase",
                                pfi_trace_phase_name((pfi_phase)p), NULL};
             pfi_prom_sample(f, "pfi_job_phase", l, a->jobs[i]->phase == (pfi_phase)p);
         }
@@ -184,7 +184,7 @@ static void emit_jobs(agent *a, FILE *f)
         pfi_prom_family(f, name, type, help);                                                  \
         for (size_t i = 0; i < n; i++) {                                                       \
             const agent_job *j = a->jobs[i];                                                   \
-            const char *l[] = {"job", j->rec.id, NULL};                                        \
+            const char *l[] = {"job_id", j->rec.id, NULL};                                        \
             pfi_prom_sample(f, name, l, (expr));                                               \
             (void)j;                                                                           \
         }                                                                                      \
@@ -213,7 +213,7 @@ static void emit_jobs(agent *a, FILE *f)
                     "units: ratios, percent, W per GPU, MHz, MiB, C, bytes/s).");
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < PFI_TM_NFIELDS; k++) {
-            const char *l[] = {"job", a->jobs[i]->rec.id, "field",
+            const char *l[] = {"job_id", a->jobs[i]->rec.id, "field",
                                pfi_tm_field_name((pfi_tm_field)k), NULL};
             pfi_prom_sample(f, "pfi_job_telemetry", l, agg[i].tm[k]);
         }
@@ -225,7 +225,7 @@ static void emit_jobs(agent *a, FILE *f)
         agent_job_features(a, a->jobs[i], &agg[i], &ft);
         for (int k = 0; k < PFI_FEAT_COUNT; k++) {
             if (!(ft.valid & (1u << k))) continue;
-            const char *l[] = {"job", a->jobs[i]->rec.id, "feature",
+            const char *l[] = {"job_id", a->jobs[i]->rec.id, "feature",
                                pfi_feature_name((pfi_feature)k), NULL};
             pfi_prom_sample(f, "pfi_job_feature", l, ft.v[k]);
         }

@@ -117,8 +117,8 @@ req GET /metrics "" no; expect 200 "GET /metrics"
 printf '%s\n' "$BODY" >"$WORK/metrics.txt"
 promtool check metrics <"$WORK/metrics.txt" || fail "promtool check metrics"
 ok "promtool check metrics"
-for s in 'pfi_gpu_power_watts{gpu="0"}' 'pfi_job_phase{job="moe-1",phase="training"} 1' \
-    'pfi_job_throughput_reports_total{job="dense-1"} 40' 'pfi_job_info{job="dense-1",gpus="0,1",arch="dense",task="pt"} 1' \
+for s in 'pfi_gpu_power_watts{gpu="0"}' 'pfi_job_phase{job_id="moe-1",phase="training"} 1' \
+    'pfi_job_throughput_reports_total{job_id="dense-1"} 40' 'pfi_job_info{job_id="dense-1",gpus="0,1",arch="dense",task="pt"} 1' \
     'pfi_gpu_power_limit_watts{gpu="0"} 700' '# TYPE pfi_gpu_energy_joules_total counter'; do
     grep -qF "$s" "$WORK/metrics.txt" || fail "/metrics lacks: $s"
 done
@@ -143,15 +143,15 @@ pfid_start "$WORK/pfid2.log" "${SIM[@]}"
 req GET /v1/jobs "" no
 [ "$(jq_py '[j["id"] for j in d["jobs"]]')" = "['dense-1']" ] || fail "running job not reloaded: $BODY"
 ok "dense-1 reloaded from the store"
-req PUT /v1/gpus/1/limit '{"watts":450,"expires_s":600}'; expect 200 "long cap on GPU 1"
-req PUT /v1/gpus/2/limit '{"watts":300,"expires_s":1}'; expect 200 "short cap on GPU 2"
 for i in $(seq 1 20); do req POST /v1/jobs/dense-1/throughput '{"tokens_per_s":1000}'; done
+req PUT /v1/gpus/1/limit '{"watts":450,"expires_s":600}'; expect 200 "long cap on GPU 1"
+req PUT /v1/gpus/2/limit '{"watts":300,"expires_s":2}'; expect 200 "short cap on GPU 2"
 pfid_stop KILL
 [ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "store corrupt after SIGKILL"
 [ "$(sqlite3 "$DB" "SELECT count(*) FROM throughput WHERE job='dense-1'")" = 60 ] || fail "reports lost in the crash"
 [ "$(sqlite3 "$DB" "SELECT count(*) FROM caps")" = 2 ] || fail "cap records lost in the crash"
 ok "SIGKILL: integrity ok, 60 reports and 2 cap records kept"
-sleep 1.2 # GPU 2's cap expires while pfid is down
+sleep 2.2 # GPU 2's cap expires while pfid is down
 pfid_start "$WORK/pfid3.log" "${SIM[@]}"
 grep -q "GPU 1: cap 450.0 W re-applied after restart" "$WORK/pfid3.log" || fail "unexpired cap not re-applied: $(cat "$WORK/pfid3.log")"
 grep -q "GPU 2: default limit 700 W restored (expired while pfid was down)" "$WORK/pfid3.log" || fail "expired cap not restored"
