@@ -33,13 +33,14 @@ typedef struct pfi_obs {
     long tm_line;    /* telemetry.csv line of the group */
 } pfi_obs;
 
-/* One observation per telemetry row, in telemetry order. A telemetry row
- * naming a group that is not in the sweeps is PFI_ENOTFOUND (err names the
- * line); so is a sweep group without a telemetry row (err names the group);
- * a group whose PFI is undefined is PFI_EUNDEFINED. boost_mhz as in
- * pfi_features_compute. */
-int pfi_analysis_join(const pfi_sweeps *s, const pfi_telemetry *t, double boost_mhz,
-                      pfi_obs **out, size_t *n, pfi_error *err);
+/* One observation per telemetry row, in telemetry order. `held` (may be
+ * NULL) holds validation groups: their observations get holdout = 1. A
+ * telemetry row naming a group in neither sweeps is PFI_ENOTFOUND (err names
+ * the line); so is a sweep group without a telemetry row (err names the
+ * group); a group in both sweeps is PFI_EINVAL; a group whose PFI is
+ * undefined is PFI_EUNDEFINED. boost_mhz as in pfi_features_compute. */
+int pfi_analysis_join(const pfi_sweeps *s, const pfi_sweeps *held, const pfi_telemetry *t,
+                      double boost_mhz, pfi_obs **out, size_t *n, pfi_error *err);
 
 typedef struct pfi_feature_set {
     char name[160]; /* e.g. "dram_copy_product+job_metadata" */

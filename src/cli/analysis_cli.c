@@ -11,17 +11,14 @@
 #include "pfi/csv.h"
 #include "pfi/sweeps_csv.h"
 
-static int mark_holdout(const char *cmd, const char *path, pfi_cli_dataset *d)
+/* A held-out list that is not a sweeps file: groups of the main sweeps. */
+static int mark_holdout(const char *cmd, pfi_csv *c, pfi_cli_dataset *d)
 {
     pfi_error err = {0};
-    pfi_csv *c = NULL;
-    int rc = pfi_csv_read_file(path, &c, &err);
+    const char *path = pfi_csv_name(c);
     static const char *const need[] = {"group", NULL};
-    if (rc == PFI_OK) rc = pfi_csv_require(c, need, &err);
-    if (rc != PFI_OK) {
-        pfi_csv_destroy(c);
-        return pfi_cli_fail(cmd, &err);
-    }
+    int rc = pfi_csv_require(c, need, &err);
+    if (rc != PFI_OK) return pfi_cli_fail(cmd, &err);
     size_t col = (size_t)pfi_csv_col(c, "group");
     for (size_t r = 0; r < pfi_csv_rows(c); r++) {
         const char *name = pfi_csv_field(c, r, col);
@@ -30,12 +27,10 @@ static int mark_holdout(const char *cmd, const char *path, pfi_cli_dataset *d)
         if (i == d->n) {
             pfi_error_set(&err, PFI_ENOTFOUND, path, pfi_csv_line(c, r),
                           "held-out group '%s' is not in the telemetry", name);
-            pfi_csv_destroy(c);
             return pfi_cli_fail(cmd, &err);
         }
         d->obs[i].holdout = 1;
     }
-    pfi_csv_destroy(c);
     return PFI_EXIT_OK;
 }
 
@@ -44,19 +39,31 @@ int pfi_cli_dataset_load(const char *cmd, const char *sweeps, const char *teleme
 {
     memset(d, 0, sizeof *d);
     pfi_error err = {0};
+    pfi_csv *hc = NULL;
     int rc = pfi_sweeps_read(sweeps, 0, &d->sweeps, &err);
     if (rc == PFI_OK) rc = pfi_telemetry_read(telemetry, &d->tm, &err);
+    if (rc == PFI_OK && holdout) {
+        rc = pfi_csv_read_file(holdout, &hc, &err);
+        /* a sweeps file: its groups are the validation set */
+        if (rc == PFI_OK && pfi_csv_col(hc, "cap_w") >= 0) {
+            rc = pfi_sweeps_from_csv(hc, 0, &d->held, &err);
+            pfi_csv_destroy(hc);
+            hc = NULL;
+        }
+    }
     if (rc == PFI_OK) {
-        rc = pfi_analysis_join(d->sweeps, d->tm, boost_mhz, &d->obs, &d->n, &err);
+        rc = pfi_analysis_join(d->sweeps, d->held, d->tm, boost_mhz, &d->obs, &d->n, &err);
         /* a line number refers to telemetry.csv; a group name to the pair */
         if (rc != PFI_OK) snprintf(err.file, sizeof err.file, "%s", telemetry);
     }
     if (rc != PFI_OK) {
+        pfi_csv_destroy(hc);
         pfi_cli_dataset_free(d);
         return pfi_cli_fail(cmd, &err);
     }
-    if (holdout) {
-        int ec = mark_holdout(cmd, holdout, d);
+    if (hc) {
+        int ec = mark_holdout(cmd, hc, d);
+        pfi_csv_destroy(hc);
         if (ec != PFI_EXIT_OK) {
             pfi_cli_dataset_free(d);
             return ec;
@@ -70,6 +77,7 @@ void pfi_cli_dataset_free(pfi_cli_dataset *d)
     free(d->obs);
     pfi_telemetry_destroy(d->tm);
     pfi_sweeps_destroy(d->sweeps);
+    pfi_sweeps_destroy(d->held);
     memset(d, 0, sizeof *d);
 }
 

@@ -9,13 +9,16 @@
 
 typedef struct pfi_cli_dataset {
     pfi_sweeps *sweeps;
+    pfi_sweeps *held; /* validation groups given as a sweeps file, or NULL */
     pfi_telemetry *tm;
     pfi_obs *obs;
     size_t n;
 } pfi_cli_dataset;
 
-/* Reads both files and joins them; holdout (may be NULL) is a CSV whose
- * `group` column names validation groups (e.g. the paper's Table 7). Errors
+/* Reads both files and joins them. holdout (may be NULL) names validation
+ * groups: a sweeps.csv of extra groups (their telemetry rows are in
+ * TELEMETRY.csv too), or a CSV whose `group` column lists groups of the main
+ * sweeps (e.g. the paper's Table 7). Errors
  * print "pfi CMD: file:line: cause" and return PFI_EXIT_DATA. */
 int pfi_cli_dataset_load(const char *cmd, const char *sweeps, const char *telemetry,
                          const char *holdout, double boost_mhz, pfi_cli_dataset *d);

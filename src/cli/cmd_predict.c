@@ -8,18 +8,33 @@
 #include "cli.h"
 #include "pfi/json.h"
 #include "pfi/model_json.h"
+#include "pfi/probe_trace.h"
 #include "pfi/sweeps_csv.h"
+#include "pfi/tm_aggregate.h"
 
 static const char *help =
     "Usage: pfi predict --model MODEL.json [OPTIONS] TELEMETRY.csv\n"
+    "       pfi predict --model MODEL.json --trace TRACE.csv --phases A,B [OPTIONS]\n"
     "\n"
     "Estimates each telemetry row's PFI with a model saved by `pfi fit --out`:\n"
     "the intercept plus the coefficients times the row's features.\n"
+    "\n"
+    "With --trace, the rows come from a per-sample NVML/GPM probe trace (the\n"
+    "format of ../shared/data/h200-probe/trace.csv: phase, power_mW, sm_clock,\n"
+    "sm_util, tensor_util, dram_bw_util, util_mem, util_gpu), one row per phase,\n"
+    "averaged over the phase's top --top share of samples by power. GPM maps to\n"
+    "DCGM as SM_ACTIVE = sm_util/100, PIPE_TENSOR_ACTIVE = tensor_util/100,\n"
+    "DRAM_ACTIVE = dram_bw_util/100, MEM_COPY_UTIL = util_mem, GPU_UTIL =\n"
+    "util_gpu, POWER_USAGE = power_mW/1000.\n"
     "\n"
     "Options:\n"
     "  --model FILE     the model (required)\n"
     "  --sweeps FILE    sweeps.csv giving each group's arch, task and GPU count,\n"
     "                   needed only by models with job metadata features\n"
+    "  --trace FILE     a probe trace instead of TELEMETRY.csv\n"
+    "  --phases LIST    the trace phases to estimate, comma-separated (with --trace)\n"
+    "  --top FRAC       share of each phase's samples, by power, to average\n"
+    "                   (default 0.1, the paper's steady state; 1 = all)\n"
     "  --json           {\"model\":{\"features\",\"intercept\",\"coefficients\"},\n"
     "                   \"predictions\":[{\"group\",\"pfi\"}]}\n"
     "  -h, --help       show this help\n"
@@ -31,28 +46,102 @@ static const char *help =
     "\n"
     "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
 
+/* One telemetry row per phase of a probe trace (see the help text). */
+static int read_trace(const char *path, const char *list, double top, pfi_telemetry **out,
+                      pfi_error *err)
+{
+    char *copy = strdup(list);
+    size_t np = 1;
+    for (const char *q = list; *q; q++) np += *q == ',';
+    const char **names = calloc(np + 1, sizeof *names);
+    pfi_telemetry *t = calloc(1, sizeof *t);
+    pfi_tm_row *rows = calloc(np, sizeof *rows);
+    pfi_gpumodel_sample *smp = NULL;
+    pfi_tm_row *tmp = NULL;
+    size_t *ph = NULL, n = 0;
+    int rc = PFI_OK;
+    if (t) t->rows = rows; /* owned by t from here: destroy frees it */
+    if (!copy || !names || !t || !rows) {
+        rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
+        goto done;
+    }
+    np = 0;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) names[np++] = tok;
+    if (np == 0) {
+        rc = pfi_error_set(err, PFI_EINVAL, path, 0, "--phases lists no phase");
+        goto done;
+    }
+    rc = pfi_probe_trace_read(path, names, &smp, &ph, &n, err);
+    if (rc != PFI_OK) goto done;
+    tmp = calloc(n ? n : 1, sizeof *tmp);
+    if (!tmp) {
+        rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < np && rc == PFI_OK; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (ph[i] == k) pfi_tm_from_probe_sample(&smp[i], &tmp[m++]);
+        if (m == 0) {
+            rc = pfi_error_set(err, PFI_ENOTFOUND, path, 0, "no sample of phase '%s'", names[k]);
+            break;
+        }
+        rows[k].group = strdup(names[k]);
+        t->n = k + 1;
+        if (!rows[k].group) rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
+        if (rc == PFI_OK) rc = pfi_tm_aggregate(tmp, m, top, &rows[k], err);
+    }
+done:
+    if (rc == PFI_OK) {
+        *out = t;
+    } else {
+        pfi_telemetry_destroy(t);
+        if (!t) free(rows);
+    }
+    free(tmp);
+    free(smp);
+    free(ph);
+    free(names);
+    free(copy);
+    return rc;
+}
+
 int pfi_cmd_predict(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"model", required_argument, 0, 'm'}, {"sweeps", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
+        {"trace", required_argument, 0, 't'}, {"phases", required_argument, 0, 'p'},
+        {"top", required_argument, 0, 'T'},   {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *model = NULL, *sweeps = NULL;
+    const char *model = NULL, *sweeps = NULL, *trace = NULL, *phases = NULL;
+    double top = 0.1;
     int json = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': model = optarg; break;
         case 's': sweeps = optarg; break;
+        case 't': trace = optarg; break;
+        case 'p': phases = optarg; break;
+        case 'T':
+            if (pfi_cli_parse_positive(optarg, &top) || top > 1)
+                return pfi_cli_usage_error("predict", "bad --top '%s' (want 0 < FRAC <= 1)",
+                                           optarg);
+            break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return PFI_EXIT_OK;
         default: return pfi_cli_usage_error("predict", "bad option");
         }
     }
     if (!model) return pfi_cli_usage_error("predict", "--model is required");
-    if (optind != argc - 1) return pfi_cli_usage_error("predict", "expected one TELEMETRY.csv");
-    const char *tpath = argv[optind];
+    if (trace && !phases) return pfi_cli_usage_error("predict", "--trace needs --phases");
+    if (!trace && phases) return pfi_cli_usage_error("predict", "--phases needs --trace");
+    if (optind != argc - (trace ? 0 : 1))
+        return pfi_cli_usage_error("predict", trace ? "no TELEMETRY.csv with --trace"
+                                                    : "expected one TELEMETRY.csv");
+    const char *tpath = trace ? trace : argv[optind];
 
     pfi_error err = {0};
     pfi_model_file mf;
@@ -66,7 +155,7 @@ int pfi_cmd_predict(int argc, char **argv)
                       "the model uses job metadata (arch, task, GPUs): pass --sweeps");
         return pfi_cli_fail("predict", &err);
     }
-    int rc = pfi_telemetry_read(tpath, &tm, &err);
+    int rc = trace ? read_trace(trace, phases, top, &tm, &err) : pfi_telemetry_read(tpath, &tm, &err);
     if (rc == PFI_OK && sweeps) rc = pfi_sweeps_read(sweeps, 0, &sw, &err);
     if (rc != PFI_OK) {
         pfi_telemetry_destroy(tm);

@@ -17,8 +17,8 @@ const char *pfi_cluster_name(int c)
     return c >= 0 && c < PFI_CLUSTER_COUNT ? cluster_names[c] : "unknown";
 }
 
-int pfi_analysis_join(const pfi_sweeps *s, const pfi_telemetry *t, double boost_mhz,
-                      pfi_obs **out, size_t *n, pfi_error *err)
+int pfi_analysis_join(const pfi_sweeps *s, const pfi_sweeps *held, const pfi_telemetry *t,
+                      double boost_mhz, pfi_obs **out, size_t *n, pfi_error *err)
 {
     *out = NULL;
     *n = 0;
@@ -30,12 +30,20 @@ int pfi_analysis_join(const pfi_sweeps *s, const pfi_telemetry *t, double boost_
     for (size_t i = 0; i < t->n && rc == PFI_OK; i++) {
         const pfi_tm_row *r = &t->rows[i];
         const pfi_group *g = pfi_sweeps_find(s, r->group);
-        if (!g) {
+        const pfi_group *h = held ? pfi_sweeps_find(held, r->group) : NULL;
+        if (g && h) {
+            rc = pfi_error_set(err, PFI_EINVAL, NULL, r->line,
+                               "group '%s' is both a training and a held-out group", r->group);
+            break;
+        }
+        if (!g && !h) {
             rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, r->line,
                                "telemetry for group '%s', which is not in the sweeps", r->group);
             break;
         }
         pfi_obs *o = &obs[i];
+        o->holdout = h != NULL;
+        if (h) g = h;
         o->name = g->name;
         o->arch = g->meta.arch;
         o->task = g->meta.task;
@@ -64,11 +72,15 @@ int pfi_analysis_join(const pfi_sweeps *s, const pfi_telemetry *t, double boost_
                          : (ft ? PFI_CLUSTER_DENSE_FT : PFI_CLUSTER_DENSE_PT);
     }
     /* every sweep group needs its telemetry, or it silently drops out */
-    for (size_t k = 0; rc == PFI_OK && k < pfi_sweeps_count(s); k++) {
-        const pfi_group *g = pfi_sweeps_group(s, k);
-        if (!pfi_telemetry_find(t, g->name))
-            rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "group '%s' has no telemetry row",
-                               g->name);
+    for (int w = 0; w < 2; w++) {
+        const pfi_sweeps *sw = w ? held : s;
+        for (size_t k = 0; sw && rc == PFI_OK && k < pfi_sweeps_count(sw); k++) {
+            const pfi_group *g = pfi_sweeps_group(sw, k);
+            if (!pfi_telemetry_find(t, g->name))
+                rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0,
+                                   "%sgroup '%s' has no telemetry row", w ? "held-out " : "",
+                                   g->name);
+        }
     }
     if (rc != PFI_OK) {
         free(obs);

@@ -26,7 +26,7 @@ static int load(fixture *f, const char *tm_file, pfi_error *err)
     test_path(p2, sizeof p2, PFI_SOURCE_DIR, tm_file);
     int rc = pfi_sweeps_read(p1, 0, &f->s, err);
     if (rc == PFI_OK) rc = pfi_telemetry_read(p2, &f->t, err);
-    if (rc == PFI_OK) rc = pfi_analysis_join(f->s, f->t, PFI_FEAT_H200_BOOST_MHZ, &f->obs, &f->n, err);
+    if (rc == PFI_OK) rc = pfi_analysis_join(f->s, NULL, f->t, PFI_FEAT_H200_BOOST_MHZ, &f->obs, &f->n, err);
     return rc;
 }
 
