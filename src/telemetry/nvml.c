@@ -2,9 +2,9 @@
  * same binary runs with and without a GPU (nvtop's approach; the types are
  * ours, in nvml_types.h).
  *
- * Options: "" or "lib=PATH" (the library to load instead of
- * libnvidia-ml.so.1; the environment variable PFI_NVML_LIB does the same, for
- * tests against tests/fake-nvml).
+ * Options: comma-separated, all optional: "lib=PATH" (the library to load
+ * instead of libnvidia-ml.so.1; the environment variable PFI_NVML_LIB does
+ * the same, for tests against tests/fake-nvml), "gpm_min_ms=N" (default 100).
  *
  * Error policy (collectd's): every NVML return code is checked.
  * NVML_ERROR_NOT_SUPPORTED is not an error: the field's bit stays clear. Any
@@ -16,10 +16,14 @@
  *
  * GPM metrics need two samples: each sample() takes a new GPM sample and
  * computes metrics against the previous one, so the first sample() of a GPU
- * has no GPM fields, and NVML wants >= 100 ms between the two.
+ * has no GPM fields. NVML wants more than 100 ms between two GPM samples
+ * ("the internal sample refresh rate"): a sample() sooner than gpm_min_ms
+ * after the last GPM sample leaves the GPM bits clear and keeps the older
+ * GPM sample as the base for the next one.
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +37,14 @@ typedef struct {
     int gpm;                     /* GPM supported and samples allocated */
     nvmlGpmSample_t gpm_s[2];    /* [prev_idx] is the previous sample */
     int gpm_prev;                /* index of the previous sample, -1 none yet */
+    double gpm_prev_t;           /* monotonic seconds of that sample */
     uint32_t warned;             /* per-field "already warned" bits */
 } nvml_gpu;
 
 typedef struct {
     void *lib;
     char lib_path[512];
+    double gpm_min_s; /* least time between two GPM samples */
     /* required */
     nvmlInit_v2_fn init;
     nvmlShutdown_fn shutdown;
@@ -129,17 +135,38 @@ static void nvml_close(pfi_backend *b)
     pfi_backend_free(b);
 }
 
-static int parse_opts(const char *opts, char *lib, size_t len, pfi_error *err)
+static int parse_opts(nvml_state *s, const char *opts, pfi_error *err)
 {
     const char *env = getenv("PFI_NVML_LIB");
-    snprintf(lib, len, "%s", env && *env ? env : "libnvidia-ml.so.1");
-    if (!opts || !*opts) return PFI_OK;
-    if (strncmp(opts, "lib=", 4) == 0 && opts[4] && !strchr(opts, ',')) {
-        snprintf(lib, len, "%s", opts + 4);
-        return PFI_OK;
+    snprintf(s->lib_path, sizeof s->lib_path, "%s", env && *env ? env : "libnvidia-ml.so.1");
+    s->gpm_min_s = 0.1;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", opts ? opts : "");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        if (strncmp(tok, "lib=", 4) == 0 && tok[4]) {
+            snprintf(s->lib_path, sizeof s->lib_path, "%s", tok + 4);
+        } else if (strncmp(tok, "gpm_min_ms=", 11) == 0) {
+            long ms = strtol(tok + 11, &end, 10);
+            if (end == tok + 11 || *end || ms < 0 || ms > 3600000)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "nvml: %s is not a time from 0 to 3600000 ms", tok);
+            s->gpm_min_s = ms / 1000.0;
+        } else {
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "nvml: unknown option '%s' (expected lib=PATH, gpm_min_ms=N)",
+                                 tok);
+        }
     }
-    return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                         "nvml: unknown option '%s' (expected lib=PATH)", opts);
+    return PFI_OK;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Sets up GPM for one GPU when the driver and the device support it. */
@@ -180,7 +207,7 @@ static int nvml_init(pfi_backend **out, const char *opts, pfi_error *err)
         free(s);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "nvml: out of memory");
     }
-    int rc = parse_opts(opts, s->lib_path, sizeof s->lib_path, err);
+    int rc = parse_opts(s, opts, err);
     if (rc != PFI_OK) goto fail;
 
     s->lib = dlopen(s->lib_path, RTLD_NOW | RTLD_LOCAL);
@@ -339,6 +366,8 @@ static void sample_gpm(pfi_backend *b, unsigned i, pfi_gpu_sample *out, int *err
     nvml_state *s = b->priv;
     nvml_gpu *g = &s->gpus[i];
     if (!g->gpm) return;
+    double now = mono_s();
+    if (g->gpm_prev >= 0 && now - g->gpm_prev_t < s->gpm_min_s) return; /* too soon */
     int cur = g->gpm_prev < 0 ? 0 : 1 - g->gpm_prev;
     nvmlReturn_t r = s->gpm_get(g->dev, g->gpm_s[cur]);
     if (r != NVML_SUCCESS) {
@@ -348,6 +377,7 @@ static void sample_gpm(pfi_backend *b, unsigned i, pfi_gpu_sample *out, int *err
     }
     int prev = g->gpm_prev;
     g->gpm_prev = cur;
+    g->gpm_prev_t = now;
     if (prev < 0) return; /* the first sample: nothing to difference yet */
 
     static const struct {

@@ -123,6 +123,17 @@ typedef struct {
 } nvmlGpmSupport_t;
 #define NVML_GPM_SUPPORT_VERSION 1
 
+/* The layouts NVML expects on LP64 Linux (nvml.h's field order and types);
+ * a mistake here would corrupt memory inside the driver library. */
+_Static_assert(sizeof(nvmlDevice_t) == sizeof(void *), "nvmlDevice_t is one pointer");
+_Static_assert(sizeof(nvmlUtilization_t) == 8, "nvmlUtilization_t: two unsigned ints");
+_Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t: three unsigned long longs");
+_Static_assert(sizeof(nvmlTemperature_v1_t) == 12, "nvmlTemperature_v1_t");
+_Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t");
+_Static_assert(sizeof(nvmlGpmMetric_t) == 16 + 3 * sizeof(char *), "nvmlGpmMetric_t");
+_Static_assert(__builtin_offsetof(nvmlGpmMetricsGet_t, metrics) == 8 + 2 * sizeof(void *),
+               "nvmlGpmMetricsGet_t header: version, numMetrics, two sample handles");
+
 /* Function pointer types, one per symbol used. */
 typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
 typedef nvmlReturn_t (*nvmlShutdown_fn)(void);

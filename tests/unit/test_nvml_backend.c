@@ -60,7 +60,8 @@ static pfi_backend *open_ok(const char *variant)
     pfi_backend *b = NULL;
     pfi_error err = {0};
     setenv("PFI_NVML_LIB", lib(variant), 1);
-    int rc = pfi_backend_open("nvml", "", &b, &err);
+    /* the fake has no GPM refresh rate: back-to-back GPM samples are fine */
+    int rc = pfi_backend_open("nvml", "gpm_min_ms=0", &b, &err);
     if (rc != PFI_OK) fail_msg("open: %s", err.msg);
     return b;
 }
@@ -82,6 +83,7 @@ static void test_missing_library(void **state)
     assert_int_equal(pfi_backend_open("nvml", "lib=/nope.so", &b, &err), PFI_EBACKEND);
     assert_non_null(strstr(err.msg, "/nope.so"));
     assert_int_equal(pfi_backend_open("nvml", "bogus", &b, &err), PFI_EINVAL);
+    assert_int_equal(pfi_backend_open("nvml", "gpm_min_ms=-1", &b, &err), PFI_EINVAL);
 }
 
 static void test_required_symbol_missing(void **state)
@@ -395,6 +397,27 @@ static void test_sparse_driver(void **state)
     pfi_backend_close(b);
 }
 
+/* GPM samples closer than gpm_min_ms: no GPM fields, and the older sample
+ * stays the base, so the next sample after the interval has them. */
+static void test_gpm_min_interval(void **state)
+{
+    (void)state;
+    pfi_backend *b = NULL;
+    pfi_error err = {0};
+    setenv("PFI_NVML_LIB", lib(""), 1);
+    assert_int_equal(pfi_backend_open("nvml", "gpm_min_ms=150", &b, &err), PFI_OK);
+    pfi_gpu_sample s;
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK); /* first GPM sample */
+    assert_false(HAS(s, PFI_GF_SM_ACTIVE));
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK); /* too soon */
+    assert_false(HAS(s, PFI_GF_SM_ACTIVE));
+    assert_true(HAS(s, PFI_GF_POWER));
+    usleep(200000);
+    assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
+    assert_true(HAS(s, PFI_GF_SM_ACTIVE));
+    pfi_backend_close(b);
+}
+
 /* A limit left by one process is what the next one sees. */
 static void test_state_persists(void **state)
 {
@@ -434,6 +457,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_device_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpm_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sparse_driver, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpm_min_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_persists, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
