@@ -53,8 +53,13 @@ typedef struct pfi_job_model {
     double tput_per_gpu;   /* tokens/s per GPU at max SM clock, uncapped and unthrottled */
     /* Added after the first contract; 0 keeps the plain single-GPU model. */
     double clock_spread;   /* relative clock lag of the job's slowest GPU once a cap
-                              binds (chip-to-chip power variation; synchronous steps
-                              wait for it), 0-0.2 */
+                              binds, at the TDP; grows as tdp / cap (chip-to-chip
+                              power variation; synchronous steps wait for it), 0-0.2 */
+    double floor_mhz;      /* lowest SM clock power capping reaches with this job
+                              before the hardware slowdown duty-cycles it, MHz
+                              (0 = the GPU's sm_clock_min_mhz) */
+    double extra_w;        /* per-GPU power that does not follow the SM clock
+                              (NVLink/NIC traffic, host I/O), W, >= 0 */
 } pfi_job_model;
 
 /* The model's prediction for a job at a cap. Throughput is per GPU. */

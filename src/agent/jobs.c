@@ -69,6 +69,10 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     }
     pthread_mutex_lock(&a->mu);
     int rc = PFI_OK;
+    /* The id first: a restarted trainer re-registering its own job must
+     * hear "already registered", not "GPU busy" (by itself). */
+    if (agent_job_find(a, rec->id) >= 0)
+        rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "job '%s' is already registered", rec->id);
     for (size_t k = 0; k < rec->n_gpus && rc == PFI_OK; k++) {
         unsigned g = rec->gpus[k];
         if (g >= a->n_gpus)
@@ -78,8 +82,6 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
             rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "GPU %u is already used by job '%s'",
                                g, a->jobs[a->gpus[g].job]->rec.id);
     }
-    if (rc == PFI_OK && agent_job_find(a, rec->id) >= 0)
-        rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "job '%s' is already registered", rec->id);
     if (rc == PFI_OK && a->n_jobs == a->cap_jobs) {
         size_t cap = a->cap_jobs ? 2 * a->cap_jobs : 16;
         agent_job **p = realloc(a->jobs, cap * sizeof *p);

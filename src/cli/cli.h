@@ -31,6 +31,7 @@ int pfi_cli_threads(void);
 
 int pfi_cmd_index(int argc, char **argv);
 int pfi_cmd_model(int argc, char **argv);
+int pfi_cmd_dataset(int argc, char **argv);
 int pfi_cmd_stats(int argc, char **argv);
 int pfi_cmd_corr(int argc, char **argv);
 int pfi_cmd_fit(int argc, char **argv);

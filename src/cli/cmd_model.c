@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pfi/dataset.h"
 #include "pfi/gpumodel.h"
 #include "pfi/gpumodel_fit.h"
 #include "pfi/json.h"
@@ -289,8 +290,24 @@ int pfi_cmd_model(int argc, char **argv)
     }
     pfi_job_model job;
     const pfi_job_model *preset = pfi_gpumodel_preset(job_arg);
+    const pfi_paper_group *grp = preset ? NULL : pfi_paper_group_find(job_arg);
     if (preset) {
         job = *preset;
+    } else if (grp) {
+        /* The group's calibrated job, as the committed dataset has it. */
+        pfi_dataset *d = NULL;
+        pfi_error err = {0};
+        if (pfi_dataset_build(PFI_DATASET_SEED, &d, &err) != PFI_OK) {
+            free(caps);
+            return pfi_cli_fail("model", &err);
+        }
+        for (size_t i = 0; i < d->n; i++)
+            if (d->groups[i].paper == grp) {
+                job = d->groups[i].job;
+                gpu = d->groups[i].gpu;
+            }
+        pfi_dataset_destroy(d);
+        if (!gpus) gpus = (unsigned long long)grp->gpus;
     } else if (strchr(job_arg, '=')) {
         if (parse_job_params(job_arg, &job)) {
             free(caps);
@@ -321,7 +338,7 @@ int pfi_cmd_model(int argc, char **argv)
             else
                 pfi_error_set(&err, rc, "", 0, "job parameters out of range (activities and "
                                                "compute share in [0, 1], tput >= 0, spread "
-                                               "in [0, 0.5])");
+                                               "in [0, 0.2])");
             free(pts);
             free(caps);
             return pfi_cli_fail("model", &err);

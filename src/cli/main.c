@@ -7,6 +7,7 @@
 static const pfi_cli_cmd commands[] = {
     {"index", "PFI with confidence intervals from power-cap sweeps", pfi_cmd_index},
     {"model", "the GPU power-cap model: one job's clock, power, throughput under caps", pfi_cmd_model},
+    {"dataset", "rebuild the embedded paper dataset (a reconstruction from its tables)", pfi_cmd_dataset},
     {"stats", "PFI by regime: medians, Kruskal-Wallis, Dunn's test (Tables 10-11)", pfi_cmd_stats},
     {"corr", "Spearman rho, p and BH q of every telemetry feature vs PFI", pfi_cmd_corr},
     {"fit", "PFI predictor ablation: OLS with LOO and LOCO CV (Table 3)", pfi_cmd_fit},

@@ -31,15 +31,24 @@
  * top-10% samples). The clock settles at the x in [fmin/fmax, 1] where
  * P(x) = cap * cap_tracking; a job whose P(1) already exceeds the default limit
  * is clock-limited uncapped (the probe's GEMM and dense_train). Should even
- * fmin draw too much, the GPU duty-cycles (hardware slowdown): power holds at
- * the target and work scales down with it.
+ * the lowest clock draw too much, the GPU duty-cycles (hardware slowdown):
+ * power holds at the target and work scales down with it, while the idle
+ * floor keeps drawing, so deep caps cost throughput faster than power. How low
+ * DVFS goes before that happens depends on the job (floor_mhz: the paper's
+ * Table 9 shows sweeps whose 300-400 W runs lose more throughput than power
+ * and one whose 500-600 W runs do; the clock floor and clock_spread below
+ * give the model those two shapes).
+ *
+ * Power that does not follow the clock (extra_w: NVLink and NIC traffic,
+ * host I/O) lowers the share a cap can remove.
  *
  * Many GPUs. A synchronous multi-GPU step waits for its slowest GPU. Chips
  * differ in power efficiency (Sinha et al., "Not all GPUs are created equal",
  * SC'22), so once a cap binds their clocks spread and the job runs at the
- * slowest one: clock_spread is that lag, ramping in over the first 2% of
- * overshoot so the curve stays continuous. The waiting GPUs' power dip is
- * neglected.
+ * slowest one: clock_spread is that lag at the TDP, ramping in over the
+ * first 2% of overshoot so the curve stays continuous, and growing as
+ * tdp / cap (leakage differences are a fixed number of watts, a larger share
+ * of a smaller budget). The waiting GPUs' power dip is neglected.
  */
 #include "pfi/gpumodel.h"
 
@@ -122,7 +131,8 @@ double pfi_gpumodel_power_at(const pfi_gpu_spec *gpu, const pfi_job_model *job, 
 {
     double dram = job->dram_activity / pfi_gpumodel_step_time(job, x);
     double dyn = gpu->dyn_w * job->sm_activity + gpu->tensor_w * tensor_at(job, x);
-    return gpu->static_w + gpu->mem_w_per_util * dram + dyn * pow(x, gpu->dyn_exp);
+    return gpu->static_w + job->extra_w + gpu->mem_w_per_util * dram +
+           dyn * pow(x, gpu->dyn_exp);
 }
 
 static int in01(double v) { return isfinite(v) && v >= 0 && v <= 1; }
@@ -157,11 +167,14 @@ int pfi_gpumodel_eval(const pfi_gpu_spec *gpu, const pfi_job_model *job, double 
     }
     if (!in01(job->compute_frac) || !in01(job->sm_activity) || !in01(job->dram_activity) ||
         !in01(job->tensor_ratio) || !isfinite(job->tput_per_gpu) || job->tput_per_gpu < 0 ||
-        !isfinite(job->clock_spread) || job->clock_spread < 0 || job->clock_spread > 0.5)
+        !isfinite(job->clock_spread) || job->clock_spread < 0 || job->clock_spread > 0.2 ||
+        !isfinite(job->floor_mhz) || job->floor_mhz < 0 || job->floor_mhz > gpu->sm_clock_max_mhz ||
+        !isfinite(job->extra_w) || job->extra_w < 0)
         return PFI_EINVAL;
 
     double target = cap_w * gpu->cap_tracking;
-    double xmin = gpu->sm_clock_min_mhz / gpu->sm_clock_max_mhz;
+    double fmin = job->floor_mhz > gpu->sm_clock_min_mhz ? job->floor_mhz : gpu->sm_clock_min_mhz;
+    double xmin = fmin / gpu->sm_clock_max_mhz;
     double demand = pfi_gpumodel_power_at(gpu, job, 1.0);
     double x = 1.0, power = demand, duty = 1.0;
     if (demand > target) {
@@ -178,10 +191,13 @@ int pfi_gpumodel_eval(const pfi_gpu_spec *gpu, const pfi_job_model *job, double 
             power = gpu->idle_w + duty * (pmin - gpu->idle_w);
         }
     }
-    /* The slowest GPU's lag ramps in over the first 2% of overshoot. */
+    /* The slowest GPU's lag ramps in over the first 2% of overshoot and
+     * grows as tdp / cap: chip-to-chip leakage differences take a larger
+     * share of a smaller power budget. */
     double bind = (demand - target) / (0.02 * target);
     bind = bind < 0 ? 0 : bind > 1 ? 1 : bind;
-    double x_eff = x * (1.0 - job->clock_spread * bind);
+    double lag = job->clock_spread * bind * gpu->tdp_w / cap_w;
+    double x_eff = x * (1.0 - (lag < 0.9 ? lag : 0.9));
 
     double t = pfi_gpumodel_step_time(job, x);
     out->power_w = power;
