@@ -10,9 +10,10 @@
  * time window (seconds since the backend opened):
  *   gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu
  * and optional columns
- *   clock_spread (0), start_s (0), warmup_s (0), startup_s (0),
- *   duration_s (0 = runs until the end), fb_mib (60000).
- * The five model columns are pfi_job_model's (gpumodel.h). A job goes through
+ *   clock_spread (0), floor_mhz (0), extra_w (0), start_s (0), warmup_s (0),
+ *   startup_s (0), duration_s (0 = runs until the end), fb_mib (60000).
+ * The model columns (the first five and the next three) are pfi_job_model's
+ * (gpumodel.h). A job goes through
  * the paper's phases: warmup_s with the framebuffer under 10 GiB (2127 MiB)
  * and no kernels, startup_s loaded (fb_mib) but idle (both at 118.4 W and the
  * maximum SM clock, as the probe's GPU with a CUDA context), then training through

@@ -116,7 +116,8 @@ static int load_jobs(sim_state *s, const char *path, pfi_error *err)
     } cols[] = {{"gpu", 0, 0},          {"compute_frac", 0, 0}, {"sm_activity", 0, 0},
                 {"dram_activity", 0, 0}, {"tensor_ratio", 0, 0}, {"tput_per_gpu", 0, 0},
                 {"clock_spread", 1, 0},  {"start_s", 1, 0},      {"warmup_s", 1, 0},
-                {"startup_s", 1, 0},     {"duration_s", 1, 0},   {"fb_mib", 1, 60000}};
+                {"startup_s", 1, 0},     {"duration_s", 1, 0},   {"fb_mib", 1, 60000},
+                {"floor_mhz", 1, 0},     {"extra_w", 1, 0}};
     enum { NCOLS = sizeof cols / sizeof cols[0] };
     for (size_t r = 0; r < n; r++) {
         double v[NCOLS];
@@ -137,7 +138,8 @@ static int load_jobs(sim_state *s, const char *path, pfi_error *err)
         j->gpu = (unsigned)v[0];
         snprintf(j->name, sizeof j->name, "%s", pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "job")));
         j->m = (pfi_job_model){.compute_frac = v[1], .sm_activity = v[2], .dram_activity = v[3],
-                               .tensor_ratio = v[4], .tput_per_gpu = v[5], .clock_spread = v[6]};
+                               .tensor_ratio = v[4], .tput_per_gpu = v[5], .clock_spread = v[6],
+                               .floor_mhz = v[12], .extra_w = v[13]};
         j->start_s = v[7];
         j->warmup_s = v[8];
         j->startup_s = v[9];
@@ -158,7 +160,7 @@ static int load_jobs(sim_state *s, const char *path, pfi_error *err)
         if (pfi_gpumodel_eval(s->spec, &j->m, s->spec->tdp_w, &p) != PFI_OK) {
             rc = pfi_error_set(err, PFI_EINVAL, path, line,
                                "job '%s': a model parameter is out of range (ratios 0-1, "
-                               "tput_per_gpu >= 0, clock_spread 0-0.5)",
+                               "tput_per_gpu >= 0, clock_spread 0-0.5, floor_mhz, extra_w)",
                                j->name);
             goto out;
         }

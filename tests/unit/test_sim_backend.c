@@ -275,6 +275,27 @@ static void test_bad_options_and_files(void **state)
         if (err.line != t[i].line) fail_msg("case %zu: line %ld (%s)", i, err.line, err.msg);
         if (!strstr(err.msg, t[i].why)) fail_msg("case %zu: '%s'", i, err.msg);
     }
+    /* the optional model columns reach the model */
+    write_file(jobs_path,
+               "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,"
+               "clock_spread,floor_mhz,extra_w\n0,a,0.8,0.9,0.3,0.5,100000,0.05,900,40\n");
+    assert_int_equal(pfi_backend_open("sim", opts, &b, &err), PFI_OK);
+    {
+        const pfi_job_model m = {.compute_frac = 0.8, .sm_activity = 0.9, .dram_activity = 0.3,
+                                 .tensor_ratio = 0.5, .tput_per_gpu = 100000,
+                                 .clock_spread = 0.05, .floor_mhz = 900, .extra_w = 40};
+        pfi_gpumodel_point p;
+        assert_int_equal(pfi_gpumodel_eval(pfi_gpumodel_h200(), &m, 300, &p), PFI_OK);
+        assert_int_equal(pfi_backend_set_limit(b, 0, 300000), PFI_OK);
+        pfi_gpu_sample s;
+        double tp;
+        pfi_sim_set_time(b, 1);
+        assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
+        assert_int_equal(pfi_backend_throughput(b, 0, &tp), PFI_OK);
+        assert_near(s.power_mw, p.power_w * 1000, 1e-6);
+        assert_near(tp, p.tput, 1e-9);
+        pfi_backend_close(b);
+    }
     /* two jobs one after the other on one GPU are fine */
     write_file(jobs_path,
                "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,start_s,"
