@@ -8,9 +8,11 @@
  * activity as a real card's would. Switches, read at nvmlInit_v2:
  *
  *   FAKE_NVML_GPUS=N          number of GPUs (default 1, at most 64)
- *   FAKE_NVML_JOB=c,s,d,t,T   a training job on every GPU: compute_frac,
+ *   FAKE_NVML_JOB=c,s,d,t,T[,spread,floor,extra]
+ *                             a training job on every GPU: compute_frac,
  *                             sm_activity, dram_activity, tensor_ratio,
- *                             tokens/s per GPU (gpumodel.h); unset = idle
+ *                             tokens/s per GPU, and optionally clock_spread,
+ *                             floor_mhz, extra_w (gpumodel.h); unset = idle
  *   FAKE_NVML_JOB_GPUS=0,2    only these GPUs run the job
  *   FAKE_NVML_FB_MIB=M        framebuffer used by a job, MiB (default 60000)
  *   FAKE_NVML_FAIL=RULE,...   calls that fail; RULE is FUNC[:GPU][=CODE]
@@ -196,8 +198,9 @@ EXPORT nvmlReturn_t INIT_SYMBOL(void)
     v = getenv("FAKE_NVML_JOB");
     int has_job = 0;
     memset(&job, 0, sizeof job);
-    if (v && sscanf(v, "%lf,%lf,%lf,%lf,%lf", &job.compute_frac, &job.sm_activity,
-                    &job.dram_activity, &job.tensor_ratio, &job.tput_per_gpu) == 5)
+    if (v && sscanf(v, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &job.compute_frac, &job.sm_activity,
+                    &job.dram_activity, &job.tensor_ratio, &job.tput_per_gpu, &job.clock_spread,
+                    &job.floor_mhz, &job.extra_w) >= 5)
         has_job = 1;
     v = getenv("FAKE_NVML_FB_MIB");
     fb_mib = v ? atof(v) : 60000;
