@@ -106,7 +106,9 @@ const pfi_backend_ops *pfi_backend_ops_of(const pfi_backend *b);
 
 /* Thin wrappers over the ops of b's table; every op may be called from
  * several threads at once (each backend serialises its own state). */
-const char *pfi_backend_last_error(const pfi_backend *b); /* never NULL */
+/* The last error or warning, "" if none; never NULL. The text lives in b and
+ * may be overwritten by the next call on b from any thread. */
+const char *pfi_backend_last_error(const pfi_backend *b);
 int pfi_backend_count(pfi_backend *b, unsigned *n);
 int pfi_backend_info(pfi_backend *b, unsigned gpu, pfi_gpu_info *out);
 int pfi_backend_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out);
