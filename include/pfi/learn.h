@@ -1,0 +1,68 @@
+/* "learn": a closed-loop allocation policy that learns each job's curve
+ * from the caps it actually applies (our policy; README "The learn policy").
+ *
+ * It knows what a cluster controller knows before a curtailment: each job's
+ * uncapped power and throughput (Pmax, Tmax), the lowest power its lowest cap
+ * allows, and a telemetry-predicted PFI. It does not know the curves. The
+ * curtailment lasts event_s seconds and starts with K measured rounds of
+ * round_s seconds, each meeting the budget:
+ *
+ *   round 1      the pfi policy (Eq. 2 with the predicted PFI);
+ *   rounds 2..K  the exact oracle (alloc.h) on the curves estimated so far;
+ *
+ * after each round the controller reads every job's throughput at the power
+ * it was given (observe()). For the rest of the event it keeps the round
+ * whose measured total throughput was highest. The reported throughput is the
+ * time average over the whole event, so the rounds spent learning count
+ * against it.
+ *
+ * The estimate (learn.c): in a job's own units u = 1 - P/Pmax (the cut) and
+ * y = T/Tmax, the loss 1 - y is fitted as a u^b (weighted least squares in
+ * log-log; b fixed at 1.5 with one observation; the PFI line y = 1 - u/PFI
+ * with none), then corrected by the fit's interpolated residuals so that it
+ * passes through every measured point. It uses no sweep, no cap grid and
+ * nothing of how the dataset was made.
+ *
+ * Nothing here does I/O; observe() is the only window onto the jobs.
+ */
+#ifndef PFI_LEARN_H
+#define PFI_LEARN_H
+
+#include <stddef.h>
+
+#include "pfi/error.h"
+
+typedef struct pfi_learn_opts {
+    size_t rounds;  /* K measured rounds, 1..64 (default 8) */
+    double round_s; /* seconds a round lasts, > 0 (default 30) */
+    double event_s; /* seconds the curtailment lasts, >= rounds * round_s (default 3600) */
+} pfi_learn_opts;
+
+/* rounds 8, round_s 30, event_s 3600. */
+pfi_learn_opts pfi_learn_defaults(void);
+
+typedef struct pfi_learn_job {
+    double pmax_w;  /* uncapped power, W, > 0 */
+    double tmax;    /* uncapped throughput, tokens/s, > 0 */
+    double floor_w; /* lowest power the job can be given, W, in (0, pmax_w] */
+    double pfi_hat; /* predicted PFI (the first round's weight and the prior slope) */
+} pfi_learn_job;
+
+/* Runs job `job` at power_w (W, within its range) and reports its measured
+ * throughput; non-zero aborts the run with that status. */
+typedef int (*pfi_learn_observe)(void *ctx, size_t job, double power_w, double *tput);
+
+typedef struct pfi_learn_result {
+    double avg_tput;   /* total throughput averaged over the event, rounds included */
+    double final_tput; /* total throughput of the allocation kept (the best round) */
+    size_t rounds;     /* rounds played */
+} pfi_learn_result;
+
+/* Allocates budget_w (>= sum of floors, else PFI_EINFEASIBLE) over n jobs as
+ * described above; power_w (n entries, may be NULL) receives the allocation
+ * kept. */
+int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pfi_learn_opts *o,
+                  pfi_learn_observe observe, void *ctx, double *power_w, pfi_learn_result *res,
+                  pfi_error *err);
+
+#endif

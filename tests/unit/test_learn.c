@@ -1,0 +1,151 @@
+/* The learn policy: every round meets the budget, the learning rounds are
+ * paid for in the average, it recovers the oracle on curves it can learn,
+ * and bad input is refused. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "pfi/alloc.h"
+#include "pfi/learn.h"
+
+enum { NJ = 12, NP = 6 };
+
+typedef struct {
+    pfi_alloc_problem *truth;
+    size_t n, calls;
+    double round_power, round_tput, budget;
+    double totals[64];
+    size_t rounds;
+    int fail_at; /* call that fails (0 = never) */
+} env;
+
+/* The true throughput at the applied power; every n calls closes a round,
+ * whose total power must fit the budget. */
+static int observe(void *ctx, size_t job, double p, double *t)
+{
+    env *e = ctx;
+    if (e->fail_at && (int)e->calls + 1 == e->fail_at) return PFI_EBACKEND;
+    double pmax, fl;
+    pfi_alloc_problem_job_range(e->truth, job, &pmax, NULL, &fl);
+    if (p < fl - 1e-6 || p > pmax + 1e-6) fail_msg("job %zu given %g outside [%g, %g]", job, p, fl, pmax);
+    *t = pfi_alloc_problem_tput_at(e->truth, job, p);
+    e->round_power += p;
+    e->round_tput += *t;
+    if (++e->calls % e->n == 0) {
+        if (e->round_power > e->budget + 0.1)
+            fail_msg("round %zu draws %.3f W over a %.3f W budget", e->rounds + 1, e->round_power,
+                     e->budget);
+        e->totals[e->rounds++] = e->round_tput;
+        e->round_power = e->round_tput = 0;
+    }
+    return PFI_OK;
+}
+
+/* Jobs whose true curves are y = 1 - a u^b (u = 1 - P/Pmax), the family the
+ * estimate fits, with tokens/W spread over a factor 6 as in the paper. */
+static double P[NJ][NP], T[NJ][NP];
+static void make_jobs(pfi_alloc_job *j, pfi_learn_job *lj)
+{
+    for (size_t i = 0; i < NJ; i++) {
+        double pmax = 5000 + 500 * (double)(i % 3), tmax = pmax * (1 + 0.5 * (double)i);
+        double a = 0.8 + 0.05 * (double)(i % 5), b = 1.2 + 0.1 * (double)(i % 4);
+        for (size_t k = 0; k < NP; k++) {
+            double x = 0.3 + 0.7 * (double)k / (NP - 1);
+            P[i][k] = pmax * x;
+            T[i][k] = tmax * (1 - a * pow(1 - x, b));
+        }
+        j[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = NP, .pfi = 1.2, .dram_copy = 1};
+        lj[i] = (pfi_learn_job){.pmax_w = pmax, .tmax = tmax, .floor_w = P[i][0], .pfi_hat = 1.2};
+    }
+}
+
+static void test_rounds_budget_and_accounting(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[NJ];
+    pfi_learn_job lj[NJ];
+    make_jobs(j, lj);
+    env e = {.n = NJ};
+    assert_int_equal(pfi_alloc_problem_create(j, NJ, &e.truth, NULL), PFI_OK);
+    for (double red = 0.05; red < 0.45; red += 0.1) {
+        assert_int_equal(pfi_alloc_budget_for_reduction(e.truth, red, &e.budget, NULL), PFI_OK);
+        e.calls = e.rounds = 0;
+        pfi_learn_opts o = {.rounds = 5, .round_s = 30, .event_s = 3600};
+        pfi_learn_result r;
+        double pw[NJ];
+        pfi_error err;
+        assert_int_equal(pfi_learn_run(lj, NJ, e.budget, &o, observe, &e, pw, &r, &err), PFI_OK);
+        assert_int_equal(e.rounds, 5);
+        /* the kept allocation is the best round; the average pays for all
+         * five rounds: (30 s x each round + 3450 s x best) / 3600 s */
+        double best = 0, sum = 0;
+        for (size_t k = 0; k < e.rounds; k++) {
+            best = fmax(best, e.totals[k]);
+            sum += e.totals[k];
+        }
+        assert_near(r.final_tput, best, 1e-9 * best);
+        assert_near(r.avg_tput, (30 * sum + 3450 * best) / 3600, 1e-9 * best);
+        double used = 0, tput = 0;
+        for (size_t i = 0; i < NJ; i++) {
+            used += pw[i];
+            tput += pfi_alloc_problem_tput_at(e.truth, i, pw[i]);
+        }
+        assert_true(used <= e.budget + 0.1);
+        assert_near(tput, best, 1e-9 * best);
+        /* the first round is the pfi policy */
+        pfi_alloc_result pr, orc;
+        assert_int_equal(pfi_alloc_run(e.truth, PFI_POLICY_PFI, e.budget, NULL, &pr, NULL), PFI_OK);
+        assert_near(e.totals[0], pr.total_tput, 1e-9 * pr.total_tput);
+        /* on curves of the fitted family it ends within 0.5% of the oracle */
+        assert_int_equal(pfi_alloc_run(e.truth, PFI_POLICY_ORACLE, e.budget, NULL, &orc, NULL),
+                         PFI_OK);
+        if (!(r.final_tput >= 0.995 * orc.total_tput))
+            fail_msg("reduction %.2f: learn keeps %.1f, oracle %.1f", red, r.final_tput,
+                     orc.total_tput);
+        assert_true(r.final_tput >= pr.total_tput);
+    }
+    pfi_alloc_problem_destroy(e.truth);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[NJ];
+    pfi_learn_job lj[NJ];
+    make_jobs(j, lj);
+    env e = {.n = NJ};
+    assert_int_equal(pfi_alloc_problem_create(j, NJ, &e.truth, NULL), PFI_OK);
+    pfi_alloc_budget_for_reduction(e.truth, 0.2, &e.budget, NULL);
+    pfi_learn_result r;
+    pfi_error err;
+    pfi_learn_opts o = {.rounds = 0, .round_s = 30, .event_s = 3600};
+    assert_int_equal(pfi_learn_run(lj, NJ, e.budget, &o, observe, &e, NULL, &r, &err), PFI_EINVAL);
+    o = (pfi_learn_opts){.rounds = 10, .round_s = 30, .event_s = 200};
+    assert_int_equal(pfi_learn_run(lj, NJ, e.budget, &o, observe, &e, NULL, &r, &err), PFI_EINVAL);
+    assert_non_null(strstr(err.msg, "fit in the event"));
+    o = pfi_learn_defaults();
+    pfi_learn_job bad = lj[0];
+    bad.pfi_hat = NAN;
+    assert_int_equal(pfi_learn_run(&bad, 1, 1e9, &o, observe, &e, NULL, &r, &err), PFI_EINVAL);
+    bad = lj[0];
+    bad.floor_w = bad.pmax_w * 2;
+    assert_int_equal(pfi_learn_run(&bad, 1, 1e9, &o, observe, &e, NULL, &r, &err), PFI_EINVAL);
+    /* floors above the budget */
+    assert_int_equal(pfi_learn_run(lj, NJ, 10, &o, observe, &e, NULL, &r, &err), PFI_EINFEASIBLE);
+    /* a failing observation aborts the run with its status */
+    e.fail_at = 5;
+    e.calls = e.rounds = 0;
+    assert_int_equal(pfi_learn_run(lj, NJ, e.budget, &o, observe, &e, NULL, &r, &err),
+                     PFI_EBACKEND);
+    assert_non_null(strstr(err.msg, "job #5"));
+    pfi_alloc_problem_destroy(e.truth);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rounds_budget_and_accounting),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

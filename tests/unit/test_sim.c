@@ -1,0 +1,183 @@
+/* The curtailment simulation on small hand-made groups: gaps against the
+ * oracle, thread-count independence, the production mix's draw, errors. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "pfi/sim.h"
+
+/* Four groups: a flexible MoE FT job (high tokens/W), a dense FT job, a
+ * large dense PT job and a MoE PT job. Powers are aggregate W. */
+static const double C[] = {200, 400, 700};
+static const double P0[] = {1600, 3200, 5000}, T0[] = {9000, 26000, 31000};
+static const double P1[] = {1600, 3200, 5560}, T1[] = {1400, 3900, 6700};
+static const double P2[] = {6400, 12800, 22240}, T2[] = {13000, 33000, 53000};
+static const double P3[] = {1600, 3200, 5020}, T3[] = {9500, 25000, 35000};
+
+static void groups(pfi_sim_group g[4])
+{
+    g[0] = (pfi_sim_group){.name = "moe-ft", .cap = C, .P = P0, .T = T0, .n = 3, .pfi_hat = 2.2,
+                           .dram_copy = 40, .moe = 1, .ft = 1, .gpus = 8};
+    g[1] = (pfi_sim_group){.name = "dense-ft", .cap = C, .P = P1, .T = T1, .n = 3, .pfi_hat = 1.2,
+                           .dram_copy = 10, .moe = 0, .ft = 1, .gpus = 8};
+    g[2] = (pfi_sim_group){.name = "dense-pt", .cap = C, .P = P2, .T = T2, .n = 3, .pfi_hat = 1.3,
+                           .dram_copy = 12, .moe = 0, .ft = 0, .gpus = 32};
+    g[3] = (pfi_sim_group){.name = "moe-pt", .cap = C, .P = P3, .T = T3, .n = 3, .pfi_hat = 1.4,
+                           .dram_copy = 20, .moe = 1, .ft = 0, .gpus = 8};
+}
+
+static void run(const pfi_sim_opts *o, pfi_sim_result *r)
+{
+    pfi_sim_group g[4];
+    groups(g);
+    pfi_error err;
+    if (pfi_sim_run(g, 4, o, r, &err) != PFI_OK) fail_msg("sim: %s", err.msg);
+}
+
+static void test_gaps(void **state)
+{
+    (void)state;
+    double red[] = {0, 0.1, 0.3};
+    pfi_sim_opts o = pfi_sim_defaults();
+    o.workloads = 30;
+    o.jobs = 12;
+    o.reductions = red;
+    o.n_reductions = 3;
+    pfi_sim_result r;
+    run(&o, &r);
+    assert_int_equal(r.n_reductions, 3);
+    for (size_t k = 0; k < 3; k++) {
+        const pfi_sim_cell *c = &r.cells[k * PFI_SIM_NPOLICIES];
+        assert_near(c[PFI_POLICY_ORACLE].gap_per_job, 0, 1e-9);
+        assert_near(c[PFI_POLICY_EQUAL].recovered_per_job, 0, 1e-9);
+        for (int p = 0; p < PFI_SIM_NPOLICIES; p++) {
+            assert_true(c[p].ran);
+            assert_true(c[p].gap_per_job >= 0);
+            /* gap = oracle's throughput - the policy's (both per job) */
+            assert_near(c[p].gap_per_job,
+                        c[PFI_POLICY_ORACLE].tput_per_job - c[p].tput_per_job,
+                        1e-6 * c[PFI_POLICY_ORACLE].tput_per_job);
+        }
+        if (k == 0) {
+            /* no reduction: every job at Pmax, nothing to recover */
+            for (int p = 0; p < PFI_SIM_NPOLICIES; p++) {
+                assert_near(c[p].gap_per_job, 0, 1e-6);
+                assert_false(c[p].has_recovered);
+            }
+        } else {
+            assert_true(c[PFI_POLICY_EQUAL].gap_per_job > 0);
+            assert_true(c[PFI_POLICY_EQUAL].has_recovered);
+            assert_near(c[PFI_POLICY_ORACLE].gap_recovered, 1, 1e-12);
+            /* learning the curves closes most of the gap (pfi need not help
+             * here: at 30% Eq. 2 cuts the dense FT job into its steep lower
+             * segment, and these toy curves punish that) */
+            assert_true(c[PFI_SIM_LEARN].gap_recovered > 0.9);
+        }
+    }
+    pfi_sim_result_free(&r);
+}
+
+static void test_threads_and_seed(void **state)
+{
+    (void)state;
+    double red[] = {0.2, 0.4};
+    pfi_sim_opts o = pfi_sim_defaults();
+    o.workloads = 25;
+    o.jobs = 9;
+    o.reductions = red;
+    o.n_reductions = 2;
+    o.mix = PFI_SIM_PRODUCTION;
+    pfi_sim_result a, b, c;
+    o.threads = 1;
+    run(&o, &a);
+    o.threads = 3;
+    run(&o, &b);
+    assert_memory_equal(a.cells, b.cells, 2 * PFI_SIM_NPOLICIES * sizeof *a.cells);
+    o.seed = 2;
+    run(&o, &c);
+    assert_true(memcmp(a.cells, c.cells, 2 * PFI_SIM_NPOLICIES * sizeof *a.cells) != 0);
+    /* no learn: its cells are marked, the others unchanged */
+    pfi_sim_result d;
+    o.seed = 1;
+    o.no_learn = 1;
+    run(&o, &d);
+    assert_false(d.cells[PFI_SIM_LEARN].ran);
+    assert_near(d.cells[PFI_POLICY_PFI].gap_per_job, a.cells[PFI_POLICY_PFI].gap_per_job, 0);
+    pfi_sim_result_free(&a);
+    pfi_sim_result_free(&b);
+    pfi_sim_result_free(&c);
+    pfi_sim_result_free(&d);
+    pfi_sim_result_free(NULL);
+}
+
+static void test_production_all_ft(void **state)
+{
+    (void)state;
+    /* ft_share 1: every job fine-tuning, so the throughput per job of the
+     * oracle at 0% is a mix of the two FT groups' Tmax only, drawn with
+     * weights 1/8 : 1/8 (equal GPU counts): between 6700 and 31000 */
+    double red[] = {0};
+    pfi_sim_opts o = pfi_sim_defaults();
+    o.workloads = 50;
+    o.jobs = 20;
+    o.reductions = red;
+    o.n_reductions = 1;
+    o.mix = PFI_SIM_PRODUCTION;
+    o.ft_share = 1;
+    pfi_sim_result r;
+    run(&o, &r);
+    double t = r.cells[PFI_POLICY_ORACLE].tput_per_job;
+    /* the mean of 1000 draws of {6700, 31000} with p = 1/2: 18850 +- 3 SE (384) */
+    assert_true(t > 18850 - 1200 && t < 18850 + 1200);
+    pfi_sim_result_free(&r);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    pfi_sim_group g[4];
+    groups(g);
+    double red[] = {0.3}, bad[] = {1.0}, deep[] = {0.9};
+    pfi_sim_opts o = pfi_sim_defaults();
+    o.workloads = 3;
+    o.jobs = 4;
+    o.reductions = red;
+    o.n_reductions = 1;
+    pfi_sim_result r;
+    pfi_error err;
+    o.reductions = bad;
+    assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_ERANGE);
+    o.reductions = deep; /* floors are ~30% of Pmax: 90% is infeasible */
+    assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_EINFEASIBLE);
+    assert_non_null(strstr(err.msg, "reduction 0.9"));
+    o.reductions = red;
+    o.mix = PFI_SIM_PRODUCTION;
+    assert_int_equal(pfi_sim_run(g, 2, &o, &r, &err), PFI_EINVAL); /* FT groups only */
+    assert_non_null(strstr(err.msg, "pretraining"));
+    o.mix = PFI_SIM_RANDOM;
+    o.workloads = 0;
+    assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_EINVAL);
+    o.workloads = 3;
+    g[1].pfi_hat = NAN;
+    assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_EINVAL);
+    groups(g);
+    const double Pn[] = {1, NAN, 3};
+    g[2].P = Pn;
+    assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_EINVAL);
+    pfi_sim_mix m;
+    assert_int_equal(pfi_sim_mix_parse("production", &m), PFI_OK);
+    assert_int_equal(m, PFI_SIM_PRODUCTION);
+    assert_int_equal(pfi_sim_mix_parse("mixed", &m), PFI_ENOTFOUND);
+    assert_string_equal(pfi_sim_policy_name(PFI_SIM_LEARN), "learn");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gaps),
+        cmocka_unit_test(test_threads_and_seed),
+        cmocka_unit_test(test_production_all_ft),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
