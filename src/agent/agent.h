@@ -36,6 +36,7 @@ typedef struct agent_opts {
     double retention_s;
     double window_s;
     double phase_hold_s; /* how long util must hold for training (trace.h sustain_s) */
+    int share_gpus;      /* several jobs may register the same GPU (MPS, time-slicing) */
     unsigned http_threads;
 } agent_opts;
 
@@ -50,7 +51,7 @@ typedef struct agent_gpu {
     int capped;
     double cap_w, cap_set_at, cap_expires_at, cap_default_w;
     int restore_failed; /* (mu) an expired cap could not be restored yet */
-    int job;            /* (mu) index into agent.jobs of the job on this GPU, -1 */
+    int job;            /* (mu) index into agent.jobs of the (first) job on this GPU, -1 */
 } agent_gpu;
 
 /* Per-tick values of a job kept in its rolling window: the 14 telemetry.csv

@@ -40,7 +40,7 @@ void agent_jobs_free(agent *a)
 static void reindex(agent *a)
 {
     for (unsigned g = 0; g < a->n_gpus; g++) a->gpus[g].job = -1;
-    for (size_t i = 0; i < a->n_jobs; i++)
+    for (size_t i = a->n_jobs; i-- > 0;)
         for (size_t k = 0; k < a->jobs[i]->rec.n_gpus; k++)
             a->gpus[a->jobs[i]->rec.gpus[k]].job = (int)i;
 }
@@ -78,7 +78,7 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
         if (g >= a->n_gpus)
             rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "GPU %u does not exist (%u GPUs)", g,
                                a->n_gpus);
-        else if (a->gpus[g].job >= 0)
+        else if (a->gpus[g].job >= 0 && !a->o.share_gpus)
             rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "GPU %u is already used by job '%s'",
                                g, a->jobs[a->gpus[g].job]->rec.id);
     }

@@ -47,6 +47,8 @@ static const char *help =
     "  --window S        rolling window of the per-job aggregates (default 1800)\n"
     "  --phase-hold S    training starts when gpu_util has held >= 50% for S\n"
     "                    seconds (default 10, two of the paper's 5 s samples)\n"
+    "  --share-gpus      let several jobs register the same GPU (MPS,\n"
+    "                    time-slicing); by default a busy GPU is a 409\n"
     "  --http-threads N  HTTP worker threads (default 4)\n"
     "  -h, --help        show this help\n"
     "  -V, --version     print the version\n"
@@ -227,7 +229,7 @@ int main(int argc, char **argv)
     a.o.http_threads = 4;
 
     enum { O_SIMG = 256, O_SIMJ, O_DCGM, O_LISTEN, O_DB, O_INT, O_TOK, O_RO, O_MODEL, O_RET,
-           O_WIN, O_THR, O_HOLD };
+           O_WIN, O_THR, O_HOLD, O_SHARE };
     static const struct option lo[] = {
         {"backend", required_argument, 0, 'b'}, {"sim-gpus", required_argument, 0, O_SIMG},
         {"sim-jobs", required_argument, 0, O_SIMJ}, {"dcgm-url", required_argument, 0, O_DCGM},
@@ -235,7 +237,8 @@ int main(int argc, char **argv)
         {"interval", required_argument, 0, O_INT}, {"token-file", required_argument, 0, O_TOK},
         {"read-only", no_argument, 0, O_RO}, {"model", required_argument, 0, O_MODEL},
         {"retention", required_argument, 0, O_RET}, {"window", required_argument, 0, O_WIN},
-        {"http-threads", required_argument, 0, O_THR}, {"phase-hold", required_argument, 0, O_HOLD}, {"help", no_argument, 0, 'h'},
+        {"http-threads", required_argument, 0, O_THR}, {"phase-hold", required_argument, 0, O_HOLD},
+        {"share-gpus", no_argument, 0, O_SHARE}, {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     double v;
@@ -267,6 +270,7 @@ int main(int argc, char **argv)
             if (parse_seconds(optarg, 10, 7 * 86400.0, &a.o.window_s))
                 return usage_error("--window must be 10 s to a week, not '%s'", optarg);
             break;
+        case O_SHARE: a.o.share_gpus = 1; break;
         case O_HOLD:
             if (parse_seconds(optarg, 0, 3600, &a.o.phase_hold_s))
                 return usage_error("--phase-hold must be 0-3600 seconds, not '%s'", optarg);

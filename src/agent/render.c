@@ -331,7 +331,11 @@ static json_t *gpu_json(agent *a, unsigned g)
     } else {
         pfi_json_set(o, "cap", json_null());
     }
-    pfi_json_set(o, "job", x->job >= 0 ? json_string(a->jobs[x->job]->rec.id) : json_null());
+    json_t *jobs = json_array();
+    for (size_t i = 0; x->job >= 0 && i < a->n_jobs; i++)
+        for (size_t k = 0; k < a->jobs[i]->rec.n_gpus; k++)
+            if (a->jobs[i]->rec.gpus[k] == g) json_array_append_new(jobs, json_string(a->jobs[i]->rec.id));
+    pfi_json_set(o, "jobs", jobs);
     return o;
 }
 

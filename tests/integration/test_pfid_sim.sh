@@ -166,11 +166,14 @@ pfid_stop INT
 [ "$(sqlite3 "$DB" "SELECT count(*) FROM caps")" = 0 ] || fail "caps left after SIGINT"
 
 # --- read-only ---
-pfid_start "$WORK/pfid4.log" "${SIM[@]}" --read-only
+pfid_start "$WORK/pfid4.log" "${SIM[@]}" --read-only --share-gpus
 req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":60}'; expect 409 "cap in read-only mode"
 req DELETE /v1/gpus/0/limit ""; expect 409 "DELETE cap in read-only mode"
 req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":60}' no; expect 401 "read-only still needs the token"
 req POST /v1/jobs/dense-1/throughput '{"tokens_per_s":5}'; expect 200 "reports in read-only mode"
+req POST /v1/jobs '{"id":"small","gpus":[0]}'; expect 201 "--share-gpus: a second job on GPU 0"
+req GET /v1/gpus "" no
+[ "$(jq_py 'd["gpus"][0]["jobs"]')" = "['dense-1', 'small']" ] || fail "shared GPU jobs: $BODY"
 req GET /metrics "" no
 grep -q '^pfi_agent_read_only 1$' <<<"$BODY" || fail "read-only not in /metrics"
 pfid_stop TERM
