@@ -57,6 +57,22 @@ int pfi_gpumodel_fit_power(const pfi_gpumodel_sample *s, size_t n, double sm_clo
                            const pfi_gpumodel_prior *prior, pfi_gpumodel_fit *out,
                            pfi_error *err);
 
+/* The priors of the probe fit (documented in gpumodel_fit.c). */
+extern const pfi_gpumodel_prior pfi_gpumodel_probe_prior;
+
+/* The fit behind the committed H200 constants. samples[i] belongs to load
+ * phase_of[i] (< n_loads, at most 8 loads). Each load is reduced to its steady
+ * state (samples within 10% of the load's median power, averaged, with a
+ * 10 W model-error sd): the GPM activity counters are read over a shorter
+ * window than the power sensor averages, so single samples disagree. The
+ * power constants are fitted to those means with pfi_gpumodel_probe_prior;
+ * the telemetry maps to every sample. loads/which (n_loads entries) receive
+ * the reduced loads and their phase index, *n_used their count. */
+int pfi_gpumodel_fit_probe(const pfi_gpumodel_sample *samples, const size_t *phase_of,
+                           size_t n, size_t n_loads, double sm_clock_max_mhz,
+                           pfi_gpumodel_sample *loads, size_t *which, size_t *n_used,
+                           pfi_gpumodel_fit *out, pfi_error *err);
+
 /* Copies a fit's constants into spec (name, limits and clocks untouched). */
 void pfi_gpumodel_fit_apply(const pfi_gpumodel_fit *fit, pfi_gpu_spec *spec);
 

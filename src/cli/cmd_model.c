@@ -100,62 +100,6 @@ static json_t *point_json(const pfi_gpumodel_point *p, int gpus)
     return o;
 }
 
-/* Priors of the probe fit, (mean, sd) per parameter in the order of
- * pfi_gpumodel_fit_names: the four loads alone cannot separate five
- * constants. Loaded static power 100 +/- 20 W (the idle GPU draws 80 W at
- * 345 MHz; leakage rises with temperature and voltage under load); the DVFS
- * exponent 2.5 +/- 0.5 (C V^2 f with V rising with f: 3 if V ~ f, 1 at the
- * voltage floor); DRAM power at full activity 180 +/- 40 W (HBM3e at about
- * 5 pJ/bit times the H200's 4.8 TB/s). Without them the fit trades a negative
- * SM term against a 1 kW memory term. */
-static const pfi_gpumodel_prior probe_prior = {
-    .mean = {100, 180, 0, 0, 2.5},
-    .sd = {20, 40, 0, 0, 0.5},
-};
-
-/* Each probe load's steady state: samples within 10% of the load's median
- * power (drops the ramp of its first second), averaged. Per-sample GPM
- * activity is read over a shorter window than the power sensor averages, so
- * the fit works on load means, each with a 10 W model-error sd. */
-static size_t probe_loads(const pfi_gpumodel_sample *s, const size_t *ph, size_t n,
-                          pfi_gpumodel_sample *loads, size_t *counts)
-{
-    size_t nl = 0;
-    for (size_t k = 0; probe_phases[k]; k++) {
-        double *pw = malloc((n ? n : 1) * sizeof *pw);
-        size_t m = 0;
-        for (size_t i = 0; pw && i < n; i++)
-            if (ph[i] == k) pw[m++] = s[i].power_w;
-        if (!pw || m == 0) { free(pw); continue; }
-        for (size_t a = 1; a < m; a++) /* insertion sort: a few hundred values */
-            for (size_t b = a; b > 0 && pw[b - 1] > pw[b]; b--) {
-                double t = pw[b]; pw[b] = pw[b - 1]; pw[b - 1] = t;
-            }
-        double med = pw[m / 2];
-        free(pw);
-        pfi_gpumodel_sample acc = {0};
-        size_t c = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (ph[i] != k || s[i].power_w < 0.9 * med) continue;
-            acc.power_w += s[i].power_w;
-            acc.sm_clock_mhz += s[i].sm_clock_mhz;
-            acc.sm_active += s[i].sm_active;
-            acc.tensor_active += s[i].tensor_active;
-            acc.dram_active += s[i].dram_active;
-            acc.mem_copy_util += s[i].mem_copy_util;
-            acc.gpu_util += s[i].gpu_util;
-            c++;
-        }
-        double inv = 1.0 / (double)c;
-        loads[nl] = (pfi_gpumodel_sample){acc.power_w * inv,       acc.sm_clock_mhz * inv,
-                                          acc.sm_active * inv,     acc.tensor_active * inv,
-                                          acc.dram_active * inv,   acc.mem_copy_util * inv,
-                                          acc.gpu_util * inv,      10.0};
-        counts[nl++] = k;
-    }
-    return nl;
-}
-
 static int run_fit(const char *dir, int json)
 {
     char path[4096];
@@ -165,18 +109,10 @@ static int run_fit(const char *dir, int json)
     size_t n = 0, *ph = NULL, which[8];
     pfi_gpumodel_fit fit;
     int rc = pfi_probe_trace_read(path, probe_phases, &s, &ph, &n, &err);
-    size_t nl = rc == PFI_OK ? probe_loads(s, ph, n, loads, which) : 0;
+    size_t nl = 0;
     if (rc == PFI_OK)
-        rc = pfi_gpumodel_fit_power(loads, nl, pfi_gpumodel_h200()->sm_clock_max_mhz,
-                                    &probe_prior, &fit, &err);
-    /* The telemetry maps are fitted on every sample (they are per-sample
-     * relations between counters read in the same window). */
-    pfi_gpumodel_fit maps;
-    if (rc == PFI_OK && pfi_gpumodel_fit_power(s, n, pfi_gpumodel_h200()->sm_clock_max_mhz,
-                                               &probe_prior, &maps, NULL) == PFI_OK) {
-        fit.copy_per_dram = maps.copy_per_dram;
-        fit.gpu_util_exp = maps.gpu_util_exp;
-    }
+        rc = pfi_gpumodel_fit_probe(s, ph, n, 4, pfi_gpumodel_h200()->sm_clock_max_mhz, loads,
+                                    which, &nl, &fit, &err);
     free(s);
     free(ph);
     if (rc != PFI_OK) {

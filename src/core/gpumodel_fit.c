@@ -191,3 +191,74 @@ void pfi_gpumodel_fit_apply(const pfi_gpumodel_fit *fit, pfi_gpu_spec *spec)
     if (isfinite(fit->copy_per_dram)) spec->copy_per_dram = fit->copy_per_dram;
     if (isfinite(fit->gpu_util_exp)) spec->gpu_util_exp = fit->gpu_util_exp;
 }
+
+/* Priors of the probe fit, (mean, sd) per parameter in the order of
+ * pfi_gpumodel_fit_names: four loads alone cannot separate five constants
+ * (without priors the fit trades a negative SM term against a 1 kW memory
+ * term). Loaded static power 100 +/- 20 W (the idle GPU draws 80 W at
+ * 345 MHz; leakage rises with temperature and voltage under load); DRAM power
+ * at full activity 180 +/- 40 W (HBM3e at about 5 pJ/bit times the H200's
+ * 4.8 TB/s); the DVFS exponent 2.5 +/- 0.5 (C V^2 f with V rising with f: 3
+ * if V ~ f, 1 at the voltage floor). The SM and tensor terms are free. */
+const pfi_gpumodel_prior pfi_gpumodel_probe_prior = {
+    .mean = {100, 180, 0, 0, 2.5},
+    .sd = {20, 40, 0, 0, 0.5},
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int pfi_gpumodel_fit_probe(const pfi_gpumodel_sample *s, const size_t *phase_of, size_t n,
+                           size_t n_loads, double sm_clock_max_mhz, pfi_gpumodel_sample *loads,
+                           size_t *which, size_t *n_used, pfi_gpumodel_fit *out, pfi_error *err)
+{
+    if (!s || !phase_of || !loads || !which || !n_used || !out || n_loads > 8)
+        return pfi_error_set(err, PFI_EINVAL, "", 0, "gpumodel probe fit: bad arguments");
+    double *pw = malloc((n ? n : 1) * sizeof *pw);
+    if (!pw) return pfi_error_set(err, PFI_ENOMEM, "", 0, "gpumodel probe fit: out of memory");
+    size_t nl = 0;
+    for (size_t k = 0; k < n_loads; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (phase_of[i] == k) pw[m++] = s[i].power_w;
+        if (m == 0) continue;
+        qsort(pw, m, sizeof *pw, cmp_double);
+        double med = pw[m / 2];
+        pfi_gpumodel_sample acc = {0};
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (phase_of[i] != k || s[i].power_w < 0.9 * med) continue;
+            acc.power_w += s[i].power_w;
+            acc.sm_clock_mhz += s[i].sm_clock_mhz;
+            acc.sm_active += s[i].sm_active;
+            acc.tensor_active += s[i].tensor_active;
+            acc.dram_active += s[i].dram_active;
+            acc.mem_copy_util += s[i].mem_copy_util;
+            acc.gpu_util += s[i].gpu_util;
+            c++;
+        }
+        double inv = 1.0 / (double)c;
+        loads[nl] = (pfi_gpumodel_sample){acc.power_w * inv,     acc.sm_clock_mhz * inv,
+                                          acc.sm_active * inv,   acc.tensor_active * inv,
+                                          acc.dram_active * inv, acc.mem_copy_util * inv,
+                                          acc.gpu_util * inv,    10.0};
+        which[nl++] = k;
+    }
+    free(pw);
+    *n_used = nl;
+    int rc = pfi_gpumodel_fit_power(loads, nl, sm_clock_max_mhz, &pfi_gpumodel_probe_prior, out,
+                                    err);
+    if (rc != PFI_OK) return rc;
+    /* The telemetry maps relate counters read in the same window: every
+     * sample counts. */
+    pfi_gpumodel_fit maps;
+    if (pfi_gpumodel_fit_power(s, n, sm_clock_max_mhz, &pfi_gpumodel_probe_prior, &maps, NULL) ==
+        PFI_OK) {
+        out->copy_per_dram = maps.copy_per_dram;
+        out->gpu_util_exp = maps.gpu_util_exp;
+    }
+    return PFI_OK;
+}

@@ -152,10 +152,24 @@ static void test_probe_trace_read(void **state)
                      PFI_OK);
     assert_int_equal(n, 142 + 135 + 143 + 142);
     assert_int_equal(ph[0], 0);
+    /* The committed H200 constants are this fit's output (to the 4 decimals
+     * written into gpumodel.c). */
     pfi_gpumodel_fit fit;
-    assert_int_equal(pfi_gpumodel_fit_power(s, n, 1980, NULL, &fit, NULL), PFI_OK);
-    assert_near(fit.copy_per_dram, pfi_gpumodel_h200()->copy_per_dram, 1e-3);
-    assert_near(fit.gpu_util_exp, pfi_gpumodel_h200()->gpu_util_exp, 1e-3);
+    pfi_gpumodel_sample loads[4];
+    size_t which[4], nl = 0;
+    assert_int_equal(pfi_gpumodel_fit_probe(s, ph, n, 4, 1980, loads, which, &nl, &fit, NULL),
+                     PFI_OK);
+    assert_int_equal(nl, 4);
+    const pfi_gpu_spec *g = pfi_gpumodel_h200();
+    const double committed[5] = {g->static_w, g->mem_w_per_util, g->dyn_w, g->tensor_w,
+                                 g->dyn_exp};
+    for (int k = 0; k < 5; k++) assert_near(fit.p[k], committed[k], 1e-4);
+    assert_near(fit.copy_per_dram, g->copy_per_dram, 1e-4);
+    assert_near(fit.gpu_util_exp, g->gpu_util_exp, 1e-4);
+    /* Physical signs and the steady gemm load near the README's numbers. */
+    for (int k = 0; k < 5; k++) assert_true(fit.p[k] > 0);
+    assert_near(loads[0].sm_clock_mhz, 1467, 15);
+    assert_near(loads[0].power_w, 692, 5);
     free(s);
     free(ph);
     pfi_error err;
