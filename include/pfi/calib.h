@@ -8,6 +8,12 @@
  * clock_spread. Three shape parameters meet one or two targets, so the fit
  * (gsl_multifit_nlinear) carries weak Gaussian priors on the last two: it
  * moves them only as far as the targets need.
+ *
+ * A 4-cap PFI below the 6-cap one (Table 9's gpt-oss-20b EP1, no compile)
+ * needs mild caps that cost relatively more throughput than deep ones: the
+ * slowest-GPU lag that appears when a cap first binds. That shape is only
+ * reachable for a job that is not clock-limited uncapped (its demand at max
+ * clock below the TDP); the activities the caller passes decide that.
  */
 #ifndef PFI_CALIB_H
 #define PFI_CALIB_H

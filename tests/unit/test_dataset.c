@@ -241,6 +241,27 @@ static void test_telemetry_informativeness(void **state)
            p, cv.r2_oos, cv.r2_in);
     assert_near(rho, 0.54, 0.15);
     assert_near(cv.r2_oos, 0.52, 0.15);
+    /* Table 13: the correlation comes from the contrast between clusters,
+     * not from within them (dense only -0.178, MoE only 0.509, all but MoE
+     * fine-tuning 0.347). Loose bounds: n is 11-21, one draw of noise. */
+    double xs[25], ys[25];
+    const struct { const char *arch, *task_not; double paper; } sub[] = {
+        {"dense", NULL, -0.178}, {"moe", NULL, 0.509}, {NULL, "moe ft", 0.347}};
+    for (size_t k = 0; k < 3; k++) {
+        size_t m = 0;
+        for (size_t r = 0; r < n; r++) {
+            const char *arch = pfi_csv_field(c, r, 1), *task = pfi_csv_field(c, r, 2);
+            if (sub[k].arch && strcmp(arch, sub[k].arch) != 0) continue;
+            if (sub[k].task_not && !strcmp(arch, "moe") && !strcmp(task, "ft")) continue;
+            xs[m] = x[r];
+            ys[m++] = y[r];
+        }
+        double rs, ps;
+        assert_int_equal(pfi_stats_spearman(xs, ys, m, &rs, &ps), PFI_OK);
+        printf("  subgroup %zu (n %zu): rho %.3f, paper %.3f\n", k, m, rs, sub[k].paper);
+        assert_near(rs, sub[k].paper, 0.5);
+        assert_true(rs < rho + 0.1); /* no subgroup much more informative than all */
+    }
     pfi_csv_destroy(c);
     pfi_telemetry_destroy(t);
 }
