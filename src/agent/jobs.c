@@ -133,21 +133,25 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
 {
     double t = agent_now();
     pthread_mutex_lock(&a->mu);
+    int found = agent_job_find(a, id) >= 0;
+    pthread_mutex_unlock(&a->mu);
+    if (!found) return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no job '%s'", id);
+    /* Stored first (a report acknowledged is a report kept), outside mu so
+     * that scrapes do not wait on SQLite. A job ended in between leaves a
+     * stored report that nothing counts, which is harmless. */
+    int rc = pfi_store_add_throughput(a->store, id, t, tokens_per_s, err);
+    if (rc != PFI_OK) return rc;
+    pthread_mutex_lock(&a->mu);
     int i = agent_job_find(a, id);
-    int rc;
     if (i < 0) {
-        rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no job '%s'", id);
+        rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "job '%s' ended meanwhile", id);
     } else {
-        /* Stored first: a report acknowledged is a report kept. */
-        rc = pfi_store_add_throughput(a->store, id, t, tokens_per_s, err);
-        if (rc == PFI_OK) {
-            agent_job *j = a->jobs[i];
-            pfi_trace_roll_push(j->tput, t, &tokens_per_s);
-            j->last_tput = tokens_per_s;
-            j->last_tput_t = t;
-            *n = ++j->reports;
-            a->gen++;
-        }
+        agent_job *j = a->jobs[i];
+        pfi_trace_roll_push(j->tput, t, &tokens_per_s);
+        j->last_tput = tokens_per_s;
+        j->last_tput_t = t;
+        *n = ++j->reports;
+        a->gen++;
     }
     pthread_mutex_unlock(&a->mu);
     return rc;
