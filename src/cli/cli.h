@@ -37,6 +37,7 @@ int pfi_cmd_corr(int argc, char **argv);
 int pfi_cmd_fit(int argc, char **argv);
 int pfi_cmd_predict(int argc, char **argv);
 int pfi_cmd_compare(int argc, char **argv);
+int pfi_cmd_allocate(int argc, char **argv);
 int pfi_cmd_simulate(int argc, char **argv);
 
 #endif

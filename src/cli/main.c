@@ -13,6 +13,7 @@ static const pfi_cli_cmd commands[] = {
     {"fit", "PFI predictor ablation: OLS with LOO and LOCO CV (Table 3)", pfi_cmd_fit},
     {"predict", "PFI estimates from telemetry with a fitted model", pfi_cmd_predict},
     {"compare", "rank agreement of two platforms' PFI (Table 8)", pfi_cmd_compare},
+    {"allocate", "per-job power caps under a cluster power budget, by policy", pfi_cmd_allocate},
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
