@@ -19,4 +19,9 @@ int pfi_probe_trace_read(const char *path, const char *const *phases,
                          pfi_gpumodel_sample **out, size_t **phase_of, size_t *n,
                          pfi_error *err);
 
+/* The same from a buffer (len bytes; `name` labels errors). */
+int pfi_probe_trace_parse(const char *buf, size_t len, const char *name,
+                          const char *const *phases, pfi_gpumodel_sample **out,
+                          size_t **phase_of, size_t *n, pfi_error *err);
+
 #endif

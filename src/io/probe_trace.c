@@ -9,6 +9,9 @@
 static const char *const cols[] = {"phase", "power_mW", "sm_clock", "sm_util", "tensor_util",
                                    "dram_bw_util", "util_mem", "util_gpu", NULL};
 
+static int from_csv(pfi_csv *c, const char *path, const char *const *phases,
+                    pfi_gpumodel_sample **out, size_t **phase_of, size_t *n, pfi_error *err);
+
 int pfi_probe_trace_read(const char *path, const char *const *phases,
                          pfi_gpumodel_sample **out, size_t **phase_of, size_t *n,
                          pfi_error *err)
@@ -18,7 +21,28 @@ int pfi_probe_trace_read(const char *path, const char *const *phases,
     *n = 0;
     if (phase_of) *phase_of = NULL;
     int rc = pfi_csv_read_file(path, &c, err);
-    if (rc == PFI_OK) rc = pfi_csv_require(c, cols, err);
+    if (rc != PFI_OK) return rc;
+    return from_csv(c, path, phases, out, phase_of, n, err);
+}
+
+int pfi_probe_trace_parse(const char *buf, size_t len, const char *name,
+                          const char *const *phases, pfi_gpumodel_sample **out,
+                          size_t **phase_of, size_t *n, pfi_error *err)
+{
+    pfi_csv *c = NULL;
+    *out = NULL;
+    *n = 0;
+    if (phase_of) *phase_of = NULL;
+    int rc = pfi_csv_parse(buf, len, name, &c, err);
+    if (rc != PFI_OK) return rc;
+    return from_csv(c, name, phases, out, phase_of, n, err);
+}
+
+/* Takes ownership of c. */
+static int from_csv(pfi_csv *c, const char *path, const char *const *phases,
+                    pfi_gpumodel_sample **out, size_t **phase_of, size_t *n, pfi_error *err)
+{
+    int rc = pfi_csv_require(c, cols, err);
     if (rc != PFI_OK) {
         pfi_csv_destroy(c);
         return rc;

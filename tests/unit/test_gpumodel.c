@@ -178,6 +178,39 @@ static void test_probe_trace_read(void **state)
                          PFI_OK);
 }
 
+static void test_probe_trace_bad_input(void **state)
+{
+    (void)state;
+    static const char *const phases[] = {"gemm", NULL};
+    pfi_gpumodel_sample *s = NULL;
+    size_t *ph = NULL, n = 0;
+    pfi_error err;
+    const char *no_col = "phase,power_mW,sm_clock\ngemm,1,2\n";
+    assert_int_not_equal(pfi_probe_trace_parse(no_col, strlen(no_col), "t.csv", phases, &s, &ph,
+                                               &n, &err),
+                         PFI_OK);
+    assert_non_null(strstr(err.msg, "sm_util"));
+    const char *bad = "phase,power_mW,sm_clock,sm_util,tensor_util,dram_bw_util,util_mem,"
+                      "util_gpu\nidle,x,1,1,1,1,1,1\ngemm,695000,abc,1,1,1,1,1\n";
+    assert_int_not_equal(pfi_probe_trace_parse(bad, strlen(bad), "t.csv", phases, &s, &ph, &n,
+                                               &err),
+                         PFI_OK);
+    assert_int_equal(err.line, 3); /* the idle row is skipped, not parsed */
+    assert_null(s);
+    /* Units: mW to W, percent to ratios. */
+    const char *ok = "phase,power_mW,sm_clock,sm_util,tensor_util,dram_bw_util,util_mem,"
+                     "util_gpu\ngemm,695000,1467,95,92,17,24,97\n";
+    assert_int_equal(pfi_probe_trace_parse(ok, strlen(ok), "t.csv", phases, &s, &ph, &n, &err),
+                     PFI_OK);
+    assert_int_equal(n, 1);
+    assert_near(s[0].power_w, 695, 1e-12);
+    assert_near(s[0].sm_active, 0.95, 1e-12);
+    assert_near(s[0].dram_active, 0.17, 1e-12);
+    assert_near(s[0].mem_copy_util, 24, 0);
+    free(s);
+    free(ph);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_fit_recovers_constants),
         cmocka_unit_test(test_probe_trace_read),
+        cmocka_unit_test(test_probe_trace_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
