@@ -102,6 +102,15 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     if ((rc = pfi_store_cap_put(a->store, &rec, err)) != PFI_OK) goto out;
     pfi_gpu_limits after;
     rc = set_and_verify(a, gpu, mw, &after, err);
+    if (rc == PFI_ENOTSUP) {
+        /* The backend cannot set limits: nothing happened (backend.h's
+         * contract), so the record goes and no restore is needed. */
+        if (was_capped)
+            pfi_store_cap_put(a->store, &prev, NULL);
+        else
+            pfi_store_cap_delete(a->store, gpu, NULL);
+        goto out;
+    }
     if (rc != PFI_OK) {
         /* Put back what was there: the previous cap, or the default. */
         pfi_gpu_limits tmp;

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,13 @@ int agent_http_start(agent *a, pfi_error *err)
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof addr);
     else
         inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof addr);
+    int loopback = ss.ss_family == AF_INET6
+                       ? IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr)
+                       : (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    if (!loopback)
+        agent_log("warning: listening beyond loopback without TLS: the bearer token "
+                  "crosses the network in clear text; restrict access (firewall, "
+                  "NetworkPolicy) or put a TLS proxy in front");
     agent_log("listening on http://%s%s%s:%u%s", ss.ss_family == AF_INET6 ? "[" : "", addr,
               ss.ss_family == AF_INET6 ? "]" : "", di ? (unsigned)di->port : 0,
               a->o.read_only ? " (read-only)" : "");

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *type_name(pfi_prom_type t)
@@ -73,11 +74,16 @@ int pfi_prom_sample(FILE *f, const char *name, const char *const *labels, double
         }
         fputc('}', f);
     }
-    /* Integers print exactly (energy counters reach 1e12 mJ); other values
-     * with 12 significant digits, free of binary noise. */
+    /* The shortest text that reads back as the same double (what the Go
+     * client's FormatFloat(v, 'g', -1) gives): 15 digits when they suffice,
+     * else 17. Integers print without an exponent up to 1e15. */
+    char txt[40];
     if (value == floor(value) && fabs(value) < 1e15)
-        fprintf(f, " %.0f\n", value);
-    else
-        fprintf(f, " %.12g\n", value);
+        snprintf(txt, sizeof txt, "%.0f", value);
+    else {
+        snprintf(txt, sizeof txt, "%.15g", value);
+        if (strtod(txt, NULL) != value) snprintf(txt, sizeof txt, "%.17g", value);
+    }
+    fprintf(f, " %s\n", txt);
     return 1;
 }

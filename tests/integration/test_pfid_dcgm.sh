@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# pfid on the dcgm backend (a dcgm-exporter page, here the hand-written
+# fixture read as a file:// URL): GPUs and their readings come through, the
+# exporter's awkward labels do not leak into pfid's exposition, and limit
+# calls answer 501 because dcgm-exporter cannot set limits.
+. "$(dirname "$0")/pfid_lib.sh"
+: "${PFI_SOURCE_DIR:?}"
+FIX=$PFI_SOURCE_DIR/tests/data/dcgm-exporter-metrics.txt
+pfid_start "$WORK/pfid.log" --backend dcgm --dcgm-url "file://$FIX" --db "$WORK/pfid.db" --interval 0.5
+req GET /v1/gpus "" no; expect 200 "GET /v1/gpus"
+[ "$(jq_py 'len(d["gpus"])')" -ge 3 ] || fail "GPUs: $BODY"
+[ "$(jq_py 'd["gpus"][0]["sample"]["power_watts"]')" = 690.517 ] || fail "GPU 0 power: $BODY"
+[ "$(jq_py 'd["gpus"][1]["sample"]["power_watts"]')" = 395.25 ] || fail "GPU 1 power: $BODY"
+ok "dcgm-exporter readings: 690.517 W, 395.25 W"
+req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":60}'; expect 501 "dcgm cannot set limits"
+[ "$(sqlite3 "$WORK/pfid.db" 'SELECT count(*) FROM caps')" = 0 ] || fail "a cap that cannot happen was recorded"
+req POST /v1/jobs '{"id":"dense-pt","gpus":[0]}'; expect 201 "jobs work on a read-only backend"
+req GET /metrics "" no; expect 200 "GET /metrics"
+printf '%s\n' "$BODY" | promtool check metrics || fail "promtool check metrics"
+ok "promtool check metrics (dcgm)"
+pfid_stop TERM
+[ "$RC" = 0 ] || fail "exit status $RC"
+# IPv6 loopback, where the host has it (no warning: still loopback).
+if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1",0))' 2>/dev/null; then
+    "$PFID_BIN" --token-file "$TOKEN_FILE" --backend dcgm --dcgm-url "file://$FIX" \
+        --db "$WORK/pfid6.db" --listen '[::1]:0' 2>"$WORK/pfid6.log" &
+    PFID_PID=$!
+    PIDS+=("$PFID_PID")
+    wait_until 10 grep -q 'listening on http://\[::1\]:' "$WORK/pfid6.log" || fail "no IPv6 listen: $(cat "$WORK/pfid6.log")"
+    P6=$(grep -o 'listening on http://\[::1\]:[0-9]*' "$WORK/pfid6.log" | sed 's/.*://')
+    curl -s -g --max-time 5 "http://[::1]:$P6/healthz" | grep -q ok || fail "IPv6 healthz"
+    grep -q "warning" "$WORK/pfid6.log" && fail "warning on loopback"
+    pfid_stop TERM
+    ok "IPv6 loopback"
+fi
+echo PASS
