@@ -29,6 +29,7 @@ typedef struct pfi_paper_group {
     double pfi;             /* published PFI on the group's own grid */
     double pfi_4cap;        /* Table 9's 200/500/600/700 W PFI; 0 if not listed */
     double active_params_b; /* active parameters per token, billions (model cards) */
+    int n_runs;             /* runs (caps) of the sweep, as the tables give them */
 } pfi_paper_group;
 
 /* All groups, in table order (Table 6, then 7, then 8); *n gets the count. */
@@ -37,8 +38,9 @@ const pfi_paper_group *pfi_paper_groups(size_t *n);
 /* The group with this exact name, or NULL. */
 const pfi_paper_group *pfi_paper_group_find(const char *name);
 
-/* The group's per-GPU caps: 200..700 step 100 for 8-GPU groups (and H100
- * groups with 6 runs), 200/500/600/700 W otherwise; returns the count (<= 6). */
+/* The group's per-GPU caps: 200..700 step 100 for 6 runs, 200/500/600/700 W
+ * for 4, 500/600/700 W for the one 3-run group (an assumption: the paper does
+ * not name the missing cap); returns the count (<= 6). */
 size_t pfi_paper_group_caps(const pfi_paper_group *g, double caps[6]);
 
 #endif
