@@ -43,7 +43,7 @@ struct pfi_alloc_problem {
     double pmax_total, floor_total;
     /* scratch for the runs */
     struct seg *segs;
-    double *w, *room, *shed;
+    double *w, *room, *shed, *pw;
     struct kv *kv;
     /* capacities (elements) of the buffers above, so that reset reuses them */
     size_t cap_jobs, cap_pts, cap_names;
@@ -80,7 +80,7 @@ void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
     if (!p) return;
     void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eoff, p->ei,  p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
-                    p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->kv};
+                    p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(p);
 }
@@ -279,7 +279,8 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         grow(&p->pfi, n, sizeof(double), &cj) || grow(&p->dram, n, sizeof(double), &cj) ||
         grow(&p->moe_ft, n, 1, &cj) || grow(&p->names, n, sizeof(char *), &cj) ||
         grow(&p->w, n, sizeof(double), &cj) || grow(&p->room, n, sizeof(double), &cj) ||
-        grow(&p->shed, n, sizeof(double), &cj) || grow(&p->kv, n, sizeof(struct kv), &cj) ||
+        grow(&p->shed, n, sizeof(double), &cj) || grow(&p->pw, n, sizeof(double), &cj) ||
+        grow(&p->kv, n, sizeof(struct kv), &cj) ||
         grow(&p->cp, total, sizeof(double), &cpt) || grow(&p->ct, total, sizeof(double), &cpt) ||
         grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
@@ -436,18 +437,46 @@ static int cmp_kv(const void *a, const void *b)
 /* Sheds S watts over the k jobs in kv[] (their .i set) in proportion to w,
  * each at most room[i]: shed_i = min(room_i, lambda * w_i), the fixed point of
  * "hold a job that would pass its floor at the floor and share the rest in
- * proportion". Jobs are taken in order of the lambda at which they reach
- * their floor. Returns the watts left unshed (> 0 when all are at floor). */
+ * proportion". Clamping every job that passes its floor at the current lambda
+ * only raises lambda, so clamped jobs stay clamped: a few passes usually
+ * settle it; after 16 the jobs are sorted by the lambda at which they reach
+ * their floor and swept once. Returns the watts left unshed (> 0 when every
+ * job is at its floor). */
 static double water_fill(const double *w, const double *room, struct kv *kv, size_t k, double S,
                          double *shed)
 {
+    double left = S;
+    for (int pass = 0; pass < 16; pass++) {
+        double wsum = 0;
+        for (size_t a = 0; a < k; a++) wsum += w[kv[a].i];
+        if (k == 0) return left;
+        double lambda = left / wsum;
+        size_t kept = 0;
+        for (size_t a = 0; a < k; a++) {
+            size_t i = kv[a].i;
+            if (lambda * w[i] >= room[i]) {
+                shed[i] = room[i];
+                left -= room[i];
+            } else {
+                kv[kept++] = kv[a];
+            }
+        }
+        if (kept == k) {
+            for (size_t a = 0; a < k; a++) shed[kv[a].i] = lambda * w[kv[a].i];
+            return 0;
+        }
+        k = kept;
+        if (left <= 0) {
+            for (size_t a = 0; a < k; a++) shed[kv[a].i] = 0;
+            return 0;
+        }
+    }
     double wsum = 0;
     for (size_t a = 0; a < k; a++) {
         kv[a].key = room[kv[a].i] / w[kv[a].i];
         wsum += w[kv[a].i];
     }
     qsort(kv, k, sizeof *kv, cmp_kv);
-    double left = S;
     size_t a = 0;
     for (; a < k; a++) {
         if (left / wsum <= kv[a].key) break;
@@ -680,11 +709,12 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
 /* The envelope throughput at power_w and whether reaching it needs two caps:
  * it does when the plain curve lies below the envelope there (a skipped
  * point under the chord); otherwise the interpolated cap reaches it. */
-static void envelope_point(const pfi_alloc_problem *p, size_t i, double pw, pfi_alloc_out *o)
+static void envelope_point(const pfi_alloc_problem *p, size_t i, double pw, int caps,
+                           pfi_alloc_out *o)
 {
     const double *P = p->cp + p->off[i], *T = p->ct + p->off[i], *C = p->cc + p->off[i];
     double ap = p->floor_w[i], at = p->ftput[i];
-    double ac = pfi_alloc_problem_cap_at(p, i, ap);
+    double ac = caps ? pfi_alloc_problem_cap_at(p, i, ap) : 0;
     o->alternates = 0;
     o->tput = at;
     o->cap_w = ac;
@@ -701,7 +731,7 @@ static void envelope_point(const pfi_alloc_problem *p, size_t i, double pw, pfi_
         double share = (pw - ap) / (bp - ap);
         o->tput = at + share * (bt - at);
         if (pfi_alloc_problem_tput_at(p, i, pw) >= o->tput - 1e-9 * fmax(1.0, p->tmax[i])) {
-            o->cap_w = pfi_alloc_problem_cap_at(p, i, pw);
+            if (caps) o->cap_w = pfi_alloc_problem_cap_at(p, i, pw);
             return;
         }
         o->alternates = 1;
@@ -719,8 +749,7 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
     if (!p) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no problem");
     size_t n = p->n;
     char lb[32];
-    double *power = malloc(n * sizeof *power);
-    if (!power) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    double *power = p->pw;
     int rc;
     if (policy == PFI_POLICY_ORACLE) {
         rc = pfi_alloc_oracle(p, budget_w, power, NULL, err);
@@ -754,19 +783,16 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
             rc = pfi_alloc_proportional(p, w, budget_w, power, err);
         }
     }
-    if (rc != PFI_OK) {
-        free(power);
-        return rc;
-    }
+    if (rc != PFI_OK) return rc;
     pfi_alloc_result r = {.budget_w = budget_w};
     for (size_t i = 0; i < n; i++) {
         pfi_alloc_out o = {.power_w = power[i]};
         o.at_floor = power[i] <= p->floor_w[i] * (1 + 1e-12);
         if (policy == PFI_POLICY_ORACLE) {
-            envelope_point(p, i, power[i], &o);
+            envelope_point(p, i, power[i], out != NULL, &o);
         } else {
             o.tput = pfi_alloc_problem_tput_at(p, i, power[i]);
-            o.cap_w = pfi_alloc_problem_cap_at(p, i, power[i]);
+            if (out) o.cap_w = pfi_alloc_problem_cap_at(p, i, power[i]);
         }
         r.total_power_w += o.power_w;
         r.total_tput += o.tput;
@@ -774,7 +800,6 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
         r.n_alternating += (size_t)o.alternates;
         if (out) out[i] = o;
     }
-    free(power);
     if (res) *res = r;
     return PFI_OK;
 }

@@ -28,8 +28,9 @@ typedef struct {
 } state;
 
 /* Inserts (p, t) into job i's sorted observations; a power already seen
- * (within 1e-9 relative) takes the newer throughput. */
-static void record(state *s, const pfi_learn_job *j, size_t i, double p, double t)
+ * (within 1e-9 relative) takes the newer throughput. Returns whether the
+ * observations changed (the estimate needs refitting only then). */
+static int record(state *s, const pfi_learn_job *j, size_t i, double p, double t)
 {
     size_t o = i * s->max_obs, k = s->nobs[i];
     double *P = s->op + o, *T = s->ot + o, *LU = s->lu + o, *LL = s->ll + o;
@@ -37,11 +38,12 @@ static void record(state *s, const pfi_learn_job *j, size_t i, double p, double 
     double lu = u > 1e-6 ? log(u) : NAN, ll = loss > 1e-6 ? log(loss) : NAN;
     for (size_t a = 0; a < k; a++)
         if (fabs(P[a] - p) <= 1e-9 * j->pmax_w) {
+            int changed = T[a] != t;
             T[a] = t;
             LL[a] = ll;
-            return;
+            return changed;
         }
-    if (k == s->max_obs) return; /* cannot happen: one observation per round */
+    if (k == s->max_obs) return 0; /* cannot happen: one observation per round */
     size_t a = k;
     while (a > 0 && P[a - 1] > p) {
         P[a] = P[a - 1];
@@ -55,6 +57,7 @@ static void record(state *s, const pfi_learn_job *j, size_t i, double p, double 
     LU[a] = lu;
     LL[a] = ll;
     s->nobs[i] = k + 1;
+    return 1;
 }
 
 /* Job i's estimated curve. In the job's own units u = 1 - P / Pmax (the
@@ -160,10 +163,11 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
     s.est = malloc(n * sizeof *s.est);
     double *pw = malloc(n * sizeof *pw), *best_pw = malloc(n * sizeof *pw);
     double *w = malloc(n * sizeof *w);
+    unsigned char *dirty = calloc(n, 1);
     pfi_alloc_problem *prob = NULL;
     int rc = PFI_OK;
     if (!s.op || !s.ot || !s.lu || !s.ll || !s.nobs || !s.cp || !s.ct || !s.lug || !s.est ||
-        !pw || !best_pw || !w) {
+        !pw || !best_pw || !w || !dirty) {
         rc = pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         goto done;
     }
@@ -190,7 +194,8 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
                 w[i] = jobs[i].pmax_w * fmax(jobs[i].pfi_hat, 0.0) / jobs[i].tmax;
             rc = pfi_alloc_proportional(prob, w, budget_w, pw, err);
         } else {
-            for (size_t i = 0; i < n; i++) estimate(&s, &jobs[i], i);
+            for (size_t i = 0; i < n; i++)
+                if (dirty[i]) estimate(&s, &jobs[i], i);
             rc = pfi_alloc_problem_reset(prob, s.est, n, err);
             if (rc == PFI_OK) rc = pfi_alloc_oracle(prob, budget_w, pw, NULL, err);
         }
@@ -203,7 +208,7 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
                 break;
             }
             total += t;
-            record(&s, &jobs[i], i, pw[i], t);
+            dirty[i] = (unsigned char)record(&s, &jobs[i], i, pw[i], t);
         }
         if (rc != PFI_OK) break;
         energy += o->round_s * total;
@@ -227,6 +232,7 @@ done:
     free(pw);
     free(best_pw);
     free(w);
+    free(dirty);
     state_free(&s);
     return rc;
 }
