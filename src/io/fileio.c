@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int pfi_file_read_all(const char *path, char **buf, size_t *len, pfi_error *err)
@@ -58,6 +59,18 @@ int pfi_file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), vo
         free(tmp);
         return pfi_error_set(err, PFI_EIO, path, 0, "cannot create: %s", strerror(e));
     }
+    /* mkstemp makes the file 0600; give it the mode a plain fopen would have
+     * (or the mode of the file it replaces), so rebuilt data stays readable. */
+    struct stat st;
+    mode_t mode;
+    if (stat(path, &st) == 0) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    (void)fchmod(fd, mode);
     FILE *f = fdopen(fd, "w");
     if (!f) {
         close(fd);
