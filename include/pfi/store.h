@@ -70,6 +70,17 @@ int pfi_store_add_throughput(pfi_store *s, const char *job, double t, double tok
 /* Number of throughput rows stored for a job (tests, benchmarks). */
 int pfi_store_throughput_count(pfi_store *s, const char *job, long long *n, pfi_error *err);
 
+/* Calls fn for every stored sample with t0 <= t, in time then GPU order (a
+ * restarted agent replays a job's recent history); fn returning non-zero
+ * stops the walk. Fields whose bit is clear in valid are 0. */
+int pfi_store_samples_since(pfi_store *s, double t0,
+                            int (*fn)(double t, unsigned gpu, const pfi_gpu_sample *x, void *ctx),
+                            void *ctx, pfi_error *err);
+/* Calls fn for each throughput report of a job with t0 <= t, in time order. */
+int pfi_store_throughput_since(pfi_store *s, const char *job, double t0,
+                               int (*fn)(double t, double tokens_per_s, void *ctx), void *ctx,
+                               pfi_error *err);
+
 /* Records (insert or replace) the cap on a GPU. */
 int pfi_store_cap_put(pfi_store *s, const pfi_store_cap *cap, pfi_error *err);
 /* Forgets a GPU's cap (after its default limit was restored); deleting a

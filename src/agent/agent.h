@@ -120,7 +120,11 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
 int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err); /* takes mu */
 int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned long long *n,
                      pfi_error *err); /* takes mu */
-void agent_job_push_tick(agent *a, agent_job *j, double t);
+/* One tick of a job: by_gpu[g] is GPU g's sample, NULL when not read. */
+void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu);
+/* After a restart: feeds the stored samples and reports since `since` into
+ * the reloaded jobs, so phases and aggregates survive a crash. Takes mu. */
+void agent_jobs_replay(agent *a, double since);
 json_t *agent_job_json(agent *a, agent_job *j);
 void agent_jobs_free(agent *a);
 

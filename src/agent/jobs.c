@@ -158,24 +158,24 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
 }
 
 /* One value of field f over the job's GPUs: the mean of the GPUs that read
- * it (NaN when none did). */
-static double gpu_mean(const agent *a, const agent_job *j, pfi_gpu_field f, double scale,
-                       size_t off)
+ * it (NaN when none did). by_gpu[g] is NULL for a GPU not read. */
+static double gpu_mean(const agent_job *j, const pfi_gpu_sample *const *by_gpu, pfi_gpu_field f,
+                       double scale, size_t off)
 {
     double sum = 0;
     size_t n = 0;
     for (size_t k = 0; k < j->rec.n_gpus; k++) {
-        const agent_gpu *x = &a->gpus[j->rec.gpus[k]];
-        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, f)) continue;
-        sum += *(const double *)((const char *)&x->last + off) * scale;
+        const pfi_gpu_sample *x = by_gpu[j->rec.gpus[k]];
+        if (!x || !pfi_gpu_sample_has(x, f)) continue;
+        sum += *(const double *)((const char *)x + off) * scale;
         n++;
     }
     return n ? sum / (double)n : NAN;
 }
 
-#define GM(f, member, scale) gpu_mean(a, j, f, scale, offsetof(pfi_gpu_sample, member))
+#define GM(f, member, scale) gpu_mean(j, by_gpu, f, scale, offsetof(pfi_gpu_sample, member))
 
-void agent_job_push_tick(agent *a, agent_job *j, double t)
+static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
 {
     double v[JF_COUNT];
     v[PFI_TM_SM_ACTIVE] = GM(PFI_GF_SM_ACTIVE, sm_active, 1);
@@ -196,17 +196,91 @@ void agent_job_push_tick(agent *a, agent_job *j, double t)
      * over some GPUs would look like a power drop. */
     double total = 0;
     for (size_t k = 0; k < j->rec.n_gpus; k++) {
-        const agent_gpu *x = &a->gpus[j->rec.gpus[k]];
-        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, PFI_GF_POWER)) {
+        const pfi_gpu_sample *x = by_gpu[j->rec.gpus[k]];
+        if (!x || !pfi_gpu_sample_has(x, PFI_GF_POWER)) {
             total = NAN;
             break;
         }
-        total += x->last.power_mw * 1e-3;
+        total += x->power_mw * 1e-3;
     }
     v[JF_TOTAL_POWER] = total;
     j->last_power_w = total;
     pfi_trace_roll_push(j->roll, t, v);
     j->phase = pfi_trace_seg_push(j->seg, t, v[PFI_TM_FB_USED], v[PFI_TM_GPU_UTIL]);
+}
+
+void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
+{
+    push_values(j, t, by_gpu);
+}
+
+/* Replay after a restart: the samples of one tick, gathered by GPU. */
+typedef struct {
+    agent *a;
+    double t;
+    pfi_gpu_sample *s;
+    const pfi_gpu_sample **map;
+    size_t rows;
+} replay;
+
+static void replay_flush(replay *r)
+{
+    if (r->t < 0) return;
+    for (size_t i = 0; i < r->a->n_jobs; i++)
+        if (r->a->jobs[i]->rec.registered_at <= r->t) push_values(r->a->jobs[i], r->t, r->map);
+    for (unsigned g = 0; g < r->a->n_gpus; g++) r->map[g] = NULL;
+}
+
+static int replay_sample(double t, unsigned gpu, const pfi_gpu_sample *x, void *ctx)
+{
+    replay *r = ctx;
+    if (t != r->t) {
+        replay_flush(r);
+        r->t = t;
+    }
+    if (gpu < r->a->n_gpus && x->valid) {
+        r->s[gpu] = *x;
+        r->map[gpu] = &r->s[gpu];
+    }
+    r->rows++;
+    return 0;
+}
+
+static int replay_report(double t, double tps, void *ctx)
+{
+    agent_job *j = ctx;
+    pfi_trace_roll_push(j->tput, t, &tps);
+    j->last_tput = tps;
+    j->last_tput_t = t;
+    return 0;
+}
+
+void agent_jobs_replay(agent *a, double since)
+{
+    if (a->n_jobs == 0 || a->n_gpus == 0) return;
+    replay r = {.a = a, .t = -1};
+    r.s = calloc(a->n_gpus, sizeof *r.s);
+    r.map = calloc(a->n_gpus, sizeof *r.map);
+    pfi_error err;
+    pthread_mutex_lock(&a->mu);
+    if (r.s && r.map) {
+        if (pfi_store_samples_since(a->store, since, replay_sample, &r, &err) != PFI_OK)
+            agent_log("replaying samples: %s", err.msg);
+        replay_flush(&r);
+        for (size_t i = 0; i < a->n_jobs; i++) {
+            agent_job *j = a->jobs[i];
+            double t0 = j->rec.registered_at > since ? j->rec.registered_at : since;
+            if (pfi_store_throughput_since(a->store, j->rec.id, t0, replay_report, j, &err) !=
+                PFI_OK)
+                agent_log("replaying reports of %s: %s", j->rec.id, err.msg);
+            agent_log("job %s: %s after replaying %zu stored samples", j->rec.id,
+                      pfi_trace_phase_name(j->phase), pfi_trace_roll_count(j->roll));
+        }
+    }
+    a->gen++;
+    pthread_mutex_unlock(&a->mu);
+    free(r.s);
+    free(r.map);
 }
 
 void agent_job_aggregate(agent *a, agent_job *j, job_agg *out)

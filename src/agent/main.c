@@ -203,6 +203,8 @@ static void reload_jobs(agent *a)
         }
     }
     free(jobs);
+    /* Phases and aggregates come back from the stored history of the window. */
+    if (n > 0) agent_jobs_replay(a, agent_now() - a->o.window_s);
 }
 
 static void cleanup(agent *a)

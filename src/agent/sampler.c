@@ -19,7 +19,9 @@ void agent_tick(agent *a)
     pfi_gpu_sample *s = calloc(n ? n : 1, sizeof *s);
     pfi_gpu_limits *lim = calloc(n ? n : 1, sizeof *lim);
     int *ok = calloc(n ? n : 1, sizeof *ok), *lok = calloc(n ? n : 1, sizeof *lok);
-    if (!s || !lim || !ok || !lok) {
+    const pfi_gpu_sample **by_gpu = calloc(n ? n : 1, sizeof *by_gpu);
+    if (!s || !lim || !ok || !lok || !by_gpu) {
+        free(by_gpu);
         free(s);
         free(lim);
         free(ok);
@@ -54,7 +56,8 @@ void agent_tick(agent *a)
             x->have_limits = 1;
         }
     }
-    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a, a->jobs[i], t);
+    for (unsigned g = 0; g < n; g++) by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
+    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a->jobs[i], t, by_gpu);
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
@@ -65,6 +68,7 @@ void agent_tick(agent *a)
     free(lim);
     free(ok);
     free(lok);
+    free(by_gpu);
 }
 
 static struct timespec mono_ts(double sec)

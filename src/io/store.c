@@ -43,6 +43,8 @@ enum {
     ST_PRUNE_SAMPLES,
     ST_PRUNE_TPUT,
     ST_PRUNE_JOBS,
+    ST_SAMPLES_SINCE,
+    ST_TPUT_SINCE,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -64,6 +66,8 @@ static const char *stmt_sql[ST_COUNT] = {
     [ST_PRUNE_SAMPLES] = "DELETE FROM samples WHERE t<?",
     [ST_PRUNE_TPUT] = "DELETE FROM throughput WHERE t<?",
     [ST_PRUNE_JOBS] = "DELETE FROM jobs WHERE ended_at IS NOT NULL AND ended_at<?",
+    [ST_SAMPLES_SINCE] = "SELECT * FROM samples WHERE t>=? ORDER BY t, gpu",
+    [ST_TPUT_SINCE] = "SELECT t, tokens_per_s FROM throughput WHERE job=? AND t>=? ORDER BY t",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
@@ -359,6 +363,70 @@ int pfi_store_throughput_count(pfi_store *s, const char *job, long long *n, pfi_
         *n = sqlite3_column_int64(st, 0);
     else
         rc = db_error(s, err, "counting throughput reports");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static double col(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? 0.0 : sqlite3_column_double(st, i);
+}
+
+int pfi_store_samples_since(pfi_store *s, double t0,
+                            int (*fn)(double t, unsigned gpu, const pfi_gpu_sample *x, void *ctx),
+                            void *ctx, pfi_error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *st = s->st[ST_SAMPLES_SINCE];
+    sqlite3_bind_double(st, 1, t0);
+    int step, rc = PFI_OK;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        /* Columns in schema order (see schema_v1). */
+        pfi_gpu_sample x = {
+            .valid = (uint32_t)sqlite3_column_int64(st, 2),
+            .power_mw = col(st, 3) * 1000.0,
+            .energy_mj = col(st, 4) * 1000.0,
+            .limit_mw = col(st, 5) * 1000.0,
+            .sm_clock_mhz = col(st, 6),
+            .mem_clock_mhz = col(st, 7),
+            .util_gpu_pct = col(st, 8),
+            .util_mem_pct = col(st, 9),
+            .temp_c = col(st, 10),
+            .fb_used_mib = col(st, 11),
+            .clock_reasons = (uint64_t)sqlite3_column_int64(st, 12),
+            .sm_active = col(st, 13),
+            .sm_occupancy = col(st, 14),
+            .tensor_active = col(st, 15),
+            .dram_active = col(st, 16),
+            .pcie_tx = col(st, 17),
+            .pcie_rx = col(st, 18),
+            .nvlink_tx = col(st, 19),
+            .nvlink_rx = col(st, 20),
+        };
+        if (fn(sqlite3_column_double(st, 0), (unsigned)sqlite3_column_int64(st, 1), &x, ctx))
+            break;
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = db_error(s, err, "reading samples");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int pfi_store_throughput_since(pfi_store *s, const char *job, double t0,
+                               int (*fn)(double t, double tokens_per_s, void *ctx), void *ctx,
+                               pfi_error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *st = s->st[ST_TPUT_SINCE];
+    sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st, 2, t0);
+    int step, rc = PFI_OK;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(sqlite3_column_double(st, 0), sqlite3_column_double(st, 1), ctx)) break;
+    if (step != SQLITE_ROW && step != SQLITE_DONE) rc = db_error(s, err, "reading reports");
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     pthread_mutex_unlock(&s->mu);

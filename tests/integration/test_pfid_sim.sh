@@ -143,6 +143,12 @@ pfid_start "$WORK/pfid2.log" "${SIM[@]}"
 req GET /v1/jobs "" no
 [ "$(jq_py '[j["id"] for j in d["jobs"]]')" = "['dense-1']" ] || fail "running job not reloaded: $BODY"
 ok "dense-1 reloaded from the store"
+# The replay of stored samples gives the reloaded job its phases back at
+# once (no 10 s wait for --phase-hold): the training start is pfid1's.
+req GET /v1/jobs/dense-1 "" no
+[ "$(jq_py 'd["phase"]')" = training ] || fail "dense-1 not training after the restart's replay: $BODY"
+TRAIN0=$(jq_py 'd["phase_started_at"]["training"]')
+ok "dense-1 in training right after restart (since $TRAIN0)"
 for i in $(seq 1 20); do req POST /v1/jobs/dense-1/throughput '{"tokens_per_s":1000}'; done
 req PUT /v1/gpus/1/limit '{"watts":450,"expires_s":600}'; expect 200 "long cap on GPU 1"
 req PUT /v1/gpus/2/limit '{"watts":300,"expires_s":2}'; expect 200 "short cap on GPU 2"
@@ -161,6 +167,10 @@ req GET /v1/gpus "" no
 [ "$(jq_py 'd["gpus"][2]["limits"]["enforced_w"]')" = 700.0 ] || fail "GPU 2 not at default: $BODY"
 [ "$(sqlite3 "$DB" "SELECT gpu FROM caps")" = 1 ] || fail "store caps after restart"
 ok "restart: unexpired cap enforced, expired one restored"
+req GET /v1/jobs/dense-1 "" no
+[ "$(jq_py 'd["phase"]')" = training ] && [ "$(jq_py 'd["phase_started_at"]["training"]')" = "$TRAIN0" ] || fail "phases lost in the crash: $BODY"
+[ "$(jq_py 'd["tokens_per_s"]')" = 1000.0 ] || fail "last report lost in the crash: $BODY"
+ok "SIGKILL + restart: dense-1's phases and last report replayed from the store"
 pfid_stop INT
 [ "$RC" = 0 ] || fail "SIGINT exit status $RC"
 [ "$(sqlite3 "$DB" "SELECT count(*) FROM caps")" = 0 ] || fail "caps left after SIGINT"

@@ -186,6 +186,71 @@ static void test_throughput_and_prune(void **state)
     pfi_store_close(s);
 }
 
+typedef struct {
+    int n;
+    double t[8];
+    unsigned gpu[8];
+    pfi_gpu_sample x[8];
+} walk;
+
+static int collect(double t, unsigned gpu, const pfi_gpu_sample *x, void *ctx)
+{
+    walk *w = ctx;
+    w->t[w->n] = t;
+    w->gpu[w->n] = gpu;
+    w->x[w->n] = *x;
+    return ++w->n == 8;
+}
+
+static int sum_tput(double t, double v, void *ctx)
+{
+    *(double *)ctx += v;
+    return 0;
+}
+
+/* What a restarted agent replays: samples back in time then GPU order with
+ * their units and validity, reports of one job from a time on. */
+static void test_replay(void **state)
+{
+    pfi_store *s;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    pfi_gpu_sample x[2];
+    memset(x, 0, sizeof x);
+    for (int k = 0; k < 3; k++) {
+        x[0].valid = (1u << PFI_GF_POWER) | (1u << PFI_GF_FB_USED) | (1u << PFI_GF_CLOCK_REASONS);
+        x[0].power_mw = 600000 + k;
+        x[0].fb_used_mib = 20000;
+        x[0].clock_reasons = 4;
+        x[1].valid = 1u << PFI_GF_UTIL_GPU;
+        x[1].util_gpu_pct = 97;
+        x[1].power_mw = 123; /* not valid: comes back as 0 */
+        assert_int_equal(pfi_store_add_samples(s, 100 + k, x, 2, &err), PFI_OK);
+    }
+    walk w = {0};
+    assert_int_equal(pfi_store_samples_since(s, 101, collect, &w, &err), PFI_OK);
+    assert_int_equal(w.n, 4); /* t=101 and 102, two GPUs each */
+    assert_near(w.t[0], 101, 0);
+    assert_int_equal(w.gpu[0], 0);
+    assert_int_equal(w.gpu[1], 1);
+    assert_near(w.t[3], 102, 0);
+    assert_near(w.x[0].power_mw, 600001, 1e-6);
+    assert_near(w.x[0].fb_used_mib, 20000, 0);
+    assert_int_equal(w.x[0].clock_reasons, 4);
+    assert_int_equal(w.x[0].valid, x[0].valid);
+    assert_int_equal(w.x[1].valid, 1u << PFI_GF_UTIL_GPU);
+    assert_near(w.x[1].util_gpu_pct, 97, 0);
+    assert_near(w.x[1].power_mw, 0, 0);
+    pfi_store_job j = {.id = "r", .gpus = {0}, .n_gpus = 1, .registered_at = 1};
+    assert_int_equal(pfi_store_job_add(s, &j, &err), PFI_OK);
+    for (int k = 0; k < 5; k++) assert_int_equal(pfi_store_add_throughput(s, "r", 10 + k, 100 * (k + 1), &err), PFI_OK);
+    assert_int_equal(pfi_store_add_throughput(s, "other", 12, 1e6, &err), PFI_OK);
+    double sum = 0;
+    assert_int_equal(pfi_store_throughput_since(s, "r", 12, sum_tput, &sum, &err), PFI_OK);
+    assert_near(sum, 300 + 400 + 500, 0);
+    pfi_store_close(s);
+}
+
 static void test_caps_survive_reopen(void **state)
 {
     pfi_store *s;
@@ -234,6 +299,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_throughput_and_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_caps_survive_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replay, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
