@@ -41,7 +41,12 @@ void agent_tick(agent *a)
     }
     pfi_error err;
     int store_ok = pfi_store_add_samples(a->store, t, s, n, &err) == PFI_OK;
-    if (!store_ok) agent_log("store: %s", err.msg);
+    /* A full disk fails every tick: say so when it starts and when it ends
+     * (pfi_agent_store_errors_total counts the ticks in between). */
+    static int store_failing;
+    if (!store_ok && !store_failing) agent_log("store: %s; samples are not being kept", err.msg);
+    if (store_ok && store_failing) agent_log("store: writing samples again");
+    store_failing = !store_ok;
 
     pthread_mutex_lock(&a->mu);
     for (unsigned g = 0; g < n; g++) {
