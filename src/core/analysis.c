@@ -235,6 +235,17 @@ int pfi_analysis_ablation(const pfi_obs *obs, size_t n, const pfi_feature_set *s
             if (!obs[i].holdout) fold[k++] = (size_t)obs[i].cluster;
         outcome(&out->loco,
                 pfi_model_cv(X, y, m, p, fold, PFI_CLUSTER_COUNT, NULL, &out->loco.cv, &e), &e);
+        /* the model layer numbers folds; name the cluster instead */
+        size_t f;
+        int off = 0;
+        if (out->loco.rc != PFI_OK &&
+            sscanf(out->loco.msg, "fold %zu held out: %n", &f, &off) == 1 && off > 0 &&
+            f >= 1 && f <= PFI_CLUSTER_COUNT) {
+            char rest[400]; /* leaves room for the cluster prefix */
+            snprintf(rest, sizeof rest, "%s", out->loco.msg + off);
+            snprintf(out->loco.msg, sizeof out->loco.msg, "cluster %s held out: %s",
+                     pfi_cluster_name((int)f - 1), rest);
+        }
         if (mv > 0) out->has_val = pfi_model_validate(&out->ols, Xv, yv, mv, &out->val) == PFI_OK;
     }
     free(X), free(y), free(Xv), free(yv), free(fold);
