@@ -10,6 +10,7 @@
 #include "pfi/csv.h"
 #include "pfi/index.h"
 #include "pfi/json.h"
+#include "pfi/quantile.h"
 #include "pfi/stats.h"
 #include "pfi/sweeps_csv.h"
 
@@ -150,18 +151,6 @@ static int load_columns(const char *path, const char *ca, const char *cb, pfi_li
     return rc;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int pfi_cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -234,7 +223,8 @@ int pfi_cmd_compare(int argc, char **argv)
     int has = pfi_stats_spearman(xa, xb, m, &rho, &p) == PFI_OK;
     for (size_t k = 0; k < m; k++)
         if (ad[k] > mx) mx = ad[k];
-    double med_abs = m ? median(ad, m) : 0, med_rel = m ? median(rd, m) : 0;
+    double med_abs = m ? pfi_quantile_select(ad, m, 0.5) : 0;
+    double med_rel = m ? pfi_quantile_select(rd, m, 0.5) : 0;
     if (json) {
         json_t *root = json_object(), *pairs = json_array(), *um = json_array();
         pfi_json_set(root, "n", json_integer((json_int_t)m));
