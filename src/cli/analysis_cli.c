@@ -55,6 +55,11 @@ int pfi_cli_dataset_load(const char *cmd, const char *sweeps, const char *teleme
         rc = pfi_analysis_join(d->sweeps, d->held, d->tm, boost_mhz, &d->obs, &d->n, &err);
         /* a line number refers to telemetry.csv; a group name to the pair */
         if (rc != PFI_OK) snprintf(err.file, sizeof err.file, "%s", telemetry);
+        if (rc == PFI_ENOTFOUND && err.line > 0 && !holdout) {
+            size_t len = strlen(err.msg);
+            snprintf(err.msg + len, sizeof err.msg - len,
+                     " (validation groups: pass their sweeps with --holdout)");
+        }
     }
     if (rc != PFI_OK) {
         pfi_csv_destroy(hc);
