@@ -18,7 +18,9 @@
  *               weight gpus (the few pretraining jobs are the large ones).
  *
  * Results do not depend on the thread count: workloads are drawn up front
- * from one seeded GSL generator (mt19937) and summed in workload order.
+ * from one seeded GSL generator (mt19937), measurement noise comes from one
+ * stream per workload, and sums run in workload order. learn's score is the
+ * true throughput of what it applied (rounds included), whatever it read.
  * Nothing here does I/O; progress is a callback (called from worker
  * threads, one call at a time).
  */
@@ -62,6 +64,8 @@ typedef struct pfi_sim_opts {
     int threads;               /* >= 1 */
     pfi_learn_opts learn;
     int no_learn;              /* 1: leave learn out (its cells have ran = 0) */
+    double noise_rel;          /* learn's throughput readings are off by this relative
+                                  SD (Gaussian), [0, 1); its score uses the true values */
     void (*progress)(void *ctx, size_t done, size_t total); /* may be NULL */
     void *progress_ctx;
 } pfi_sim_opts;

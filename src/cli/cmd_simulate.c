@@ -40,6 +40,8 @@ static const char *help =
     "  --round-s S      learn: seconds per round (default 30)\n"
     "  --event-s S      learn: length of the curtailment, seconds (default 3600);\n"
     "                   learn's throughput is averaged over it, rounds included\n"
+    "  --noise SD       learn reads throughput with this relative Gaussian error\n"
+    "                   (default 0; e.g. 0.01); it is scored on the true values\n"
     "  --no-learn       leave the learn policy out (it costs most of the time)\n"
     "  --threads N      worker threads (default: CPUs, at most 8)\n"
     "  --progress       progress on stderr even when it is not a terminal\n"
@@ -76,6 +78,7 @@ static json_t *to_json(const pfi_sim_opts *o, const pfi_feature_set *set, const 
     pfi_json_set(learn, "rounds", json_integer((json_int_t)o->learn.rounds));
     pfi_json_set(learn, "round_s", pfi_json_num(o->learn.round_s));
     pfi_json_set(learn, "event_s", pfi_json_num(o->learn.event_s));
+    pfi_json_set(learn, "noise_rel", pfi_json_num(o->noise_rel));
     pfi_json_set(root, "learn", learn);
     for (size_t k = 0; k < r->n_reductions; k++)
         for (int p = 0; p < PFI_SIM_NPOLICIES; p++) {
@@ -127,8 +130,8 @@ static void print_table(const pfi_sim_opts *o, const pfi_feature_set *set, const
     }
     printf("oracle column: its throughput, tok/s per job.");
     if (!o->no_learn)
-        printf(" learn: %zu rounds x %g s in a %g s event.", o->learn.rounds, o->learn.round_s,
-               o->learn.event_s);
+        printf(" learn: %zu rounds x %g s in a %g s event, reading noise %g.", o->learn.rounds,
+               o->learn.round_s, o->learn.event_s, o->noise_rel);
     printf("\n");
 }
 
@@ -155,7 +158,7 @@ int pfi_cmd_simulate(int argc, char **argv)
         {"rounds", required_argument, 0, 'K'},    {"round-s", required_argument, 0, 'R'},
         {"event-s", required_argument, 0, 'E'},   {"threads", required_argument, 0, 't'},
         {"progress", no_argument, 0, 'p'},        {"json", no_argument, 0, 'j'},
-        {"no-learn", no_argument, 0, 'N'},
+        {"no-learn", no_argument, 0, 'N'},       {"noise", required_argument, 0, 'n'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0},
     };
     pfi_sim_opts o = pfi_sim_defaults();
@@ -229,6 +232,12 @@ int pfi_cmd_simulate(int argc, char **argv)
         case 'H': holdout = optarg; break;
         case 'p': force_progress = 1; break;
         case 'N': o.no_learn = 1; break;
+        case 'n':
+            if (parse_num(optarg, 0, 0.5, &o.noise_rel)) {
+                free(red);
+                return pfi_cli_usage_error("simulate", "--noise must be in [0, 0.5]");
+            }
+            break;
         case 'j': json = 1; break;
         case 'h':
             free(red);

@@ -21,15 +21,15 @@ typedef struct {
     size_t n, max_obs;
     /* observations of job i: [i * max_obs, + nobs[i]), sorted by power, with
      * lu = ln(1 - P/Pmax) and ll = ln(1 - T/Tmax) (NaN where not positive) */
-    double *op, *ot, *lu, *ll;
+    double *op, *ot, *lu, *ll, *oc; /* oc: readings averaged into each observation */
     size_t *nobs;
     double *cp, *ct, *lug; /* estimated curve: N_GRID + 1 points per job; lug = ln u there */
     pfi_alloc_job *est;
 } state;
 
 /* Inserts (p, t) into job i's sorted observations; a power already seen
- * (within 1e-9 relative) takes the newer throughput. Returns whether the
- * observations changed (the estimate needs refitting only then). */
+ * (within 1e-9 of Pmax) averages the readings, which shrinks their noise.
+ * Returns whether the observations changed (only then is a refit needed). */
 static int record(state *s, const pfi_learn_job *j, size_t i, double p, double t)
 {
     size_t o = i * s->max_obs, k = s->nobs[i];
@@ -38,9 +38,13 @@ static int record(state *s, const pfi_learn_job *j, size_t i, double p, double t
     double lu = u > 1e-6 ? log(u) : NAN, ll = loss > 1e-6 ? log(loss) : NAN;
     for (size_t a = 0; a < k; a++)
         if (fabs(P[a] - p) <= 1e-9 * j->pmax_w) {
-            int changed = T[a] != t;
-            T[a] = t;
-            LL[a] = ll;
+            /* the same power again: average the readings (noise shrinks) */
+            double c = s->oc[o + a], mean = (T[a] * c + t) / (c + 1);
+            int changed = T[a] != mean;
+            T[a] = mean;
+            s->oc[o + a] = c + 1;
+            loss = 1 - mean / j->tmax;
+            LL[a] = loss > 1e-6 ? log(loss) : NAN;
             return changed;
         }
     if (k == s->max_obs) return 0; /* cannot happen: one observation per round */
@@ -48,12 +52,14 @@ static int record(state *s, const pfi_learn_job *j, size_t i, double p, double t
     while (a > 0 && P[a - 1] > p) {
         P[a] = P[a - 1];
         T[a] = T[a - 1];
+        s->oc[o + a] = s->oc[o + a - 1];
         LU[a] = LU[a - 1];
         LL[a] = LL[a - 1];
         a--;
     }
     P[a] = p;
     T[a] = t;
+    s->oc[o + a] = 1;
     LU[a] = lu;
     LL[a] = ll;
     s->nobs[i] = k + 1;
@@ -121,6 +127,7 @@ static void state_free(state *s)
     free(s->ot);
     free(s->lu);
     free(s->ll);
+    free(s->oc);
     free(s->nobs);
     free(s->cp);
     free(s->ct);
@@ -157,6 +164,7 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
     s.nobs = calloc(n, sizeof(size_t));
     s.lu = malloc(n * s.max_obs * sizeof(double));
     s.ll = malloc(n * s.max_obs * sizeof(double));
+    s.oc = malloc(n * s.max_obs * sizeof(double));
     s.cp = malloc(n * (N_GRID + 1) * sizeof(double));
     s.ct = malloc(n * (N_GRID + 1) * sizeof(double));
     s.lug = malloc(n * (N_GRID + 1) * sizeof(double));
@@ -166,7 +174,7 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
     unsigned char *dirty = calloc(n, 1);
     pfi_alloc_problem *prob = NULL;
     int rc = PFI_OK;
-    if (!s.op || !s.ot || !s.lu || !s.ll || !s.nobs || !s.cp || !s.ct || !s.lug || !s.est ||
+    if (!s.op || !s.ot || !s.lu || !s.ll || !s.oc || !s.nobs || !s.cp || !s.ct || !s.lug || !s.est ||
         !pw || !best_pw || !w || !dirty) {
         rc = pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         goto done;

@@ -112,18 +112,28 @@ typedef struct shared {
     pfi_error err;
 } shared;
 
+/* What learn sees of a job: its true throughput at the power applied, times
+ * (1 + noise_rel x N(0, 1)) when measurements are noisy. The true throughput
+ * of every measurement is summed apart, so that the event's throughput is
+ * accounted from what the jobs really did, not from what was read. */
 typedef struct {
     pfi_alloc_problem *prob;
+    double noise_rel;
+    gsl_rng *rng;
+    double true_sum;
 } learn_ctx;
 
 static int observe_true(void *ctx, size_t job, double power_w, double *tput)
 {
-    *tput = pfi_alloc_problem_tput_at(((learn_ctx *)ctx)->prob, job, power_w);
+    learn_ctx *c = ctx;
+    double t = pfi_alloc_problem_tput_at(c->prob, job, power_w);
+    c->true_sum += t;
+    *tput = c->noise_rel > 0 ? t * (1 + gsl_ran_gaussian_ziggurat(c->rng, c->noise_rel)) : t;
     return PFI_OK;
 }
 
 static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_alloc_job *jobs,
-                        pfi_learn_job *lj, pfi_error *err)
+                        pfi_learn_job *lj, double *pw, gsl_rng *rng, pfi_error *err)
 {
     const pfi_sim_opts *o = s->o;
     size_t J = o->jobs;
@@ -140,7 +150,9 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_alloc
         pfi_alloc_problem_job_range(*prob, k, &lj[k].pmax_w, &lj[k].tmax, &lj[k].floor_w);
         lj[k].pfi_hat = jobs[k].pfi;
     }
-    learn_ctx lc = {*prob};
+    learn_ctx lc = {.prob = *prob, .noise_rel = o->noise_rel, .rng = rng};
+    /* one stream per workload: results do not depend on which thread ran it */
+    if (rng) gsl_rng_set(rng, o->seed * 1000003UL + w + 1);
     for (size_t r = 0; r < o->n_reductions; r++) {
         double budget, *cell = s->tot + (w * o->n_reductions + r) * PFI_SIM_NPOLICIES;
         rc = pfi_alloc_budget_for_reduction(*prob, o->reductions[r], &budget, err);
@@ -153,8 +165,17 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_alloc
             cell[PFI_SIM_LEARN] = 0;
         } else if (rc == PFI_OK) {
             pfi_learn_result lr;
-            rc = pfi_learn_run(lj, J, budget, &o->learn, observe_true, &lc, NULL, &lr, err);
-            cell[PFI_SIM_LEARN] = lr.avg_tput;
+            lc.true_sum = 0;
+            rc = pfi_learn_run(lj, J, budget, &o->learn, observe_true, &lc, pw, &lr, err);
+            /* rounds as the jobs ran them, then the kept allocation's true
+             * throughput for the rest of the event */
+            double kept = 0;
+            for (size_t k = 0; rc == PFI_OK && k < J; k++)
+                kept += pfi_alloc_problem_tput_at(*prob, k, pw[k]);
+            const pfi_learn_opts *lo = &o->learn;
+            cell[PFI_SIM_LEARN] =
+                (lo->round_s * lc.true_sum + (lo->event_s - (double)lo->rounds * lo->round_s) * kept) /
+                lo->event_s;
         }
         if (rc) {
             char msg[sizeof err->msg];
@@ -173,8 +194,12 @@ static void *worker(void *arg)
     pfi_alloc_problem *prob = NULL;
     pfi_alloc_job *jobs = malloc(J * sizeof *jobs);
     pfi_learn_job *lj = malloc(J * sizeof *lj);
+    double *pw = malloc(J * sizeof *pw);
+    gsl_rng *rng = s->o->noise_rel > 0 ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
     pfi_error err = {0};
-    int rc = jobs && lj ? PFI_OK : pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
+    int rc = jobs && lj && pw && (rng || !(s->o->noise_rel > 0))
+                 ? PFI_OK
+                 : pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (;;) {
         pthread_mutex_lock(&s->lock);
         if (rc != PFI_OK && s->rc == PFI_OK) {
@@ -185,7 +210,7 @@ static void *worker(void *arg)
         int stop = s->rc != PFI_OK || w >= s->o->workloads;
         pthread_mutex_unlock(&s->lock);
         if (stop) break;
-        rc = run_workload(s, w, &prob, jobs, lj, &err);
+        rc = run_workload(s, w, &prob, jobs, lj, pw, rng, &err);
         if (rc == PFI_OK && s->o->progress) {
             pthread_mutex_lock(&s->lock);
             s->done++;
@@ -196,6 +221,8 @@ static void *worker(void *arg)
     pfi_alloc_problem_destroy(prob);
     free(jobs);
     free(lj);
+    free(pw);
+    gsl_rng_free(rng);
     return NULL;
 }
 
@@ -205,10 +232,11 @@ int pfi_sim_run(const pfi_sim_group *g, size_t ng, const pfi_sim_opts *o, pfi_si
     memset(out, 0, sizeof *out);
     if (!g || ng == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no sweep groups");
     if (o->workloads == 0 || o->jobs == 0 || o->n_reductions == 0 || !o->reductions ||
-        o->threads < 1 || !(o->ft_share >= 0 && o->ft_share <= 1))
+        o->threads < 1 || !(o->ft_share >= 0 && o->ft_share <= 1) ||
+        !(o->noise_rel >= 0 && o->noise_rel < 1))
         return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                             "simulation needs workloads, jobs, reductions and threads >= 1 "
-                             "and an FT share in [0, 1]");
+                             "simulation needs workloads, jobs, reductions and threads >= 1, "
+                             "an FT share in [0, 1] and a noise in [0, 1)");
     if (o->workloads > ((size_t)1 << 32) / o->jobs)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "too many workloads x jobs");
     for (size_t r = 0; r < o->n_reductions; r++)

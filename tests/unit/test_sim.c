@@ -96,6 +96,21 @@ static void test_threads_and_seed(void **state)
     o.seed = 2;
     run(&o, &c);
     assert_true(memcmp(a.cells, c.cells, 2 * PFI_SIM_NPOLICIES * sizeof *a.cells) != 0);
+    /* noisy readings: still independent of the thread count (one stream per
+     * workload), and learn's score is the true throughput, so it never beats
+     * the oracle */
+    pfi_sim_result e1, e2;
+    o.noise_rel = 0.02;
+    o.threads = 1;
+    run(&o, &e1);
+    o.threads = 3;
+    run(&o, &e2);
+    assert_memory_equal(e1.cells, e2.cells, 2 * PFI_SIM_NPOLICIES * sizeof *e1.cells);
+    for (size_t k = 0; k < 2; k++)
+        assert_true(e1.cells[k * PFI_SIM_NPOLICIES + PFI_SIM_LEARN].gap_per_job >= 0);
+    pfi_sim_result_free(&e1);
+    pfi_sim_result_free(&e2);
+    o.noise_rel = 0;
     /* no learn: its cells are marked, the others unchanged */
     pfi_sim_result d;
     o.seed = 1;
@@ -158,6 +173,9 @@ static void test_errors(void **state)
     o.workloads = 0;
     assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_EINVAL);
     o.workloads = 3;
+    o.noise_rel = 1.5;
+    assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_EINVAL);
+    o.noise_rel = 0;
     g[1].pfi_hat = NAN;
     assert_int_equal(pfi_sim_run(g, 4, &o, &r, &err), PFI_EINVAL);
     groups(g);
