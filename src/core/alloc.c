@@ -586,7 +586,19 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above)
             lo = lt;
         }
     }
-    qsort(s + lo, hi - lo, sizeof *s, cmp_seg_desc);
+    if (hi - lo <= 32) { /* insertion sort, descending: no call per comparison */
+        for (size_t i = lo + 1; i < hi; i++) {
+            struct seg x = s[i];
+            size_t j = i;
+            while (j > lo && s[j - 1].slope < x.slope) {
+                s[j] = s[j - 1];
+                j--;
+            }
+            s[j] = x;
+        }
+    } else {
+        qsort(s + lo, hi - lo, sizeof *s, cmp_seg_desc);
+    }
     for (size_t i = lo; i < hi; i++) {
         if (acc + s[i].width >= L) {
             /* widths of equal slopes before i are already in acc */
