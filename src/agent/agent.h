@@ -67,6 +67,11 @@ typedef struct agent_job {
     unsigned long long reports;
     double last_power_w; /* total over the job's GPUs, last tick; NaN unknown */
     pfi_phase phase;
+    /* Aggregates change only with a tick or a report: computed once per
+     * change, however many scrapes ask (see agent_job_aggregate). */
+    unsigned long long ticks, tput_pushes, agg_ticks, agg_pushes;
+    int agg_valid;
+    struct job_agg *agg;
 } agent_job;
 
 typedef struct agent {

@@ -25,6 +25,7 @@ static void job_free(agent_job *j)
     pfi_trace_seg_destroy(j->seg);
     pfi_trace_roll_destroy(j->roll);
     pfi_trace_roll_destroy(j->tput);
+    free(j->agg);
     free(j);
 }
 
@@ -56,6 +57,12 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     j->rec = *rec;
     j->last_tput = NAN;
     j->last_power_w = NAN;
+    j->agg = calloc(1, sizeof *j->agg);
+    /* Reports: 20/s over the window is far beyond a trainer's rate; beyond
+     * it the window keeps the newest (older ones are in the store). */
+    double tput_cap = a->o.window_s * 20;
+    if (tput_cap > 100000) tput_cap = 100000;
+    if (tput_cap < 1000) tput_cap = 1000;
     /* Reports can come far more often than samples (1000/s in the bench):
      * keep the window's worth up to a bound; older ones are in the store. */
     pfi_trace_params tp;
@@ -63,7 +70,8 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     tp.sustain_s = a->o.phase_hold_s;
     if (pfi_trace_seg_create(&tp, &j->seg) != PFI_OK ||
         pfi_trace_roll_create(JF_COUNT, a->o.window_s, max_samples, &j->roll) != PFI_OK ||
-        pfi_trace_roll_create(1, a->o.window_s, 100000, &j->tput) != PFI_OK) {
+        pfi_trace_roll_create(1, a->o.window_s, (size_t)tput_cap, &j->tput) != PFI_OK ||
+        !j->agg) {
         job_free(j);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
@@ -148,6 +156,7 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
     } else {
         agent_job *j = a->jobs[i];
         pfi_trace_roll_push(j->tput, t, &tokens_per_s);
+        j->tput_pushes++;
         j->last_tput = tokens_per_s;
         j->last_tput_t = t;
         *n = ++j->reports;
@@ -206,6 +215,7 @@ static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_
     v[JF_TOTAL_POWER] = total;
     j->last_power_w = total;
     pfi_trace_roll_push(j->roll, t, v);
+    j->ticks++;
     j->phase = pfi_trace_seg_push(j->seg, t, v[PFI_TM_FB_USED], v[PFI_TM_GPU_UTIL]);
 }
 
@@ -250,6 +260,7 @@ static int replay_report(double t, double tps, void *ctx)
 {
     agent_job *j = ctx;
     pfi_trace_roll_push(j->tput, t, &tps);
+    j->tput_pushes++;
     j->last_tput = tps;
     j->last_tput_t = t;
     return 0;
@@ -283,7 +294,20 @@ void agent_jobs_replay(agent *a, double since)
     free(r.map);
 }
 
+static void aggregate(agent *a, agent_job *j, job_agg *out);
+
 void agent_job_aggregate(agent *a, agent_job *j, job_agg *out)
+{
+    if (!j->agg_valid || j->agg_ticks != j->ticks || j->agg_pushes != j->tput_pushes) {
+        aggregate(a, j, j->agg);
+        j->agg_ticks = j->ticks;
+        j->agg_pushes = j->tput_pushes;
+        j->agg_valid = 1;
+    }
+    *out = *j->agg;
+}
+
+static void aggregate(agent *a, agent_job *j, job_agg *out)
 {
     memset(out, 0, sizeof *out);
     double since = pfi_trace_seg_start(j->seg, PFI_PHASE_TRAINING);

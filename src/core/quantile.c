@@ -40,6 +40,11 @@ static void select_kth(double *a, size_t n, size_t k)
     }
 }
 
+void pfi_quantile_partition(double *a, size_t n, size_t k)
+{
+    if (n > 0 && k < n) select_kth(a, n, k);
+}
+
 double pfi_quantile_select(double *a, size_t n, double q)
 {
     if (q <= 0) q = 0;

@@ -1,6 +1,8 @@
 /* Phase segmentation and rolling top-10% aggregates (see include/pfi/trace.h). */
 #include "pfi/trace.h"
 
+#include "pfi/quantile.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,12 +164,6 @@ int pfi_trace_segment(const double *t, const double *fb_mib, const double *util_
     return PFI_OK;
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x < y) - (x > y);
-}
-
 int pfi_trace_top_mean(const double *v, size_t n, double frac, double *scratch, double *out)
 {
     if (!(frac > 0 && frac <= 1)) return PFI_EINVAL;
@@ -175,12 +171,14 @@ int pfi_trace_top_mean(const double *v, size_t n, double frac, double *scratch, 
     for (size_t i = 0; i < n; i++)
         if (isfinite(v[i])) scratch[m++] = v[i];
     if (m == 0) return PFI_ENODATA;
-    qsort(scratch, m, sizeof *scratch, cmp_desc);
     size_t k = (size_t)ceil(frac * (double)m - 1e-9); /* 10% of 20 is 2, not 3 */
     if (k < 1) k = 1;
     if (k > m) k = m;
+    /* O(m) selection, not a sort: the agent takes this over every job's
+     * window for every /metrics rendering. */
+    pfi_quantile_partition(scratch, m, m - k);
     double sum = 0;
-    for (size_t i = 0; i < k; i++) sum += scratch[i];
+    for (size_t i = m - k; i < m; i++) sum += scratch[i];
     *out = sum / (double)k;
     return PFI_OK;
 }

@@ -128,6 +128,39 @@ static void test_top_mean(void **state)
     assert_int_equal(pfi_trace_top_mean(v, 10, 1.5, scratch, &out), PFI_EINVAL);
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* The selection-based mean equals the sorted definition on random data
+ * with ties, for every size up to 300 and several shares. */
+static void test_top_mean_vs_sort(void **state)
+{
+    static double v[300], sorted[300], scratch[300];
+    unsigned long x = 12345;
+    for (size_t n = 1; n <= 300; n++) {
+        for (size_t i = 0; i < n; i++) {
+            x = x * 6364136223846793005UL + 1442695040888963407UL;
+            v[i] = (double)((x >> 33) % 50); /* many ties */
+        }
+        const double fracs[] = {0.1, 0.25, 0.5, 1.0};
+        for (size_t f = 0; f < 4; f++) {
+            memcpy(sorted, v, n * sizeof *v);
+            qsort(sorted, n, sizeof *sorted, cmp_desc);
+            size_t k = (size_t)ceil(fracs[f] * (double)n - 1e-9);
+            if (k < 1) k = 1;
+            double want = 0;
+            for (size_t i = 0; i < k; i++) want += sorted[i];
+            want /= (double)k;
+            double got;
+            assert_int_equal(pfi_trace_top_mean(v, n, fracs[f], scratch, &got), PFI_OK);
+            assert_near(got, want, 1e-9);
+        }
+    }
+}
+
 static void test_roll(void **state)
 {
     pfi_trace_roll *r;
@@ -273,7 +306,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_defaults), cmocka_unit_test(test_hand_trace),
         cmocka_unit_test(test_sustained_mean),     cmocka_unit_test(test_nan_and_bad_time),
-        cmocka_unit_test(test_top_mean),           cmocka_unit_test(test_roll),
+        cmocka_unit_test(test_top_mean),
+        cmocka_unit_test(test_top_mean_vs_sort),           cmocka_unit_test(test_roll),
         cmocka_unit_test(test_real_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
