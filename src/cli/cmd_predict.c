@@ -6,6 +6,7 @@
 
 #include "analysis_cli.h"
 #include "cli.h"
+#include "pfi/index.h"
 #include "pfi/json.h"
 #include "pfi/model_json.h"
 #include "pfi/probe_trace.h"
@@ -29,8 +30,11 @@ static const char *help =
     "\n"
     "Options:\n"
     "  --model FILE     the model (required)\n"
-    "  --sweeps FILE    sweeps.csv giving each group's arch, task and GPU count,\n"
-    "                   needed only by models with job metadata features\n"
+    "  --sweeps FILE    sweeps.csv of the groups: their arch, task and GPU count\n"
+    "                   (needed by models with job metadata features) and their\n"
+    "                   measured PFI, printed next to the estimate with the\n"
+    "                   validation R2 (around the groups' own mean), RMSE and\n"
+    "                   Spearman rho (the paper's H100 check, Appendix D.2)\n"
     "  --trace FILE     a probe trace instead of TELEMETRY.csv\n"
     "  --phases LIST    the trace phases to estimate, comma-separated (with --trace)\n"
     "  --top FRAC       share of each phase's samples, by power, to average\n"
@@ -162,10 +166,15 @@ int pfi_cmd_predict(int argc, char **argv)
         return pfi_cli_fail("predict", &err);
     }
     size_t n = tm->n;
-    double *est = calloc(n ? n : 1, sizeof *est);
+    double *est = calloc(n ? n : 1, sizeof *est), *actual = calloc(n ? n : 1, sizeof *actual);
+    double *vx = calloc(n ? n : 1, sizeof *vx), *vy = calloc(n ? n : 1, sizeof *vy);
     char(*why)[200] = calloc(n ? n : 1, sizeof *why);
+    char *has_actual = calloc(n ? n : 1, 1);
+    size_t nv = 0;
+    pfi_validation val = {0};
+    int has_val = 0;
     int ec = PFI_EXIT_OK;
-    if (!est || !why) {
+    if (!est || !why || !actual || !vx || !vy || !has_actual) {
         fprintf(stderr, "pfi predict: out of memory\n");
         ec = PFI_EXIT_DATA;
         goto done;
@@ -199,6 +208,21 @@ int pfi_cmd_predict(int argc, char **argv)
                          ((f.undefined >> id) & 1u) ? "undefined (zero activity)" : "missing");
         }
         if (!why[i][0]) est[i] = pfi_model_predict(&mf.ols, x);
+        const pfi_group *g = sw && !trace ? pfi_sweeps_find(sw, r->group) : NULL;
+        pfi_index_result res;
+        if (g && pfi_index_group(g, PFI_METHOD_RATIO, NULL, &res) == PFI_OK && res.has_pfi) {
+            actual[i] = res.pfi;
+            has_actual[i] = 1;
+            if (!why[i][0]) {
+                /* the validation sees the estimate as a one-feature model y = est */
+                vx[nv] = est[i];
+                vy[nv++] = res.pfi;
+            }
+        }
+    }
+    if (nv > 0) {
+        pfi_ols ident = {.p = 1, .n = nv, .coef = {0, 1}};
+        has_val = pfi_model_validate(&ident, vx, vy, nv, &val) == PFI_OK;
     }
     if (json) {
         json_t *root = pfi_model_to_json(&mf), *arr = json_array();
@@ -208,10 +232,20 @@ int pfi_cmd_predict(int argc, char **argv)
             json_t *o = json_object();
             pfi_json_set(o, "group", json_string(tm->rows[i].group));
             pfi_json_set(o, "pfi", why[i][0] ? json_null() : pfi_json_num(est[i]));
+            if (sw && !trace)
+                pfi_json_set(o, "pfi_actual", has_actual[i] ? pfi_json_num(actual[i]) : json_null());
             if (why[i][0]) pfi_json_set(o, "note", json_string(why[i]));
             json_array_append_new(arr, o);
         }
         pfi_json_set(wrap, "predictions", arr);
+        if (has_val) {
+            json_t *v = json_object();
+            pfi_json_set(v, "n", json_integer((json_int_t)val.n));
+            pfi_json_set(v, "r2", val.has_r2 ? pfi_json_num(val.r2) : json_null());
+            pfi_json_set(v, "rmse", pfi_json_num(val.rmse));
+            pfi_json_set(v, "rho", val.has_rho ? pfi_json_num(val.rho) : json_null());
+            pfi_json_set(wrap, "validation", v);
+        }
         if (pfi_json_print(stdout, wrap) != 0) ec = PFI_EXIT_DATA;
         json_decref(wrap);
     } else {
@@ -220,14 +254,32 @@ int pfi_cmd_predict(int argc, char **argv)
             int l = (int)strlen(tm->rows[i].group);
             if (l > w) w = l;
         }
-        printf("%-*s  %9s\n", w, "group", "pfi_hat");
+        int with_actual = sw && !trace;
+        printf("%-*s  %9s%s\n", w, "group", "pfi_hat", with_actual ? "  pfi_actual" : "");
         for (size_t i = 0; i < n; i++) {
-            if (why[i][0]) printf("%-*s  %9s  (%s)\n", w, tm->rows[i].group, "undefined", why[i]);
-            else printf("%-*s  %9.3f\n", w, tm->rows[i].group, est[i]);
+            char a[32] = "";
+            if (with_actual) {
+                if (has_actual[i]) snprintf(a, sizeof a, "  %10.3f", actual[i]);
+                else snprintf(a, sizeof a, "  %10s", "-");
+            }
+            if (why[i][0])
+                printf("%-*s  %9s%s  (%s)\n", w, tm->rows[i].group, "undefined", a, why[i]);
+            else printf("%-*s  %9.3f%s\n", w, tm->rows[i].group, est[i], a);
+        }
+        if (has_val) {
+            char r2[16] = "undefined", rho[16] = "undefined";
+            if (val.has_r2) snprintf(r2, sizeof r2, "%.3f", val.r2);
+            if (val.has_rho) snprintf(rho, sizeof rho, "%.3f", val.rho);
+            printf("validation over %zu groups: R2 = %s, RMSE = %.3f, Spearman rho = %s\n",
+                   val.n, r2, val.rmse, rho);
         }
     }
 done:
     free(est);
+    free(actual);
+    free(vx);
+    free(vy);
+    free(has_actual);
     free(why);
     pfi_sweeps_destroy(sw);
     pfi_telemetry_destroy(tm);

@@ -31,6 +31,13 @@ jq -e '.features == ["dram_copy_product"] and .n_train == 25' "$tmp/m.json" > /d
 jq -e '.predictions | length == 29 and all(.[]; .pfi > 0.5 and .pfi < 4)' "$tmp/pred.json" \
   > /dev/null || fail "predictions"
 
+# Appendix D.2: the H200 model on the H100 groups (paper: R2 = 0.56)
+"$PFI_BIN" predict --json --model "$tmp/m.json" --sweeps data/paper-h100/sweeps.csv \
+  data/paper-h100/telemetry.csv > "$tmp/h100.json"
+jq -e '.validation.n == 6 and .validation.r2 > 0.3 and .validation.rho > 0.8
+       and all(.predictions[]; .pfi_actual > 1)' "$tmp/h100.json" > /dev/null \
+  || fail "H100 validation"
+
 if [ -r "$PROBE" ]; then
   "$PFI_BIN" predict --json --model "$tmp/m.json" --trace "$PROBE" \
     --phases gemm,stream,dense_train,moe_train > "$tmp/probe.json"
