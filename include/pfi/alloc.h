@@ -50,6 +50,13 @@ const char *pfi_alloc_policy_name(pfi_alloc_policy p);
 /* PFI_OK and *out, or PFI_ENOTFOUND for an unknown name. */
 int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out);
 
+/* Sane magnitudes, so that the budget's absolute slack (1e-9 W) and the
+ * relative ones mean something: a power (W) in [1e-3, 1e12], a throughput in
+ * [0, 1e18] tokens/s, a cap in [0, 1e12] W, |PFI| <= 1e6, |DRAM copy| <= 1e12. */
+#define PFI_ALLOC_MIN_W 1e-3
+#define PFI_ALLOC_MAX_W 1e12
+#define PFI_ALLOC_MAX_TPUT 1e18
+
 typedef struct pfi_alloc_job {
     const char *name;  /* label used in errors; not copied, may be NULL */
     const double *cap; /* n per-GPU caps, W; NULL when unknown (caps reported as 0) */
@@ -67,8 +74,8 @@ typedef struct pfi_alloc_problem pfi_alloc_problem;
 /* Validates and copies the jobs, sorts each curve by power (of points with
  * equal power the higher throughput is kept), computes floors and envelopes.
  * Errors (PFI_EINVAL with the job named in err): fewer than two points, a
- * non-finite or non-positive power, a negative or non-finite throughput or
- * cap, an SLA fraction outside [0, 1], a zero Tmax. */
+ * NaN or a value outside the magnitudes above, an SLA fraction outside
+ * [0, 1], a zero Tmax. */
 int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_problem **out,
                              pfi_error *err);
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p);

@@ -191,22 +191,25 @@ static int check_job(const pfi_alloc_job *j, size_t i, pfi_error *err)
     if (j->n > UINT32_MAX)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: too many points", nm);
     for (size_t k = 0; k < j->n; k++) {
-        if (!isfinite(j->P[k]) || j->P[k] <= 0)
+        if (!(j->P[k] >= PFI_ALLOC_MIN_W && j->P[k] <= PFI_ALLOC_MAX_W))
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: point %zu: power must be finite and > 0", nm, k + 1);
-        if (!isfinite(j->T[k]) || j->T[k] < 0)
+                                 "job %s: point %zu: power %g W outside [%g, %g]", nm, k + 1,
+                                 j->P[k], PFI_ALLOC_MIN_W, PFI_ALLOC_MAX_W);
+        if (!(j->T[k] >= 0 && j->T[k] <= PFI_ALLOC_MAX_TPUT))
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: point %zu: throughput must be finite and >= 0", nm, k + 1);
-        if (j->cap && (!isfinite(j->cap[k]) || j->cap[k] < 0))
+                                 "job %s: point %zu: throughput %g outside [0, %g]", nm, k + 1,
+                                 j->T[k], PFI_ALLOC_MAX_TPUT);
+        if (j->cap && !(j->cap[k] >= 0 && j->cap[k] <= PFI_ALLOC_MAX_W))
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: point %zu: cap must be finite and >= 0", nm, k + 1);
+                                 "job %s: point %zu: cap %g W outside [0, %g]", nm, k + 1,
+                                 j->cap[k], PFI_ALLOC_MAX_W);
     }
     if (!isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: SLA fraction must be in [0, 1]",
                              nm);
-    if (isinf(j->pfi) || isinf(j->dram_copy))
+    if (isinf(j->pfi) || isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                             "job %s: PFI or DRAM copy product is infinite", nm);
+                             "job %s: PFI or DRAM copy product is infinite or absurdly large", nm);
     return PFI_OK;
 }
 
@@ -219,12 +222,13 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
     int sorted = 1, ok = 1;
     for (size_t k = 0; k < m; k++) {
         double pk = j->P[k], tk = j->T[k];
-        ok &= isfinite(pk) && pk > 0 && isfinite(tk) && tk >= 0 &&
-              (!j->cap || (isfinite(j->cap[k]) && j->cap[k] >= 0));
+        ok &= pk >= PFI_ALLOC_MIN_W && pk <= PFI_ALLOC_MAX_W && tk >= 0 &&
+              tk <= PFI_ALLOC_MAX_TPUT &&
+              (!j->cap || (j->cap[k] >= 0 && j->cap[k] <= PFI_ALLOC_MAX_W));
         if (k) sorted &= pk > j->P[k - 1];
     }
     if (!ok || !isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1 || isinf(j->pfi) ||
-        isinf(j->dram_copy)) {
+        isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12) {
         check_job(j, i, err);
         return 0;
     }
@@ -532,7 +536,10 @@ int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_
                                  "budget %.1f W is infeasible: every job is at its floor",
                                  budget_w);
     }
-    for (size_t i = 0; i < n; i++) power_w[i] = p->pmax[i] - shed[i];
+    /* a job shed by its whole room sits exactly at its floor (Pmax - room
+     * can round below it when powers span many orders of magnitude) */
+    for (size_t i = 0; i < n; i++)
+        power_w[i] = shed[i] >= room[i] ? p->floor_w[i] : fmax(p->floor_w[i], p->pmax[i] - shed[i]);
     return PFI_OK;
 }
 
