@@ -46,6 +46,19 @@ PY
 for p in equal pfi moe-ft dram-copy oracle learn; do
     "$PFI_BIN" allocate --policy "$p" --reduction 0.3 --telemetry "$T" --json "$S" >"$WORK/$p.json"
 done
+# the pfi policy with a PFI model saved by pfi fit (predicted, not measured, PFI)
+"$PFI_BIN" fit --features dram_copy_product --holdout data/paper-h200/heldout-sweeps.csv \
+    --out "$WORK/model.json" "$S" "$T" >/dev/null
+"$PFI_BIN" allocate --policy pfi --reduction 0.3 --telemetry "$T" --model "$WORK/model.json" \
+    --json "$S" >"$WORK/pfi-model.json"
+python3 - "$WORK/pfi-model.json" "$WORK/pfi.json" <<'PY'
+import json, sys
+m, p = (json.load(open(a)) for a in sys.argv[1:3])
+assert abs(m["total_power_w"] - m["budget_w"]) < 0.1
+# predicted PFI differs from measured: some job's power must differ
+assert any(abs(a["power_w"] - b["power_w"]) > 1 for a, b in zip(m["jobs"], p["jobs"]))
+print("ok: allocate --model")
+PY
 python3 - "$WORK" <<'PY'
 import json, sys, os
 w = sys.argv[1]
