@@ -13,7 +13,9 @@ pfi_learn_opts pfi_learn_defaults(void)
     return (pfi_learn_opts){.rounds = 8, .round_s = 30, .event_s = 3600};
 }
 
-/* The estimate is sampled at N_GRID + 1 powers from the floor to Pmax. */
+/* B_PRIOR: the loss exponent b assumed while a job has one measurement
+ * (loss grows a little faster than the cut); the estimate is sampled at
+ * N_GRID + 1 powers from the floor to Pmax. */
 #define B_PRIOR 1.5
 #define N_GRID 8
 
