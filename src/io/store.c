@@ -298,38 +298,35 @@ int pfi_store_job_end(pfi_store *s, const char *id, double t, pfi_error *err)
     return rc;
 }
 
-int pfi_store_jobs_running(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
+/* Reads every row of prepared statement `which` into a grown array of
+ * `elem`-byte items, one `row` call each; on failure nothing is returned. */
+typedef int (*row_reader)(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err);
+
+static int collect(pfi_store *s, int which, size_t elem, row_reader row, const char *what,
+                   void **out, size_t *n, pfi_error *err)
 {
     *out = NULL;
     *n = 0;
     size_t cap = 0;
     int rc = PFI_OK, step;
     pthread_mutex_lock(&s->mu);
-    sqlite3_stmt *st = s->st[ST_JOBS_RUNNING];
+    sqlite3_stmt *st = s->st[which];
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == cap) {
             cap = cap ? 2 * cap : 8;
-            pfi_store_job *p = realloc(*out, cap * sizeof *p);
+            void *p = realloc(*out, cap * elem);
             if (!p) {
                 rc = pfi_error_set(err, PFI_ENOMEM, s->path, 0, "out of memory");
                 break;
             }
             *out = p;
         }
-        pfi_store_job *j = &(*out)[*n];
-        memset(j, 0, sizeof *j);
-        snprintf(j->id, sizeof j->id, "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(j->arch, sizeof j->arch, "%s", (const char *)sqlite3_column_text(st, 2));
-        snprintf(j->task, sizeof j->task, "%s", (const char *)sqlite3_column_text(st, 3));
-        j->registered_at = sqlite3_column_double(st, 4);
-        if (gpus_from_text((const char *)sqlite3_column_text(st, 1), j) != PFI_OK) {
-            rc = pfi_error_set(err, PFI_EPARSE, s->path, 0, "job '%s': bad GPU list '%s'",
-                               j->id, (const char *)sqlite3_column_text(st, 1));
-            break;
-        }
+        void *item = (char *)*out + *n * elem;
+        memset(item, 0, elem);
+        if ((rc = row(s, st, item, err)) != PFI_OK) break;
         (*n)++;
     }
-    if (rc == PFI_OK && step != SQLITE_DONE) rc = db_error(s, err, "reading jobs");
+    if (rc == PFI_OK && step != SQLITE_DONE) rc = db_error(s, err, what);
     sqlite3_reset(st);
     pthread_mutex_unlock(&s->mu);
     if (rc != PFI_OK) {
@@ -338,6 +335,25 @@ int pfi_store_jobs_running(pfi_store *s, pfi_store_job **out, size_t *n, pfi_err
         *n = 0;
     }
     return rc;
+}
+
+static int job_row(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err)
+{
+    pfi_store_job *j = item;
+    snprintf(j->id, sizeof j->id, "%s", (const char *)sqlite3_column_text(st, 0));
+    snprintf(j->arch, sizeof j->arch, "%s", (const char *)sqlite3_column_text(st, 2));
+    snprintf(j->task, sizeof j->task, "%s", (const char *)sqlite3_column_text(st, 3));
+    j->registered_at = sqlite3_column_double(st, 4);
+    if (gpus_from_text((const char *)sqlite3_column_text(st, 1), j) != PFI_OK)
+        return pfi_error_set(err, PFI_EPARSE, s->path, 0, "job '%s': bad GPU list '%s'", j->id,
+                             (const char *)sqlite3_column_text(st, 1));
+    return PFI_OK;
+}
+
+int pfi_store_jobs_running(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
+{
+    return collect(s, ST_JOBS_RUNNING, sizeof **out, job_row, "reading jobs", (void **)out, n,
+                   err);
 }
 
 int pfi_store_add_throughput(pfi_store *s, const char *job, double t, double tokens_per_s,
@@ -456,40 +472,20 @@ int pfi_store_cap_delete(pfi_store *s, unsigned gpu, pfi_error *err)
     return rc;
 }
 
+static int cap_row(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err)
+{
+    pfi_store_cap *c = item;
+    c->gpu = (unsigned)sqlite3_column_int64(st, 0);
+    c->watts = sqlite3_column_double(st, 1);
+    c->set_at = sqlite3_column_double(st, 2);
+    c->expires_at = sqlite3_column_double(st, 3);
+    c->default_w = sqlite3_column_double(st, 4);
+    return PFI_OK;
+}
+
 int pfi_store_caps(pfi_store *s, pfi_store_cap **out, size_t *n, pfi_error *err)
 {
-    *out = NULL;
-    *n = 0;
-    size_t cap = 0;
-    int rc = PFI_OK, step;
-    pthread_mutex_lock(&s->mu);
-    sqlite3_stmt *st = s->st[ST_CAPS];
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 8;
-            pfi_store_cap *p = realloc(*out, cap * sizeof *p);
-            if (!p) {
-                rc = pfi_error_set(err, PFI_ENOMEM, s->path, 0, "out of memory");
-                break;
-            }
-            *out = p;
-        }
-        pfi_store_cap *c = &(*out)[(*n)++];
-        c->gpu = (unsigned)sqlite3_column_int64(st, 0);
-        c->watts = sqlite3_column_double(st, 1);
-        c->set_at = sqlite3_column_double(st, 2);
-        c->expires_at = sqlite3_column_double(st, 3);
-        c->default_w = sqlite3_column_double(st, 4);
-    }
-    if (rc == PFI_OK && step != SQLITE_DONE) rc = db_error(s, err, "reading caps");
-    sqlite3_reset(st);
-    pthread_mutex_unlock(&s->mu);
-    if (rc != PFI_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return collect(s, ST_CAPS, sizeof **out, cap_row, "reading caps", (void **)out, n, err);
 }
 
 int pfi_store_prune(pfi_store *s, double before, pfi_error *err)
