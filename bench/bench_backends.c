@@ -11,21 +11,9 @@
 #include "pfi/backend.h"
 #include "pfi/fileio.h"
 #include "pfi/prom.h"
+#include "bench_util.h"
 
 #define REPS 7
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The fixture with GPU 0's sample lines copied as GPUs 0-7 (GPUs 1-2 dropped). */
 static char *eight_gpu_scrape(size_t *len)
@@ -65,16 +53,16 @@ int main(void)
     const int iters = 200;
     size_t series = 0;
     for (int r = 0; r < REPS; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < iters; i++) {
             pfi_prom_doc *d = NULL;
             if (pfi_prom_parse(text, len, "bench", &d, NULL) != PFI_OK) return 1;
             series = pfi_prom_doc_series_count(d);
             pfi_prom_doc_destroy(d);
         }
-        t[r] = (now() - t0) / iters;
+        t[r] = (bench_now() - t0) / iters;
     }
-    qsort(t, REPS, sizeof t[0], cmp);
+    qsort(t, REPS, sizeof t[0], bench_cmp);
     printf("{\"name\":\"prom_parse_8gpu_scrape\",\"seconds\":%.3g,\"bytes\":%zu,\"series\":%zu,"
            "\"mb_per_s\":%.1f}\n",
            t[REPS / 2], len, series, len / t[REPS / 2] / 1e6);
@@ -91,7 +79,7 @@ int main(void)
         return 1;
     const int rounds = 2000;
     for (int r = 0; r < REPS; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < rounds; i++)
             for (unsigned g = 0; g < 8; g++) {
                 pfi_gpu_sample s;
@@ -99,9 +87,9 @@ int main(void)
                 pfi_backend_sample(b, g, &s);
                 pfi_backend_throughput(b, g, &tp);
             }
-        t[r] = (now() - t0) / rounds;
+        t[r] = (bench_now() - t0) / rounds;
     }
-    qsort(t, REPS, sizeof t[0], cmp);
+    qsort(t, REPS, sizeof t[0], bench_cmp);
     printf("{\"name\":\"sim_sample_8gpus\",\"seconds\":%.3g,\"gpus\":8}\n", t[REPS / 2]);
     pfi_backend_close(b);
     remove("/tmp/pfi-bench-jobs.csv");

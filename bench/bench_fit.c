@@ -13,22 +13,10 @@
 
 #include "pfi/analysis.h"
 #include "pfi/curve.h"
+#include "bench_util.h"
 
 #define GROUPS 1000
 #define REPS 5
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(void)
 {
@@ -72,7 +60,7 @@ int main(void)
     pfi_feature_set sets[PFI_TABLE3_SETS];
     pfi_analysis_table3_sets(sets);
     for (int rep = 0; rep < REPS; rep++) {
-        double t0 = now();
+        double t0 = bench_now();
         pfi_obs *obs;
         size_t n;
         if (pfi_analysis_join(s, NULL, &tm, 1980, &obs, &n, &err) != PFI_OK) return 1;
@@ -98,9 +86,9 @@ int main(void)
         free(x);
         free(y);
         free(obs);
-        times[rep] = now() - t0;
+        times[rep] = bench_now() - t0;
     }
-    qsort(times, REPS, sizeof times[0], cmp);
+    qsort(times, REPS, sizeof times[0], bench_cmp);
     printf("{\"name\":\"fit_ablation_1000_groups_7_sets_loo_loco\",\"seconds\":%.4f,"
            "\"min\":%.4f,\"max\":%.4f,\"target_seconds\":1.0,\"check_loo_r2\":%.3f}\n",
            times[REPS / 2], times[0], times[REPS - 1], check);

@@ -8,24 +8,12 @@
 
 #include "pfi/ci.h"
 #include "pfi/index.h"
+#include "bench_util.h"
 
 #define GROUPS 1000
 #define RUNS 6
 #define DRAWS 10000
 #define REPS 5
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(void)
 {
@@ -54,17 +42,17 @@ int main(void)
 
     double t[REPS], sink = 0;
     for (int rep = 0; rep < REPS; rep++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int g = 0; g < GROUPS; g++) {
             pfi_index_result r;
             pfi_index_group(gs[g], PFI_METHOD_RATIO, NULL, &r);
             sink += r.pfi;
         }
         if (pfi_ci_batch(gs, GROUPS, &o, threads, ci) != PFI_OK) return 1;
-        t[rep] = now() - t0;
+        t[rep] = bench_now() - t0;
         sink += ci[0].low;
     }
-    qsort(t, REPS, sizeof t[0], cmp);
+    qsort(t, REPS, sizeof t[0], bench_cmp);
     printf("{\"name\":\"index_ci_1000_groups_6_runs_10000_draws\",\"seconds\":%.4f,"
            "\"min\":%.4f,\"max\":%.4f,\"threads\":%d,\"target_seconds\":0.5,\"check\":%.3f}\n",
            t[REPS / 2], t[0], t[REPS - 1], threads, sink / REPS / GROUPS);
