@@ -62,6 +62,25 @@ static json_t *cap_json(const agent_gpu *x, unsigned gpu, const pfi_gpu_limits *
     return o;
 }
 
+/* Copies a cap record into the GPU's live state. Caller holds a->mu. */
+static void note_cap(agent_gpu *x, const pfi_store_cap *rec)
+{
+    x->capped = 1;
+    x->cap_w = rec->watts;
+    x->cap_set_at = rec->set_at;
+    x->cap_expires_at = rec->expires_at;
+    x->cap_default_w = rec->default_w;
+}
+
+/* Puts the store back as it was before a cap attempt that changed nothing. */
+static void undo_record(agent *a, unsigned gpu, int was_capped, const pfi_store_cap *prev)
+{
+    if (was_capped)
+        pfi_store_cap_put(a->store, prev, NULL);
+    else
+        pfi_store_cap_delete(a->store, gpu, NULL);
+}
+
 int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t **resp,
                   pfi_error *err)
 {
@@ -105,10 +124,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     if (rc == PFI_ENOTSUP) {
         /* The backend cannot set limits: nothing happened (backend.h's
          * contract), so the record goes and no restore is needed. */
-        if (was_capped)
-            pfi_store_cap_put(a->store, &prev, NULL);
-        else
-            pfi_store_cap_delete(a->store, gpu, NULL);
+        undo_record(a, gpu, was_capped, &prev);
         goto out;
     }
     if (rc != PFI_OK) {
@@ -117,10 +133,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
         pfi_error e2;
         double back = was_capped ? prev.watts * 1000 : rec.default_w * 1000;
         if (set_and_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
-            if (was_capped)
-                pfi_store_cap_put(a->store, &prev, NULL);
-            else
-                pfi_store_cap_delete(a->store, gpu, NULL);
+            undo_record(a, gpu, was_capped, &prev);
         } else {
             /* The device is in an unknown state: treat it as capped and due
              * now, so the sampler keeps trying to restore the default (and a
@@ -131,11 +144,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
             rec.expires_at = agent_now();
             pfi_store_cap_put(a->store, &rec, NULL);
             pthread_mutex_lock(&a->mu);
-            x->capped = 1;
-            x->cap_w = watts;
-            x->cap_set_at = rec.set_at;
-            x->cap_expires_at = rec.expires_at;
-            x->cap_default_w = rec.default_w;
+            note_cap(x, &rec);
             x->restore_failed = 1;
             a->gen++;
             pthread_cond_broadcast(&a->wake);
@@ -144,11 +153,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
         goto out;
     }
     pthread_mutex_lock(&a->mu);
-    x->capped = 1;
-    x->cap_w = watts;
-    x->cap_set_at = rec.set_at;
-    x->cap_expires_at = rec.expires_at;
-    x->cap_default_w = rec.default_w;
+    note_cap(x, &rec);
     x->restore_failed = 0;
     x->limits = after;
     x->have_limits = 1;
@@ -266,13 +271,9 @@ int agent_caps_recover(agent *a, pfi_error *err)
                       c->gpu, c->watts);
             continue;
         }
-        pthread_mutex_lock(&a->mu);
         agent_gpu *x = &a->gpus[c->gpu];
-        x->capped = 1;
-        x->cap_w = c->watts;
-        x->cap_set_at = c->set_at;
-        x->cap_expires_at = c->expires_at;
-        x->cap_default_w = c->default_w;
+        pthread_mutex_lock(&a->mu);
+        note_cap(x, c);
         pthread_mutex_unlock(&a->mu);
         pfi_gpu_limits after;
         pfi_error e;
