@@ -88,6 +88,14 @@ void pfi_alloc_problem_destroy(pfi_alloc_problem *p);
 int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                             pfi_error *err);
 
+/* The same as _reset(p, jobs, n, err) when only the jobs listed in
+ * changed[0..k) differ from those p was built from: only those are rebuilt
+ * (a closed loop that re-estimates a few curves per round pays for those
+ * alone). Falls back to a full reset when n differs from p's, or a changed
+ * job's point count or name differs from what it replaces. Same errors. */
+int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
+                             const size_t *changed, size_t k, pfi_error *err);
+
 size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p);
 double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p); /* sum of Pmax, W */
 double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p); /* sum of floors, W */

@@ -65,4 +65,19 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
                   pfi_learn_observe observe, void *ctx, double *power_w, pfi_learn_result *res,
                   pfi_error *err);
 
+/* The same, in two steps, for callers that allocate many budgets over one
+ * set of jobs (the simulation: 41 reductions per workload): a plan keeps
+ * what does not depend on the budget (the power grid, the prior estimates,
+ * round 1's weights) and its scratch, so each run pays for the rounds alone.
+ * A run gives exactly what pfi_learn_run gives. _reset reuses a plan's
+ * memory for new jobs; destroy is NULL-safe; one plan, one thread. */
+typedef struct pfi_learn_plan pfi_learn_plan;
+int pfi_learn_plan_create(const pfi_learn_job *jobs, size_t n, const pfi_learn_opts *o,
+                          pfi_learn_plan **out, pfi_error *err);
+int pfi_learn_plan_reset(pfi_learn_plan *pl, const pfi_learn_job *jobs, size_t n,
+                         const pfi_learn_opts *o, pfi_error *err);
+int pfi_learn_plan_run(pfi_learn_plan *pl, double budget_w, pfi_learn_observe observe, void *ctx,
+                       double *power_w, pfi_learn_result *res, pfi_error *err);
+void pfi_learn_plan_destroy(pfi_learn_plan *pl);
+
 #endif

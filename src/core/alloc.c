@@ -31,9 +31,11 @@ struct pfi_alloc_problem {
     size_t *off;          /* n + 1: job i's curve points are [off[i], off[i+1]) */
     double *cp, *ct, *cc; /* curve points sorted by power: power, throughput, cap */
     /* Job i's envelope on [floor, Pmax]: the floor point (floor_w, ftput),
-     * then the curve points ei[eoff[i] .. eoff[i+1]) (indices into the job's
-     * own points). Indices, not copies: the set-up writes less memory. */
-    size_t *eoff;
+     * then the curve points ei[off[i] .. eend[i]) (indices into the job's
+     * own points; a job's envelope has at most its points, so it lives in
+     * the job's own slot and one job can be rebuilt alone, see _update).
+     * Indices, not copies: the set-up writes less memory. */
+    size_t *eend;
     uint32_t *ei;
     double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;
@@ -78,7 +80,7 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eoff, p->ei,  p->pmax,
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei,  p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
                     p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
@@ -263,6 +265,67 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
     return m;
 }
 
+/* Builds job i (curve copied sorted to its slot at off[i], attributes,
+ * floor, envelope). Returns its points kept, 0 on an error (err set). */
+static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, pfi_error *err)
+{
+    size_t c = p->off[i];
+    double *P = p->cp + c, *T = p->ct + c;
+    size_t m = copy_curve(j, i, P, T, p->cc + c, err);
+    if (m == 0) return 0;
+    double pmax = P[m - 1], tmax = T[m - 1];
+    if (!(tmax > 0)) {
+        char lb[32];
+        pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: throughput at the highest power is 0",
+                      job_label(j, i, lb, sizeof lb));
+        return 0;
+    }
+    double fl = P[0], ft = T[0];
+    size_t k0 = 1;
+    if (j->sla_frac > 0) {
+        fl = fmax(fl, sla_power(P, T, m, j->sla_frac * tmax));
+        ft = interp(P, T, m, fl);
+        while (k0 < m && P[k0] <= fl) k0++;
+    }
+    p->pmax[i] = pmax;
+    p->tmax[i] = tmax;
+    p->floor_w[i] = fl;
+    p->ftput[i] = ft;
+    p->pfi[i] = j->pfi;
+    p->dram[i] = j->dram_copy;
+    p->moe_ft[i] = j->moe_ft ? 1 : 0;
+
+    /* Upper concave envelope of the curve restricted to [floor, Pmax]
+     * (Andrew's monotone chain): the floor point, then the points above.
+     * Collinear middle points are dropped. The floor point has no index. */
+    uint32_t *EI = p->ei + c;
+    size_t h = 0; /* vertices after the floor point */
+    for (size_t k = k0; k < m; k++) {
+        while (h >= 1) {
+            double ap = h >= 2 ? P[EI[h - 2]] : fl, at = h >= 2 ? T[EI[h - 2]] : ft;
+            double bp = P[EI[h - 1]], bt = T[EI[h - 1]];
+            double cross = (bp - ap) * (T[k] - at) - (bt - at) * (P[k] - ap);
+            if (cross < 0) break; /* a strict right turn: the middle vertex stays */
+            h--;
+        }
+        EI[h++] = (uint32_t)k;
+    }
+    p->eend[i] = c + h;
+    return m;
+}
+
+/* The totals, summed in job order (an update gives the same sums as a reset). */
+static void sum_totals(pfi_alloc_problem *p, size_t n)
+{
+    double pmax_total = 0, floor_total = 0;
+    for (size_t i = 0; i < n; i++) {
+        pmax_total += p->pmax[i];
+        floor_total += p->floor_w[i];
+    }
+    p->pmax_total = pmax_total;
+    p->floor_total = floor_total;
+}
+
 int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                             pfi_error *err)
 {
@@ -277,7 +340,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         if (jobs[i].name) name_len += strlen(jobs[i].name) + 1;
     }
     size_t cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
-    if (grow(&p->off, n + 1, sizeof(size_t), &cj) || grow(&p->eoff, n + 1, sizeof(size_t), &cj) ||
+    if (grow(&p->off, n + 1, sizeof(size_t), &cj) || grow(&p->eend, n, sizeof(size_t), &cj) ||
         grow(&p->pmax, n, sizeof(double), &cj) || grow(&p->tmax, n, sizeof(double), &cj) ||
         grow(&p->floor_w, n, sizeof(double), &cj) || grow(&p->ftput, n, sizeof(double), &cj) ||
         grow(&p->pfi, n, sizeof(double), &cj) || grow(&p->dram, n, sizeof(double), &cj) ||
@@ -298,8 +361,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     if (total > p->cap_pts) p->cap_pts = total;
     if (name_len + 1 > p->cap_names) p->cap_names = name_len + 1;
 
-    double pmax_total = 0, floor_total = 0;
-    size_t c = 0, e = 0, nb = 0;
+    size_t c = 0, nb = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_alloc_job *j = &jobs[i];
         p->names[i] = NULL;
@@ -309,59 +371,39 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
             p->names[i] = p->name_buf + nb;
             nb += l;
         }
-        double *P = p->cp + c, *T = p->ct + c;
-        size_t m = copy_curve(j, i, P, T, p->cc + c, err);
-        if (m == 0) return err ? err->code : PFI_EINVAL;
         p->off[i] = c;
-        double pmax = P[m - 1], tmax = T[m - 1];
-        if (!(tmax > 0)) {
-            char lb[32];
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: throughput at the highest power is 0",
-                                 job_label(j, i, lb, sizeof lb));
-        }
-        double fl = P[0], ft = T[0];
-        size_t k0 = 1;
-        if (j->sla_frac > 0) {
-            fl = fmax(fl, sla_power(P, T, m, j->sla_frac * tmax));
-            ft = interp(P, T, m, fl);
-            while (k0 < m && P[k0] <= fl) k0++;
-        }
-        p->pmax[i] = pmax;
-        p->tmax[i] = tmax;
-        p->floor_w[i] = fl;
-        p->ftput[i] = ft;
-        p->pfi[i] = j->pfi;
-        p->dram[i] = j->dram_copy;
-        p->moe_ft[i] = j->moe_ft ? 1 : 0;
-        pmax_total += pmax;
-        floor_total += fl;
-
-        /* Upper concave envelope of the curve restricted to [floor, Pmax]
-         * (Andrew's monotone chain): the floor point, then the points above.
-         * Collinear middle points are dropped. hp/ht are the last two
-         * vertices' coordinates (the floor point has no index). */
-        p->eoff[i] = e;
-        uint32_t *EI = p->ei + e;
-        size_t h = 0; /* vertices after the floor point */
-        for (size_t k = k0; k < m; k++) {
-            while (h >= 1) {
-                double ap = h >= 2 ? P[EI[h - 2]] : fl, at = h >= 2 ? T[EI[h - 2]] : ft;
-                double bp = P[EI[h - 1]], bt = T[EI[h - 1]];
-                double cross = (bp - ap) * (T[k] - at) - (bt - at) * (P[k] - ap);
-                if (cross < 0) break; /* a strict right turn: the middle vertex stays */
-                h--;
-            }
-            EI[h++] = (uint32_t)k;
-        }
-        e += h;
+        size_t m = build_job(p, j, i, err);
+        if (m == 0) return err ? err->code : PFI_EINVAL;
         c += m;
     }
     p->off[n] = c;
-    p->eoff[n] = e;
-    p->pmax_total = pmax_total;
-    p->floor_total = floor_total;
+    sum_totals(p, n);
     p->n = n;
+    return PFI_OK;
+}
+
+int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
+                             const size_t *changed, size_t k, pfi_error *err)
+{
+    if (!p || !jobs || n != p->n || (k && !changed)) return pfi_alloc_problem_reset(p, jobs, n, err);
+    /* every changed job must fit its slot exactly, or the layout moves */
+    for (size_t a = 0; a < k; a++) {
+        size_t i = changed[a];
+        if (i >= n || jobs[i].n != p->off[i + 1] - p->off[i] ||
+            (jobs[i].name ? !p->names[i] || strcmp(jobs[i].name, p->names[i]) != 0
+                          : p->names[i] != NULL))
+            return pfi_alloc_problem_reset(p, jobs, n, err);
+    }
+    for (size_t a = 0; a < k; a++) {
+        size_t i = changed[a], slot = p->off[i + 1] - p->off[i];
+        size_t m = build_job(p, &jobs[i], i, err);
+        if (m == 0) {
+            p->n = 0; /* as reset: after an error the problem holds no jobs */
+            return err ? err->code : PFI_EINVAL;
+        }
+        if (m != slot) return pfi_alloc_problem_reset(p, jobs, n, err); /* equal powers merged */
+    }
+    sum_totals(p, n);
     return PFI_OK;
 }
 
@@ -627,7 +669,7 @@ static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out
     const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
     double ap = p->floor_w[i], at = p->ftput[i];
     size_t k = 0;
-    for (size_t v = p->eoff[i]; v < p->eoff[i + 1]; v++) {
+    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
         double bp = P[p->ei[v]], bt = T[p->ei[v]];
         if (!(bt > at)) break;
         out[k++] = (struct seg){(bt - at) / (bp - ap), bp - ap};
@@ -666,7 +708,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     for (size_t i = 0; i < n; i++) {
         const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
         double ap = p->floor_w[i], at = p->ftput[i];
-        for (size_t v = p->eoff[i]; v < p->eoff[i + 1]; v++) {
+        for (size_t v = p->off[i]; v < p->eend[i]; v++) {
             double bp = P[p->ei[v]], bt = T[p->ei[v]];
             if (!(bt > at)) break; /* concave: every later segment is flatter */
             double slope = (bt - at) / (bp - ap), width = bp - ap;
@@ -701,7 +743,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     for (size_t i = 0; i < n; i++) {
         const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
         double pw = p->floor_w[i], tp = p->ftput[i];
-        for (size_t v = p->eoff[i]; v < p->eoff[i + 1]; v++) {
+        for (size_t v = p->off[i]; v < p->eend[i]; v++) {
             double bp = P[p->ei[v]], bt = T[p->ei[v]];
             if (!(bt > tp)) break;
             double dp = bp - pw, slope = (bt - tp) / dp;
@@ -737,7 +779,7 @@ static void envelope_point(const pfi_alloc_problem *p, size_t i, double pw, int 
     o->alternates = 0;
     o->tput = at;
     o->cap_w = ac;
-    for (size_t v = p->eoff[i]; v < p->eoff[i + 1] && pw > ap; v++) {
+    for (size_t v = p->off[i]; v < p->eend[i] && pw > ap; v++) {
         double bp = P[p->ei[v]], bt = T[p->ei[v]], bc = C[p->ei[v]];
         if (pw >= bp) {
             ap = bp;

@@ -132,8 +132,9 @@ static int observe_true(void *ctx, size_t job, double power_w, double *tput)
     return PFI_OK;
 }
 
-static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_alloc_job *jobs,
-                        pfi_learn_job *lj, double *pw, gsl_rng *rng, pfi_error *err)
+static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn_plan **plan,
+                        pfi_alloc_job *jobs, pfi_learn_job *lj, double *pw, gsl_rng *rng,
+                        pfi_error *err)
 {
     const pfi_sim_opts *o = s->o;
     size_t J = o->jobs;
@@ -149,6 +150,12 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_alloc
     for (size_t k = 0; k < J; k++) {
         pfi_alloc_problem_job_range(*prob, k, &lj[k].pmax_w, &lj[k].tmax, &lj[k].floor_w);
         lj[k].pfi_hat = jobs[k].pfi;
+    }
+    if (!o->no_learn) {
+        /* learn's per-workload set-up once, for every reduction */
+        rc = *plan ? pfi_learn_plan_reset(*plan, lj, J, &o->learn, err)
+                   : pfi_learn_plan_create(lj, J, &o->learn, plan, err);
+        if (rc) return rc;
     }
     learn_ctx lc = {.prob = *prob, .noise_rel = o->noise_rel, .rng = rng};
     /* one stream per workload: results do not depend on which thread ran it */
@@ -166,7 +173,7 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_alloc
         } else if (rc == PFI_OK) {
             pfi_learn_result lr;
             lc.true_sum = 0;
-            rc = pfi_learn_run(lj, J, budget, &o->learn, observe_true, &lc, pw, &lr, err);
+            rc = pfi_learn_plan_run(*plan, budget, observe_true, &lc, pw, &lr, err);
             /* rounds as the jobs ran them, then the kept allocation's true
              * throughput for the rest of the event */
             double kept = 0;
@@ -192,6 +199,7 @@ static void *worker(void *arg)
     shared *s = arg;
     size_t J = s->o->jobs;
     pfi_alloc_problem *prob = NULL;
+    pfi_learn_plan *plan = NULL;
     pfi_alloc_job *jobs = malloc(J * sizeof *jobs);
     pfi_learn_job *lj = malloc(J * sizeof *lj);
     double *pw = malloc(J * sizeof *pw);
@@ -210,7 +218,7 @@ static void *worker(void *arg)
         int stop = s->rc != PFI_OK || w >= s->o->workloads;
         pthread_mutex_unlock(&s->lock);
         if (stop) break;
-        rc = run_workload(s, w, &prob, jobs, lj, pw, rng, &err);
+        rc = run_workload(s, w, &prob, &plan, jobs, lj, pw, rng, &err);
         if (rc == PFI_OK && s->o->progress) {
             pthread_mutex_lock(&s->lock);
             s->done++;
@@ -219,6 +227,7 @@ static void *worker(void *arg)
         }
     }
     pfi_alloc_problem_destroy(prob);
+    pfi_learn_plan_destroy(plan);
     free(jobs);
     free(lj);
     free(pw);

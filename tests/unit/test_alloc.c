@@ -476,6 +476,69 @@ static void test_oracle_large_ties(void **state)
     large_ties(6000, 1);
 }
 
+/* _update rebuilds the listed jobs alone and must leave the problem exactly
+ * as a reset from the new jobs would: same totals, curves and oracle, bit for
+ * bit (the closed loop relies on it); a changed point count falls back to a
+ * reset; a bad curve fails like a reset and leaves no jobs. */
+static void test_update_equals_reset(void **state)
+{
+    (void)state;
+    enum { N = 40, M = 6 };
+    static double P[N][M + 1], T[N][M + 1], C[N][M + 1];
+    pfi_alloc_job j[N];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    for (size_t i = 0; i < N; i++) {
+        for (size_t k = 0; k < M + 1; k++) {
+            P[i][k] = 1000 + 200 * (double)k + 50 * gsl_rng_uniform(r);
+            T[i][k] = 100 * (double)(k + 1) * (1 + 0.5 * gsl_rng_uniform(r)); /* not concave */
+            C[i][k] = 100 + 50 * (double)k;
+        }
+        j[i] = (pfi_alloc_job){.cap = C[i], .P = P[i], .T = T[i], .n = M, .pfi = 1.2,
+                               .sla_frac = i % 5 == 0 ? 0.6 : 0};
+    }
+    pfi_alloc_problem *up = make(j, N);
+    size_t changed[N];
+    double pw_u[N], pw_r[N];
+    for (int step = 0; step < 6; step++) {
+        size_t k = 0;
+        for (size_t i = 0; i < N; i++) {
+            if (gsl_rng_uniform(r) < 0.3) {
+                for (size_t q = 0; q < M + 1; q++) T[i][q] *= 0.8 + 0.4 * gsl_rng_uniform(r);
+                if (step == 4 && k == 0) j[i].n = M + 1; /* a new point: the layout moves */
+                changed[k++] = i;
+            }
+        }
+        pfi_error err;
+        assert_int_equal(pfi_alloc_problem_update(up, j, N, changed, k, &err), PFI_OK);
+        pfi_alloc_problem *fresh = make(j, N);
+        assert_true(pfi_alloc_problem_pmax_total(up) == pfi_alloc_problem_pmax_total(fresh));
+        assert_true(pfi_alloc_problem_floor_total(up) == pfi_alloc_problem_floor_total(fresh));
+        for (size_t i = 0; i < N; i++)
+            assert_true(pfi_alloc_problem_tput_at(up, i, 1500) ==
+                        pfi_alloc_problem_tput_at(fresh, i, 1500));
+        double fl = pfi_alloc_problem_floor_total(fresh), pm = pfi_alloc_problem_pmax_total(fresh);
+        for (double f = 0.05; f < 1; f += 0.1) {
+            double b = fl + f * (pm - fl), tu, tr;
+            assert_int_equal(pfi_alloc_oracle(up, b, pw_u, &tu, NULL), PFI_OK);
+            assert_int_equal(pfi_alloc_oracle(fresh, b, pw_r, &tr, NULL), PFI_OK);
+            assert_true(tu == tr);
+            assert_memory_equal(pw_u, pw_r, sizeof pw_u);
+        }
+        pfi_alloc_problem_destroy(fresh);
+    }
+    /* a NaN in a changed curve: the reset's error, and no jobs after it */
+    T[3][2] = NAN;
+    changed[0] = 3;
+    pfi_error err;
+    assert_int_equal(pfi_alloc_problem_update(up, j, N, changed, 1, &err), PFI_EINVAL);
+    assert_int_equal(pfi_alloc_problem_jobs(up), 0);
+    double b = 1e4;
+    assert_int_not_equal(pfi_alloc_oracle(up, b, pw_u, NULL, NULL), PFI_OK);
+    pfi_alloc_problem_destroy(up);
+    gsl_rng_free(r);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -544,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_oracle_brute_nonconcave),
         cmocka_unit_test(test_budget_every_policy),
         cmocka_unit_test(test_oracle_large_ties),
+        cmocka_unit_test(test_update_equals_reset),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,10 +141,66 @@ static void test_bad_input(void **state)
     pfi_alloc_problem_destroy(e.truth);
 }
 
+/* A plan run for many budgets, in any order and after a reset to other
+ * jobs, gives exactly what pfi_learn_run gives: same powers, same totals,
+ * bit for bit (the simulation runs 41 budgets per plan). */
+static void test_plan_equals_run(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[NJ];
+    pfi_learn_job lj[NJ];
+    make_jobs(j, lj);
+    env e = {.n = NJ};
+    assert_int_equal(pfi_alloc_problem_create(j, NJ, &e.truth, NULL), PFI_OK);
+    pfi_learn_opts o = {.rounds = 6, .round_s = 30, .event_s = 3600};
+    pfi_learn_plan *pl = NULL;
+    pfi_error err;
+    assert_int_equal(pfi_learn_plan_create(lj, NJ, &o, &pl, &err), PFI_OK);
+    const double reds[] = {0.3, 0.05, 0.4, 0.3, 0.2, 0.1};
+    for (size_t n = NJ; n >= NJ / 2; n -= NJ / 2) {
+        e.n = n;
+        if (n != NJ) assert_int_equal(pfi_learn_plan_reset(pl, lj, n, &o, &err), PFI_OK);
+        for (size_t q = 0; q < sizeof reds / sizeof *reds; q++) {
+            double pmax_sum = 0;
+            for (size_t i = 0; i < n; i++) pmax_sum += lj[i].pmax_w;
+            e.budget = (1 - reds[q]) * pmax_sum;
+            double pw1[NJ], pw2[NJ];
+            pfi_learn_result r1, r2;
+            e.calls = e.rounds = 0;
+            assert_int_equal(pfi_learn_run(lj, n, e.budget, &o, observe, &e, pw1, &r1, &err),
+                             PFI_OK);
+            double tot1[64];
+            memcpy(tot1, e.totals, sizeof tot1);
+            e.calls = e.rounds = 0;
+            assert_int_equal(pfi_learn_plan_run(pl, e.budget, observe, &e, pw2, &r2, &err), PFI_OK);
+            assert_memory_equal(pw1, pw2, n * sizeof *pw1);
+            assert_true(r1.avg_tput == r2.avg_tput && r1.final_tput == r2.final_tput);
+            assert_memory_equal(tot1, e.totals, o.rounds * sizeof *tot1);
+        }
+    }
+    /* a failing run leaves the plan usable */
+    e.calls = e.rounds = 0;
+    e.fail_at = 2 * (int)e.n + 3;
+    assert_int_equal(pfi_learn_plan_run(pl, e.budget, observe, &e, NULL, NULL, &err),
+                     PFI_EBACKEND);
+    e.fail_at = 0;
+    e.calls = e.rounds = 0;
+    e.round_power = e.round_tput = 0; /* the failed round's part */
+    pfi_learn_result r3, r4;
+    assert_int_equal(pfi_learn_plan_run(pl, e.budget, observe, &e, NULL, &r3, &err), PFI_OK);
+    e.calls = e.rounds = 0;
+    assert_int_equal(pfi_learn_run(lj, e.n, e.budget, &o, observe, &e, NULL, &r4, &err), PFI_OK);
+    assert_true(r3.avg_tput == r4.avg_tput);
+    pfi_learn_plan_destroy(pl);
+    pfi_learn_plan_destroy(NULL);
+    pfi_alloc_problem_destroy(e.truth);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rounds_budget_and_accounting),
+        cmocka_unit_test(test_plan_equals_run),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
