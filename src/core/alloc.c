@@ -589,70 +589,67 @@ int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_
 
 /* Weighted selection: the threshold slope lambda such that the segments
  * steeper than lambda hold less than L watts and those at least as steep hold
- * L or more. Three-way partition around a median-of-three pivot; after
- * 2 log2(n) + 8 rounds it sorts what is left, so the worst case stays
- * O(n log n). Returns lambda; *above gets the width strictly above it. */
+ * L or more. Returns lambda; *above gets the width strictly above it.
+ *
+ * A radix select on the slopes' bits (every slope is positive and finite,
+ * and positive doubles order like their bit patterns): one pass finds the
+ * range of keys, one adds each segment's width to one of NB buckets over
+ * that range, a scan from the steepest bucket finds the one where the
+ * widths reach L, and only that bucket's segments are kept for the next
+ * level. Each level narrows the key range by a factor NB, so there are at
+ * most 64 / log2(NB) + 1 levels whatever the input; no comparison branches
+ * to mispredict, unlike a quickselect partition. */
 static int cmp_seg_desc(const void *a, const void *b)
 {
     double x = ((const struct seg *)a)->slope, y = ((const struct seg *)b)->slope;
     return (x < y) - (x > y);
 }
 
+enum { SEL_BITS = 8, SEL_NB = 1 << SEL_BITS };
+
+static uint64_t slope_key(double v)
+{
+    uint64_t k;
+    memcpy(&k, &v, sizeof k);
+    return k;
+}
+
 static double select_threshold(struct seg *s, size_t n, double L, double *above)
 {
-    double acc = 0; /* width of segments known to be steeper than the range */
-    size_t lo = 0, hi = n, depth = 8;
-    for (size_t m = n; m > 1; m >>= 1) depth += 2;
-    while (hi - lo > 16 && depth-- > 0) {
-        double a = s[lo].slope, b = s[lo + (hi - lo) / 2].slope, c = s[hi - 1].slope;
-        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        /* Dutch flag: [lo, gt) > piv, [gt, i) == piv, [lt, hi) < piv */
-        size_t gt = lo, i = lo, lt = hi;
-        double wgt = 0, weq = 0;
-        while (i < lt) {
-            double v = s[i].slope;
-            if (v > piv) {
-                wgt += s[i].width;
-                struct seg t = s[gt];
-                s[gt++] = s[i];
-                s[i++] = t;
-            } else if (v < piv) {
-                struct seg t = s[--lt];
-                s[lt] = s[i];
-                s[i] = t;
-            } else {
-                weq += s[i].width;
-                i++;
-            }
+    double acc = 0; /* width of segments known to be steeper than those left */
+    while (n > 24) {
+        uint64_t kmin = UINT64_MAX, kmax = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k = slope_key(s[i].slope);
+            kmin = k < kmin ? k : kmin;
+            kmax = k > kmax ? k : kmax;
         }
-        if (acc + wgt >= L) {
-            hi = gt;
-        } else if (acc + wgt + weq >= L) {
-            *above = acc + wgt;
-            return piv;
-        } else {
-            acc += wgt + weq;
-            lo = lt;
-        }
+        if (kmin == kmax) break; /* all equal: the scan below finds it */
+        int shift = 0;
+        while (((kmax - kmin) >> shift) >= SEL_NB) shift++;
+        double hw[SEL_NB] = {0};
+        for (size_t i = 0; i < n; i++) hw[(slope_key(s[i].slope) - kmin) >> shift] += s[i].width;
+        int b = (int)((kmax - kmin) >> shift);
+        while (b > 0 && acc + hw[b] < L) acc += hw[b--];
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((int)((slope_key(s[i].slope) - kmin) >> shift) == b) s[m++] = s[i];
+        n = m;
     }
-    if (hi - lo <= 32) { /* insertion sort, descending: no call per comparison */
-        for (size_t i = lo + 1; i < hi; i++) {
-            struct seg x = s[i];
-            size_t j = i;
-            while (j > lo && s[j - 1].slope < x.slope) {
-                s[j] = s[j - 1];
-                j--;
-            }
-            s[j] = x;
+    for (size_t i = 1; i < n; i++) { /* insertion sort, descending */
+        struct seg x = s[i];
+        size_t j = i;
+        while (j > 0 && s[j - 1].slope < x.slope) {
+            s[j] = s[j - 1];
+            j--;
         }
-    } else {
-        qsort(s + lo, hi - lo, sizeof *s, cmp_seg_desc);
+        s[j] = x;
     }
-    for (size_t i = lo; i < hi; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (acc + s[i].width >= L) {
             /* widths of equal slopes before i are already in acc */
             size_t j = i;
-            while (j > lo && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
+            while (j > 0 && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
             *above = acc;
             return s[i].slope;
         }
