@@ -26,6 +26,11 @@ struct kv {
     size_t i;   /* job */
 };
 
+struct seg {
+    double slope; /* tokens/s per W */
+    double width; /* W */
+};
+
 struct pfi_alloc_problem {
     size_t n;
     size_t *off;          /* n + 1: job i's curve points are [off[i], off[i+1]) */
@@ -36,6 +41,11 @@ struct pfi_alloc_problem {
      * the job's own slot and one job can be rebuilt alone, see _update).
      * Indices, not copies: the set-up writes less memory. */
     size_t *eend;
+    /* the envelope's segments from the floor point, es[off[i] .. send[i]),
+     * those with a positive slope (the rest are never worth a watt); kept
+     * so that every oracle run does not divide again */
+    struct seg *es;
+    size_t *send;
     uint32_t *ei;
     double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;
@@ -51,10 +61,6 @@ struct pfi_alloc_problem {
     size_t cap_jobs, cap_pts, cap_names;
 };
 
-struct seg {
-    double slope; /* tokens/s per W */
-    double width; /* W */
-};
 
 static const char *const policy_names[PFI_POLICY_COUNT] = {
     [PFI_POLICY_EQUAL] = "equal",         [PFI_POLICY_PFI] = "pfi",
@@ -80,7 +86,7 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei,  p->pmax,
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send,  p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
                     p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
@@ -311,6 +317,16 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
         EI[h++] = (uint32_t)k;
     }
     p->eend[i] = c + h;
+    double ap = fl, at = ft;
+    size_t v = 0;
+    for (; v < h; v++) {
+        double bp = P[EI[v]], bt = T[EI[v]];
+        if (!(bt > at)) break; /* concave: every later segment is flatter */
+        p->es[c + v] = (struct seg){(bt - at) / (bp - ap), bp - ap};
+        ap = bp;
+        at = bt;
+    }
+    p->send[i] = c + v;
     return m;
 }
 
@@ -341,6 +357,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     }
     size_t cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
     if (grow(&p->off, n + 1, sizeof(size_t), &cj) || grow(&p->eend, n, sizeof(size_t), &cj) ||
+        grow(&p->send, n, sizeof(size_t), &cj) ||
         grow(&p->pmax, n, sizeof(double), &cj) || grow(&p->tmax, n, sizeof(double), &cj) ||
         grow(&p->floor_w, n, sizeof(double), &cj) || grow(&p->ftput, n, sizeof(double), &cj) ||
         grow(&p->pfi, n, sizeof(double), &cj) || grow(&p->dram, n, sizeof(double), &cj) ||
@@ -352,6 +369,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
         grow(&p->ei, total, sizeof(uint32_t), &cpt) ||
+        grow(&p->es, total, sizeof(struct seg), &cpt) ||
         grow(&p->name_buf, name_len + 1, 1, &cnm)) {
         /* buffers may now differ in size: start over next time */
         p->cap_jobs = p->cap_pts = p->cap_names = 0;
@@ -663,16 +681,10 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above)
  * widths to *wsum when given. */
 static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
 {
-    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
-    double ap = p->floor_w[i], at = p->ftput[i];
     size_t k = 0;
-    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
-        double bp = P[p->ei[v]], bt = T[p->ei[v]];
-        if (!(bt > at)) break;
-        out[k++] = (struct seg){(bt - at) / (bp - ap), bp - ap};
-        if (wsum) *wsum += bp - ap;
-        ap = bp;
-        at = bt;
+    for (size_t v = p->off[i]; v < p->send[i]; v++) {
+        out[k++] = p->es[v];
+        if (wsum) *wsum += p->es[v].width;
     }
     return k;
 }
@@ -702,23 +714,25 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     }
     double above_hi = 0, band_w = 0;
     ns = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
-        double ap = p->floor_w[i], at = p->ftput[i];
-        for (size_t v = p->off[i]; v < p->eend[i]; v++) {
-            double bp = P[p->ei[v]], bt = T[p->ei[v]];
-            if (!(bt > at)) break; /* concave: every later segment is flatter */
-            double slope = (bt - at) / (bp - ap), width = bp - ap;
-            wtot += width;
-            if (slope > hi) {
-                above_hi += width;
-            } else if (slope >= lo) {
-                p->segs[ns++] = (struct seg){slope, width};
-                band_w += width;
+    if (lo == -INFINITY && hi == INFINITY) { /* no bracket: every segment */
+        for (size_t i = 0; i < n; i++)
+            for (size_t v = p->off[i]; v < p->send[i]; v++) {
+                p->segs[ns++] = p->es[v];
+                wtot += p->es[v].width;
             }
-            ap = bp;
-            at = bt;
-        }
+        band_w = wtot;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            for (size_t v = p->off[i]; v < p->send[i]; v++) {
+                double slope = p->es[v].slope, width = p->es[v].width;
+                wtot += width;
+                if (slope > hi) {
+                    above_hi += width;
+                } else if (slope >= lo) {
+                    p->segs[ns++] = p->es[v];
+                    band_w += width;
+                }
+            }
     }
     int fill_all = wtot <= L;
     if (!fill_all && L > 0) {
@@ -740,13 +754,11 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     for (size_t i = 0; i < n; i++) {
         const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
         double pw = p->floor_w[i], tp = p->ftput[i];
-        for (size_t v = p->off[i]; v < p->eend[i]; v++) {
-            double bp = P[p->ei[v]], bt = T[p->ei[v]];
-            if (!(bt > tp)) break;
-            double dp = bp - pw, slope = (bt - tp) / dp;
+        for (size_t v = p->off[i]; v < p->send[i]; v++) {
+            double slope = p->es[v].slope, dp = p->es[v].width;
             if (fill_all || slope > lambda) {
-                pw = bp;
-                tp = bt;
+                pw = P[p->ei[v]];
+                tp = T[p->ei[v]];
                 continue;
             }
             if (slope == lambda && tie_left > 0) {

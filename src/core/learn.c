@@ -121,16 +121,24 @@ static void estimate(state *s, const pfi_learn_job *j, size_t i)
         b = fmin(fmax(b, 0.5), 4.0);
         a = exp((sy - b * sx) / cnt);
     }
-    double res[64 + 2];
-    for (size_t q = 0; q < k; q++)
-        res[q] = T[q] - j->tmax * (1 - (isnan(LU[q]) ? 0 : a * exp(b * LU[q])));
-    size_t g0 = i * (N_GRID + 1), q = 0;
+    /* u^b on the grid first: observations made at a grid power (the
+     * oracle's allocations mostly sit on vertices) reuse it, since their
+     * ln u was computed from the same power in the same way */
+    size_t g0 = i * (N_GRID + 1);
     const double *cp = s->cp + g0, *lug = s->lug + g0, *e15 = s->e15 + g0;
-    double *ct = s->ct + g0;
+    double *ct = s->ct + g0, ub[N_GRID + 1];
     int prior_b = b == B_PRIOR; /* then exp(b lug) is cached */
+    for (size_t g = 0; g <= N_GRID; g++)
+        ub[g] = isinf(lug[g]) ? 0 : prior_b ? e15[g] : exp(b * lug[g]);
+    double res[64 + 2];
+    for (size_t q = 0, g = 0; q < k; q++) {
+        while (g <= N_GRID && cp[g] < P[q]) g++;
+        double term = isnan(LU[q]) ? 0 : g <= N_GRID && cp[g] == P[q] ? ub[g] : exp(b * LU[q]);
+        res[q] = T[q] - j->tmax * (1 - (isnan(LU[q]) ? 0 : a * term));
+    }
+    size_t q = 0;
     for (size_t g = 0; g <= N_GRID; g++) {
-        double p = cp[g], fit = j->tmax * (1 - (isinf(lug[g]) ? 0
-                                                : a * (prior_b ? e15[g] : exp(b * lug[g]))));
+        double p = cp[g], fit = j->tmax * (1 - (isinf(lug[g]) ? 0 : a * ub[g]));
         while (q < k && P[q] < p) q++;
         double r;
         if (q == 0) r = res[0];
