@@ -124,7 +124,14 @@ static double interp(const double *x, const double *y, size_t n, double v)
 {
     if (v <= x[0]) return y[0];
     if (v >= x[n - 1]) return y[n - 1];
-    size_t lo = 0, hi = n - 1; /* x[lo] < v < x[hi] */
+    size_t lo = 0, hi = n - 1; /* x[lo] <= v < x[hi] */
+    if (n <= 16) {
+        /* a handful of points (a sweep): count those at or below v, no
+         * branch to mispredict; x ascends strictly, so this is the same
+         * segment the bisection finds */
+        for (size_t k = 1; k < n - 1; k++) lo += x[k] <= v;
+        hi = lo + 1;
+    }
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
         if (x[mid] <= v) lo = mid;
@@ -650,8 +657,10 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above)
         int b = (int)((kmax - kmin) >> shift);
         while (b > 0 && acc + hw[b] < L) acc += hw[b--];
         size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-            if ((int)((slope_key(s[i].slope) - kmin) >> shift) == b) s[m++] = s[i];
+        for (size_t i = 0; i < n; i++) { /* keep bucket b's, without a branch */
+            s[m] = s[i];
+            m += (int)((slope_key(s[i].slope) - kmin) >> shift) == b;
+        }
         n = m;
     }
     for (size_t i = 1; i < n; i++) { /* insertion sort, descending */

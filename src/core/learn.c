@@ -17,6 +17,10 @@ pfi_learn_opts pfi_learn_defaults(void)
  * (loss grows a little faster than the cut); the estimate is sampled at
  * N_GRID + 1 powers from the floor to Pmax. */
 #define B_PRIOR 1.5
+
+/* fmax/fmin without the libm call (NaN gives the bound, as fmax does) */
+static inline double at_least(double v, double lo) { return v > lo ? v : lo; }
+static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
 #define N_GRID 8
 
 struct pfi_learn_plan {
@@ -118,7 +122,7 @@ static void estimate(state *s, const pfi_learn_job *j, size_t i)
     } else {
         double var = sxx - sx * sx / cnt;
         b = npts >= 2 && var > 1e-12 * cnt ? (sxy - sx * sy / cnt) / var : B_PRIOR;
-        b = fmin(fmax(b, 0.5), 4.0);
+        b = at_most(at_least(b, 0.5), 4.0);
         a = exp((sy - b * sx) / cnt);
     }
     /* u^b on the grid first: observations made at a grid power (the
@@ -144,7 +148,7 @@ static void estimate(state *s, const pfi_learn_job *j, size_t i)
         if (q == 0) r = res[0];
         else if (q == k) r = res[k - 1];
         else r = res[q - 1] + (res[q] - res[q - 1]) * (p - P[q - 1]) / (P[q] - P[q - 1]);
-        ct[g] = fmax(0.0, fit + r);
+        ct[g] = at_least(fit + r, 0.0);
     }
     s->est[i] = (pfi_alloc_job){.P = cp, .T = ct, .n = N_GRID + 1, .pfi = j->pfi_hat,
                                 .dram_copy = NAN};
