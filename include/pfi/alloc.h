@@ -95,6 +95,14 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
  * job's point count or name differs from what it replaces. Same errors. */
 int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                              const size_t *changed, size_t k, pfi_error *err);
+/* The same, with a hint: like[a] (< changed[a]) names a job believed equal
+ * to job changed[a] and already current in p (unchanged, or earlier in
+ * changed); when it is equal value for value (curve, caps, attributes,
+ * name pointer), its built form is copied instead of rebuilt. A wrong hint
+ * costs a comparison, never a wrong result; like[a] >= changed[a] is none. */
+int pfi_alloc_problem_update_like(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
+                                  const size_t *changed, const size_t *like, size_t k,
+                                  pfi_error *err);
 
 size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p);
 double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p); /* sum of Pmax, W */

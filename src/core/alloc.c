@@ -407,8 +407,47 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     return PFI_OK;
 }
 
+/* Whether jobs a and b are the same job, value for value. */
+static int same_job(const pfi_alloc_job *a, const pfi_alloc_job *b)
+{
+    size_t m = a->n;
+    return a->n == b->n && a->name == b->name && !a->cap == !b->cap &&
+           memcmp(&a->pfi, &b->pfi, sizeof a->pfi) == 0 &&
+           memcmp(&a->dram_copy, &b->dram_copy, sizeof a->dram_copy) == 0 &&
+           a->moe_ft == b->moe_ft && a->sla_frac == b->sla_frac &&
+           memcmp(a->P, b->P, m * sizeof *a->P) == 0 && memcmp(a->T, b->T, m * sizeof *a->T) == 0 &&
+           (!a->cap || memcmp(a->cap, b->cap, m * sizeof *a->cap) == 0);
+}
+
+/* Job i takes job r's built slot (r holds the same job, already built). */
+static void copy_built(pfi_alloc_problem *p, size_t i, size_t r)
+{
+    size_t ci = p->off[i], cr = p->off[r], m = p->off[r + 1] - cr;
+    memcpy(p->cp + ci, p->cp + cr, m * sizeof *p->cp);
+    memcpy(p->ct + ci, p->ct + cr, m * sizeof *p->ct);
+    memcpy(p->cc + ci, p->cc + cr, m * sizeof *p->cc);
+    memcpy(p->ei + ci, p->ei + cr, m * sizeof *p->ei); /* indices into the job's own points */
+    memcpy(p->es + ci, p->es + cr, m * sizeof *p->es);
+    p->eend[i] = ci + (p->eend[r] - cr);
+    p->send[i] = ci + (p->send[r] - cr);
+    p->pmax[i] = p->pmax[r];
+    p->tmax[i] = p->tmax[r];
+    p->floor_w[i] = p->floor_w[r];
+    p->ftput[i] = p->ftput[r];
+    p->pfi[i] = p->pfi[r];
+    p->dram[i] = p->dram[r];
+    p->moe_ft[i] = p->moe_ft[r];
+}
+
 int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                              const size_t *changed, size_t k, pfi_error *err)
+{
+    return pfi_alloc_problem_update_like(p, jobs, n, changed, NULL, k, err);
+}
+
+int pfi_alloc_problem_update_like(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
+                                  const size_t *changed, const size_t *like, size_t k,
+                                  pfi_error *err)
 {
     if (!p || !jobs || n != p->n || (k && !changed)) return pfi_alloc_problem_reset(p, jobs, n, err);
     /* every changed job must fit its slot exactly, or the layout moves */
@@ -419,8 +458,18 @@ int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, si
                           : p->names[i] != NULL))
             return pfi_alloc_problem_reset(p, jobs, n, err);
     }
+    int ascending = 1;
     for (size_t a = 0; a < k; a++) {
-        size_t i = changed[a], slot = p->off[i + 1] - p->off[i];
+        size_t i = changed[a], slot = p->off[i + 1] - p->off[i], r = like ? like[a] : i;
+        /* while the list ascends, a job r < i is current in p (unchanged or
+         * rebuilt above); one said to be like job i (checked value for
+         * value) gives its built form: the same result, no rebuild */
+        ascending &= a == 0 || changed[a - 1] < i;
+        if (ascending && r < i && p->off[r + 1] - p->off[r] == slot &&
+            same_job(&jobs[i], &jobs[r])) {
+            copy_built(p, i, r);
+            continue;
+        }
         size_t m = build_job(p, &jobs[i], i, err);
         if (m == 0) {
             p->n = 0; /* as reset: after an error the problem holds no jobs */

@@ -498,7 +498,7 @@ static void test_update_equals_reset(void **state)
                                .sla_frac = i % 5 == 0 ? 0.6 : 0};
     }
     pfi_alloc_problem *up = make(j, N);
-    size_t changed[N];
+    size_t changed[N], like[N];
     double pw_u[N], pw_r[N];
     for (int step = 0; step < 6; step++) {
         size_t k = 0;
@@ -506,11 +506,24 @@ static void test_update_equals_reset(void **state)
             if (gsl_rng_uniform(r) < 0.3) {
                 for (size_t q = 0; q < M + 1; q++) T[i][q] *= 0.8 + 0.4 * gsl_rng_uniform(r);
                 if (step == 4 && k == 0) j[i].n = M + 1; /* a new point: the layout moves */
+                /* hints: a true twin (an earlier job copied value for value),
+                 * a wrong one (a different job), or none */
+                like[k] = i;
+                if (i >= 2 && i % 3 == 0 && j[i - 2].n == j[i].n && j[i - 2].sla_frac == j[i].sla_frac) {
+                    memcpy(P[i], P[i - 2], sizeof P[i]);
+                    memcpy(T[i], T[i - 2], sizeof T[i]);
+                    like[k] = i - 2;
+                } else if (i >= 1 && i % 3 == 1) {
+                    like[k] = i - 1;
+                }
                 changed[k++] = i;
             }
         }
         pfi_error err;
-        assert_int_equal(pfi_alloc_problem_update(up, j, N, changed, k, &err), PFI_OK);
+        if (step % 2)
+            assert_int_equal(pfi_alloc_problem_update_like(up, j, N, changed, like, k, &err), PFI_OK);
+        else
+            assert_int_equal(pfi_alloc_problem_update(up, j, N, changed, k, &err), PFI_OK);
         pfi_alloc_problem *fresh = make(j, N);
         assert_true(pfi_alloc_problem_pmax_total(up) == pfi_alloc_problem_pmax_total(fresh));
         assert_true(pfi_alloc_problem_floor_total(up) == pfi_alloc_problem_floor_total(fresh));
