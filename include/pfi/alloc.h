@@ -99,7 +99,10 @@ int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, si
  * to job changed[a] and already current in p (unchanged, or earlier in
  * changed); when it is equal value for value (curve, caps, attributes,
  * name pointer), its built form is copied instead of rebuilt. A wrong hint
- * costs a comparison, never a wrong result; like[a] >= changed[a] is none. */
+ * costs a comparison, never a wrong result; like[a] >= changed[a] is none.
+ * The oracle then selects its threshold over one job of each set of copies
+ * (widths counted as many times), so its powers may differ from a reset's
+ * in the last bits (sums in another order). */
 int pfi_alloc_problem_update_like(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                                   const size_t *changed, const size_t *like, size_t k,
                                   pfi_error *err);

@@ -46,6 +46,14 @@ struct pfi_alloc_problem {
      * so that every oracle run does not divide again */
     struct seg *es;
     size_t *send;
+    /* copies (update_like): job i was built as a copy of job dup[i], still
+     * valid while gen[dup[i]] == dgen[i] (every build or copy of a job
+     * gives it a new generation); the oracle selects over one job of each
+     * set of copies, its widths counted as many times */
+    size_t *dup;
+    uint64_t *gen, *dgen, gen_next;
+    size_t n_dup; /* copies made since the last reset (0: none to look for) */
+    double *mult;
     uint32_t *ei;
     double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;
@@ -86,7 +94,7 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send,  p->pmax,
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send, p->dup, p->gen, p->dgen, p->mult,  p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
                     p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
@@ -334,6 +342,8 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
         at = bt;
     }
     p->send[i] = c + v;
+    p->dup[i] = i;
+    p->gen[i] = ++p->gen_next;
     return m;
 }
 
@@ -364,7 +374,9 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     }
     size_t cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
     if (grow(&p->off, n + 1, sizeof(size_t), &cj) || grow(&p->eend, n, sizeof(size_t), &cj) ||
-        grow(&p->send, n, sizeof(size_t), &cj) ||
+        grow(&p->send, n, sizeof(size_t), &cj) || grow(&p->dup, n, sizeof(size_t), &cj) ||
+        grow(&p->gen, n, sizeof(uint64_t), &cj) || grow(&p->dgen, n, sizeof(uint64_t), &cj) ||
+        grow(&p->mult, n, sizeof(double), &cj) ||
         grow(&p->pmax, n, sizeof(double), &cj) || grow(&p->tmax, n, sizeof(double), &cj) ||
         grow(&p->floor_w, n, sizeof(double), &cj) || grow(&p->ftput, n, sizeof(double), &cj) ||
         grow(&p->pfi, n, sizeof(double), &cj) || grow(&p->dram, n, sizeof(double), &cj) ||
@@ -404,6 +416,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     p->off[n] = c;
     sum_totals(p, n);
     p->n = n;
+    p->n_dup = 0;
     return PFI_OK;
 }
 
@@ -437,6 +450,11 @@ static void copy_built(pfi_alloc_problem *p, size_t i, size_t r)
     p->pfi[i] = p->pfi[r];
     p->dram[i] = p->dram[r];
     p->moe_ft[i] = p->moe_ft[r];
+    size_t root = p->dup[r] != r && p->gen[p->dup[r]] == p->dgen[r] ? p->dup[r] : r;
+    p->dup[i] = root;
+    p->dgen[i] = p->gen[root];
+    p->gen[i] = ++p->gen_next;
+    p->n_dup++;
 }
 
 int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
@@ -772,7 +790,25 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     }
     double above_hi = 0, band_w = 0;
     ns = 0;
-    if (lo == -INFINITY && hi == INFINITY) { /* no bracket: every segment */
+    if (lo == -INFINITY && hi == INFINITY && p->n_dup > 0) {
+        /* every segment, one copy of each set of copies, its widths times
+         * the set's size */
+        for (size_t i = 0; i < n; i++) p->mult[i] = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t d = p->dup[i];
+            p->mult[d != i && p->gen[d] == p->dgen[i] ? d : i] += 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            double c = p->mult[i];
+            if (c == 0) continue;
+            for (size_t v = p->off[i]; v < p->send[i]; v++) {
+                double w = c == 1 ? p->es[v].width : c * p->es[v].width;
+                p->segs[ns++] = (struct seg){p->es[v].slope, w};
+                wtot += w;
+            }
+        }
+        band_w = wtot;
+    } else if (lo == -INFINITY && hi == INFINITY) { /* no bracket: every segment */
         for (size_t i = 0; i < n; i++)
             for (size_t v = p->off[i]; v < p->send[i]; v++) {
                 p->segs[ns++] = p->es[v];

@@ -535,8 +535,13 @@ static void test_update_equals_reset(void **state)
             double b = fl + f * (pm - fl), tu, tr;
             assert_int_equal(pfi_alloc_oracle(up, b, pw_u, &tu, NULL), PFI_OK);
             assert_int_equal(pfi_alloc_oracle(fresh, b, pw_r, &tr, NULL), PFI_OK);
-            assert_true(tu == tr);
-            assert_memory_equal(pw_u, pw_r, sizeof pw_u);
+            if (step % 2 == 0) { /* no copies: bit for bit */
+                assert_true(tu == tr);
+                assert_memory_equal(pw_u, pw_r, sizeof pw_u);
+            } else { /* copies are selected over once, widths summed in another order */
+                assert_near(tu, tr, 1e-9 * tr);
+                for (size_t i = 0; i < N; i++) assert_near(pw_u[i], pw_r[i], 1e-6);
+            }
         }
         pfi_alloc_problem_destroy(fresh);
     }
