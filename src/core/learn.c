@@ -179,14 +179,15 @@ static void find_twins(state *s, size_t n)
 
 static int same_obs(const state *s, size_t i, size_t r)
 {
-    size_t k = s->nobs[i], oi = i * s->max_obs, orr = r * s->max_obs;
+    size_t k = s->nobs[i];
     if (k != s->nobs[r]) return 0;
-    size_t bytes = k * sizeof(double);
-    /* memcmp: NaN logs compare equal bit for bit, as they should here */
-    return memcmp(s->op + oi, s->op + orr, bytes) == 0 &&
-           memcmp(s->ot + oi, s->ot + orr, bytes) == 0 &&
-           memcmp(s->lu + oi, s->lu + orr, bytes) == 0 &&
-           memcmp(s->ll + oi, s->ll + orr, bytes) == 0;
+    /* powers and readings suffice: ln u and ln loss are functions of them
+     * (and of Pmax, Tmax, the same for twins), recomputed whenever they change */
+    const double *pi = s->op + i * s->max_obs, *pr = s->op + r * s->max_obs;
+    const double *ti = s->ot + i * s->max_obs, *tr = s->ot + r * s->max_obs;
+    int same = 1;
+    for (size_t q = 0; q < k; q++) same &= (pi[q] == pr[q]) & (ti[q] == tr[q]);
+    return same;
 }
 
 void pfi_learn_plan_destroy(pfi_learn_plan *s)
