@@ -243,26 +243,23 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
 {
     size_t m = j->n;
     int sorted = 1, ok = 1;
+    /* checked while copied (the inputs are read once); sweeps normally
+     * arrive sorted by power, and then the copy is the result */
     for (size_t k = 0; k < m; k++) {
-        double pk = j->P[k], tk = j->T[k];
+        double pk = j->P[k], tk = j->T[k], ck = j->cap ? j->cap[k] : 0;
         ok &= pk >= PFI_ALLOC_MIN_W && pk <= PFI_ALLOC_MAX_W && tk >= 0 &&
-              tk <= PFI_ALLOC_MAX_TPUT &&
-              (!j->cap || (j->cap[k] >= 0 && j->cap[k] <= PFI_ALLOC_MAX_W));
-        if (k) sorted &= pk > j->P[k - 1];
+              tk <= PFI_ALLOC_MAX_TPUT && ck >= 0 && ck <= PFI_ALLOC_MAX_W;
+        if (k) sorted &= pk > P[k - 1];
+        P[k] = pk;
+        T[k] = tk;
+        C[k] = ck;
     }
     if (!ok || !isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1 || isinf(j->pfi) ||
         isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12) {
         check_job(j, i, err);
         return 0;
     }
-    /* sweeps normally arrive sorted by power: copy straight through */
-    if (sorted) {
-        memcpy(P, j->P, m * sizeof *P);
-        memcpy(T, j->T, m * sizeof *T);
-        if (j->cap) memcpy(C, j->cap, m * sizeof *C);
-        else memset(C, 0, m * sizeof *C);
-        return m;
-    }
+    if (sorted) return m;
     pt3 small[32], *tmp = m > 32 ? malloc(m * sizeof *tmp) : small;
     if (!tmp) {
         pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
