@@ -43,7 +43,10 @@ struct pfi_alloc_problem {
     size_t *eend;
     /* the envelope's segments from the floor point, es[off[i] .. send[i]),
      * those with a positive slope (the rest are never worth a watt); kept
-     * so that every oracle run does not divide again */
+     * for small problems (seg_cache), which a closed loop re-plans many
+     * times; a large one computes them as it goes (storing them would cost
+     * more memory traffic and page faults than the divisions it saves) */
+    int seg_cache;
     struct seg *es;
     size_t *send;
     /* copies (update_like): job i was built as a copy of job dup[i], still
@@ -54,6 +57,8 @@ struct pfi_alloc_problem {
     uint64_t *gen, *dgen, gen_next;
     size_t n_dup; /* copies made since the last reset (0: none to look for) */
     double *mult;
+    int dup_ok;     /* dup, gen, dgen hold valid values (set up by the first hint) */
+    size_t cap_dup;
     uint32_t *ei;
     double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;
@@ -329,6 +334,7 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
         EI[h++] = (uint32_t)k;
     }
     p->eend[i] = c + h;
+    if (!p->seg_cache) return m;
     double ap = fl, at = ft;
     size_t v = 0;
     for (; v < h; v++) {
@@ -339,8 +345,10 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
         at = bt;
     }
     p->send[i] = c + v;
-    p->dup[i] = i;
-    p->gen[i] = ++p->gen_next;
+    if (p->dup_ok) {
+        p->dup[i] = i;
+        p->gen[i] = ++p->gen_next;
+    }
     return m;
 }
 
@@ -371,9 +379,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     }
     size_t cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
     if (grow(&p->off, n + 1, sizeof(size_t), &cj) || grow(&p->eend, n, sizeof(size_t), &cj) ||
-        grow(&p->send, n, sizeof(size_t), &cj) || grow(&p->dup, n, sizeof(size_t), &cj) ||
-        grow(&p->gen, n, sizeof(uint64_t), &cj) || grow(&p->dgen, n, sizeof(uint64_t), &cj) ||
-        grow(&p->mult, n, sizeof(double), &cj) ||
+        grow(&p->send, n, sizeof(size_t), &cj) ||
         grow(&p->pmax, n, sizeof(double), &cj) || grow(&p->tmax, n, sizeof(double), &cj) ||
         grow(&p->floor_w, n, sizeof(double), &cj) || grow(&p->ftput, n, sizeof(double), &cj) ||
         grow(&p->pfi, n, sizeof(double), &cj) || grow(&p->dram, n, sizeof(double), &cj) ||
@@ -385,7 +391,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
         grow(&p->ei, total, sizeof(uint32_t), &cpt) ||
-        grow(&p->es, total, sizeof(struct seg), &cpt) ||
+        (n < 4096 && grow(&p->es, total, sizeof(struct seg), &cpt)) ||
         grow(&p->name_buf, name_len + 1, 1, &cnm)) {
         /* buffers may now differ in size: start over next time */
         p->cap_jobs = p->cap_pts = p->cap_names = 0;
@@ -395,6 +401,8 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     if (total > p->cap_pts) p->cap_pts = total;
     if (name_len + 1 > p->cap_names) p->cap_names = name_len + 1;
 
+    p->seg_cache = n < 4096;
+    p->dup_ok = 0;
     size_t c = 0, nb = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_alloc_job *j = &jobs[i];
@@ -437,7 +445,7 @@ static void copy_built(pfi_alloc_problem *p, size_t i, size_t r)
     memcpy(p->ct + ci, p->ct + cr, m * sizeof *p->ct);
     memcpy(p->cc + ci, p->cc + cr, m * sizeof *p->cc);
     memcpy(p->ei + ci, p->ei + cr, m * sizeof *p->ei); /* indices into the job's own points */
-    memcpy(p->es + ci, p->es + cr, m * sizeof *p->es);
+    if (p->seg_cache) memcpy(p->es + ci, p->es + cr, m * sizeof *p->es);
     p->eend[i] = ci + (p->eend[r] - cr);
     p->send[i] = ci + (p->send[r] - cr);
     p->pmax[i] = p->pmax[r];
@@ -447,6 +455,7 @@ static void copy_built(pfi_alloc_problem *p, size_t i, size_t r)
     p->pfi[i] = p->pfi[r];
     p->dram[i] = p->dram[r];
     p->moe_ft[i] = p->moe_ft[r];
+    if (!p->dup_ok) return;
     size_t root = p->dup[r] != r && p->gen[p->dup[r]] == p->dgen[r] ? p->dup[r] : r;
     p->dup[i] = root;
     p->dgen[i] = p->gen[root];
@@ -472,6 +481,21 @@ int pfi_alloc_problem_update_like(pfi_alloc_problem *p, const pfi_alloc_job *job
             (jobs[i].name ? !p->names[i] || strcmp(jobs[i].name, p->names[i]) != 0
                           : p->names[i] != NULL))
             return pfi_alloc_problem_reset(p, jobs, n, err);
+    }
+    if (like && p->seg_cache && !p->dup_ok) { /* the copies' bookkeeping, once */
+        size_t cd = p->cap_dup;
+        if (grow(&p->dup, n, sizeof(size_t), &cd) || grow(&p->gen, n, sizeof(uint64_t), &cd) ||
+            grow(&p->dgen, n, sizeof(uint64_t), &cd) || grow(&p->mult, n, sizeof(double), &cd)) {
+            p->cap_dup = 0;
+            like = NULL; /* no hints then: rebuild as update does */
+        } else {
+            if (n > p->cap_dup) p->cap_dup = n;
+            for (size_t i = 0; i < n; i++) {
+                p->dup[i] = i;
+                p->gen[i] = ++p->gen_next;
+            }
+            p->dup_ok = 1;
+        }
     }
     int ascending = 1;
     for (size_t a = 0; a < k; a++) {
@@ -755,9 +779,22 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above)
 static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
 {
     size_t k = 0;
-    for (size_t v = p->off[i]; v < p->send[i]; v++) {
-        out[k++] = p->es[v];
-        if (wsum) *wsum += p->es[v].width;
+    if (p->seg_cache) {
+        for (size_t v = p->off[i]; v < p->send[i]; v++) {
+            out[k++] = p->es[v];
+            if (wsum) *wsum += p->es[v].width;
+        }
+        return k;
+    }
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]];
+        if (!(bt > at)) break;
+        out[k++] = (struct seg){(bt - at) / (bp - ap), bp - ap};
+        if (wsum) *wsum += bp - ap;
+        ap = bp;
+        at = bt;
     }
     return k;
 }
@@ -787,7 +824,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     }
     double above_hi = 0, band_w = 0;
     ns = 0;
-    if (lo == -INFINITY && hi == INFINITY && p->n_dup > 0) {
+    if (p->seg_cache && p->dup_ok && p->n_dup > 0) { /* seg_cache: n < 4096, no bracket */
         /* every segment, one copy of each set of copies, its widths times
          * the set's size */
         for (size_t i = 0; i < n; i++) p->mult[i] = 0;
@@ -805,7 +842,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
             }
         }
         band_w = wtot;
-    } else if (lo == -INFINITY && hi == INFINITY) { /* no bracket: every segment */
+    } else if (p->seg_cache) { /* no bracket: every segment */
         for (size_t i = 0; i < n; i++)
             for (size_t v = p->off[i]; v < p->send[i]; v++) {
                 p->segs[ns++] = p->es[v];
@@ -813,17 +850,24 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
             }
         band_w = wtot;
     } else {
-        for (size_t i = 0; i < n; i++)
-            for (size_t v = p->off[i]; v < p->send[i]; v++) {
-                double slope = p->es[v].slope, width = p->es[v].width;
+        for (size_t i = 0; i < n; i++) {
+            const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+            double ap = p->floor_w[i], at = p->ftput[i];
+            for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+                double bp = P[p->ei[v]], bt = T[p->ei[v]];
+                if (!(bt > at)) break; /* concave: every later segment is flatter */
+                double slope = (bt - at) / (bp - ap), width = bp - ap;
                 wtot += width;
                 if (slope > hi) {
                     above_hi += width;
                 } else if (slope >= lo) {
-                    p->segs[ns++] = p->es[v];
+                    p->segs[ns++] = (struct seg){slope, width};
                     band_w += width;
                 }
+                ap = bp;
+                at = bt;
             }
+        }
     }
     int fill_all = wtot <= L;
     if (!fill_all && L > 0) {
@@ -845,8 +889,18 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     for (size_t i = 0; i < n; i++) {
         const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
         double pw = p->floor_w[i], tp = p->ftput[i];
-        for (size_t v = p->off[i]; v < p->send[i]; v++) {
-            double slope = p->es[v].slope, dp = p->es[v].width;
+        size_t end = p->seg_cache ? p->send[i] : p->eend[i];
+        for (size_t v = p->off[i]; v < end; v++) {
+            double slope, dp;
+            if (p->seg_cache) {
+                slope = p->es[v].slope;
+                dp = p->es[v].width;
+            } else {
+                double bp = P[p->ei[v]], bt = T[p->ei[v]];
+                if (!(bt > tp)) break;
+                dp = bp - pw;
+                slope = (bt - tp) / dp;
+            }
             if (fill_all || slope > lambda) {
                 pw = P[p->ei[v]];
                 tp = T[p->ei[v]];
