@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
 # `pfi dataset --rebuild` reproduces the committed dataset byte for byte
-# (deterministic: seeded GSL RNG, fixed formatting), in well under a minute.
+# (deterministic: seeded GSL RNG, fixed formatting). Its speed is measured by
+# bench_dataset, not asserted here.
 set -eu
 cd "$PFI_SOURCE_DIR"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-start=$(date +%s)
 "$PFI_BIN" dataset --rebuild --out "$tmp" > "$tmp/summary.txt"
-elapsed=$(( $(date +%s) - start ))
 for f in paper-h200/sweeps.csv paper-h200/heldout-sweeps.csv paper-h200/telemetry.csv \
          paper-h100/sweeps.csv paper-h100/telemetry.csv; do
   cmp "data/$f" "$tmp/$f" || { echo "rebuild differs: $f"; exit 1; }
 done
-[ "$elapsed" -lt 30 ] || { echo "rebuild took ${elapsed}s"; exit 1; }
 # A different seed gives different noise but the same published PFI.
 "$PFI_BIN" dataset --rebuild --seed 7 --out "$tmp/s7" > /dev/null
 if cmp -s data/paper-h200/sweeps.csv "$tmp/s7/paper-h200/sweeps.csv"; then
