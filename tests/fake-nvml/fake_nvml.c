@@ -176,6 +176,13 @@ static fake_gpu *dev_of(nvmlDevice_t d)
     return g;
 }
 
+/* What NVML answers for a handle dev_of rejects: before nvmlInit nothing is
+ * initialised; after it the handle itself is bad. */
+static nvmlReturn_t bad_handle(void)
+{
+    return inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+}
+
 /* The broken variant is a driver older than nvmlInit_v2 (NVML 5): it exports
  * only the first nvmlInit, which pfi does not use. */
 #ifdef FAKE_NVML_BROKEN
@@ -288,7 +295,7 @@ static nvmlReturn_t string_call(const char *name, nvmlDevice_t device, char *out
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if ((r = injected(name, (int)g->index)) == NVML_SUCCESS) {
         int n = snprintf(out, len, fmt, g->index);
         if (n < 0 || (unsigned)n >= len) r = NVML_ERROR_INSUFFICIENT_SIZE;
@@ -317,7 +324,7 @@ static nvmlReturn_t uint_call(const char *name, nvmlDevice_t device, unsigned *o
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if (!out)
         r = NVML_ERROR_INVALID_ARGUMENT;
     else if ((r = injected(name, (int)g->index)) == NVML_SUCCESS) {
@@ -366,7 +373,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t de
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if (!minLimit || !maxLimit)
         r = NVML_ERROR_INVALID_ARGUMENT;
     else if ((r = injected("nvmlDeviceGetPowerManagementLimitConstraints", (int)g->index)) ==
@@ -385,7 +392,7 @@ EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsig
     fake_gpu *g = dev_of(device);
     const pfi_gpu_spec *s = pfi_gpumodel_h200();
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if ((r = injected("nvmlDeviceSetPowerManagementLimit", (int)g->index)) != NVML_SUCCESS)
         ;
     else if (limit < s->min_limit_w * 1000 || limit > s->max_limit_w * 1000)
@@ -411,7 +418,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if ((r = injected("nvmlDeviceGetTotalEnergyConsumption", (int)g->index)) ==
              NVML_SUCCESS) {
         update_energy(g);
@@ -429,7 +436,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t 
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if (type != NVML_CLOCK_SM && type != NVML_CLOCK_MEM && type != NVML_CLOCK_GRAPHICS)
         r = NVML_ERROR_INVALID_ARGUMENT;
     else if ((r = injected(type == NVML_CLOCK_MEM ? "nvmlDeviceGetClockInfo.mem"
@@ -451,7 +458,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if ((r = injected("nvmlDeviceGetUtilizationRates", (int)g->index)) == NVML_SUCCESS) {
         pfi_gpumodel_point p;
         point_of(g, &p);
@@ -478,7 +485,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if (sensorType != NVML_TEMPERATURE_GPU)
         r = NVML_ERROR_INVALID_ARGUMENT;
     else if ((r = injected("nvmlDeviceGetTemperature", (int)g->index)) == NVML_SUCCESS)
@@ -495,7 +502,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device,
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if (!temperature || temperature->version != NVML_TEMPERATURE_V1_VERSION)
         r = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     else if (temperature->sensorType != NVML_TEMPERATURE_GPU)
@@ -512,7 +519,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *m
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if ((r = injected("nvmlDeviceGetMemoryInfo", (int)g->index)) == NVML_SUCCESS) {
         const unsigned long long mib = 1048576ULL;
         memory->total = 143771ULL * mib; /* H200: 141 GB HBM3e as NVML reports it */
@@ -529,7 +536,7 @@ static nvmlReturn_t reasons_call(const char *name, nvmlDevice_t device, unsigned
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if ((r = injected(name, (int)g->index)) == NVML_SUCCESS) {
         pfi_gpumodel_point p;
         point_of(g, &p);
@@ -565,7 +572,7 @@ EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSuppor
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if (!gpmSupport || gpmSupport->version != NVML_GPM_SUPPORT_VERSION)
         r = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     else if ((r = injected("nvmlGpmQueryDeviceSupport", (int)g->index)) == NVML_SUCCESS)
@@ -598,7 +605,7 @@ EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSam
     nvmlReturn_t r = NVML_SUCCESS;
     fake_gpu *g = dev_of(device);
     if (!g)
-        r = inits ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+        r = bad_handle();
     else if (!gpmSample.handle)
         r = NVML_ERROR_INVALID_ARGUMENT;
     else if ((r = injected("nvmlGpmSampleGet", (int)g->index)) == NVML_SUCCESS)
