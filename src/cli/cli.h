@@ -24,6 +24,8 @@ int pfi_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((fo
 
 /* Parses "200,500,700" into a malloc'd array; -1 on a bad list. */
 int pfi_cli_parse_doubles(const char *s, double **out, size_t *n);
+/* Parses one finite number; -1 on anything else (lists included). */
+int pfi_cli_parse_double(const char *s, double *out);
 /* Parses a whole non-negative integer; -1 on anything else. */
 int pfi_cli_parse_ulong(const char *s, unsigned long long *out);
 /* Worker threads for parallel loops: online CPUs, at most 8. */

@@ -52,6 +52,17 @@ int pfi_cli_parse_doubles(const char *s, double **out, size_t *n)
     return 0;
 }
 
+int pfi_cli_parse_double(const char *s, double *out)
+{
+    double *v;
+    size_t n;
+    if (pfi_cli_parse_doubles(s, &v, &n)) return -1;
+    int ok = n == 1;
+    if (ok) *out = v[0];
+    free(v);
+    return ok ? 0 : -1;
+}
+
 int pfi_cli_parse_ulong(const char *s, unsigned long long *out)
 {
     if (!s || !*s || *s == '-' || *s == '+') return -1;

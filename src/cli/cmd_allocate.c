@@ -112,16 +112,6 @@ static int replay_observe(void *ctx, size_t job, double power_w, double *tput)
     return PFI_OK;
 }
 
-static double parse_one(const char *s, int *bad)
-{
-    double *v = NULL, x = 0;
-    size_t n = 0;
-    if (pfi_cli_parse_doubles(s, &v, &n) || n != 1) *bad = 1;
-    else x = v[0];
-    free(v);
-    return x;
-}
-
 int pfi_cmd_allocate(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -136,28 +126,25 @@ int pfi_cmd_allocate(int argc, char **argv)
     const char *policy_s = NULL, *tm_path = NULL, *model_path = NULL, *jobs_path = NULL;
     double reduction = NAN, budget = NAN, sla_all = 0;
     pfi_learn_opts lo = pfi_learn_defaults();
-    int json = 0, c, bad = 0;
+    int json = 0, c;
     unsigned long long u;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': policy_s = optarg; break;
         case 'r':
-            reduction = parse_one(optarg, &bad);
-            if (bad || !(reduction >= 0 && reduction < 1))
+            if (pfi_cli_parse_double(optarg, &reduction) || !(reduction >= 0 && reduction < 1))
                 return pfi_cli_usage_error("allocate",
                                            "--reduction must be a fraction in [0, 1), got '%s'",
                                            optarg);
             break;
         case 'b':
-            budget = parse_one(optarg, &bad);
-            if (bad || !(budget >= 0))
+            if (pfi_cli_parse_double(optarg, &budget) || !(budget >= 0))
                 return pfi_cli_usage_error("allocate", "--budget-w must be >= 0 W, got '%s'",
                                            optarg);
             break;
         case 'S':
-            sla_all = parse_one(optarg, &bad);
-            if (bad || !(sla_all >= 0 && sla_all <= 1))
+            if (pfi_cli_parse_double(optarg, &sla_all) || !(sla_all >= 0 && sla_all <= 1))
                 return pfi_cli_usage_error("allocate", "--sla must be a fraction in [0, 1]");
             break;
         case 'K':
@@ -167,8 +154,8 @@ int pfi_cmd_allocate(int argc, char **argv)
             break;
         case 'R':
         case 'E': {
-            double v = parse_one(optarg, &bad);
-            if (bad || !(v > 0))
+            double v;
+            if (pfi_cli_parse_double(optarg, &v) || !(v > 0))
                 return pfi_cli_usage_error("allocate", "--%s must be > 0 s",
                                            c == 'R' ? "round-s" : "event-s");
             if (c == 'R') lo.round_s = v;

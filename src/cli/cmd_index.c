@@ -166,8 +166,6 @@ int pfi_cmd_index(int argc, char **argv)
     size_t n_grid = 0;
     unsigned long long draws = 0, seed = 1, threads = 0;
     int json = 0, c;
-    double *tmp;
-    size_t ntmp;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -194,14 +192,9 @@ int pfi_cmd_index(int argc, char **argv)
             break;
         case 'l':
         case 'T':
-            if (pfi_cli_parse_doubles(optarg, &tmp, &ntmp) || ntmp != 1) {
-                free(tmp);
+            if (pfi_cli_parse_double(optarg, c == 'l' ? &level : &tdp))
                 return pfi_cli_usage_error("index", "bad --%s '%s'", c == 'l' ? "level" : "tdp",
                                            optarg);
-            }
-            if (c == 'l') level = tmp[0];
-            else tdp = tmp[0];
-            free(tmp);
             if (c == 'l' && !(level > 0 && level < 1))
                 return pfi_cli_usage_error("index", "--level must be in (0, 1)");
             if (c == 'T' && !(tdp > 0)) return pfi_cli_usage_error("index", "--tdp must be > 0");

@@ -137,15 +137,7 @@ static void print_table(const pfi_sim_opts *o, const pfi_feature_set *set, const
 
 static int parse_num(const char *s, double lo, double hi, double *out)
 {
-    double *v;
-    size_t n;
-    if (pfi_cli_parse_doubles(s, &v, &n) || n != 1) {
-        free(v);
-        return -1;
-    }
-    *out = v[0];
-    free(v);
-    return *out >= lo && *out <= hi ? 0 : -1;
+    return pfi_cli_parse_double(s, out) == 0 && *out >= lo && *out <= hi ? 0 : -1;
 }
 
 int pfi_cmd_simulate(int argc, char **argv)
