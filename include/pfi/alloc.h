@@ -24,6 +24,13 @@
  * at its floor and the budget is still exceeded the budget is infeasible
  * (PFI_EINFEASIBLE).
  *
+ * A job may stand for `count` identical jobs (a simulated workload draws
+ * the same group several times): they are given the same power, and budgets,
+ * totals and the oracle count each of them. Every policy treats identical
+ * jobs alike (the oracle shares the watts left at its threshold slope among
+ * all segments of that slope in proportion to their widths), so an entry
+ * with count c gives exactly what c copies of it would, at a c-th of the cost.
+ *
  * Ownership: a pfi_alloc_problem copies what it needs from the jobs passed
  * to _create (the caller's arrays may be freed afterwards) and owns scratch
  * space, so one problem must not be run from two threads at once. Destroy is
@@ -52,10 +59,12 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out);
 
 /* Sane magnitudes, so that the budget's absolute slack (1e-9 W) and the
  * relative ones mean something: a power (W) in [1e-3, 1e12], a throughput in
- * [0, 1e18] tokens/s, a cap in [0, 1e12] W, |PFI| <= 1e6, |DRAM copy| <= 1e12. */
+ * [0, 1e18] tokens/s, a cap in [0, 1e12] W, |PFI| <= 1e6, |DRAM copy| <= 1e12,
+ * a count <= 1e9. */
 #define PFI_ALLOC_MIN_W 1e-3
 #define PFI_ALLOC_MAX_W 1e12
 #define PFI_ALLOC_MAX_TPUT 1e18
+#define PFI_ALLOC_MAX_COUNT 1e9
 
 typedef struct pfi_alloc_job {
     const char *name;  /* label used in errors; not copied, may be NULL */
@@ -67,6 +76,7 @@ typedef struct pfi_alloc_job {
     double dram_copy;  /* DRAM copy product for dram-copy; NaN when unknown */
     int moe_ft;        /* 1 for a MoE fine-tuning job (moe-ft policy) */
     double sla_frac;   /* minimum throughput as a fraction of Tmax, [0, 1]; 0 = none */
+    size_t count;      /* identical jobs this entry stands for, <= 1e9; 0 means 1 */
 } pfi_alloc_job;
 
 typedef struct pfi_alloc_problem pfi_alloc_problem;
@@ -95,22 +105,14 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
  * job's point count or name differs from what it replaces. Same errors. */
 int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                              const size_t *changed, size_t k, pfi_error *err);
-/* The same, with a hint: like[a] (< changed[a]) names a job believed equal
- * to job changed[a] and already current in p (unchanged, or earlier in
- * changed); when it is equal value for value (curve, caps, attributes,
- * name pointer), its built form is copied instead of rebuilt. A wrong hint
- * costs a comparison, never a wrong result; like[a] >= changed[a] is none.
- * The oracle then selects its threshold over one job of each set of copies
- * (widths counted as many times), so its powers may differ from a reset's
- * in the last bits (sums in another order). */
-int pfi_alloc_problem_update_like(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
-                                  const size_t *changed, const size_t *like, size_t k,
-                                  pfi_error *err);
 
-size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p);
+size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p); /* entries (0 after an error) */
+/* Sums over jobs, each entry counted count times. */
 double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p); /* sum of Pmax, W */
 double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p); /* sum of floors, W */
-/* One job's Pmax, Tmax and floor (max of its lowest power and its SLA power). */
+/* One entry's Pmax, Tmax and floor (max of its lowest power and its SLA
+ * power), per job, and how many jobs it stands for. */
+size_t pfi_alloc_problem_job_count(const pfi_alloc_problem *p, size_t i);
 void pfi_alloc_problem_job_range(const pfi_alloc_problem *p, size_t i, double *pmax,
                                  double *tmax, double *floor_w);
 
@@ -130,6 +132,7 @@ typedef struct pfi_alloc_out {
     double alt_high_share;                /* share of time at alt_high_cap_w, (0, 1) */
 } pfi_alloc_out;
 
+/* Totals count every job an entry stands for. */
 typedef struct pfi_alloc_result {
     double budget_w;      /* the budget allocated under, W */
     double total_power_w; /* sum of the jobs' power, W (<= budget + 1e-6 relative) */
@@ -143,7 +146,8 @@ int pfi_alloc_budget_for_reduction(const pfi_alloc_problem *p, double reduction,
                                    pfi_error *err);
 
 /* Allocates budget_w (>= 0, finite) with a policy; out has one entry per job
- * (may be NULL when only the totals are wanted). A budget of at least the
+ * entry, the power of each job it stands for (may be NULL when only the
+ * totals are wanted). A budget of at least the
  * sum of Pmax leaves every job at Pmax. PFI_EINFEASIBLE when the floors
  * alone exceed the budget; PFI_EINVAL when the policy needs a PFI or DRAM
  * copy product a job lacks (job named in err). */
@@ -156,8 +160,8 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
 int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_w,
                            double *power_w, pfi_error *err);
 
-/* The oracle's powers alone (no per-job output): power_w[i] and the total
- * envelope throughput. */
+/* The oracle's powers alone (no per-job output): power_w[i] (per job of
+ * entry i) and the total envelope throughput. */
 int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
                      pfi_error *err);
 

@@ -46,13 +46,16 @@ typedef struct pfi_learn_job {
     double tmax;    /* uncapped throughput, tokens/s, > 0 */
     double floor_w; /* lowest power the job can be given, W, in (0, pmax_w] */
     double pfi_hat; /* predicted PFI (the first round's weight and the prior slope) */
+    size_t count;   /* identical jobs this entry stands for, as in alloc.h (0 means 1):
+                       they are given one power and read as one */
 } pfi_learn_job;
 
 /* Runs job `job` at power_w (W, within its range) and reports its measured
- * throughput; non-zero aborts the run with that status. */
+ * throughput (per job of the entry); non-zero aborts the run with that status. */
+
 typedef int (*pfi_learn_observe)(void *ctx, size_t job, double power_w, double *tput);
 
-typedef struct pfi_learn_result {
+typedef struct pfi_learn_result { /* totals count every job an entry stands for */
     double avg_tput;   /* total throughput averaged over the event, rounds included */
     double final_tput; /* total throughput of the allocation kept (the best round) */
     size_t rounds;     /* rounds played */

@@ -11,7 +11,8 @@
  * order of decreasing slope (tokens/s per W) until the budget is spent. Only
  * the threshold slope is needed, which a weighted selection finds in expected
  * linear time; a full sort of 600,000 segments would cost more than the
- * whole 20 ms budget.
+ * whole 20 ms budget. An entry standing for c identical jobs is the same
+ * knapsack with its segments c times as wide.
  */
 #include "pfi/alloc.h"
 
@@ -49,17 +50,8 @@ struct pfi_alloc_problem {
     int seg_cache;
     struct seg *es;
     size_t *send;
-    /* copies (update_like): job i was built as a copy of job dup[i], still
-     * valid while gen[dup[i]] == dgen[i] (every build or copy of a job
-     * gives it a new generation); the oracle selects over one job of each
-     * set of copies, its widths counted as many times */
-    size_t *dup;
-    uint64_t *gen, *dgen, gen_next;
-    size_t n_dup; /* copies made since the last reset (0: none to look for) */
-    double *mult;
-    int dup_ok;     /* dup, gen, dgen hold valid values (set up by the first hint) */
-    size_t cap_dup;
     uint32_t *ei;
+    double *cnt; /* jobs each entry stands for (>= 1) */
     double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;
     unsigned char *moe_ft;
@@ -71,7 +63,7 @@ struct pfi_alloc_problem {
     double *w, *room, *shed, *pw;
     struct kv *kv;
     /* capacities (elements) of the buffers above, so that reset reuses them */
-    size_t cap_jobs, cap_pts, cap_names;
+    size_t cap_jobs, cap_pts, cap_names, cap_es;
 };
 
 
@@ -99,7 +91,7 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send, p->dup, p->gen, p->dgen, p->mult,  p->pmax,
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send, p->cnt, p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
                     p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
@@ -238,6 +230,9 @@ static int check_job(const pfi_alloc_job *j, size_t i, pfi_error *err)
     if (isinf(j->pfi) || isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                              "job %s: PFI or DRAM copy product is infinite or absurdly large", nm);
+    if (j->count > PFI_ALLOC_MAX_COUNT)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: count %zu above %g", nm, j->count,
+                             PFI_ALLOC_MAX_COUNT);
     return PFI_OK;
 }
 
@@ -260,7 +255,8 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
         C[k] = ck;
     }
     if (!ok || !isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1 || isinf(j->pfi) ||
-        isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12) {
+        isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12 ||
+        j->count > PFI_ALLOC_MAX_COUNT) {
         check_job(j, i, err);
         return 0;
     }
@@ -317,6 +313,7 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
     p->pfi[i] = j->pfi;
     p->dram[i] = j->dram_copy;
     p->moe_ft[i] = j->moe_ft ? 1 : 0;
+    p->cnt[i] = j->count ? (double)j->count : 1.0;
 
     /* Upper concave envelope of the curve restricted to [floor, Pmax]
      * (Andrew's monotone chain): the floor point, then the points above.
@@ -345,10 +342,6 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
         at = bt;
     }
     p->send[i] = c + v;
-    if (p->dup_ok) {
-        p->dup[i] = i;
-        p->gen[i] = ++p->gen_next;
-    }
     return m;
 }
 
@@ -357,8 +350,8 @@ static void sum_totals(pfi_alloc_problem *p, size_t n)
 {
     double pmax_total = 0, floor_total = 0;
     for (size_t i = 0; i < n; i++) {
-        pmax_total += p->pmax[i];
-        floor_total += p->floor_w[i];
+        pmax_total += p->cnt[i] * p->pmax[i];
+        floor_total += p->cnt[i] * p->floor_w[i];
     }
     p->pmax_total = pmax_total;
     p->floor_total = floor_total;
@@ -377,32 +370,34 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         total += jobs[i].n;
         if (jobs[i].name) name_len += strlen(jobs[i].name) + 1;
     }
-    size_t cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
-    if (grow(&p->off, n + 1, sizeof(size_t), &cj) || grow(&p->eend, n, sizeof(size_t), &cj) ||
-        grow(&p->send, n, sizeof(size_t), &cj) ||
-        grow(&p->pmax, n, sizeof(double), &cj) || grow(&p->tmax, n, sizeof(double), &cj) ||
-        grow(&p->floor_w, n, sizeof(double), &cj) || grow(&p->ftput, n, sizeof(double), &cj) ||
-        grow(&p->pfi, n, sizeof(double), &cj) || grow(&p->dram, n, sizeof(double), &cj) ||
-        grow(&p->moe_ft, n, 1, &cj) || grow(&p->names, n, sizeof(char *), &cj) ||
-        grow(&p->w, n, sizeof(double), &cj) || grow(&p->room, n, sizeof(double), &cj) ||
-        grow(&p->shed, n, sizeof(double), &cj) || grow(&p->pw, n, sizeof(double), &cj) ||
-        grow(&p->kv, n, sizeof(struct kv), &cj) ||
+    /* every per-job buffer holds n + 1 (off needs it), so that one capacity
+     * stands for them all */
+    size_t nj = n + 1, cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names, ces = p->cap_es;
+    if (grow(&p->off, nj, sizeof(size_t), &cj) || grow(&p->eend, nj, sizeof(size_t), &cj) ||
+        grow(&p->send, nj, sizeof(size_t), &cj) || grow(&p->cnt, nj, sizeof(double), &cj) ||
+        grow(&p->pmax, nj, sizeof(double), &cj) || grow(&p->tmax, nj, sizeof(double), &cj) ||
+        grow(&p->floor_w, nj, sizeof(double), &cj) || grow(&p->ftput, nj, sizeof(double), &cj) ||
+        grow(&p->pfi, nj, sizeof(double), &cj) || grow(&p->dram, nj, sizeof(double), &cj) ||
+        grow(&p->moe_ft, nj, 1, &cj) || grow(&p->names, nj, sizeof(char *), &cj) ||
+        grow(&p->w, nj, sizeof(double), &cj) || grow(&p->room, nj, sizeof(double), &cj) ||
+        grow(&p->shed, nj, sizeof(double), &cj) || grow(&p->pw, nj, sizeof(double), &cj) ||
+        grow(&p->kv, nj, sizeof(struct kv), &cj) ||
         grow(&p->cp, total, sizeof(double), &cpt) || grow(&p->ct, total, sizeof(double), &cpt) ||
         grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
         grow(&p->ei, total, sizeof(uint32_t), &cpt) ||
-        (n < 4096 && grow(&p->es, total, sizeof(struct seg), &cpt)) ||
+        (n < 4096 && grow(&p->es, total, sizeof(struct seg), &ces)) ||
         grow(&p->name_buf, name_len + 1, 1, &cnm)) {
         /* buffers may now differ in size: start over next time */
-        p->cap_jobs = p->cap_pts = p->cap_names = 0;
+        p->cap_jobs = p->cap_pts = p->cap_names = p->cap_es = 0;
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu jobs", n);
     }
-    if (n + 1 > p->cap_jobs) p->cap_jobs = n + 1;
+    if (nj > p->cap_jobs) p->cap_jobs = nj;
     if (total > p->cap_pts) p->cap_pts = total;
     if (name_len + 1 > p->cap_names) p->cap_names = name_len + 1;
+    if (n < 4096 && total > p->cap_es) p->cap_es = total; /* es only for small problems */
 
     p->seg_cache = n < 4096;
-    p->dup_ok = 0;
     size_t c = 0, nb = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_alloc_job *j = &jobs[i];
@@ -421,57 +416,11 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     p->off[n] = c;
     sum_totals(p, n);
     p->n = n;
-    p->n_dup = 0;
     return PFI_OK;
-}
-
-/* Whether jobs a and b are the same job, value for value. */
-static int same_job(const pfi_alloc_job *a, const pfi_alloc_job *b)
-{
-    size_t m = a->n;
-    return a->n == b->n && a->name == b->name && !a->cap == !b->cap &&
-           memcmp(&a->pfi, &b->pfi, sizeof a->pfi) == 0 &&
-           memcmp(&a->dram_copy, &b->dram_copy, sizeof a->dram_copy) == 0 &&
-           a->moe_ft == b->moe_ft && a->sla_frac == b->sla_frac &&
-           memcmp(a->P, b->P, m * sizeof *a->P) == 0 && memcmp(a->T, b->T, m * sizeof *a->T) == 0 &&
-           (!a->cap || memcmp(a->cap, b->cap, m * sizeof *a->cap) == 0);
-}
-
-/* Job i takes job r's built slot (r holds the same job, already built). */
-static void copy_built(pfi_alloc_problem *p, size_t i, size_t r)
-{
-    size_t ci = p->off[i], cr = p->off[r], m = p->off[r + 1] - cr;
-    memcpy(p->cp + ci, p->cp + cr, m * sizeof *p->cp);
-    memcpy(p->ct + ci, p->ct + cr, m * sizeof *p->ct);
-    memcpy(p->cc + ci, p->cc + cr, m * sizeof *p->cc);
-    memcpy(p->ei + ci, p->ei + cr, m * sizeof *p->ei); /* indices into the job's own points */
-    if (p->seg_cache) memcpy(p->es + ci, p->es + cr, m * sizeof *p->es);
-    p->eend[i] = ci + (p->eend[r] - cr);
-    p->send[i] = ci + (p->send[r] - cr);
-    p->pmax[i] = p->pmax[r];
-    p->tmax[i] = p->tmax[r];
-    p->floor_w[i] = p->floor_w[r];
-    p->ftput[i] = p->ftput[r];
-    p->pfi[i] = p->pfi[r];
-    p->dram[i] = p->dram[r];
-    p->moe_ft[i] = p->moe_ft[r];
-    if (!p->dup_ok) return;
-    size_t root = p->dup[r] != r && p->gen[p->dup[r]] == p->dgen[r] ? p->dup[r] : r;
-    p->dup[i] = root;
-    p->dgen[i] = p->gen[root];
-    p->gen[i] = ++p->gen_next;
-    p->n_dup++;
 }
 
 int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                              const size_t *changed, size_t k, pfi_error *err)
-{
-    return pfi_alloc_problem_update_like(p, jobs, n, changed, NULL, k, err);
-}
-
-int pfi_alloc_problem_update_like(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
-                                  const size_t *changed, const size_t *like, size_t k,
-                                  pfi_error *err)
 {
     if (!p || !jobs || n != p->n || (k && !changed)) return pfi_alloc_problem_reset(p, jobs, n, err);
     /* every changed job must fit its slot exactly, or the layout moves */
@@ -482,33 +431,8 @@ int pfi_alloc_problem_update_like(pfi_alloc_problem *p, const pfi_alloc_job *job
                           : p->names[i] != NULL))
             return pfi_alloc_problem_reset(p, jobs, n, err);
     }
-    if (like && p->seg_cache && !p->dup_ok) { /* the copies' bookkeeping, once */
-        size_t cd = p->cap_dup;
-        if (grow(&p->dup, n, sizeof(size_t), &cd) || grow(&p->gen, n, sizeof(uint64_t), &cd) ||
-            grow(&p->dgen, n, sizeof(uint64_t), &cd) || grow(&p->mult, n, sizeof(double), &cd)) {
-            p->cap_dup = 0;
-            like = NULL; /* no hints then: rebuild as update does */
-        } else {
-            if (n > p->cap_dup) p->cap_dup = n;
-            for (size_t i = 0; i < n; i++) {
-                p->dup[i] = i;
-                p->gen[i] = ++p->gen_next;
-            }
-            p->dup_ok = 1;
-        }
-    }
-    int ascending = 1;
     for (size_t a = 0; a < k; a++) {
-        size_t i = changed[a], slot = p->off[i + 1] - p->off[i], r = like ? like[a] : i;
-        /* while the list ascends, a job r < i is current in p (unchanged or
-         * rebuilt above); one said to be like job i (checked value for
-         * value) gives its built form: the same result, no rebuild */
-        ascending &= a == 0 || changed[a - 1] < i;
-        if (ascending && r < i && p->off[r + 1] - p->off[r] == slot &&
-            same_job(&jobs[i], &jobs[r])) {
-            copy_built(p, i, r);
-            continue;
-        }
+        size_t i = changed[a], slot = p->off[i + 1] - p->off[i];
         size_t m = build_job(p, &jobs[i], i, err);
         if (m == 0) {
             p->n = 0; /* as reset: after an error the problem holds no jobs */
@@ -538,6 +462,7 @@ int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_prob
 size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p) { return p ? p->n : 0; }
 double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p) { return p->pmax_total; }
 double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p) { return p->floor_total; }
+size_t pfi_alloc_problem_job_count(const pfi_alloc_problem *p, size_t i) { return (size_t)p->cnt[i]; }
 
 void pfi_alloc_problem_job_range(const pfi_alloc_problem *p, size_t i, double *pmax, double *tmax,
                                  double *floor_w)
@@ -593,21 +518,22 @@ static int cmp_kv(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sheds S watts over the k jobs in kv[] (their .i set) in proportion to w,
- * each at most room[i]: shed_i = min(room_i, lambda * w_i), the fixed point of
- * "hold a job that would pass its floor at the floor and share the rest in
- * proportion". Clamping every job that passes its floor at the current lambda
- * only raises lambda, so clamped jobs stay clamped: a few passes usually
- * settle it; after 16 the jobs are sorted by the lambda at which they reach
- * their floor and swept once. Returns the watts left unshed (> 0 when every
- * job is at its floor). */
-static double water_fill(const double *w, const double *room, struct kv *kv, size_t k, double S,
-                         double *shed)
+/* Sheds S watts over the k entries in kv[] (their .i set) in proportion to
+ * w, each job at most room[i], entry i counting c[i] jobs: shed_i = min(room_i,
+ * lambda * w_i) with sum c_i shed_i = S, the fixed point of "hold a job that
+ * would pass its floor at the floor and share the rest in proportion".
+ * Clamping every job that passes its floor at the current lambda only raises
+ * lambda, so clamped jobs stay clamped: a few passes usually settle it; after
+ * 16 the jobs are sorted by the lambda at which they reach their floor and
+ * swept once. Returns the watts left unshed (> 0 when every job is at its
+ * floor). */
+static double water_fill(const double *w, const double *room, const double *c, struct kv *kv,
+                         size_t k, double S, double *shed)
 {
     double left = S;
     for (int pass = 0; pass < 16; pass++) {
         double wsum = 0;
-        for (size_t a = 0; a < k; a++) wsum += w[kv[a].i];
+        for (size_t a = 0; a < k; a++) wsum += c[kv[a].i] * w[kv[a].i];
         if (k == 0) return left;
         double lambda = left / wsum;
         size_t kept = 0;
@@ -615,7 +541,7 @@ static double water_fill(const double *w, const double *room, struct kv *kv, siz
             size_t i = kv[a].i;
             if (lambda * w[i] >= room[i]) {
                 shed[i] = room[i];
-                left -= room[i];
+                left -= c[i] * room[i];
             } else {
                 kv[kept++] = kv[a];
             }
@@ -633,20 +559,20 @@ static double water_fill(const double *w, const double *room, struct kv *kv, siz
     double wsum = 0;
     for (size_t a = 0; a < k; a++) {
         kv[a].key = room[kv[a].i] / w[kv[a].i];
-        wsum += w[kv[a].i];
+        wsum += c[kv[a].i] * w[kv[a].i];
     }
     qsort(kv, k, sizeof *kv, cmp_kv);
     size_t a = 0;
     for (; a < k; a++) {
         if (left / wsum <= kv[a].key) break;
         shed[kv[a].i] = room[kv[a].i];
-        left -= room[kv[a].i];
-        wsum -= w[kv[a].i];
+        left -= c[kv[a].i] * room[kv[a].i];
+        wsum -= c[kv[a].i] * w[kv[a].i];
     }
     if (a == k) return left;
     /* jobs a.. stay above their floors; re-sum their weights to avoid drift */
     double wrest = 0;
-    for (size_t b = a; b < k; b++) wrest += w[kv[b].i];
+    for (size_t b = a; b < k; b++) wrest += c[kv[b].i] * w[kv[b].i];
     double lambda = left / wrest;
     for (size_t b = a; b < k; b++) {
         size_t i = kv[b].i;
@@ -677,14 +603,14 @@ int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (w[i] > 0 && room[i] > 0) p->kv[k++].i = i;
-        double left = water_fill(w, room, p->kv, k, S, shed);
+        double left = water_fill(w, room, p->cnt, p->kv, k, S, shed);
         if (left > 0) {
             /* every weighted job is at its floor: zero-weight jobs share the
              * rest in proportion to Pmax (the equal-weight rule) */
             k = 0;
             for (size_t i = 0; i < n; i++)
                 if (!(w[i] > 0) && room[i] > 0) p->kv[k++].i = i;
-            left = water_fill(p->pmax, room, p->kv, k, left, shed);
+            left = water_fill(p->pmax, room, p->cnt, p->kv, k, left, shed);
         }
         if (left > 1e-9 * fmax(1.0, p->pmax_total))
             return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
@@ -727,7 +653,7 @@ static uint64_t slope_key(double v)
     return k;
 }
 
-static double select_threshold(struct seg *s, size_t n, double L, double *above)
+static double select_threshold(struct seg *s, size_t n, double L, double *above, double *at)
 {
     double acc = 0; /* width of segments known to be steeper than those left */
     while (n > 24) {
@@ -760,11 +686,15 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above)
         }
         s[j] = x;
     }
+    /* equal slopes share a bucket at every level, so all the segments at
+     * the threshold are among those left */
+    *at = 0;
     for (size_t i = 0; i < n; i++) {
         if (acc + s[i].width >= L) {
             /* widths of equal slopes before i are already in acc */
             size_t j = i;
             while (j > 0 && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
+            for (; j < n && s[j].slope == s[i].slope; j++) *at += s[j].width;
             *above = acc;
             return s[i].slope;
         }
@@ -774,15 +704,16 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above)
     return 0; /* unreachable when L <= total width */
 }
 
-/* Job i's envelope segments with a positive slope, into out; adds their
- * widths to *wsum when given. */
+/* Entry i's envelope segments with a positive slope, into out, their widths
+ * counted for every job the entry stands for; adds them to *wsum when given. */
 static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
 {
     size_t k = 0;
+    double c = p->cnt[i];
     if (p->seg_cache) {
         for (size_t v = p->off[i]; v < p->send[i]; v++) {
-            out[k++] = p->es[v];
-            if (wsum) *wsum += p->es[v].width;
+            out[k++] = (struct seg){p->es[v].slope, c * p->es[v].width};
+            if (wsum) *wsum += c * p->es[v].width;
         }
         return k;
     }
@@ -791,8 +722,8 @@ static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out
     for (size_t v = p->off[i]; v < p->eend[i]; v++) {
         double bp = P[p->ei[v]], bt = T[p->ei[v]];
         if (!(bt > at)) break;
-        out[k++] = (struct seg){(bt - at) / (bp - ap), bp - ap};
-        if (wsum) *wsum += bp - ap;
+        out[k++] = (struct seg){(bt - at) / (bp - ap), c * (bp - ap)};
+        if (wsum) *wsum += c * (bp - ap);
         ap = bp;
         at = bt;
     }
@@ -805,7 +736,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     int rc = check_budget(p, budget_w, err);
     if (rc) return rc;
     size_t n = p->n;
-    double L = budget_w - p->floor_total, wtot = 0, lambda = 0, above = 0;
+    double L = budget_w - p->floor_total, wtot = 0, lambda = 0, above = 0, at_lambda = 0;
     /* Bracket the threshold from a sample of every stride-th job, then one
      * exact pass keeps only the segments inside the bracket (a few percent)
      * for the selection; if the bracket misses, select over everything. */
@@ -824,39 +755,17 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     }
     double above_hi = 0, band_w = 0;
     ns = 0;
-    if (p->seg_cache && p->dup_ok && p->n_dup > 0) { /* seg_cache: n < 4096, no bracket */
-        /* every segment, one copy of each set of copies, its widths times
-         * the set's size */
-        for (size_t i = 0; i < n; i++) p->mult[i] = 0;
-        for (size_t i = 0; i < n; i++) {
-            size_t d = p->dup[i];
-            p->mult[d != i && p->gen[d] == p->dgen[i] ? d : i] += 1;
-        }
-        for (size_t i = 0; i < n; i++) {
-            double c = p->mult[i];
-            if (c == 0) continue;
-            for (size_t v = p->off[i]; v < p->send[i]; v++) {
-                double w = c == 1 ? p->es[v].width : c * p->es[v].width;
-                p->segs[ns++] = (struct seg){p->es[v].slope, w};
-                wtot += w;
-            }
-        }
-        band_w = wtot;
-    } else if (p->seg_cache) { /* no bracket: every segment */
-        for (size_t i = 0; i < n; i++)
-            for (size_t v = p->off[i]; v < p->send[i]; v++) {
-                p->segs[ns++] = p->es[v];
-                wtot += p->es[v].width;
-            }
+    if (p->seg_cache) { /* n < 4096, no bracket: every segment */
+        for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, &wtot);
         band_w = wtot;
     } else {
         for (size_t i = 0; i < n; i++) {
             const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
-            double ap = p->floor_w[i], at = p->ftput[i];
+            double ap = p->floor_w[i], at = p->ftput[i], c = p->cnt[i];
             for (size_t v = p->off[i]; v < p->eend[i]; v++) {
                 double bp = P[p->ei[v]], bt = T[p->ei[v]];
                 if (!(bt > at)) break; /* concave: every later segment is flatter */
-                double slope = (bt - at) / (bp - ap), width = bp - ap;
+                double slope = (bt - at) / (bp - ap), width = c * (bp - ap);
                 wtot += width;
                 if (slope > hi) {
                     above_hi += width;
@@ -872,18 +781,20 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     int fill_all = wtot <= L;
     if (!fill_all && L > 0) {
         if (above_hi < L && L <= above_hi + band_w) {
-            lambda = select_threshold(p->segs, ns, L - above_hi, &above);
+            lambda = select_threshold(p->segs, ns, L - above_hi, &above, &at_lambda);
             above += above_hi;
         } else {
             ns = 0;
             for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, NULL);
-            lambda = select_threshold(p->segs, ns, L, &above);
+            lambda = select_threshold(p->segs, ns, L, &above, &at_lambda);
         }
     }
-    double tie_left = fill_all ? 0 : fmax(0.0, L - above); /* watts for segments at lambda */
+    /* the watts left for the segments at lambda, shared by all of them in
+     * proportion to their widths, so that identical jobs get identical powers */
+    double tie = fill_all || !(at_lambda > 0) ? 0 : fmin(1.0, fmax(0.0, L - above) / at_lambda);
     if (L <= 0) {
         lambda = INFINITY;
-        tie_left = 0;
+        tie = 0;
     }
     double total = 0;
     for (size_t i = 0; i < n; i++) {
@@ -906,16 +817,14 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
                 tp = T[p->ei[v]];
                 continue;
             }
-            if (slope == lambda && tie_left > 0) {
-                double x = fmin(dp, tie_left);
-                tie_left -= x;
-                pw += x;
-                tp += slope * x;
+            if (slope == lambda && tie > 0) {
+                pw += tie * dp;
+                tp += slope * tie * dp;
             }
             break;
         }
         power_w[i] = pw;
-        total += tp;
+        total += p->cnt[i] * tp;
     }
     if (total_tput) *total_tput = total;
     return PFI_OK;
@@ -1009,10 +918,11 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
             o.tput = pfi_alloc_problem_tput_at(p, i, power[i]);
             if (out) o.cap_w = pfi_alloc_problem_cap_at(p, i, power[i]);
         }
-        r.total_power_w += o.power_w;
-        r.total_tput += o.tput;
-        r.n_at_floor += (size_t)o.at_floor;
-        r.n_alternating += (size_t)o.alternates;
+        double c = p->cnt[i];
+        r.total_power_w += c * o.power_w;
+        r.total_tput += c * o.tput;
+        r.n_at_floor += (size_t)o.at_floor * (size_t)c;
+        r.n_alternating += (size_t)o.alternates * (size_t)c;
         if (out) out[i] = o;
     }
     if (res) *res = r;

@@ -41,8 +41,6 @@ struct pfi_learn_plan {
     unsigned char *moved;      /* ct differs from ct0 */
     unsigned char *stale;      /* prob's job differs from est */
     size_t *changed;
-    size_t *like; /* per changed job, its twin (a hint for the problem's update) */
-    size_t *twin; /* the first job with the same Pmax, Tmax, floor and PFI (itself if none) */
     pfi_alloc_problem *prob;
     int prob_ok;               /* prob holds est's jobs (up to the stale ones) */
     size_t cap_n, cap_obs;
@@ -153,41 +151,7 @@ static void estimate(state *s, const pfi_learn_job *j, size_t i)
         ct[g] = at_least(fit + r, 0.0);
     }
     s->est[i] = (pfi_alloc_job){.P = cp, .T = ct, .n = N_GRID + 1, .pfi = j->pfi_hat,
-                                .dram_copy = NAN};
-}
-
-/* Jobs drawn from one group (the simulation samples with replacement) are
- * twins: the same Pmax, Tmax, floor and PFI. A twin whose observations are
- * the same as its first twin's has the same estimate, copied instead of
- * refitted (estimate() is a function of these alone). */
-static void find_twins(state *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        s->twin[i] = i;
-        if (n > 1024) continue; /* quadratic: only for workload-sized sets */
-        const pfi_learn_job *p = &s->jobs[i];
-        for (size_t r = 0; r < i; r++) {
-            const pfi_learn_job *q = &s->jobs[r];
-            if (q->pmax_w == p->pmax_w && q->tmax == p->tmax && q->floor_w == p->floor_w &&
-                q->pfi_hat == p->pfi_hat) {
-                s->twin[i] = s->twin[r];
-                break;
-            }
-        }
-    }
-}
-
-static int same_obs(const state *s, size_t i, size_t r)
-{
-    size_t k = s->nobs[i];
-    if (k != s->nobs[r]) return 0;
-    /* powers and readings suffice: ln u and ln loss are functions of them
-     * (and of Pmax, Tmax, the same for twins), recomputed whenever they change */
-    const double *pi = s->op + i * s->max_obs, *pr = s->op + r * s->max_obs;
-    const double *ti = s->ot + i * s->max_obs, *tr = s->ot + r * s->max_obs;
-    int same = 1;
-    for (size_t q = 0; q < k; q++) same &= (pi[q] == pr[q]) & (ti[q] == tr[q]);
-    return same;
+                                .dram_copy = NAN, .count = j->count};
 }
 
 void pfi_learn_plan_destroy(pfi_learn_plan *s)
@@ -195,7 +159,7 @@ void pfi_learn_plan_destroy(pfi_learn_plan *s)
     if (!s) return;
     void *bufs[] = {s->jobs, s->op,  s->ot,      s->lu, s->ll,    s->oc,    s->nobs,
                     s->cp,   s->ct,  s->lug,     s->e15, s->ct0,  s->est,   s->pw,
-                    s->best_pw, s->w0, s->dirty, s->moved, s->stale, s->changed, s->twin, s->like};
+                    s->best_pw, s->w0, s->dirty, s->moved, s->stale, s->changed};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     pfi_alloc_problem_destroy(s->prob);
     free(s);
@@ -230,11 +194,12 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
     for (size_t i = 0; i < n; i++) {
         const pfi_learn_job *j = &jobs[i];
         if (!(j->pmax_w > 0) || !isfinite(j->pmax_w) || !(j->tmax > 0) || !isfinite(j->tmax) ||
-            !(j->floor_w > 0) || j->floor_w > j->pmax_w || isnan(j->pfi_hat))
+            !(j->floor_w > 0) || j->floor_w > j->pmax_w || isnan(j->pfi_hat) ||
+            j->count > PFI_ALLOC_MAX_COUNT)
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "learn: job #%zu needs Pmax > 0, Tmax > 0, 0 < floor <= Pmax "
-                                 "and a predicted PFI",
-                                 i + 1);
+                                 "learn: job #%zu needs Pmax > 0, Tmax > 0, 0 < floor <= Pmax, "
+                                 "a predicted PFI and a count <= %g",
+                                 i + 1, PFI_ALLOC_MAX_COUNT);
     }
     size_t max_obs = o->rounds + 2, nobs = n * max_obs, cn = s->cap_n, co = s->cap_obs;
     size_t ng = n * (N_GRID + 1), cg = cn * (N_GRID + 1);
@@ -247,8 +212,7 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
         grow(&s->est, n, cn, sizeof *s->est) || grow(&s->pw, n, cn, sizeof(double)) ||
         grow(&s->best_pw, n, cn, sizeof(double)) || grow(&s->w0, n, cn, sizeof(double)) ||
         grow(&s->dirty, n, cn, 1) || grow(&s->moved, n, cn, 1) || grow(&s->stale, n, cn, 1) ||
-        grow(&s->changed, n, cn, sizeof(size_t)) || grow(&s->twin, n, cn, sizeof(size_t)) ||
-        grow(&s->like, n, cn, sizeof(size_t))) {
+        grow(&s->changed, n, cn, sizeof(size_t))) {
         s->cap_n = s->cap_obs = 0; /* buffers may now differ in size: start over */
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
@@ -278,7 +242,6 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
         /* Eq. 2 weights with the predicted PFI */
         s->w0[i] = j->pmax_w * fmax(j->pfi_hat, 0.0) / j->tmax;
     }
-    find_twins(s, n);
     int rc = s->prob ? pfi_alloc_problem_reset(s->prob, s->est, n, err)
                      : pfi_alloc_problem_create(s->est, n, &s->prob, err);
     if (rc) return rc;
@@ -339,17 +302,11 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
         } else {
             size_t k = 0;
             for (size_t i = 0; i < n; i++) {
-                size_t tw = s->twin[i];
                 if (s->dirty[i]) {
-                    if (tw != i && same_obs(s, i, tw)) /* tw < i: already up to date */
-                        memcpy(s->ct + i * (N_GRID + 1), s->ct + tw * (N_GRID + 1),
-                               (N_GRID + 1) * sizeof(double));
-                    else
-                        estimate(s, &jobs[i], i);
+                    estimate(s, &jobs[i], i);
                     s->moved[i] = s->stale[i] = 1;
                 }
                 if (s->stale[i]) {
-                    s->like[k] = tw; /* the problem checks and copies a twin */
                     s->changed[k++] = i;
                     s->stale[i] = 0;
                 }
@@ -357,8 +314,7 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
             /* nothing changed since the last oracle round: the oracle, being
              * a function of the problem and the budget, repeats itself */
             if (k > 0 || r == 1) {
-                rc = pfi_alloc_problem_update_like(s->prob, s->est, n, s->changed, s->like, k,
-                                                   err);
+                rc = pfi_alloc_problem_update(s->prob, s->est, n, s->changed, k, err);
                 if (rc == PFI_OK) rc = pfi_alloc_oracle(s->prob, budget_w, pw, NULL, err);
                 else s->prob_ok = 0;
             }
@@ -371,7 +327,7 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
                 pfi_error_set(err, rc, NULL, 0, "learn: observing job #%zu failed", i + 1);
                 break;
             }
-            total += t;
+            total += (jobs[i].count ? (double)jobs[i].count : 1.0) * t;
             s->dirty[i] = (unsigned char)record(s, &jobs[i], i, pw[i], t);
         }
         if (rc != PFI_OK) break;

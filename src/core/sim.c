@@ -103,6 +103,7 @@ out:
 
 typedef struct shared {
     const pfi_sim_group *g;
+    size_t ng;
     const pfi_sim_opts *o;
     const size_t *idx;
     double *tot; /* [w][r][policy] total throughput of workload w */
@@ -118,6 +119,7 @@ typedef struct shared {
  * accounted from what the jobs really did, not from what was read. */
 typedef struct {
     pfi_alloc_problem *prob;
+    const pfi_learn_job *lj; /* for the count of each entry */
     double noise_rel;
     gsl_rng *rng;
     double true_sum;
@@ -127,29 +129,53 @@ static int observe_true(void *ctx, size_t job, double power_w, double *tput)
 {
     learn_ctx *c = ctx;
     double t = pfi_alloc_problem_tput_at(c->prob, job, power_w);
-    c->true_sum += t;
+    c->true_sum += (double)c->lj[job].count * t;
     *tput = c->noise_rel > 0 ? t * (1 + gsl_ran_gaussian_ziggurat(c->rng, c->noise_rel)) : t;
     return PFI_OK;
 }
 
+static pfi_alloc_job group_job(const pfi_sim_group *g, size_t count)
+{
+    return (pfi_alloc_job){.name = g->name, .cap = g->cap, .P = g->P, .T = g->T, .n = g->n,
+                           .pfi = g->pfi_hat, .dram_copy = g->dram_copy,
+                           .moe_ft = g->moe && g->ft, .count = count};
+}
+
+/* Workload w's jobs as allocation entries, into jobs (J slots; cnt: ng
+ * slots of scratch). Without reading noise the jobs drawn from one group
+ * are identical in all that any policy sees, and every policy treats
+ * identical jobs alike (alloc.h, learn.h), so one entry per group with its
+ * count gives the totals of one entry per job at a fraction of the cost (a
+ * workload of 100 jobs holds about 20 groups). Noisy readings tell the jobs
+ * apart: then one entry per job. Returns the entries. */
+static size_t workload_entries(const shared *s, size_t w, pfi_alloc_job *jobs, size_t *cnt)
+{
+    size_t J = s->o->jobs, ne = 0;
+    const size_t *idx = s->idx + w * J;
+    if (s->o->noise_rel > 0) {
+        for (size_t k = 0; k < J; k++) jobs[ne++] = group_job(&s->g[idx[k]], 1);
+        return ne;
+    }
+    memset(cnt, 0, s->ng * sizeof *cnt);
+    for (size_t k = 0; k < J; k++) cnt[idx[k]]++;
+    for (size_t i = 0; i < s->ng; i++)
+        if (cnt[i]) jobs[ne++] = group_job(&s->g[i], cnt[i]);
+    return ne;
+}
+
 static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn_plan **plan,
-                        pfi_alloc_job *jobs, pfi_learn_job *lj, double *pw, gsl_rng *rng,
-                        pfi_error *err)
+                        pfi_alloc_job *jobs, size_t *cnt, pfi_learn_job *lj, double *pw,
+                        gsl_rng *rng, pfi_error *err)
 {
     const pfi_sim_opts *o = s->o;
-    size_t J = o->jobs;
-    for (size_t k = 0; k < J; k++) {
-        const pfi_sim_group *g = &s->g[s->idx[w * J + k]];
-        jobs[k] = (pfi_alloc_job){.name = g->name, .cap = g->cap, .P = g->P, .T = g->T,
-                                  .n = g->n, .pfi = g->pfi_hat, .dram_copy = g->dram_copy,
-                                  .moe_ft = g->moe && g->ft};
-    }
+    size_t J = workload_entries(s, w, jobs, cnt);
     int rc = *prob ? pfi_alloc_problem_reset(*prob, jobs, J, err)
                    : pfi_alloc_problem_create(jobs, J, prob, err);
     if (rc) return rc;
     for (size_t k = 0; k < J; k++) {
         pfi_alloc_problem_job_range(*prob, k, &lj[k].pmax_w, &lj[k].tmax, &lj[k].floor_w);
         lj[k].pfi_hat = jobs[k].pfi;
+        lj[k].count = jobs[k].count;
     }
     if (!o->no_learn) {
         /* learn's per-workload set-up once, for every reduction */
@@ -157,7 +183,7 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
                    : pfi_learn_plan_create(lj, J, &o->learn, plan, err);
         if (rc) return rc;
     }
-    learn_ctx lc = {.prob = *prob, .noise_rel = o->noise_rel, .rng = rng};
+    learn_ctx lc = {.prob = *prob, .lj = lj, .noise_rel = o->noise_rel, .rng = rng};
     /* one stream per workload: results do not depend on which thread ran it */
     if (rng) gsl_rng_set(rng, o->seed * 1000003UL + w + 1);
     for (size_t r = 0; r < o->n_reductions; r++) {
@@ -178,7 +204,7 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
              * throughput for the rest of the event */
             double kept = 0;
             for (size_t k = 0; rc == PFI_OK && k < J; k++)
-                kept += pfi_alloc_problem_tput_at(*prob, k, pw[k]);
+                kept += (double)lj[k].count * pfi_alloc_problem_tput_at(*prob, k, pw[k]);
             const pfi_learn_opts *lo = &o->learn;
             cell[PFI_SIM_LEARN] =
                 (lo->round_s * lc.true_sum + (lo->event_s - (double)lo->rounds * lo->round_s) * kept) /
@@ -202,10 +228,11 @@ static void *worker(void *arg)
     pfi_learn_plan *plan = NULL;
     pfi_alloc_job *jobs = malloc(J * sizeof *jobs);
     pfi_learn_job *lj = malloc(J * sizeof *lj);
+    size_t *cnt = malloc(s->ng * sizeof *cnt);
     double *pw = malloc(J * sizeof *pw);
     gsl_rng *rng = s->o->noise_rel > 0 ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
     pfi_error err = {0};
-    int rc = jobs && lj && pw && (rng || !(s->o->noise_rel > 0))
+    int rc = jobs && lj && cnt && pw && (rng || !(s->o->noise_rel > 0))
                  ? PFI_OK
                  : pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (;;) {
@@ -218,7 +245,7 @@ static void *worker(void *arg)
         int stop = s->rc != PFI_OK || w >= s->o->workloads;
         pthread_mutex_unlock(&s->lock);
         if (stop) break;
-        rc = run_workload(s, w, &prob, &plan, jobs, lj, pw, rng, &err);
+        rc = run_workload(s, w, &prob, &plan, jobs, cnt, lj, pw, rng, &err);
         if (rc == PFI_OK && s->o->progress) {
             pthread_mutex_lock(&s->lock);
             s->done++;
@@ -230,6 +257,7 @@ static void *worker(void *arg)
     pfi_learn_plan_destroy(plan);
     free(jobs);
     free(lj);
+    free(cnt);
     free(pw);
     gsl_rng_free(rng);
     return NULL;
@@ -284,7 +312,7 @@ int pfi_sim_run(const pfi_sim_group *g, size_t ng, const pfi_sim_opts *o, pfi_si
     rc = draw_workloads(g, ng, o, idx, err);
     if (rc) goto done;
 
-    shared s = {.g = g, .o = o, .idx = idx, .tot = tot, .rc = PFI_OK};
+    shared s = {.g = g, .ng = ng, .o = o, .idx = idx, .tot = tot, .rc = PFI_OK};
     pthread_mutex_init(&s.lock, NULL);
     int nt = o->threads > 64 ? 64 : o->threads;
     pthread_t tid[64];

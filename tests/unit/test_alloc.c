@@ -498,7 +498,7 @@ static void test_update_equals_reset(void **state)
                                .sla_frac = i % 5 == 0 ? 0.6 : 0};
     }
     pfi_alloc_problem *up = make(j, N);
-    size_t changed[N], like[N];
+    size_t changed[N];
     double pw_u[N], pw_r[N];
     for (int step = 0; step < 6; step++) {
         size_t k = 0;
@@ -506,24 +506,11 @@ static void test_update_equals_reset(void **state)
             if (gsl_rng_uniform(r) < 0.3) {
                 for (size_t q = 0; q < M + 1; q++) T[i][q] *= 0.8 + 0.4 * gsl_rng_uniform(r);
                 if (step == 4 && k == 0) j[i].n = M + 1; /* a new point: the layout moves */
-                /* hints: a true twin (an earlier job copied value for value),
-                 * a wrong one (a different job), or none */
-                like[k] = i;
-                if (i >= 2 && i % 3 == 0 && j[i - 2].n == j[i].n && j[i - 2].sla_frac == j[i].sla_frac) {
-                    memcpy(P[i], P[i - 2], sizeof P[i]);
-                    memcpy(T[i], T[i - 2], sizeof T[i]);
-                    like[k] = i - 2;
-                } else if (i >= 1 && i % 3 == 1) {
-                    like[k] = i - 1;
-                }
                 changed[k++] = i;
             }
         }
         pfi_error err;
-        if (step % 2)
-            assert_int_equal(pfi_alloc_problem_update_like(up, j, N, changed, like, k, &err), PFI_OK);
-        else
-            assert_int_equal(pfi_alloc_problem_update(up, j, N, changed, k, &err), PFI_OK);
+        assert_int_equal(pfi_alloc_problem_update(up, j, N, changed, k, &err), PFI_OK);
         pfi_alloc_problem *fresh = make(j, N);
         assert_true(pfi_alloc_problem_pmax_total(up) == pfi_alloc_problem_pmax_total(fresh));
         assert_true(pfi_alloc_problem_floor_total(up) == pfi_alloc_problem_floor_total(fresh));
@@ -535,13 +522,8 @@ static void test_update_equals_reset(void **state)
             double b = fl + f * (pm - fl), tu, tr;
             assert_int_equal(pfi_alloc_oracle(up, b, pw_u, &tu, NULL), PFI_OK);
             assert_int_equal(pfi_alloc_oracle(fresh, b, pw_r, &tr, NULL), PFI_OK);
-            if (step % 2 == 0) { /* no copies: bit for bit */
-                assert_true(tu == tr);
-                assert_memory_equal(pw_u, pw_r, sizeof pw_u);
-            } else { /* copies are selected over once, widths summed in another order */
-                assert_near(tu, tr, 1e-9 * tr);
-                for (size_t i = 0; i < N; i++) assert_near(pw_u[i], pw_r[i], 1e-6);
-            }
+            assert_true(tu == tr);
+            assert_memory_equal(pw_u, pw_r, sizeof pw_u);
         }
         pfi_alloc_problem_destroy(fresh);
     }
@@ -555,6 +537,118 @@ static void test_update_equals_reset(void **state)
     assert_int_not_equal(pfi_alloc_oracle(up, b, pw_u, NULL, NULL), PFI_OK);
     pfi_alloc_problem_destroy(up);
     gsl_rng_free(r);
+}
+
+/* Two copies of job A and job B, budget 560 W. Floors take 400 W; B's
+ * segment is steeper (0.6 vs 0.267 tok/s per W) and fills first (100 W to
+ * 200 W); the copies of A share the last 60 W of their equal slope, 30 W
+ * each: 180 W, 60 + 30 x 40 / 150 = 68 tok/s each; total 80 + 136 = 216.
+ * One entry with count 2 gives the same. */
+static void test_oracle_tie_shared(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[3];
+    two_jobs(j);
+    j[2] = j[0];
+    pfi_alloc_problem *p = make(j, 3);
+    pfi_alloc_out o[3];
+    pfi_alloc_result r;
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_ORACLE, 560, o, &r, NULL), PFI_OK);
+    assert_near(o[0].power_w, 180, 1e-9);
+    assert_near(o[2].power_w, 180, 1e-9);
+    assert_near(o[1].power_w, 200, 1e-9);
+    assert_near(r.total_tput, 216, 1e-9);
+    pfi_alloc_problem_destroy(p);
+    j[0].count = 2;
+    p = make(j, 2);
+    assert_int_equal(pfi_alloc_problem_job_count(p, 0), 2);
+    assert_int_equal(pfi_alloc_problem_job_count(p, 1), 1);
+    assert_near(pfi_alloc_problem_pmax_total(p), 800, 1e-9);
+    assert_near(pfi_alloc_problem_floor_total(p), 400, 1e-9);
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_ORACLE, 560, o, &r, NULL), PFI_OK);
+    assert_near(o[0].power_w, 180, 1e-9);
+    assert_near(o[1].power_w, 200, 1e-9);
+    assert_near(r.total_tput, 216, 1e-9);
+    assert_near(r.total_power_w, 560, 1e-9);
+    /* equal: shed 240 W in proportion to Pmax (300, 300, 200): 90 W from
+     * each copy of A (210 W), 60 W from B (140 W) */
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_EQUAL, 560, o, &r, NULL), PFI_OK);
+    assert_near(o[0].power_w, 210, 1e-9);
+    assert_near(o[1].power_w, 140, 1e-9);
+    assert_near(r.total_power_w, 560, 1e-9);
+    pfi_alloc_problem_destroy(p);
+}
+
+/* An entry with count c gives what c copies of it give, for every policy,
+ * budget, SLA floor and both oracle paths (a small problem with its segments
+ * kept, a large one bracketed from a sample): same totals, and every copy
+ * gets the entry's power (identical jobs are treated alike). */
+static void counts_vs_copies(size_t ne, unsigned long seed)
+{
+    enum { M = 5 };
+    double *P = malloc(ne * M * sizeof *P), *T = malloc(ne * M * sizeof *T);
+    pfi_alloc_job *e = calloc(ne, sizeof *e);
+    size_t nc = 0;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    for (size_t i = 0; i < ne; i++) {
+        double *p = P + i * M, *t = T + i * M, pmax = 1000 + 4000 * gsl_rng_uniform(r);
+        for (size_t k = 0; k < M; k++) {
+            p[k] = pmax * (0.3 + 0.7 * (double)k / (M - 1));
+            /* rounded, so that different entries share slopes too */
+            t[k] = round(10 * (1 + (double)k) * (1 + gsl_rng_uniform(r)));
+        }
+        e[i] = (pfi_alloc_job){.P = p, .T = t, .n = M, .pfi = 1 + gsl_rng_uniform(r),
+                               .dram_copy = gsl_rng_uniform(r), .moe_ft = i % 4 == 0,
+                               .sla_frac = i % 7 == 0 ? 0.5 : 0,
+                               .count = 1 + gsl_rng_uniform_int(r, 4)};
+        nc += e[i].count;
+    }
+    pfi_alloc_job *c = malloc(nc * sizeof *c);
+    size_t *of = malloc(nc * sizeof *of), k = 0;
+    for (size_t i = 0; i < ne; i++)
+        for (size_t q = 0; q < e[i].count; q++) {
+            of[k] = i;
+            c[k] = e[i];
+            c[k++].count = 0; /* 0 means 1 */
+        }
+    pfi_alloc_problem *pe = make(e, ne), *pc = make(c, nc);
+    double fl = pfi_alloc_problem_floor_total(pc), pm = pfi_alloc_problem_pmax_total(pc);
+    assert_near(pfi_alloc_problem_floor_total(pe), fl, 1e-9 * pm);
+    assert_near(pfi_alloc_problem_pmax_total(pe), pm, 1e-9 * pm);
+    pfi_alloc_out *oe = malloc(ne * sizeof *oe), *oc = malloc(nc * sizeof *oc);
+    for (int pol = 0; pol < PFI_POLICY_COUNT; pol++)
+        for (double f = 0.1; f < 1; f += 0.2) {
+            double b = fl + f * (pm - fl);
+            pfi_alloc_result re, rc;
+            assert_int_equal(pfi_alloc_run(pe, (pfi_alloc_policy)pol, b, oe, &re, NULL), PFI_OK);
+            assert_int_equal(pfi_alloc_run(pc, (pfi_alloc_policy)pol, b, oc, &rc, NULL), PFI_OK);
+            assert_near(re.total_tput, rc.total_tput, 1e-9 * rc.total_tput);
+            assert_near(re.total_power_w, rc.total_power_w, 1e-9 * pm);
+            assert_int_equal(re.n_at_floor, rc.n_at_floor);
+            for (size_t q = 0; q < nc; q++)
+                if (!(fabs(oc[q].power_w - oe[of[q]].power_w) <= 1e-6 * oe[of[q]].power_w))
+                    fail_msg("%s, budget %.1f: copy %zu of entry %zu at %.6f W, entry at %.6f W",
+                             pfi_alloc_policy_name((pfi_alloc_policy)pol), b, q, of[q],
+                             oc[q].power_w, oe[of[q]].power_w);
+        }
+    free(oe);
+    free(oc);
+    pfi_alloc_problem_destroy(pe);
+    pfi_alloc_problem_destroy(pc);
+    free(c);
+    free(of);
+    free(e);
+    free(P);
+    free(T);
+    gsl_rng_free(r);
+}
+
+static void test_counts_equal_copies(void **state)
+{
+    (void)state;
+    counts_vs_copies(40, 3);
+    counts_vs_copies(2500, 4); /* about 6,000 copies: the bracketed path */
 }
 
 static void test_bad_input(void **state)
@@ -626,6 +720,8 @@ int main(void)
         cmocka_unit_test(test_budget_every_policy),
         cmocka_unit_test(test_oracle_large_ties),
         cmocka_unit_test(test_update_equals_reset),
+        cmocka_unit_test(test_oracle_tie_shared),
+        cmocka_unit_test(test_counts_equal_copies),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,11 +196,58 @@ static void test_plan_equals_run(void **state)
     pfi_alloc_problem_destroy(e.truth);
 }
 
+/* Entries standing for several identical jobs (count) learn what as many
+ * copies learn: identical jobs get one power every round, so their readings
+ * and estimates stay identical; same totals, and every copy at its entry's
+ * power. The simulation relies on it to run a workload per group. */
+static int observe_plain(void *ctx, size_t job, double p, double *t)
+{
+    *t = pfi_alloc_problem_tput_at(ctx, job, p);
+    return PFI_OK;
+}
+
+static void test_counts_equal_copies(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[NJ], jc[3 * NJ];
+    pfi_learn_job lj[NJ], ljc[3 * NJ];
+    size_t of[3 * NJ], nc = 0;
+    make_jobs(j, lj);
+    for (size_t i = 0; i < NJ; i++) {
+        size_t c = 1 + i % 3;
+        for (size_t q = 0; q < c; q++, nc++) {
+            jc[nc] = j[i];
+            ljc[nc] = lj[i];
+            of[nc] = i;
+        }
+        j[i].count = lj[i].count = c;
+    }
+    pfi_alloc_problem *te, *tc;
+    assert_int_equal(pfi_alloc_problem_create(j, NJ, &te, NULL), PFI_OK);
+    assert_int_equal(pfi_alloc_problem_create(jc, nc, &tc, NULL), PFI_OK);
+    pfi_learn_opts o = pfi_learn_defaults();
+    for (double red = 0.05; red < 0.45; red += 0.05) {
+        double b;
+        assert_int_equal(pfi_alloc_budget_for_reduction(tc, red, &b, NULL), PFI_OK);
+        double pe[NJ], pc[3 * NJ];
+        pfi_learn_result re, rc;
+        pfi_error err;
+        assert_int_equal(pfi_learn_run(lj, NJ, b, &o, observe_plain, te, pe, &re, &err), PFI_OK);
+        assert_int_equal(pfi_learn_run(ljc, nc, b, &o, observe_plain, tc, pc, &rc, &err), PFI_OK);
+        assert_near(re.avg_tput, rc.avg_tput, 1e-9 * rc.avg_tput);
+        assert_near(re.final_tput, rc.final_tput, 1e-9 * rc.final_tput);
+        for (size_t q = 0; q < nc; q++) assert_near(pc[q], pe[of[q]], 1e-6 * pe[of[q]]);
+    }
+    pfi_alloc_problem_destroy(te);
+    pfi_alloc_problem_destroy(tc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rounds_budget_and_accounting),
         cmocka_unit_test(test_plan_equals_run),
+        cmocka_unit_test(test_counts_equal_copies),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
  * oracle, thread-count independence, the production mix's draw, errors. */
 #include "test_util.h"
 
+#include <gsl/gsl_rng.h>
 #include <string.h>
 
 #include "pfi/sim.h"
@@ -189,11 +190,85 @@ static void test_errors(void **state)
     assert_string_equal(pfi_sim_policy_name(PFI_SIM_LEARN), "learn");
 }
 
+/* The simulation runs a noise-free workload as one entry per group with its
+ * count (alloc.h, learn.h); here every workload is rebuilt job by job, from
+ * the same draws (sim.h: one mt19937 stream seeded with the seed, a uniform
+ * group per job for the random mix), and every policy and learn run on it:
+ * the per-job throughputs must be the simulation's. */
+static int observe_plain(void *ctx, size_t job, double p, double *t)
+{
+    *t = pfi_alloc_problem_tput_at(ctx, job, p);
+    return PFI_OK;
+}
+
+static void test_entries_equal_jobs(void **state)
+{
+    (void)state;
+    enum { W = 6, J = 10, R = 2 };
+    double red[R] = {0.1, 0.3};
+    pfi_sim_opts o = pfi_sim_defaults();
+    o.workloads = W;
+    o.jobs = J;
+    o.reductions = red;
+    o.n_reductions = R;
+    o.seed = 11;
+    pfi_sim_result res;
+    run(&o, &res);
+
+    pfi_sim_group g[4];
+    groups(g);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, o.seed);
+    double want[R][PFI_SIM_NPOLICIES] = {{0}};
+    for (size_t w = 0; w < W; w++) {
+        pfi_alloc_job jobs[J];
+        pfi_learn_job lj[J];
+        for (size_t k = 0; k < J; k++) {
+            const pfi_sim_group *x = &g[gsl_rng_uniform_int(rng, 4)];
+            jobs[k] = (pfi_alloc_job){.cap = x->cap, .P = x->P, .T = x->T, .n = x->n,
+                                      .pfi = x->pfi_hat, .dram_copy = x->dram_copy,
+                                      .moe_ft = x->moe && x->ft};
+        }
+        pfi_alloc_problem *p = NULL;
+        assert_int_equal(pfi_alloc_problem_create(jobs, J, &p, NULL), PFI_OK);
+        for (size_t k = 0; k < J; k++) {
+            pfi_alloc_problem_job_range(p, k, &lj[k].pmax_w, &lj[k].tmax, &lj[k].floor_w);
+            lj[k].pfi_hat = jobs[k].pfi;
+            lj[k].count = 0;
+        }
+        for (size_t r = 0; r < R; r++) {
+            double b;
+            assert_int_equal(pfi_alloc_budget_for_reduction(p, red[r], &b, NULL), PFI_OK);
+            for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+                pfi_alloc_result ar;
+                assert_int_equal(pfi_alloc_run(p, (pfi_alloc_policy)pol, b, NULL, &ar, NULL),
+                                 PFI_OK);
+                want[r][pol] += ar.total_tput / J / W;
+            }
+            pfi_learn_result lr;
+            assert_int_equal(pfi_learn_run(lj, J, b, &o.learn, observe_plain, p, NULL, &lr, NULL),
+                             PFI_OK);
+            want[r][PFI_SIM_LEARN] += lr.avg_tput / J / W;
+        }
+        pfi_alloc_problem_destroy(p);
+    }
+    gsl_rng_free(rng);
+    for (size_t r = 0; r < R; r++)
+        for (int pol = 0; pol < PFI_SIM_NPOLICIES; pol++) {
+            double got = res.cells[r * PFI_SIM_NPOLICIES + pol].tput_per_job;
+            if (!(fabs(got - want[r][pol]) <= 1e-9 * want[r][pol]))
+                fail_msg("reduction %.2f, %s: simulation %.9f tok/s per job, job by job %.9f",
+                         red[r], pfi_sim_policy_name(pol), got, want[r][pol]);
+        }
+    pfi_sim_result_free(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gaps),
         cmocka_unit_test(test_threads_and_seed),
+        cmocka_unit_test(test_entries_equal_jobs),
         cmocka_unit_test(test_production_all_ft),
         cmocka_unit_test(test_errors),
     };
