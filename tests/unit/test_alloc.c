@@ -651,6 +651,38 @@ static void test_counts_equal_copies(void **state)
     counts_vs_copies(2500, 4); /* about 6,000 copies: the bracketed path */
 }
 
+/* One problem reset to other sizes (up by one job, past the large-problem
+ * threshold and back below it) gives what a fresh problem gives; the
+ * sanitizer build catches a buffer kept too small. */
+static void test_reset_sizes(void **state)
+{
+    (void)state;
+    enum { MAXJ = 5000 };
+    static const double P[] = {100, 200, 300}, T[] = {10, 30, 40};
+    static const double P2[] = {150, 250, 350, 450}, T2[] = {5, 30, 45, 50};
+    pfi_alloc_job *j = malloc(MAXJ * sizeof *j);
+    for (size_t i = 0; i < MAXJ; i++)
+        j[i] = i % 2 ? (pfi_alloc_job){.P = P, .T = T, .n = 3}
+                     : (pfi_alloc_job){.P = P2, .T = T2, .n = 4};
+    pfi_alloc_problem *p = make(j, 10);
+    const size_t sizes[] = {11, 12, 4500, 3000, 4096, 13, 3999};
+    double *pw = malloc(MAXJ * sizeof *pw);
+    for (size_t q = 0; q < sizeof sizes / sizeof *sizes; q++) {
+        size_t n = sizes[q];
+        assert_int_equal(pfi_alloc_problem_reset(p, j, n, NULL), PFI_OK);
+        pfi_alloc_problem *f = make(j, n);
+        double b = 0.8 * pfi_alloc_problem_pmax_total(f), t1, t2;
+        assert_true(pfi_alloc_problem_pmax_total(p) == pfi_alloc_problem_pmax_total(f));
+        assert_int_equal(pfi_alloc_oracle(p, b, pw, &t1, NULL), PFI_OK);
+        assert_int_equal(pfi_alloc_oracle(f, b, pw, &t2, NULL), PFI_OK);
+        assert_true(t1 == t2);
+        pfi_alloc_problem_destroy(f);
+    }
+    free(pw);
+    free(j);
+    pfi_alloc_problem_destroy(p);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -722,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_update_equals_reset),
         cmocka_unit_test(test_oracle_tie_shared),
         cmocka_unit_test(test_counts_equal_copies),
+        cmocka_unit_test(test_reset_sizes),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
