@@ -17,6 +17,11 @@
  *               jobs are common), a pretraining job from the PT groups with
  *               weight gpus (the few pretraining jobs are the large ones).
  *
+ * Without reading noise a workload runs as one allocation entry per group
+ * drawn, with its count (alloc.h: identical jobs are treated alike), which
+ * gives the totals of running it job by job at a fifth of the cost; with
+ * noise, job by job.
+ *
  * Results do not depend on the thread count: workloads are drawn up front
  * from one seeded GSL generator (mt19937), measurement noise comes from one
  * stream per workload, and sums run in workload order. learn's score is the
@@ -55,17 +60,17 @@ const char *pfi_sim_policy_name(int policy); /* alloc names, "learn" */
 
 typedef struct pfi_sim_opts {
     pfi_sim_mix mix;
-    size_t workloads;          /* W > 0 (paper: 500) */
-    size_t jobs;               /* J > 0 per workload (paper: 100) */
-    const double *reductions;  /* fractions in [0, 1) */
+    size_t workloads;         /* W > 0 (paper: 500) */
+    size_t jobs;              /* J > 0 per workload (paper: 100) */
+    const double *reductions; /* fractions in [0, 1) */
     size_t n_reductions;
     unsigned long seed;
-    double ft_share;           /* production: probability a job is fine-tuning, [0, 1] */
-    int threads;               /* >= 1 */
+    double ft_share; /* production: probability a job is fine-tuning, [0, 1] */
+    int threads;     /* >= 1 */
     pfi_learn_opts learn;
-    int no_learn;              /* 1: leave learn out (its cells have ran = 0) */
-    double noise_rel;          /* learn's throughput readings are off by this relative
-                                  SD (Gaussian), [0, 1); its score uses the true values */
+    int no_learn;     /* 1: leave learn out (its cells have ran = 0) */
+    double noise_rel; /* learn's throughput readings are off by this relative
+                         SD (Gaussian), [0, 1); its score uses the true values */
     void (*progress)(void *ctx, size_t done, size_t total); /* may be NULL */
     void *progress_ctx;
 } pfi_sim_opts;
@@ -75,12 +80,12 @@ typedef struct pfi_sim_opts {
 pfi_sim_opts pfi_sim_defaults(void);
 
 typedef struct pfi_sim_cell {
-    int ran;              /* the policy was simulated */
-    double tput_per_job;  /* mean over workloads of total throughput / J, tokens/s */
-    double gap_per_job;   /* mean of (oracle - policy) / J, tokens/s (>= 0) */
+    int ran;                  /* the policy was simulated */
+    double tput_per_job;      /* mean over workloads of total throughput / J, tokens/s */
+    double gap_per_job;       /* mean of (oracle - policy) / J, tokens/s (>= 0) */
     double recovered_per_job; /* equal's gap minus this policy's, tokens/s */
-    double gap_recovered; /* 1 - gap / equal's gap; valid when has_recovered */
-    int has_recovered;    /* 0 when equal's gap is 0 (e.g. no reduction) */
+    double gap_recovered;     /* 1 - gap / equal's gap; valid when has_recovered */
+    int has_recovered;        /* 0 when equal's gap is 0 (e.g. no reduction) */
 } pfi_sim_cell;
 
 typedef struct pfi_sim_result {
