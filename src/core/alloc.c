@@ -60,7 +60,7 @@ struct pfi_alloc_problem {
     double pmax_total, floor_total;
     /* scratch for the runs */
     struct seg *segs;
-    double *w, *room, *shed, *pw;
+    double *w, *wn, *room, *shed, *pw;
     struct kv *kv;
     /* capacities (elements) of the buffers above, so that reset reuses them */
     size_t cap_jobs, cap_pts, cap_names, cap_es;
@@ -93,7 +93,7 @@ void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
     if (!p) return;
     void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send, p->cnt, p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
-                    p->names, p->name_buf, p->segs, p->w, p->room, p->shed, p->pw, p->kv};
+                    p->names, p->name_buf, p->segs, p->w, p->wn, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(p);
 }
@@ -379,7 +379,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         grow(&p->floor_w, nj, sizeof(double), &cj) || grow(&p->ftput, nj, sizeof(double), &cj) ||
         grow(&p->pfi, nj, sizeof(double), &cj) || grow(&p->dram, nj, sizeof(double), &cj) ||
         grow(&p->moe_ft, nj, 1, &cj) || grow(&p->names, nj, sizeof(char *), &cj) ||
-        grow(&p->w, nj, sizeof(double), &cj) || grow(&p->room, nj, sizeof(double), &cj) ||
+        grow(&p->w, nj, sizeof(double), &cj) || grow(&p->wn, nj, sizeof(double), &cj) || grow(&p->room, nj, sizeof(double), &cj) ||
         grow(&p->shed, nj, sizeof(double), &cj) || grow(&p->pw, nj, sizeof(double), &cj) ||
         grow(&p->kv, nj, sizeof(struct kv), &cj) ||
         grow(&p->cp, total, sizeof(double), &cpt) || grow(&p->ct, total, sizeof(double), &cpt) ||
@@ -593,12 +593,17 @@ int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                                  "job %s: allocation weight %g must be finite and >= 0",
                                  prob_label(p, i, lb, sizeof lb), w[i]);
-    double S = p->pmax_total - budget_w;
-    double *room = p->room, *shed = p->shed;
+    double S = p->pmax_total - budget_w, wmax = 0;
+    double *room = p->room, *shed = p->shed, *wn = p->wn;
     for (size_t i = 0; i < n; i++) {
         room[i] = p->pmax[i] - p->floor_w[i];
         shed[i] = 0;
+        wmax = fmax(wmax, w[i]);
     }
+    /* weights scaled to at most 1: shares are unchanged, and sums of weights
+     * times counts cannot overflow (a weight of 1e300 is allowed) */
+    for (size_t i = 0; i < n; i++) wn[i] = wmax > 0 ? w[i] / wmax : 0;
+    w = wn;
     if (S > 0) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++)

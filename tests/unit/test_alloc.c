@@ -683,6 +683,23 @@ static void test_reset_sizes(void **state)
     pfi_alloc_problem_destroy(p);
 }
 
+/* Weights near DBL_MAX, times counts, must not overflow the shares: the
+ * two jobs (A twice, B) with equal huge weights shed in proportion to 1:1. */
+static void test_huge_weights(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    j[0].count = 2;
+    pfi_alloc_problem *p = make(j, 2);
+    double w[2] = {1e308, 1e308}, pw[2];
+    /* shed 100 W over three jobs of equal weight: 33.3 W each */
+    assert_int_equal(pfi_alloc_proportional(p, w, 700, pw, NULL), PFI_OK);
+    assert_near(pw[0], 300 - 100.0 / 3, 1e-9);
+    assert_near(pw[1], 200 - 100.0 / 3, 1e-9);
+    pfi_alloc_problem_destroy(p);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -755,6 +772,7 @@ int main(void)
         cmocka_unit_test(test_oracle_tie_shared),
         cmocka_unit_test(test_counts_equal_copies),
         cmocka_unit_test(test_reset_sizes),
+        cmocka_unit_test(test_huge_weights),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
