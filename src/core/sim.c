@@ -168,19 +168,19 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
                         gsl_rng *rng, pfi_error *err)
 {
     const pfi_sim_opts *o = s->o;
-    size_t J = workload_entries(s, w, jobs, cnt);
-    int rc = *prob ? pfi_alloc_problem_reset(*prob, jobs, J, err)
-                   : pfi_alloc_problem_create(jobs, J, prob, err);
+    size_t ne = workload_entries(s, w, jobs, cnt);
+    int rc = *prob ? pfi_alloc_problem_reset(*prob, jobs, ne, err)
+                   : pfi_alloc_problem_create(jobs, ne, prob, err);
     if (rc) return rc;
-    for (size_t k = 0; k < J; k++) {
+    for (size_t k = 0; k < ne; k++) {
         pfi_alloc_problem_job_range(*prob, k, &lj[k].pmax_w, &lj[k].tmax, &lj[k].floor_w);
         lj[k].pfi_hat = jobs[k].pfi;
         lj[k].count = jobs[k].count;
     }
     if (!o->no_learn) {
         /* learn's per-workload set-up once, for every reduction */
-        rc = *plan ? pfi_learn_plan_reset(*plan, lj, J, &o->learn, err)
-                   : pfi_learn_plan_create(lj, J, &o->learn, plan, err);
+        rc = *plan ? pfi_learn_plan_reset(*plan, lj, ne, &o->learn, err)
+                   : pfi_learn_plan_create(lj, ne, &o->learn, plan, err);
         if (rc) return rc;
     }
     learn_ctx lc = {.prob = *prob, .lj = lj, .noise_rel = o->noise_rel, .rng = rng};
@@ -203,7 +203,7 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
             /* rounds as the jobs ran them, then the kept allocation's true
              * throughput for the rest of the event */
             double kept = 0;
-            for (size_t k = 0; rc == PFI_OK && k < J; k++)
+            for (size_t k = 0; rc == PFI_OK && k < ne; k++)
                 kept += (double)lj[k].count * pfi_alloc_problem_tput_at(*prob, k, pw[k]);
             const pfi_learn_opts *lo = &o->learn;
             cell[PFI_SIM_LEARN] =
