@@ -31,10 +31,9 @@ struct pfi_learn_plan {
      * lu = ln(1 - P/Pmax) and ll = ln(1 - T/Tmax) (NaN where not positive) */
     double *op, *ot, *lu, *ll, *oc; /* oc: readings averaged into each observation */
     size_t *nobs;
-    /* estimated curve: N_GRID + 1 points per job; lug = ln u there, e15 =
-     * exp(B_PRIOR lug) (the fit's grid term while b = B_PRIOR, the same every
-     * round), ct0 the estimate before any round (the same every run) */
-    double *cp, *ct, *lug, *e15, *ct0;
+    /* estimated curve: N_GRID + 1 points per job; lug = ln u there, ct0 the
+     * estimate before any round (the same every run) */
+    double *cp, *ct, *lug, *ct0;
     pfi_alloc_job *est;
     double *pw, *best_pw, *w0; /* w0: round 1's Eq. 2 weights */
     unsigned char *dirty;      /* observations changed in the last round */
@@ -125,24 +124,14 @@ static void estimate(state *s, const pfi_learn_job *j, size_t i)
         b = at_most(at_least(b, 0.5), 4.0);
         a = exp((sy - b * sx) / cnt);
     }
-    /* u^b on the grid first: observations made at a grid power (the
-     * oracle's allocations mostly sit on vertices) reuse it, since their
-     * ln u was computed from the same power in the same way */
     size_t g0 = i * (N_GRID + 1);
-    const double *cp = s->cp + g0, *lug = s->lug + g0, *e15 = s->e15 + g0;
-    double *ct = s->ct + g0, ub[N_GRID + 1];
-    int prior_b = b == B_PRIOR; /* then exp(b lug) is cached */
-    for (size_t g = 0; g <= N_GRID; g++)
-        ub[g] = isinf(lug[g]) ? 0 : prior_b ? e15[g] : exp(b * lug[g]);
-    double res[64 + 2];
-    for (size_t q = 0, g = 0; q < k; q++) {
-        while (g <= N_GRID && cp[g] < P[q]) g++;
-        double term = isnan(LU[q]) ? 0 : g <= N_GRID && cp[g] == P[q] ? ub[g] : exp(b * LU[q]);
-        res[q] = T[q] - j->tmax * (1 - (isnan(LU[q]) ? 0 : a * term));
-    }
+    const double *cp = s->cp + g0, *lug = s->lug + g0;
+    double *ct = s->ct + g0, res[64 + 2];
+    for (size_t q = 0; q < k; q++)
+        res[q] = T[q] - j->tmax * (1 - (isnan(LU[q]) ? 0 : a * exp(b * LU[q])));
     size_t q = 0;
     for (size_t g = 0; g <= N_GRID; g++) {
-        double p = cp[g], fit = j->tmax * (1 - (isinf(lug[g]) ? 0 : a * ub[g]));
+        double p = cp[g], fit = j->tmax * (1 - (isinf(lug[g]) ? 0 : a * exp(b * lug[g])));
         while (q < k && P[q] < p) q++;
         double r;
         if (q == 0) r = res[0];
@@ -158,7 +147,7 @@ void pfi_learn_plan_destroy(pfi_learn_plan *s)
 {
     if (!s) return;
     void *bufs[] = {s->jobs, s->op,  s->ot,      s->lu, s->ll,    s->oc,    s->nobs,
-                    s->cp,   s->ct,  s->lug,     s->e15, s->ct0,  s->est,   s->pw,
+                    s->cp,   s->ct,  s->lug, s->ct0,  s->est,   s->pw,
                     s->best_pw, s->w0, s->dirty, s->moved, s->stale, s->changed};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     pfi_alloc_problem_destroy(s->prob);
@@ -208,7 +197,7 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
         grow(&s->ll, nobs, co, sizeof(double)) || grow(&s->oc, nobs, co, sizeof(double)) ||
         grow(&s->nobs, n, cn, sizeof(size_t)) || grow(&s->cp, ng, cg, sizeof(double)) ||
         grow(&s->ct, ng, cg, sizeof(double)) || grow(&s->lug, ng, cg, sizeof(double)) ||
-        grow(&s->e15, ng, cg, sizeof(double)) || grow(&s->ct0, ng, cg, sizeof(double)) ||
+        grow(&s->ct0, ng, cg, sizeof(double)) ||
         grow(&s->est, n, cn, sizeof *s->est) || grow(&s->pw, n, cn, sizeof(double)) ||
         grow(&s->best_pw, n, cn, sizeof(double)) || grow(&s->w0, n, cn, sizeof(double)) ||
         grow(&s->dirty, n, cn, 1) || grow(&s->moved, n, cn, 1) || grow(&s->stale, n, cn, 1) ||
@@ -231,7 +220,6 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
             double p = fl + (j->pmax_w - fl) * (double)g / N_GRID;
             s->cp[x] = p;
             s->lug[x] = g == N_GRID ? -INFINITY : log(1 - p / j->pmax_w);
-            s->e15[x] = g == N_GRID ? 0 : exp(B_PRIOR * s->lug[x]);
         }
         s->nobs[i] = 0;
         record(s, j, i, j->pmax_w, j->tmax);
