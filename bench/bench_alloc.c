@@ -6,30 +6,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "pfi/alloc.h"
 
 enum { NPTS = 6 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Sweeps like the paper's: caps 200..700 W per GPU on 8 GPUs, throughput
  * rising with power with a job-specific, mostly concave shape. */
@@ -46,8 +27,8 @@ static void make_jobs(gsl_rng *r, size_t n, double *P, double *T, double *C, pfi
             double x = p[k] / (8 * 700 * draw);
             t[k] = tmax * fmax(0.05, 1 - (1 - x) / pfi * (1 + 0.3 * (1 - x)));
         }
-        jobs[i] = (pfi_alloc_job){.cap = c, .P = p, .T = t, .n = NPTS, .pfi = pfi,
-                                  .dram_copy = gsl_rng_uniform(r)};
+        jobs[i] = (pfi_alloc_job){
+            .cap = c, .P = p, .T = t, .n = NPTS, .pfi = pfi, .dram_copy = gsl_rng_uniform(r)};
     }
 }
 
@@ -71,18 +52,18 @@ int main(void)
         pfi_alloc_problem *kept = NULL;
         if (pfi_alloc_problem_create(jobs, n, &kept, NULL)) return 1;
         for (int k = 0; k < reps; k++) {
-            double t0 = now_s(), budget;
+            double t0 = bench_now(), budget;
             pfi_alloc_problem *p = NULL;
             if (pfi_alloc_problem_create(jobs, n, &p, NULL)) return 1;
             pfi_alloc_budget_for_reduction(p, 0.3, &budget, NULL);
             if (pfi_alloc_oracle(p, budget, pw, &tput, NULL)) return 1;
-            cold[k] = now_s() - t0;
+            cold[k] = bench_now() - t0;
             pfi_alloc_problem_destroy(p);
-            t0 = now_s();
+            t0 = bench_now();
             if (pfi_alloc_problem_reset(kept, jobs, n, NULL)) return 1;
-            double t1 = now_s();
+            double t1 = bench_now();
             if (pfi_alloc_oracle(kept, budget, pw, &tput, NULL)) return 1;
-            double t2 = now_s();
+            double t2 = bench_now();
             setup[k] = t1 - t0;
             solve[k] = t2 - t1;
             warm[k] = t2 - t0;
@@ -91,8 +72,8 @@ int main(void)
         printf("{\"name\":\"alloc_oracle\",\"jobs\":%zu,\"points\":%d,\"reduction\":0.3,"
                "\"seconds\":%.6f,\"setup_seconds\":%.6f,\"oracle_seconds\":%.6f,"
                "\"cold_seconds\":%.6f,\"reps\":%d}\n",
-               n, NPTS, median(warm, reps), median(setup, reps), median(solve, reps),
-               median(cold, reps), reps);
+               n, NPTS, bench_median(warm, (size_t)reps), bench_median(setup, (size_t)reps),
+               bench_median(solve, (size_t)reps), bench_median(cold, (size_t)reps), reps);
         if (n == 100000) {
             pfi_alloc_problem *p = NULL;
             if (pfi_alloc_problem_create(jobs, n, &p, NULL)) return 1;
@@ -101,14 +82,15 @@ int main(void)
             for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
                 double t[16];
                 for (int k = 0; k < reps; k++) {
-                    double t0 = now_s();
+                    double t0 = bench_now();
                     pfi_alloc_result res;
                     if (pfi_alloc_run(p, (pfi_alloc_policy)pol, budget, NULL, &res, NULL)) return 1;
-                    t[k] = now_s() - t0;
+                    t[k] = bench_now() - t0;
                 }
                 printf("{\"name\":\"alloc_run\",\"policy\":\"%s\",\"jobs\":%zu,\"seconds\":%.6f,"
                        "\"reps\":%d}\n",
-                       pfi_alloc_policy_name((pfi_alloc_policy)pol), n, median(t, reps), reps);
+                       pfi_alloc_policy_name((pfi_alloc_policy)pol), n,
+                       bench_median(t, (size_t)reps), reps);
             }
             pfi_alloc_problem_destroy(p);
         }

@@ -8,27 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "pfi/features.h"
 #include "pfi/index.h"
 #include "pfi/model.h"
 #include "pfi/sim.h"
 #include "pfi/sweeps_csv.h"
 #include "pfi/telemetry_csv.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(void)
 {
@@ -41,9 +28,11 @@ int main(void)
         return 1;
     }
     size_t ng = pfi_sweeps_count(s), runs = 0;
-    for (size_t i = 0; i < ng; i++) runs += pfi_sweeps_group(s, i)->n_runs;
+    for (size_t i = 0; i < ng; i++)
+        runs += pfi_sweeps_group(s, i)->n_runs;
     pfi_sim_group *g = calloc(ng, sizeof *g);
-    double *P = malloc(runs * sizeof *P), *T = malloc(runs * sizeof *T), *C = malloc(runs * sizeof *C);
+    double *P = malloc(runs * sizeof *P), *T = malloc(runs * sizeof *T),
+           *C = malloc(runs * sizeof *C);
     double *x = malloc(ng * sizeof *x), *y = malloc(ng * sizeof *y);
     if (!g || !P || !T || !C || !x || !y) return 1;
     size_t k = 0;
@@ -60,10 +49,15 @@ int main(void)
         }
         x[i] = f.v[PFI_FEAT_DRAM_COPY_PRODUCT];
         y[i] = res.pfi;
-        g[i] = (pfi_sim_group){.name = gr->name, .cap = C + k, .P = P + k, .T = T + k,
-                               .n = gr->n_runs, .dram_copy = x[i],
+        g[i] = (pfi_sim_group){.name = gr->name,
+                               .cap = C + k,
+                               .P = P + k,
+                               .T = T + k,
+                               .n = gr->n_runs,
+                               .dram_copy = x[i],
                                .moe = strcmp(gr->meta.arch, "moe") == 0,
-                               .ft = strcmp(gr->meta.task, "ft") == 0, .gpus = gr->meta.gpus};
+                               .ft = strcmp(gr->meta.task, "ft") == 0,
+                               .gpus = gr->meta.gpus};
         for (size_t r = 0; r < gr->n_runs; r++, k++) {
             P[k] = gr->runs[r].power_w;
             T[k] = gr->runs[r].tput;
@@ -75,16 +69,18 @@ int main(void)
         fprintf(stderr, "bench_sim: %s\n", err.msg);
         return 1;
     }
-    for (size_t i = 0; i < ng; i++) g[i].pfi_hat = pfi_model_predict(&m, &x[i]);
+    for (size_t i = 0; i < ng; i++)
+        g[i].pfi_hat = pfi_model_predict(&m, &x[i]);
 
     double red[41];
-    for (int r = 0; r <= 40; r++) red[r] = r / 100.0;
+    for (int r = 0; r <= 40; r++)
+        red[r] = r / 100.0;
     for (int with_learn = 0; with_learn <= 1; with_learn++) {
         int reps = with_learn ? 3 : 5;
         double tm[5];
         double learn30 = NAN, pfi30 = NAN;
         for (int rep = 0; rep < reps; rep++) {
-            double t0 = now_s();
+            double t0 = bench_now();
             for (int mix = 0; mix < 2; mix++) {
                 pfi_sim_opts o = pfi_sim_defaults();
                 o.mix = mix ? PFI_SIM_PRODUCTION : PFI_SIM_RANDOM;
@@ -103,13 +99,13 @@ int main(void)
                 }
                 pfi_sim_result_free(&r);
             }
-            tm[rep] = now_s() - t0;
+            tm[rep] = bench_now() - t0;
         }
-        qsort(tm, (size_t)reps, sizeof *tm, cmp_d);
+        double med = bench_median(tm, (size_t)reps);
         printf("{\"name\":\"sim_full_experiment\",\"learn\":%s,\"workloads\":500,\"jobs\":100,"
                "\"reductions\":41,\"mixes\":2,\"policies\":%d,\"threads\":2,\"seconds\":%.4f,"
                "\"reps\":%d,\"production_30_pfi_recovered\":%.4f",
-               with_learn ? "true" : "false", with_learn ? 6 : 5, tm[reps / 2], reps, pfi30);
+               with_learn ? "true" : "false", with_learn ? 6 : 5, med, reps, pfi30);
         if (with_learn) printf(",\"production_30_learn_recovered\":%.4f", learn30);
         printf("}\n");
         fflush(stdout);
