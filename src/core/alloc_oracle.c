@@ -1,0 +1,255 @@
+/* The exact oracle (alloc.h). It maximises sum_i E_i(p_i) subject to
+ * sum_i p_i <= B and floor_i <= p_i <= Pmax_i, where E_i is job i's upper
+ * concave envelope. Every E_i is piecewise linear and concave, so the problem
+ * is a fractional knapsack over envelope segments: starting from the floors,
+ * fill segments in order of decreasing slope (tokens/s per W) until the
+ * budget is spent. Only the threshold slope is needed, which a weighted
+ * selection finds in expected linear time; a full sort of 600,000 segments
+ * would cost more than the whole 20 ms budget. An entry standing for c
+ * identical jobs is the same knapsack with its segments c times as wide. */
+#include "alloc_problem.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Weighted selection: the threshold slope lambda such that the segments
+ * steeper than lambda hold less than L watts and those at least as steep hold
+ * L or more. Returns lambda; *above gets the width strictly above it.
+ *
+ * A radix select on the slopes' bits (every slope is positive and finite,
+ * and positive doubles order like their bit patterns): one pass finds the
+ * range of keys, one adds each segment's width to one of NB buckets over
+ * that range, a scan from the steepest bucket finds the one where the
+ * widths reach L, and only that bucket's segments are kept for the next
+ * level. Each level narrows the key range by a factor NB, so there are at
+ * most 64 / log2(NB) + 1 levels whatever the input; no comparison branches
+ * to mispredict, unlike a quickselect partition. */
+static int cmp_seg_desc(const void *a, const void *b)
+{
+    double x = ((const struct seg *)a)->slope, y = ((const struct seg *)b)->slope;
+    return (x < y) - (x > y);
+}
+
+enum { SEL_BITS = 8, SEL_NB = 1 << SEL_BITS };
+
+static uint64_t slope_key(double v)
+{
+    uint64_t k;
+    memcpy(&k, &v, sizeof k);
+    return k;
+}
+
+static double select_threshold(struct seg *s, size_t n, double L, double *above, double *at)
+{
+    double acc = 0; /* width of segments known to be steeper than those left */
+    while (n > 24) {
+        uint64_t kmin = UINT64_MAX, kmax = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k = slope_key(s[i].slope);
+            kmin = k < kmin ? k : kmin;
+            kmax = k > kmax ? k : kmax;
+        }
+        if (kmin == kmax) break; /* all equal: the scan below finds it */
+        int shift = 0;
+        while (((kmax - kmin) >> shift) >= SEL_NB) shift++;
+        double hw[SEL_NB] = {0};
+        for (size_t i = 0; i < n; i++) hw[(slope_key(s[i].slope) - kmin) >> shift] += s[i].width;
+        int b = (int)((kmax - kmin) >> shift);
+        while (b > 0 && acc + hw[b] < L) acc += hw[b--];
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) { /* keep bucket b's, without a branch */
+            s[m] = s[i];
+            m += (int)((slope_key(s[i].slope) - kmin) >> shift) == b;
+        }
+        n = m;
+    }
+    for (size_t i = 1; i < n; i++) { /* insertion sort, descending */
+        struct seg x = s[i];
+        size_t j = i;
+        while (j > 0 && s[j - 1].slope < x.slope) {
+            s[j] = s[j - 1];
+            j--;
+        }
+        s[j] = x;
+    }
+    /* equal slopes share a bucket at every level, so all the segments at
+     * the threshold are among those left */
+    *at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (acc + s[i].width >= L) {
+            /* widths of equal slopes before i are already in acc */
+            size_t j = i;
+            while (j > 0 && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
+            for (; j < n && s[j].slope == s[i].slope; j++) *at += s[j].width;
+            *above = acc;
+            return s[i].slope;
+        }
+        acc += s[i].width;
+    }
+    *above = acc;
+    return 0; /* unreachable when L <= total width */
+}
+
+/* Entry i's envelope segments with a positive slope, into out, their widths
+ * counted for every job the entry stands for; adds them to *wsum when given. */
+static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
+{
+    size_t k = 0;
+    double c = p->cnt[i];
+    if (p->seg_cache) {
+        for (size_t v = p->off[i]; v < p->send[i]; v++) {
+            out[k++] = (struct seg){p->es[v].slope, c * p->es[v].width};
+            if (wsum) *wsum += c * p->es[v].width;
+        }
+        return k;
+    }
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]];
+        if (!(bt > at)) break;
+        out[k++] = (struct seg){(bt - at) / (bp - ap), c * (bp - ap)};
+        if (wsum) *wsum += c * (bp - ap);
+        ap = bp;
+        at = bt;
+    }
+    return k;
+}
+
+int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
+                     pfi_error *err)
+{
+    int rc = alloc_check_budget(p, budget_w, err);
+    if (rc) return rc;
+    size_t n = p->n;
+    double L = budget_w - p->floor_total, wtot = 0, lambda = 0, above = 0, at_lambda = 0;
+    /* Bracket the threshold from a sample of every stride-th job, then one
+     * exact pass keeps only the segments inside the bracket (a few percent)
+     * for the selection; if the bracket misses, select over everything. */
+    double lo = -INFINITY, hi = INFINITY;
+    size_t stride = n / 512 + 1, ns = 0;
+    if (n >= 4096 && L > 0) {
+        double sw = 0;
+        for (size_t i = 0; i < n; i += stride) ns += job_segments(p, i, p->segs + ns, &sw);
+        qsort(p->segs, ns, sizeof *p->segs, cmp_seg_desc);
+        double scale = (double)n / (double)((n + stride - 1) / stride), acc = 0;
+        size_t q = 0;
+        while (q < ns && (acc += scale * p->segs[q].width) < L) q++;
+        size_t margin = ns / 16 + 8;
+        hi = q < margin ? INFINITY : p->segs[q - margin].slope;
+        lo = q + margin >= ns ? -INFINITY : p->segs[q + margin].slope;
+    }
+    double above_hi = 0, band_w = 0;
+    ns = 0;
+    if (p->seg_cache) { /* n < 4096, no bracket: every segment */
+        for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, &wtot);
+        band_w = wtot;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+            double ap = p->floor_w[i], at = p->ftput[i], c = p->cnt[i];
+            for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+                double bp = P[p->ei[v]], bt = T[p->ei[v]];
+                if (!(bt > at)) break; /* concave: every later segment is flatter */
+                double slope = (bt - at) / (bp - ap), width = c * (bp - ap);
+                wtot += width;
+                if (slope > hi) {
+                    above_hi += width;
+                } else if (slope >= lo) {
+                    p->segs[ns++] = (struct seg){slope, width};
+                    band_w += width;
+                }
+                ap = bp;
+                at = bt;
+            }
+        }
+    }
+    int fill_all = wtot <= L;
+    if (!fill_all && L > 0) {
+        if (above_hi < L && L <= above_hi + band_w) {
+            lambda = select_threshold(p->segs, ns, L - above_hi, &above, &at_lambda);
+            above += above_hi;
+        } else {
+            ns = 0;
+            for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, NULL);
+            lambda = select_threshold(p->segs, ns, L, &above, &at_lambda);
+        }
+    }
+    /* the watts left for the segments at lambda, shared by all of them in
+     * proportion to their widths, so that identical jobs get identical powers */
+    double tie = fill_all || !(at_lambda > 0) ? 0 : fmin(1.0, fmax(0.0, L - above) / at_lambda);
+    if (L <= 0) {
+        lambda = INFINITY;
+        tie = 0;
+    }
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+        double pw = p->floor_w[i], tp = p->ftput[i];
+        size_t end = p->seg_cache ? p->send[i] : p->eend[i];
+        for (size_t v = p->off[i]; v < end; v++) {
+            double slope, dp;
+            if (p->seg_cache) {
+                slope = p->es[v].slope;
+                dp = p->es[v].width;
+            } else {
+                double bp = P[p->ei[v]], bt = T[p->ei[v]];
+                if (!(bt > tp)) break;
+                dp = bp - pw;
+                slope = (bt - tp) / dp;
+            }
+            if (fill_all || slope > lambda) {
+                pw = P[p->ei[v]];
+                tp = T[p->ei[v]];
+                continue;
+            }
+            if (slope == lambda && tie > 0) {
+                pw += tie * dp;
+                tp += slope * tie * dp;
+            }
+            break;
+        }
+        power_w[i] = pw;
+        total += p->cnt[i] * tp;
+    }
+    if (total_tput) *total_tput = total;
+    return PFI_OK;
+}
+
+/* The envelope throughput at power_w and whether reaching it needs two caps:
+ * it does when the plain curve lies below the envelope there (a skipped
+ * point under the chord); otherwise the interpolated cap reaches it. */
+void alloc_envelope_point(const pfi_alloc_problem *p, size_t i, double pw, int caps,
+                           pfi_alloc_out *o)
+{
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i], *C = p->cc + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    double ac = caps ? pfi_alloc_problem_cap_at(p, i, ap) : 0;
+    o->alternates = 0;
+    o->tput = at;
+    o->cap_w = ac;
+    for (size_t v = p->off[i]; v < p->eend[i] && pw > ap; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]], bc = C[p->ei[v]];
+        if (pw >= bp) {
+            ap = bp;
+            at = bt;
+            ac = bc;
+            o->tput = bt;
+            o->cap_w = bc;
+            continue;
+        }
+        double share = (pw - ap) / (bp - ap);
+        o->tput = at + share * (bt - at);
+        if (pfi_alloc_problem_tput_at(p, i, pw) >= o->tput - 1e-9 * fmax(1.0, p->tmax[i])) {
+            if (caps) o->cap_w = pfi_alloc_problem_cap_at(p, i, pw);
+            return;
+        }
+        o->alternates = 1;
+        o->alt_low_cap_w = ac;
+        o->alt_high_cap_w = bc;
+        o->alt_high_share = share;
+        o->cap_w = ac + share * (bc - ac);
+        return;
+    }
+}

@@ -1,0 +1,66 @@
+/* A policy's allocation with per-job output and totals (alloc.h). */
+#include "alloc_problem.h"
+
+#include <math.h>
+
+int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w,
+                  pfi_alloc_out *out, pfi_alloc_result *res, pfi_error *err)
+{
+    if (!p) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no problem");
+    size_t n = p->n;
+    char lb[32];
+    double *power = p->pw;
+    int rc;
+    if (policy == PFI_POLICY_ORACLE) {
+        rc = pfi_alloc_oracle(p, budget_w, power, NULL, err);
+    } else {
+        double *w = p->w;
+        rc = PFI_OK;
+        for (size_t i = 0; i < n && rc == PFI_OK; i++) {
+            switch (policy) {
+            case PFI_POLICY_EQUAL: w[i] = p->pmax[i]; break;
+            case PFI_POLICY_PFI:
+                if (isnan(p->pfi[i]))
+                    rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                       "job %s has no PFI: the pfi policy needs one for every job",
+                                       alloc_label(p, i, lb, sizeof lb));
+                /* a predicted PFI below 0 means "do not shed", not a negative share */
+                w[i] = p->pmax[i] * fmax(p->pfi[i], 0.0) / p->tmax[i];
+                break;
+            case PFI_POLICY_MOE_FT: w[i] = p->pmax[i] * (p->moe_ft[i] ? 2.0 : 1.0); break;
+            case PFI_POLICY_DRAM_COPY:
+                if (isnan(p->dram[i]))
+                    rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                       "job %s has no DRAM copy product (telemetry)",
+                                       alloc_label(p, i, lb, sizeof lb));
+                w[i] = fmax(p->dram[i], 0.0);
+                break;
+            default:
+                rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown policy %d", (int)policy);
+            }
+        }
+        if (rc == PFI_OK) {
+            rc = pfi_alloc_proportional(p, w, budget_w, power, err);
+        }
+    }
+    if (rc != PFI_OK) return rc;
+    pfi_alloc_result r = {.budget_w = budget_w};
+    for (size_t i = 0; i < n; i++) {
+        pfi_alloc_out o = {.power_w = power[i]};
+        o.at_floor = power[i] <= p->floor_w[i] * (1 + 1e-12);
+        if (policy == PFI_POLICY_ORACLE) {
+            alloc_envelope_point(p, i, power[i], out != NULL, &o);
+        } else {
+            o.tput = pfi_alloc_problem_tput_at(p, i, power[i]);
+            if (out) o.cap_w = pfi_alloc_problem_cap_at(p, i, power[i]);
+        }
+        double c = p->cnt[i];
+        r.total_power_w += c * o.power_w;
+        r.total_tput += c * o.tput;
+        r.n_at_floor += (size_t)o.at_floor * (size_t)c;
+        r.n_alternating += (size_t)o.alternates * (size_t)c;
+        if (out) out[i] = o;
+    }
+    if (res) *res = r;
+    return PFI_OK;
+}

@@ -1,0 +1,122 @@
+/* The proportional policies: shares of the cut with floors (alloc.h). */
+#include "alloc_problem.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int cmp_kv(const void *a, const void *b)
+{
+    double x = ((const struct kv *)a)->key, y = ((const struct kv *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* Sheds S watts over the k entries in kv[] (their .i set) in proportion to
+ * w, each job at most room[i], entry i counting c[i] jobs: shed_i = min(room_i,
+ * lambda * w_i) with sum c_i shed_i = S, the fixed point of "hold a job that
+ * would pass its floor at the floor and share the rest in proportion".
+ * Clamping every job that passes its floor at the current lambda only raises
+ * lambda, so clamped jobs stay clamped: a few passes usually settle it; after
+ * 16 the jobs are sorted by the lambda at which they reach their floor and
+ * swept once. Returns the watts left unshed (> 0 when every job is at its
+ * floor). */
+static double water_fill(const double *w, const double *room, const double *c, struct kv *kv,
+                         size_t k, double S, double *shed)
+{
+    double left = S;
+    for (int pass = 0; pass < 16; pass++) {
+        double wsum = 0;
+        for (size_t a = 0; a < k; a++) wsum += c[kv[a].i] * w[kv[a].i];
+        if (k == 0) return left;
+        double lambda = left / wsum;
+        size_t kept = 0;
+        for (size_t a = 0; a < k; a++) {
+            size_t i = kv[a].i;
+            if (lambda * w[i] >= room[i]) {
+                shed[i] = room[i];
+                left -= c[i] * room[i];
+            } else {
+                kv[kept++] = kv[a];
+            }
+        }
+        if (kept == k) {
+            for (size_t a = 0; a < k; a++) shed[kv[a].i] = lambda * w[kv[a].i];
+            return 0;
+        }
+        k = kept;
+        if (left <= 0) {
+            for (size_t a = 0; a < k; a++) shed[kv[a].i] = 0;
+            return 0;
+        }
+    }
+    double wsum = 0;
+    for (size_t a = 0; a < k; a++) {
+        kv[a].key = room[kv[a].i] / w[kv[a].i];
+        wsum += c[kv[a].i] * w[kv[a].i];
+    }
+    qsort(kv, k, sizeof *kv, cmp_kv);
+    size_t a = 0;
+    for (; a < k; a++) {
+        if (left / wsum <= kv[a].key) break;
+        shed[kv[a].i] = room[kv[a].i];
+        left -= c[kv[a].i] * room[kv[a].i];
+        wsum -= c[kv[a].i] * w[kv[a].i];
+    }
+    if (a == k) return left;
+    /* jobs a.. stay above their floors; re-sum their weights to avoid drift */
+    double wrest = 0;
+    for (size_t b = a; b < k; b++) wrest += c[kv[b].i] * w[kv[b].i];
+    double lambda = left / wrest;
+    for (size_t b = a; b < k; b++) {
+        size_t i = kv[b].i;
+        shed[i] = fmin(room[i], lambda * w[i]);
+    }
+    return 0;
+}
+
+int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
+                           pfi_error *err)
+{
+    int rc = alloc_check_budget(p, budget_w, err);
+    if (rc) return rc;
+    size_t n = p->n;
+    char lb[32];
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(w[i]) || w[i] < 0)
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "job %s: allocation weight %g must be finite and >= 0",
+                                 alloc_label(p, i, lb, sizeof lb), w[i]);
+    double S = p->pmax_total - budget_w, wmax = 0;
+    double *room = p->room, *shed = p->shed, *wn = p->wn;
+    for (size_t i = 0; i < n; i++) {
+        room[i] = p->pmax[i] - p->floor_w[i];
+        shed[i] = 0;
+        wmax = fmax(wmax, w[i]);
+    }
+    /* weights scaled to at most 1: shares are unchanged, and sums of weights
+     * times counts cannot overflow (a weight of 1e300 is allowed) */
+    for (size_t i = 0; i < n; i++) wn[i] = wmax > 0 ? w[i] / wmax : 0;
+    w = wn;
+    if (S > 0) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (w[i] > 0 && room[i] > 0) p->kv[k++].i = i;
+        double left = water_fill(w, room, p->cnt, p->kv, k, S, shed);
+        if (left > 0) {
+            /* every weighted job is at its floor: zero-weight jobs share the
+             * rest in proportion to Pmax (the equal-weight rule) */
+            k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (!(w[i] > 0) && room[i] > 0) p->kv[k++].i = i;
+            left = water_fill(p->pmax, room, p->cnt, p->kv, k, left, shed);
+        }
+        if (left > 1e-9 * fmax(1.0, p->pmax_total))
+            return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
+                                 "budget %.1f W is infeasible: every job is at its floor",
+                                 budget_w);
+    }
+    /* a job shed by its whole room sits exactly at its floor (Pmax - room
+     * can round below it when powers span many orders of magnitude) */
+    for (size_t i = 0; i < n; i++)
+        power_w[i] = shed[i] >= room[i] ? p->floor_w[i] : fmax(p->floor_w[i], p->pmax[i] - shed[i]);
+    return PFI_OK;
+}
