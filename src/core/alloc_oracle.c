@@ -130,8 +130,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     double lo = -INFINITY, hi = INFINITY;
     size_t stride = n / 512 + 1, ns = 0;
     if (n >= 4096 && L > 0) {
-        double sw = 0;
-        for (size_t i = 0; i < n; i += stride) ns += job_segments(p, i, p->segs + ns, &sw);
+        for (size_t i = 0; i < n; i += stride) ns += job_segments(p, i, p->segs + ns, NULL);
         qsort(p->segs, ns, sizeof *p->segs, cmp_seg_desc);
         double scale = (double)n / (double)((n + stride - 1) / stride), acc = 0;
         size_t q = 0;

@@ -315,7 +315,7 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
                 pfi_error_set(err, rc, NULL, 0, "learn: observing job #%zu failed", i + 1);
                 break;
             }
-            total += (jobs[i].count ? (double)jobs[i].count : 1.0) * t;
+            total += (double)pfi_alloc_problem_job_count(s->prob, i) * t;
             s->dirty[i] = (unsigned char)record(s, &jobs[i], i, pw[i], t);
         }
         if (rc != PFI_OK) break;

@@ -119,7 +119,6 @@ typedef struct shared {
  * accounted from what the jobs really did, not from what was read. */
 typedef struct {
     pfi_alloc_problem *prob;
-    const pfi_learn_job *lj; /* for the count of each entry */
     double noise_rel;
     gsl_rng *rng;
     double true_sum;
@@ -129,7 +128,7 @@ static int observe_true(void *ctx, size_t job, double power_w, double *tput)
 {
     learn_ctx *c = ctx;
     double t = pfi_alloc_problem_tput_at(c->prob, job, power_w);
-    c->true_sum += (double)c->lj[job].count * t;
+    c->true_sum += (double)pfi_alloc_problem_job_count(c->prob, job) * t;
     *tput = c->noise_rel > 0 ? t * (1 + gsl_ran_gaussian_ziggurat(c->rng, c->noise_rel)) : t;
     return PFI_OK;
 }
@@ -175,7 +174,7 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
     for (size_t k = 0; k < ne; k++) {
         pfi_alloc_problem_job_range(*prob, k, &lj[k].pmax_w, &lj[k].tmax, &lj[k].floor_w);
         lj[k].pfi_hat = jobs[k].pfi;
-        lj[k].count = jobs[k].count;
+        lj[k].count = pfi_alloc_problem_job_count(*prob, k);
     }
     if (!o->no_learn) {
         /* learn's per-workload set-up once, for every reduction */
@@ -183,7 +182,7 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
                    : pfi_learn_plan_create(lj, ne, &o->learn, plan, err);
         if (rc) return rc;
     }
-    learn_ctx lc = {.prob = *prob, .lj = lj, .noise_rel = o->noise_rel, .rng = rng};
+    learn_ctx lc = {.prob = *prob, .noise_rel = o->noise_rel, .rng = rng};
     /* one stream per workload: results do not depend on which thread ran it */
     if (rng) gsl_rng_set(rng, o->seed * 1000003UL + w + 1);
     for (size_t r = 0; r < o->n_reductions; r++) {
@@ -204,7 +203,8 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
              * throughput for the rest of the event */
             double kept = 0;
             for (size_t k = 0; rc == PFI_OK && k < ne; k++)
-                kept += (double)lj[k].count * pfi_alloc_problem_tput_at(*prob, k, pw[k]);
+                kept += (double)pfi_alloc_problem_job_count(*prob, k) *
+                        pfi_alloc_problem_tput_at(*prob, k, pw[k]);
             const pfi_learn_opts *lo = &o->learn;
             cell[PFI_SIM_LEARN] =
                 (lo->round_s * lc.true_sum + (lo->event_s - (double)lo->rounds * lo->round_s) * kept) /
