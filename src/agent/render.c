@@ -97,10 +97,10 @@ static void emit_gpus(agent *a, FILE *f)
                     "NVML clock event (throttle) reasons bitmask.");
     for (unsigned g = 0; g < a->n_gpus; g++) {
         const agent_gpu *x = &a->gpus[g];
-        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, PFI_GF_CLOCK_REASONS)) continue;
+        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, PFI_GF_CLOCK_EVENTS)) continue;
         gpu_label(gl, sizeof gl, g);
         const char *l[] = {"gpu", gl, NULL};
-        pfi_prom_sample(f, "pfi_gpu_clock_event_reasons", l, (double)x->last.clock_reasons);
+        pfi_prom_sample(f, "pfi_gpu_clock_event_reasons", l, (double)x->last.clock_events);
     }
     static const struct {
         const char *name, *help;

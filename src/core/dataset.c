@@ -36,9 +36,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-/* Field order of telemetry_csv.h's pfi_tm_field. */
-enum { TM_SM, TM_TENSOR, TM_DRAM, TM_COPY, TM_UTIL, TM_POWER, TM_SMCLK, TM_MEMCLK, TM_FB,
-       TM_TEMP, TM_NVTX, TM_NVRX, TM_PCTX, TM_PCRX };
+#include "pfi/telemetry.h"
+
 
 typedef struct {
     double sm, tensor_ratio, dram; /* regime means at max clock */
@@ -130,23 +129,23 @@ static int build_group(const pfi_paper_group *pg, size_t index, unsigned long se
     /* 5. uncapped telemetry (per GPU, averaged over the job's GPUs) */
     pfi_gpumodel_eval(out->gpu, &out->job, out->cap_w[n - 1], &top);
     double *tm = out->tm;
-    tm[TM_SM] = clamp(top.sm_active + gsl_ran_gaussian(r, 0.01), 0, 1);
-    tm[TM_TENSOR] = clamp(top.tensor_active + gsl_ran_gaussian(r, 0.01), 0, 1);
-    tm[TM_DRAM] = clamp(top.dram_active + gsl_ran_gaussian(r, 0.01), 0, 1);
-    tm[TM_COPY] = clamp(top.mem_copy_util_pct + gsl_ran_gaussian(r, 1.0), 0, 100);
-    tm[TM_UTIL] = clamp(top.gpu_util_pct + gsl_ran_gaussian(r, 1.0), 0, 100);
-    tm[TM_POWER] = P[n - 1];
-    tm[TM_SMCLK] = round(top.sm_clock_mhz / 15.0) * 15.0; /* NVML reports 15 MHz steps */
-    tm[TM_MEMCLK] = top.mem_clock_mhz;
+    tm[PFI_TM_SM_ACTIVE] = clamp(top.sm_active + gsl_ran_gaussian(r, 0.01), 0, 1);
+    tm[PFI_TM_TENSOR_ACTIVE] = clamp(top.tensor_active + gsl_ran_gaussian(r, 0.01), 0, 1);
+    tm[PFI_TM_DRAM_ACTIVE] = clamp(top.dram_active + gsl_ran_gaussian(r, 0.01), 0, 1);
+    tm[PFI_TM_MEM_COPY_UTIL] = clamp(top.mem_copy_util_pct + gsl_ran_gaussian(r, 1.0), 0, 100);
+    tm[PFI_TM_GPU_UTIL] = clamp(top.gpu_util_pct + gsl_ran_gaussian(r, 1.0), 0, 100);
+    tm[PFI_TM_POWER] = P[n - 1];
+    tm[PFI_TM_SM_CLOCK] = round(top.sm_clock_mhz / 15.0) * 15.0; /* NVML reports 15 MHz steps */
+    tm[PFI_TM_MEM_CLOCK] = top.mem_clock_mhz;
     double fb_total = out->gpu == pfi_gpumodel_h100() ? 81559 : 143771; /* MiB */
-    tm[TM_FB] = round(fb_total * (0.55 + 0.4 * gsl_rng_uniform(r)));
-    tm[TM_TEMP] = round(35 + 0.045 * P[n - 1] + gsl_ran_gaussian(r, 2.0));
+    tm[PFI_TM_FB_USED] = round(fb_total * (0.55 + 0.4 * gsl_rng_uniform(r)));
+    tm[PFI_TM_GPU_TEMP] = round(35 + 0.045 * P[n - 1] + gsl_ran_gaussian(r, 2.0));
     double nv = (strcmp(pg->arch, "dense") == 0 ? 60e9 : 90e9) * exp(gsl_ran_gaussian(r, 0.4));
-    tm[TM_NVTX] = round(nv);
-    tm[TM_NVRX] = round(nv * (1.0 + gsl_ran_gaussian(r, 0.02)));
+    tm[PFI_TM_NVLINK_TX] = round(nv);
+    tm[PFI_TM_NVLINK_RX] = round(nv * (1.0 + gsl_ran_gaussian(r, 0.02)));
     double pc = 2e9 * exp(gsl_ran_gaussian(r, 0.5));
-    tm[TM_PCTX] = round(pc);
-    tm[TM_PCRX] = round(pc * 1.3 * exp(gsl_ran_gaussian(r, 0.2)));
+    tm[PFI_TM_PCIE_TX] = round(pc);
+    tm[PFI_TM_PCIE_RX] = round(pc * 1.3 * exp(gsl_ran_gaussian(r, 0.2)));
     gsl_rng_free(r);
     return PFI_OK;
 }

@@ -12,11 +12,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "pfi/csv.h" /* pfi_utf8_valid */
+#include "pfi/utf8.h"
 
 typedef struct {
     size_t name, value; /* pool offsets */

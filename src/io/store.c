@@ -209,8 +209,8 @@ static int insert_sample(pfi_store *s, double t, unsigned gpu, const pfi_gpu_sam
     bind_field(st, 10, x, PFI_GF_UTIL_MEM, x->util_mem_pct);
     bind_field(st, 11, x, PFI_GF_TEMP, x->temp_c);
     bind_field(st, 12, x, PFI_GF_FB_USED, x->fb_used_mib);
-    if (x->valid & (1u << PFI_GF_CLOCK_REASONS))
-        sqlite3_bind_int64(st, 13, (sqlite3_int64)x->clock_reasons);
+    if (x->valid & (1u << PFI_GF_CLOCK_EVENTS))
+        sqlite3_bind_int64(st, 13, (sqlite3_int64)x->clock_events);
     else
         sqlite3_bind_null(st, 13);
     bind_field(st, 14, x, PFI_GF_SM_ACTIVE, x->sm_active);
@@ -411,7 +411,7 @@ int pfi_store_samples_since(pfi_store *s, double t0,
             .util_mem_pct = col(st, 9),
             .temp_c = col(st, 10),
             .fb_used_mib = col(st, 11),
-            .clock_reasons = (uint64_t)sqlite3_column_int64(st, 12),
+            .clock_events = (uint32_t)sqlite3_column_int64(st, 12),
             .sm_active = col(st, 13),
             .sm_occupancy = col(st, 14),
             .tensor_active = col(st, 15),

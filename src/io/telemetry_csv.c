@@ -7,36 +7,6 @@
 
 #include "pfi/csv.h"
 
-static const char *const names[PFI_TM_NFIELDS] = {
-    "DCGM_FI_PROF_SM_ACTIVE",      "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-    "DCGM_FI_PROF_DRAM_ACTIVE",    "DCGM_FI_DEV_MEM_COPY_UTIL",
-    "DCGM_FI_DEV_GPU_UTIL",        "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_SM_CLOCK",        "DCGM_FI_DEV_MEM_CLOCK",
-    "DCGM_FI_DEV_FB_USED",         "DCGM_FI_DEV_GPU_TEMP",
-    "DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES",
-    "DCGM_FI_PROF_PCIE_TX_BYTES",  "DCGM_FI_PROF_PCIE_RX_BYTES",
-};
-
-const char *pfi_tm_field_name(pfi_tm_field f)
-{
-    return (unsigned)f < PFI_TM_NFIELDS ? names[f] : "";
-}
-
-void pfi_telemetry_destroy(pfi_telemetry *t)
-{
-    if (!t) return;
-    for (size_t i = 0; i < t->n; i++) free(t->rows[i].group);
-    free(t->rows);
-    free(t);
-}
-
-const pfi_tm_row *pfi_telemetry_find(const pfi_telemetry *t, const char *group)
-{
-    for (size_t i = 0; t && i < t->n; i++)
-        if (strcmp(t->rows[i].group, group) == 0) return &t->rows[i];
-    return NULL;
-}
-
 int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
 {
     *out = NULL;
@@ -44,7 +14,7 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
     int rc = pfi_csv_read_file(path, &c, err);
     if (rc != PFI_OK) return rc;
     const char *req[PFI_TM_NFIELDS + 2] = {"group"};
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) req[f + 1] = names[f];
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) req[f + 1] = pfi_tm_field_name(f);
     rc = pfi_csv_require(c, req, err);
     if (rc == PFI_OK && pfi_csv_rows(c) == 0)
         rc = pfi_error_set(err, PFI_ENODATA, path, 0, "no data rows");
@@ -52,7 +22,7 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
     if (rc == PFI_OK && (!t || !(t->rows = calloc(pfi_csv_rows(c), sizeof *t->rows))))
         rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
     int cols[PFI_TM_NFIELDS];
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) cols[f] = pfi_csv_col(c, names[f]);
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) cols[f] = pfi_csv_col(c, pfi_tm_field_name(f));
     int cg = pfi_csv_col(c, "group");
     for (size_t r = 0; rc == PFI_OK && r < pfi_csv_rows(c); r++) {
         pfi_tm_row *row = &t->rows[t->n];
@@ -74,7 +44,7 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
             rc = pfi_csv_number(c, r, (size_t)cols[f], 1, NAN, &v, err);
             if (rc != PFI_OK) break;
             if (v < 0) {
-                rc = pfi_error_set(err, PFI_ERANGE, path, ln, "%s is negative", names[f]);
+                rc = pfi_error_set(err, PFI_ERANGE, path, ln, "%s is negative", pfi_tm_field_name(f));
                 break;
             }
             row->v[f] = v;
@@ -99,7 +69,7 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
 int pfi_telemetry_write(FILE *f, const pfi_telemetry *t)
 {
     fputs("group", f);
-    for (int k = 0; k < PFI_TM_NFIELDS; k++) fprintf(f, ",%s", names[k]);
+    for (int k = 0; k < PFI_TM_NFIELDS; k++) fprintf(f, ",%s", pfi_tm_field_name(k));
     fputc('\n', f);
     for (size_t i = 0; i < t->n; i++) {
         pfi_csv_put_field(f, t->rows[i].group);

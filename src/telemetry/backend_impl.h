@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "pfi/backend.h"
 
@@ -23,6 +24,11 @@ void pfi_backend_free(pfi_backend *b);
 /* Records a message as the handle's last error (call with b->lock held). */
 void pfi_backend_set_error(pfi_backend *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* NVML's clocks event reasons mask (also what dcgm-exporter's
+ * DCGM_FI_DEV_CLOCK*_REASONS carry) as pfi_clock_event bits; bits pfi does
+ * not know become PFI_CLK_OTHER. */
+uint32_t pfi_clock_events_from_nvml(uint64_t mask);
 
 extern const pfi_backend_ops pfi_backend_nvml_ops;
 extern const pfi_backend_ops pfi_backend_dcgm_ops;

@@ -43,8 +43,8 @@ static const struct {
     {"DCGM_FI_DEV_MEM_COPY_UTIL", PFI_GF_UTIL_MEM, 1.0},            /* percent */
     {"DCGM_FI_DEV_GPU_TEMP", PFI_GF_TEMP, 1.0},                     /* C */
     {"DCGM_FI_DEV_FB_USED", PFI_GF_FB_USED, 1.0},                   /* MiB */
-    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", PFI_GF_CLOCK_REASONS, 1.0},
-    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", PFI_GF_CLOCK_REASONS, 1.0}, /* the old name */
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", PFI_GF_CLOCK_EVENTS, 1.0},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", PFI_GF_CLOCK_EVENTS, 1.0}, /* the old name */
     {"DCGM_FI_PROF_SM_ACTIVE", PFI_GF_SM_ACTIVE, 1.0},              /* ratio */
     {"DCGM_FI_PROF_SM_OCCUPANCY", PFI_GF_SM_OCCUPANCY, 1.0},        /* ratio */
     {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", PFI_GF_TENSOR_ACTIVE, 1.0}, /* ratio */
@@ -155,7 +155,10 @@ static void set_field(pfi_gpu_sample *s, int f, double v)
     case PFI_GF_UTIL_MEM: s->util_mem_pct = v; break;
     case PFI_GF_TEMP: s->temp_c = v; break;
     case PFI_GF_FB_USED: s->fb_used_mib = v; break;
-    case PFI_GF_CLOCK_REASONS: s->clock_reasons = v >= 0 ? (uint64_t)v : 0; break;
+    /* dcgm-exporter passes NVML's clocks event reasons mask on */
+    case PFI_GF_CLOCK_EVENTS:
+        s->clock_events = v >= 0 && v < 18446744073709551616.0 ? pfi_clock_events_from_nvml((uint64_t)v) : 0;
+        break;
     case PFI_GF_SM_ACTIVE: s->sm_active = v; break;
     case PFI_GF_SM_OCCUPANCY: s->sm_occupancy = v; break;
     case PFI_GF_TENSOR_ACTIVE: s->tensor_active = v; break;

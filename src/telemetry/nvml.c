@@ -501,11 +501,11 @@ static int nvml_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
              out->fb_used_mib = (double)m.used / 1048576.0);
     }
     if (s->get_event_reasons)
-        READ(PFI_GF_CLOCK_REASONS, "nvmlDeviceGetCurrentClocksEventReasons",
-             s->get_event_reasons(d, &ull), out->clock_reasons = ull);
+        READ(PFI_GF_CLOCK_EVENTS, "nvmlDeviceGetCurrentClocksEventReasons",
+             s->get_event_reasons(d, &ull), out->clock_events = pfi_clock_events_from_nvml(ull));
     else if (s->get_throttle_reasons)
-        READ(PFI_GF_CLOCK_REASONS, "nvmlDeviceGetCurrentClocksThrottleReasons",
-             s->get_throttle_reasons(d, &ull), out->clock_reasons = ull);
+        READ(PFI_GF_CLOCK_EVENTS, "nvmlDeviceGetCurrentClocksThrottleReasons",
+             s->get_throttle_reasons(d, &ull), out->clock_events = pfi_clock_events_from_nvml(ull));
     sample_gpm(b, gpu, out, &errors);
 
     /* A GPU from which nothing could be read is a failed sample; a partial

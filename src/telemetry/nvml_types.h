@@ -73,6 +73,7 @@ typedef struct {
 #define NVML_CLOCKS_EVENT_SW_THERMAL 0x0000000000000020ULL
 #define NVML_CLOCKS_EVENT_HW_THERMAL 0x0000000000000040ULL
 #define NVML_CLOCKS_EVENT_HW_POWER_BRAKE 0x0000000000000080ULL
+#define NVML_CLOCKS_EVENT_DISPLAY_CLOCKS 0x0000000000000100ULL
 
 /* GPM (GPU Performance Monitoring, Hopper and newer). Metric values are
  * percent (0-100) for the *_UTIL/OCCUPANCY ids and MiB/s for the rates. */

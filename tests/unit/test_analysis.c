@@ -10,6 +10,7 @@
 #include "pfi/csv.h"
 #include "pfi/stats.h"
 #include "pfi/sweeps_csv.h"
+#include "pfi/telemetry_csv.h"
 
 typedef struct {
     pfi_sweeps *s;

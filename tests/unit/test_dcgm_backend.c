@@ -45,7 +45,7 @@ static void test_fixture_fields(void **state)
     assert_near(s.util_mem_pct, 42, 0);
     assert_near(s.temp_c, 58, 0);
     assert_near(s.fb_used_mib, 70123, 0);
-    assert_true(s.clock_reasons == 4); /* SW power cap */
+    assert_true(s.clock_events == PFI_CLK_POWER_CAP); /* NVML 0x4, SW power cap */
     assert_near(s.sm_active, 0.947, 1e-15);
     assert_near(s.sm_occupancy, 0.32, 1e-15);
     assert_near(s.tensor_active, 0.502, 1e-15);
@@ -66,7 +66,7 @@ static void test_fixture_fields(void **state)
     /* GPU 2: the MIG instance's 12.5 W does not replace the GPU's power */
     assert_int_equal(pfi_backend_sample(b, 2, &s), PFI_OK);
     assert_near(s.power_mw, 77015, 1e-6);
-    assert_true(s.clock_reasons == 1); /* idle */
+    assert_true(s.clock_events == PFI_CLK_IDLE); /* NVML 0x1, idle */
 
     assert_int_equal(pfi_backend_sample(b, 3, &s), PFI_ENOTFOUND);
     assert_int_equal(pfi_backend_throughput(b, 0, &(double){0}), PFI_ENOTSUP);
@@ -114,7 +114,7 @@ static void test_blanks_and_missing_limits(void **state)
     pfi_backend *b = open_url(url);
     pfi_gpu_sample s;
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_int_equal(s.valid, (1u << PFI_GF_MEM_CLOCK) | (1u << PFI_GF_CLOCK_REASONS));
+    assert_int_equal(s.valid, (1u << PFI_GF_MEM_CLOCK) | (1u << PFI_GF_CLOCK_EVENTS));
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_ENOTSUP);
 

@@ -136,8 +136,8 @@ static void test_idle_fields(void **state)
     assert_near(s.util_mem_pct, 0, 0);
     assert_near(s.temp_c, round(32.1 + 0.0371 * h->idle_w), 0);
     assert_near(s.fb_used_mib, 615, 1e-9); /* bytes / 2^20 */
-    assert_true(s.clock_reasons == NVML_CLOCKS_EVENT_GPU_IDLE);
-    for (int f = PFI_GF_POWER; f <= PFI_GF_CLOCK_REASONS; f++)
+    assert_true(s.clock_events == PFI_CLK_IDLE);
+    for (int f = PFI_GF_POWER; f <= PFI_GF_CLOCK_EVENTS; f++)
         assert_true(HAS(s, f));
     /* GPM needs two samples: the first has none. */
     for (int f = PFI_GF_SM_ACTIVE; f < PFI_GF_COUNT; f++)
@@ -196,7 +196,7 @@ static void test_job_and_cap(void **state)
     assert_near(s.sm_clock_mhz, round(p400.sm_clock_mhz), 0);
     assert_true(s.sm_clock_mhz < p700.sm_clock_mhz - 100); /* the cap lowers the clock */
     assert_near(s.mem_clock_mhz, 3201, 0);                  /* and leaves memory alone */
-    assert_true(s.clock_reasons & NVML_CLOCKS_EVENT_SW_POWER_CAP);
+    assert_true(s.clock_events & PFI_CLK_POWER_CAP);
     /* GPM (second sample): percent -> ratio */
     assert_near(s.sm_active, p400.sm_active, 1e-12);
     assert_near(s.sm_occupancy, 0.34 * p400.sm_active, 1e-12);
@@ -285,7 +285,7 @@ static void test_each_field_fails_alone(void **state)
         {"nvmlDeviceGetUtilizationRates", (1u << PFI_GF_UTIL_GPU) | (1u << PFI_GF_UTIL_MEM)},
         {"nvmlDeviceGetTemperature", 1u << PFI_GF_TEMP},
         {"nvmlDeviceGetMemoryInfo", 1u << PFI_GF_FB_USED},
-        {"nvmlDeviceGetCurrentClocksEventReasons", 1u << PFI_GF_CLOCK_REASONS},
+        {"nvmlDeviceGetCurrentClocksEventReasons", 1u << PFI_GF_CLOCK_EVENTS},
         {"nvmlGpmSampleGet", 0xFFu << PFI_GF_SM_ACTIVE},
         {"nvmlGpmMetricsGet", 0xFFu << PFI_GF_SM_ACTIVE},
         {"gpm:2", 1u << PFI_GF_SM_ACTIVE},
@@ -389,7 +389,7 @@ static void test_sparse_driver(void **state)
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_false(HAS(s, PFI_GF_ENERGY));
-    assert_true(HAS(s, PFI_GF_CLOCK_REASONS));
+    assert_true(HAS(s, PFI_GF_CLOCK_EVENTS));
     assert_true(HAS(s, PFI_GF_TEMP));
     assert_near(s.temp_c, round(32.1 + 0.0371 * s.power_mw / 1000), 1);
     assert_false(HAS(s, PFI_GF_SM_ACTIVE));

@@ -15,6 +15,7 @@
 #include "pfi/analysis.h"
 #include "pfi/probe_trace.h"
 #include "pfi/sweeps_csv.h"
+#include "pfi/telemetry_csv.h"
 #include "pfi/tm_aggregate.h"
 
 typedef struct {

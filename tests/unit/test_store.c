@@ -99,8 +99,8 @@ static void test_samples_null_when_invalid(void **state)
     x[0].power_mw = 690500; /* stored in W */
     x[0].sm_clock_mhz = 1755;
     x[0].temp_c = 99; /* not valid: must be NULL */
-    x[1].valid = 1u << PFI_GF_CLOCK_REASONS;
-    x[1].clock_reasons = 0x80;
+    x[1].valid = 1u << PFI_GF_CLOCK_EVENTS;
+    x[1].clock_events = 0x80;
     assert_int_equal(pfi_store_add_samples(s, 1000.5, x, 2, &err), PFI_OK);
     char v[64];
     query_text("SELECT power_w FROM samples WHERE gpu=0", v, sizeof v);
@@ -218,10 +218,10 @@ static void test_replay(void **state)
     pfi_gpu_sample x[2];
     memset(x, 0, sizeof x);
     for (int k = 0; k < 3; k++) {
-        x[0].valid = (1u << PFI_GF_POWER) | (1u << PFI_GF_FB_USED) | (1u << PFI_GF_CLOCK_REASONS);
+        x[0].valid = (1u << PFI_GF_POWER) | (1u << PFI_GF_FB_USED) | (1u << PFI_GF_CLOCK_EVENTS);
         x[0].power_mw = 600000 + k;
         x[0].fb_used_mib = 20000;
-        x[0].clock_reasons = 4;
+        x[0].clock_events = 4;
         x[1].valid = 1u << PFI_GF_UTIL_GPU;
         x[1].util_gpu_pct = 97;
         x[1].power_mw = 123; /* not valid: comes back as 0 */
@@ -236,7 +236,7 @@ static void test_replay(void **state)
     assert_near(w.t[3], 102, 0);
     assert_near(w.x[0].power_mw, 600001, 1e-6);
     assert_near(w.x[0].fb_used_mib, 20000, 0);
-    assert_int_equal(w.x[0].clock_reasons, 4);
+    assert_int_equal(w.x[0].clock_events, 4);
     assert_int_equal(w.x[0].valid, x[0].valid);
     assert_int_equal(w.x[1].valid, 1u << PFI_GF_UTIL_GPU);
     assert_near(w.x[1].util_gpu_pct, 97, 0);

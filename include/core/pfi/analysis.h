@@ -15,7 +15,7 @@
 #include "pfi/error.h"
 #include "pfi/features.h"
 #include "pfi/model.h"
-#include "pfi/telemetry_csv.h"
+#include "pfi/telemetry.h"
 
 /* arch x task clusters of the LOCO cross-validation */
 enum { PFI_CLUSTER_DENSE_PT, PFI_CLUSTER_DENSE_FT, PFI_CLUSTER_MOE_PT, PFI_CLUSTER_MOE_FT,

@@ -42,8 +42,4 @@ int pfi_csv_number(const pfi_csv *c, size_t row, size_t col, int allow_empty, do
 /* Writes one field, quoted when it holds a comma, quote or newline. */
 void pfi_csv_put_field(FILE *f, const char *s);
 
-/* True when buf[0..len) is valid UTF-8 without NUL bytes; *bad_off gets the
- * offset of the first bad byte. */
-int pfi_utf8_valid(const char *buf, size_t len, size_t *bad_off);
-
 #endif

@@ -17,9 +17,7 @@
 #include "pfi/error.h"
 #include "pfi/gpumodel.h"
 #include "pfi/paper_groups.h"
-
-/* Indices of tm[] follow telemetry_csv.h's pfi_tm_field order (14 fields). */
-enum { PFI_DATASET_TM_FIELDS = 14 };
+#include "pfi/telemetry.h"
 
 typedef struct pfi_dataset_group {
     const pfi_paper_group *paper;
@@ -32,7 +30,7 @@ typedef struct pfi_dataset_group {
     double tput[6];         /* aggregate tokens/s */
     double power_sem_w[6];
     double tput_sem[6];
-    double tm[PFI_DATASET_TM_FIELDS]; /* uncapped-run telemetry, telemetry.csv units */
+    double tm[PFI_TM_NFIELDS]; /* uncapped-run telemetry by pfi_tm_field, telemetry.csv units */
 } pfi_dataset_group;
 
 typedef struct pfi_dataset {

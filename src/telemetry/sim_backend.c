@@ -20,7 +20,6 @@
 #include <time.h>
 
 #include "backend_impl.h"
-#include "nvml_types.h"
 #include "pfi/csv.h"
 #include "pfi/gpumodel.h"
 #include "pfi/sim_backend.h"
@@ -345,9 +344,9 @@ static int sim_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
                        : ph == PH_WARMUP ? WARMUP_FB_MIB
                                          : j->fb_mib;
     if (ph != PH_TRAINING)
-        out->clock_reasons = NVML_CLOCKS_EVENT_GPU_IDLE;
+        out->clock_events = PFI_CLK_IDLE;
     else if (p.sm_clock_mhz < s->spec->sm_clock_max_mhz - 0.5)
-        out->clock_reasons = NVML_CLOCKS_EVENT_SW_POWER_CAP;
+        out->clock_events = PFI_CLK_POWER_CAP;
     out->sm_active = p.sm_active;
     out->sm_occupancy = 0.34 * p.sm_active;
     out->tensor_active = p.tensor_active;

@@ -2,8 +2,7 @@
  * struct gpu_vendor): nvml (dlopen of libnvidia-ml.so.1), dcgm (scrape of a
  * dcgm-exporter /metrics URL), sim (GPUs simulated through gpumodel).
  *
- * A sample carries a bitmask of the fields that were read: a field whose bit
- * is clear was not supported or failed, and its value means nothing.
+ * The sample, limits and info structs are plain data of core (gpu_sample.h).
  * Ownership: pfi_backend_open (or ops->init) returns a handle the caller
  * closes with pfi_backend_close (or ops->close); both are NULL-safe.
  * GPU indices are the device's own (NVML index, dcgm-exporter "gpu" label).
@@ -15,61 +14,7 @@
 #include <stdint.h>
 
 #include "pfi/error.h"
-
-typedef enum {
-    PFI_GF_POWER,         /* power_mw */
-    PFI_GF_ENERGY,        /* energy_mj */
-    PFI_GF_LIMIT,         /* enforced limit, limit_mw */
-    PFI_GF_SM_CLOCK,      /* sm_clock_mhz */
-    PFI_GF_MEM_CLOCK,     /* mem_clock_mhz */
-    PFI_GF_UTIL_GPU,      /* util_gpu_pct */
-    PFI_GF_UTIL_MEM,      /* util_mem_pct */
-    PFI_GF_TEMP,          /* temp_c */
-    PFI_GF_FB_USED,       /* fb_used_mib */
-    PFI_GF_CLOCK_REASONS, /* clock_event_reasons */
-    PFI_GF_SM_ACTIVE,     /* GPM/DCGM sm_active, ratio */
-    PFI_GF_SM_OCCUPANCY,  /* GPM/DCGM sm_occupancy, ratio */
-    PFI_GF_TENSOR_ACTIVE, /* GPM any-tensor / DCGM tensor active, ratio */
-    PFI_GF_DRAM_ACTIVE,   /* GPM/DCGM DRAM bandwidth util, ratio */
-    PFI_GF_PCIE_TX,       /* bytes/s */
-    PFI_GF_PCIE_RX,       /* bytes/s */
-    PFI_GF_NVLINK_TX,     /* bytes/s */
-    PFI_GF_NVLINK_RX,     /* bytes/s */
-    PFI_GF_COUNT
-} pfi_gpu_field;
-
-typedef struct pfi_gpu_sample {
-    uint32_t valid;          /* bit (1u << pfi_gpu_field) set when read */
-    double power_mw;         /* mW */
-    double energy_mj;        /* total energy since driver load, mJ */
-    double limit_mw;         /* enforced power limit, mW */
-    double sm_clock_mhz;     /* MHz */
-    double mem_clock_mhz;    /* MHz */
-    double util_gpu_pct;     /* percent */
-    double util_mem_pct;     /* percent (NVML memory util = DCGM MEM_COPY_UTIL) */
-    double temp_c;           /* C */
-    double fb_used_mib;      /* MiB */
-    uint64_t clock_reasons;  /* NVML clocks event reasons bitmask */
-    double sm_active;        /* ratio 0-1 */
-    double sm_occupancy;     /* ratio 0-1 */
-    double tensor_active;    /* ratio 0-1 */
-    double dram_active;      /* ratio 0-1 */
-    double pcie_tx, pcie_rx;     /* bytes/s */
-    double nvlink_tx, nvlink_rx; /* bytes/s */
-} pfi_gpu_sample;
-
-typedef struct pfi_gpu_limits {
-    double min_mw, max_mw; /* power limit constraints, mW */
-    double default_mw;     /* default limit, mW */
-    double enforced_mw;    /* currently enforced limit, mW */
-    double current_mw;     /* limit set through power management (may differ from
-                              enforced when another limiter is lower), mW */
-} pfi_gpu_limits;
-
-typedef struct pfi_gpu_info {
-    char name[96]; /* e.g. "NVIDIA H200" */
-    char uuid[96];
-} pfi_gpu_info;
+#include "pfi/gpu_sample.h"
 
 typedef struct pfi_backend pfi_backend;
 
@@ -116,11 +61,5 @@ int pfi_backend_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out);
 int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double mw);
 /* PFI_ENOTSUP when the backend does not model throughput. */
 int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s);
-
-/* True when field f's bit is set in s->valid. */
-static inline int pfi_gpu_sample_has(const pfi_gpu_sample *s, pfi_gpu_field f)
-{
-    return (s->valid >> (unsigned)f) & 1u;
-}
 
 #endif

@@ -1,19 +1,18 @@
-/* telemetry.csv (DESIGN.md, "Data"): one row per sweep group, DCGM field
- * values measured on the group's uncapped run. DCGM_FI_PROF_* are ratios 0-1,
- * DCGM_FI_DEV_*_UTIL are percent, power W, clocks MHz, FB used MiB, temperature
- * C, NVLink/PCIe bytes/s. A missing (empty) value is NaN in `v` and its bit is
- * clear in `valid`; callers check `valid` before using a field.
+/* Telemetry rows: one per sweep group, DCGM field values measured on the
+ * group's uncapped run (telemetry.csv, DESIGN.md "Data"). DCGM_FI_PROF_* are
+ * ratios 0-1, DCGM_FI_DEV_*_UTIL are percent, power W, clocks MHz, FB used
+ * MiB, temperature C, NVLink/PCIe bytes/s. A missing (empty) value is NaN in
+ * `v` and its bit is clear in `valid`; callers check `valid` before using a
+ * field. Plain data of core: io reads and writes it (telemetry_csv.h).
  *
- * Ownership: the table owns its rows and strings until pfi_telemetry_destroy
+ * Ownership: a table owns its rows and strings until pfi_telemetry_destroy
  * (NULL-safe).
  */
-#ifndef PFI_TELEMETRY_CSV_H
-#define PFI_TELEMETRY_CSV_H
+#ifndef PFI_TELEMETRY_H
+#define PFI_TELEMETRY_H
 
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-
-#include "pfi/error.h"
 
 typedef enum {
     PFI_TM_SM_ACTIVE,         /* DCGM_FI_PROF_SM_ACTIVE, ratio */
@@ -48,13 +47,8 @@ typedef struct pfi_telemetry {
     size_t n;
 } pfi_telemetry;
 
-/* Reads telemetry.csv: `group` and every DCGM column must be present as
- * columns; a value may be empty (not valid) but never text, NaN, inf or
- * negative. A group listed twice is an error. */
-int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err);
 void pfi_telemetry_destroy(pfi_telemetry *t);
+/* The row of a group, or NULL. */
 const pfi_tm_row *pfi_telemetry_find(const pfi_telemetry *t, const char *group);
-/* Writes the table as telemetry.csv text. */
-int pfi_telemetry_write(FILE *f, const pfi_telemetry *t);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "pfi/error.h"
 #include "pfi/gpumodel_fit.h"
-#include "pfi/telemetry_csv.h"
+#include "pfi/telemetry.h"
 
 /* Averages samples[0..n) into out (out->group and out->line untouched).
  * top_frac in (0, 1]: 1 averages every sample; below 1, the ceil(top_frac *

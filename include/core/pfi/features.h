@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "pfi/error.h"
-#include "pfi/telemetry_csv.h"
+#include "pfi/telemetry.h"
 
 typedef enum {
     /* The 13 DCGM metrics of Table 3's "all DCGM metrics" (p = 13). The memory

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "pfi/backend.h"
+#include "pfi/gpu_sample.h"
 #include "pfi/error.h"
 
 #define PFI_STORE_SCHEMA_VERSION 1
