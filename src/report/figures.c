@@ -26,7 +26,7 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      "One panel per feature of the uncapped run, with the OLS line and Spearman rho; "
      "* q < 0.05, ** q < 0.01 (Benjamini-Hochberg over the features). Held-out groups are "
      "not shown.",
-     1400, 1250},
+     1400, 1700},
     {PFI_PLOT_CLOCKS, "fig6_clocks", "Fig. 6: SM and memory clock against the power cap",
      "Lines: the GPU model (H200) for the four probe loads. Markers: the real H200 probe, "
      "measured at its 700 W default limit (the probe changed no cap). A cap lowers the SM "
@@ -113,12 +113,12 @@ static void draw_curves(void *ctx)
         }
     }
     pladv(0);
-    rp_panel(0.06, 0.40, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0,
-             "GPU power per GPU (W)", "Throughput per GPU (tokens/s)", "(a) raw");
+    rp_panel(0.09, 0.40, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0,
+             "Power per GPU (W)", "Throughput per GPU (tokens/s)", "(a) raw");
     double x[64], y[64];
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-            rp_panel(0.49, 0.83, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0,
+            rp_panel(0.50, 0.83, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0,
                      "Power / uncapped power (fraction)", "Throughput / uncapped (fraction)",
                      "(b) normalised");
             diagonal(0, 1.05);
@@ -191,10 +191,17 @@ static void draw_pfi(void *ctx)
         }
     }
     /* (b) by regime: jittered points, median bar */
-    rp_panel(0.40, 0.62, 0.14, 0.90, 0.4, 3.6, lo, hi, 0, 0, NULL, "PFI (ratio)", "(b) by regime");
+    /* categories: no numeric x ticks, the regime names instead */
+    plvpor(0.40, 0.62, 0.14, 0.90);
+    plwind(0.4, 3.6, lo, hi);
+    plcol0(RP_BLACK);
+    plbox("bc", 0, 0, "bcnstv", 0, 0);
+    plmtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
+    plmtex("t", 1.0, 0.5, 0.5, "(b) by regime");
     static const char *const rname[3] = {"dense", "MoE PT", "MoE FT"};
-    for (int r = 0; r < 3; r++) plmtex("b", 1.5, (r + 0.6) / 3.2, 0.5, rname[r]);
-    plmtex("b", 2.9, 0.5, 0.5, "Regime");
+    plschr(0, 0.6);
+    for (int r = 0; r < 3; r++) plmtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
+    plschr(0, 0.78);
     for (size_t i = 0; i < n; i++) {
         const rd_group *g = &d->grp[i];
         if (!g->idx.has_pfi) continue;
@@ -212,12 +219,14 @@ static void draw_pfi(void *ctx)
         }
     }
     /* (c) by cluster size */
-    rp_panel(0.70, 0.86, 0.14, 0.90, log10(4), log10(64), lo, hi, 1, 0, "GPUs in the job",
+    double gmax = 8;
+    for (size_t i = 0; i < n; i++) gmax = fmax(gmax, d->grp[i].g->meta.gpus);
+    rp_panel(0.70, 0.86, 0.14, 0.90, 0, gmax * 1.12, lo, hi, 0, 0, "GPUs in the job",
              "PFI (ratio)", "(c) by cluster size");
     for (size_t i = 0; i < n; i++) {
         const rd_group *g = &d->grp[i];
         if (!g->idx.has_pfi) continue;
-        double x = log10((double)g->g->meta.gpus) + 0.03 * (((double)(i % 5) / 4.0) - 0.5),
+        double x = (double)g->g->meta.gpus + 0.02 * gmax * (((double)(i % 5) / 4.0) - 0.5),
                y = g->idx.pfi;
         rp_points(g->cluster, 1, &x, &y);
     }
@@ -231,12 +240,12 @@ static void draw_pfi(void *ctx)
 static void draw_features(void *ctx)
 {
     const rd_data *d = ctx;
-    const int cols = 5, rows = (PFI_FEAT_N_TELEMETRY + cols - 1) / cols;
+    const int cols = 4, rows = (PFI_FEAT_N_TELEMETRY + cols - 1) / cols;
     double *x = malloc((d->nobs ? d->nobs : 1) * sizeof *x), *y = malloc((d->nobs ? d->nobs : 1) * sizeof *y);
     int *cl = malloc((d->nobs ? d->nobs : 1) * sizeof *cl);
     if (!x || !y || !cl) goto out;
     pladv(0);
-    plschr(0, 0.62);
+    plschr(0, 0.6);
     for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++) {
         size_t m = 0;
         for (size_t i = 0; i < d->nobs; i++) {
@@ -247,7 +256,7 @@ static void draw_features(void *ctx)
             cl[m++] = o->cluster;
         }
         int r = f / cols, c = f % cols;
-        double x0 = 0.05 + c * (0.93 / cols), y1 = 0.97 - r * (0.94 / rows);
+        double x0 = 0.04 + c * (0.95 / cols), y1 = 0.98 - r * (0.96 / rows);
         double xlo, xhi, ylo, yhi;
         rp_range(m, x, 0.08, &xlo, &xhi);
         rp_range(m, y, 0.1, &ylo, &yhi);
@@ -258,8 +267,14 @@ static void draw_features(void *ctx)
                      co->q < 0.01 ? " **" : co->q < 0.05 ? " *" : "");
         else
             snprintf(title, sizeof title, "ρ undefined");
-        rp_panel(x0 + 0.035, x0 + 0.93 / cols - 0.012, y1 - 0.94 / rows + 0.065, y1 - 0.03, xlo, xhi,
-                 ylo, yhi, 0, 0, pfi_feature_label(f), c == 0 ? "PFI" : NULL, title);
+        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.045, y1 - 0.02, xlo, xhi,
+                 ylo, yhi, 0, 0, NULL, c == 0 ? "PFI (ratio)" : NULL, title);
+        /* long labels in a smaller font, so neighbours' labels do not meet */
+        const char *lab = pfi_feature_label(f);
+        size_t ll = strlen(lab);
+        plschr(0, ll > 30 ? 0.6 * 30.0 / (double)ll : 0.6);
+        plmtex("b", 3.0, 0.5, 0.5, lab);
+        plschr(0, 0.6);
         for (size_t i = 0; i < m; i++) rp_points(cl[i], 1, &x[i], &y[i]);
         /* OLS line of PFI on the feature */
         if (m >= 3) {
@@ -280,8 +295,8 @@ static void draw_features(void *ctx)
     }
     /* the legend in the empty cell after the last panel */
     int f = PFI_FEAT_N_TELEMETRY, r = f / cols, c = f % cols;
-    double x0 = 0.05 + c * (0.93 / cols), y1 = 0.97 - r * (0.94 / rows);
-    plvpor(x0 + 0.02, x0 + 0.03, y1 - 0.94 / rows + 0.065, y1 - 0.03);
+    double x0 = 0.04 + c * (0.95 / cols), y1 = 0.98 - r * (0.96 / rows);
+    plvpor(x0 + 0.02, x0 + 0.03, y1 - 0.96 / rows + 0.045, y1 - 0.02);
     plwind(0, 1, 0, 1);
     plschr(0, 1.0);
     int present[4];
@@ -530,15 +545,20 @@ static void draw_groups(void *ctx)
         double x0 = 0.04 + c * (0.95 / cols), y1 = 0.975 - rw * (0.955 / rows);
         char t[200];
         /* the name without the platform prefix keeps the title inside its panel */
-        snprintf(t, sizeof t, "%.46s", g->name);
+        const char *paren = strchr(g->name, '(');
+        if (paren) snprintf(t, sizeof t, "%.*s, %d GPUs", (int)strcspn(paren + 1, ")"), paren + 1, g->meta.gpus);
+        else snprintf(t, sizeof t, "%s", g->name);
         char sub[64];
         if (r->idx.has_pfi) snprintf(sub, sizeof sub, "PFI %.2f%s", r->idx.pfi, r->held ? " (held out)" : "");
         else snprintf(sub, sizeof sub, "PFI undefined");
         rp_panel(x0 + 0.02, x0 + 0.95 / cols - 0.012, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
                  1.05, 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
                  c == 0 ? "T / uncapped T" : NULL, NULL);
-        plmtex("t", 2.6, 0.5, 0.5, t);
-        plmtex("t", 1.0, 0.5, 0.5, sub);
+        size_t tl = strlen(t);
+        plschr(0, tl > 26 ? 0.55 * 26.0 / (double)tl : 0.55);
+        plmtex("t", 2.4, 0.5, 0.5, t);
+        plschr(0, 0.55);
+        plmtex("t", 0.8, 0.5, 0.5, sub);
         diagonal(0, 1.05);
         for (size_t k = 0; k < m; k++) {
             x[k] = g->runs[k].power_w / u->power_w;

@@ -72,6 +72,7 @@ int rp_render(const char *path, int w, int h, rp_draw_fn draw, void *ctx, pfi_er
     plspage(0, 0, w, h, 0, 0);
     palette();
     plinit();
+    plschr(0, 0.78);
     draw(ctx);
     plend1();
     FILE *chk = fopen(tmp, "rb");
@@ -110,20 +111,34 @@ const char *rp_policy_label(int p)
     }
 }
 
+/* A 1, 2 or 5 times 10^k step giving at most `most` intervals over the
+ * range, so tick labels never run into each other in small panels. */
+static double nice_step(double range, int most)
+{
+    double raw = range / most, p = pow(10, floor(log10(raw)));
+    return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+}
+
 void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
               double wy1, int logx, int logy, const char *xlabel, const char *ylabel,
               const char *title)
 {
     plvpor(x0, x1, y0, y1);
     plwind(wx0, wx1, wy0, wy1);
+    /* about one tick label per 90 points of axis */
+    PLFLT mx0, mx1, my0, my1;
+    plgspa(&mx0, &mx1, &my0, &my1);
+    int nx = (int)((x1 - x0) * (mx1 - mx0) / 18.0), ny = (int)((y1 - y0) * (my1 - my0) / 12.0);
+    double xt = logx ? 0 : nice_step(wx1 - wx0, nx < 2 ? 2 : nx > 10 ? 10 : nx);
+    double yt = logy ? 0 : nice_step(wy1 - wy0, ny < 2 ? 2 : ny > 10 ? 10 : ny);
     plcol0(RP_LIGHT);
     plwidth(0.5);
-    plbox(logx ? "gl" : "g", 0, 0, logy ? "gl" : "g", 0, 0);
+    plbox(logx ? "gl" : "g", xt, 0, logy ? "gl" : "g", yt, 0);
     plwidth(1);
     plcol0(RP_BLACK);
-    plbox(logx ? "bcnstl" : "bcnst", 0, 0, logy ? "bcnstvl" : "bcnstv", 0, 0);
-    if (xlabel) plmtex("b", 2.8, 0.5, 0.5, xlabel);
-    if (ylabel) plmtex("l", 3.6, 0.5, 0.5, ylabel);
+    plbox(logx ? "bcnstl" : "bcnst", xt, 0, logy ? "bcnstvl" : "bcnstv", yt, 0);
+    if (xlabel) plmtex("b", 3.0, 0.5, 0.5, xlabel);
+    if (ylabel) plmtex("l", 5.0, 0.5, 0.5, ylabel);
     if (title) plmtex("t", 1.0, 0.5, 0.5, title);
 }
 
@@ -131,7 +146,11 @@ void rp_points(int cluster, size_t n, const double *x, const double *y)
 {
     if (!n) return;
     rp_cluster_colour(cluster);
+    PLFLT def, cur;
+    plgchr(&def, &cur);
+    plschr(0, 0.6 * cur / def); /* markers smaller than text */
     plstring((PLINT)n, x, y, cluster_glyph[cluster & 3]);
+    plschr(0, cur / def);
 }
 
 void rp_line(size_t n, const double *x, const double *y, int style, double width)
@@ -156,14 +175,14 @@ void rp_legend(size_t n, const int *colours, const char *const *glyphs, const ch
         lc[i] = sc[i] = colours[i];
         ls[i] = 1;
         lw[i] = 2.5;
-        ss[i] = 1.0;
+        ss[i] = 0.6;
         sn[i] = 1;
         sym[i] = glyphs && glyphs[i] ? glyphs[i] : "";
     }
     PLFLT w, h;
     pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-             PL_POSITION_OUTSIDE | PL_POSITION_RIGHT | PL_POSITION_TOP, 0.02, 0.0, 0.06, 0,
-             RP_LIGHT, 1, (PLINT)n, 1, (PLINT)n, opt, 0.8, 0.85, 1.6, 0.0, tc, texts, NULL, NULL,
+             PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.02, 0.0, 0.06, 0,
+             RP_LIGHT, 1, (PLINT)n, 1, (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, texts, NULL, NULL,
              NULL, NULL, lc, ls, lw, sc, ss, sn, sym);
 }
 
