@@ -532,7 +532,7 @@ static void draw_definitions(void *ctx)
 static void draw_groups(void *ctx)
 {
     const rd_data *d = ctx;
-    size_t n = d->ng + d->nh, cols = n > 20 ? 6 : n > 9 ? 5 : 3, rows = (n + cols - 1) / cols;
+    size_t n = d->ng + d->nh, cols = n > 20 ? 5 : n > 9 ? 4 : 3, rows = (n + cols - 1) / cols;
     if (!rows) return;
     double x[64], y[64];
     pladv(0);
@@ -551,11 +551,11 @@ static void draw_groups(void *ctx)
         char sub[64];
         if (r->idx.has_pfi) snprintf(sub, sizeof sub, "PFI %.2f%s", r->idx.pfi, r->held ? " (held out)" : "");
         else snprintf(sub, sizeof sub, "PFI undefined");
-        rp_panel(x0 + 0.02, x0 + 0.95 / cols - 0.012, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
+        rp_panel(x0 + 0.025, x0 + 0.95 / cols - 0.025, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
                  1.05, 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
                  c == 0 ? "T / uncapped T" : NULL, NULL);
         size_t tl = strlen(t);
-        plschr(0, tl > 26 ? 0.55 * 26.0 / (double)tl : 0.55);
+        plschr(0, tl > 22 ? 0.5 * 22.0 / (double)tl : 0.5);
         plmtex("t", 2.4, 0.5, 0.5, t);
         plschr(0, 0.55);
         plmtex("t", 0.8, 0.5, 0.5, sub);

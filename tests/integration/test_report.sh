@@ -6,6 +6,8 @@
 set -euo pipefail
 : "${PFI_BIN:?PFI_BIN not set (run through ctest)}"
 cd "$PFI_SOURCE_DIR"
+# the cairo drivers' font caches live until exit (ASan build)
+export LSAN_OPTIONS="suppressions=$PFI_SOURCE_DIR/tests/integration/lsan-plplot.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 D=data/paper-h200
 WORK=$(mktemp -d /tmp/pfi-report-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
