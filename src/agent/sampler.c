@@ -62,7 +62,7 @@ void agent_tick(agent *a)
         }
     }
     for (unsigned g = 0; g < n; g++) by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
-    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a->jobs[i], t, by_gpu);
+    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a, a->jobs[i], t, by_gpu);
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
