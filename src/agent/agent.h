@@ -44,6 +44,8 @@ typedef struct agent_gpu {
     pfi_gpu_info info;
     pfi_gpu_sample last; /* (mu) */
     double last_t;       /* (mu) Unix s of `last`, 0 before the first sample */
+    double sample_age_s; /* (mu) how old `last`'s data were when read (dcgm: the
+                            exporter's page), NaN when the backend reads live */
     int sample_ok;       /* (mu) the last read succeeded */
     pfi_gpu_limits limits; /* (mu) */
     int have_limits;       /* (mu) */

@@ -243,6 +243,11 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "uuid", json_string(x->info.uuid));
     pfi_json_set(o, "up", json_boolean(x->sample_ok));
     pfi_json_set(o, "sampled_at", x->last_t > 0 ? pfi_json_num(x->last_t) : json_null());
+    /* How old the data were when sampled (dcgm: the exporter's page), null
+     * for a backend that reads the device live. */
+    pfi_json_set(o, "sample_age_s",
+                 x->last_t > 0 && isfinite(x->sample_age_s) ? pfi_json_num(x->sample_age_s)
+                                                             : json_null());
     json_t *s = json_object();
     /* Every GPU field under its table name, in the Prometheus family's unit
      * (null when not read). */

@@ -20,7 +20,9 @@ void agent_tick(agent *a)
     pfi_gpu_limits *lim = calloc(n ? n : 1, sizeof *lim);
     int *ok = calloc(n ? n : 1, sizeof *ok), *lok = calloc(n ? n : 1, sizeof *lok);
     const pfi_gpu_sample **by_gpu = calloc(n ? n : 1, sizeof *by_gpu);
-    if (!s || !lim || !ok || !lok || !by_gpu) {
+    double *age = calloc(n ? n : 1, sizeof *age);
+    if (!s || !lim || !ok || !lok || !by_gpu || !age) {
+        free(age);
         free(by_gpu);
         free(s);
         free(lim);
@@ -38,6 +40,7 @@ void agent_tick(agent *a)
             errors++;
         }
         lok[g] = pfi_backend_limits(a->be, g, &lim[g]) == PFI_OK;
+        if (!ok[g] || pfi_backend_sample_age(a->be, g, &age[g]) != PFI_OK) age[g] = NAN;
     }
     pfi_error err;
     int store_ok = pfi_store_add_samples(a->store, t, s, n, &err) == PFI_OK;
@@ -55,6 +58,7 @@ void agent_tick(agent *a)
         if (ok[g]) {
             x->last = s[g];
             x->last_t = t;
+            x->sample_age_s = age[g];
         }
         if (lok[g]) {
             x->limits = lim[g];
@@ -74,6 +78,7 @@ void agent_tick(agent *a)
     free(ok);
     free(lok);
     free(by_gpu);
+    free(age);
 }
 
 static struct timespec mono_ts(double sec)
