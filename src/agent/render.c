@@ -156,6 +156,10 @@ static void emit_jobs(agent *a, FILE *f)
                "Live PFI estimate from the --model predictor (absent without a model or "
                "before training).",
                agg[i].has_pfi ? agg[i].pfi : NAN);
+    JOB_SERIES("pfi_job_pfi_estimate_timestamp_seconds", PFI_PROM_GAUGE,
+               "When the newest uncapped sample behind the PFI estimate was taken (Unix "
+               "time; it stops moving while the job is capped).",
+               agg[i].has_pfi ? agg[i].basis_t : NAN);
 #undef JOB_SERIES
     pfi_prom_family(f, "pfi_job_telemetry", PFI_PROM_GAUGE,
                     "Top-10% mean over the training phase of a DCGM field (telemetry.csv "

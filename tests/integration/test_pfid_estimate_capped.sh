@@ -55,6 +55,16 @@ for k in ("compute", "memory"):
     print("ok: %s: estimate %.3f kept under the 300 W cap (basis %s, %.1f s old)"
           % (k, c[k]["pfi_estimate"], c[k]["estimate_basis"], age))
 PY
+# /metrics says the same: the estimate and when its newest sample was taken.
+AT=$(python3 -c "import json,sys; print(next(j['estimate_at'] for j in json.loads(sys.argv[1])['jobs'] if j['id']=='compute'))" "$CAPPED")
+req GET /metrics "" no; expect 200 "GET /metrics"
+python3 - "$BODY" "$AT" <<'PY' || fail "estimate timestamp metric"
+import sys
+line = next(l for l in sys.argv[1].splitlines()
+            if l.startswith('pfi_job_pfi_estimate_timestamp_seconds{job_id="compute"}'))
+assert abs(float(line.split()[-1]) - float(sys.argv[2])) < 1e-3, (line, sys.argv[2])
+PY
+ok "pfi_job_pfi_estimate_timestamp_seconds is the estimate's"
 for g in 0 1; do
     req DELETE /v1/gpus/$g/limit; expect 200 "lift the cap on GPU $g"
 done
