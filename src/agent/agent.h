@@ -62,7 +62,7 @@ typedef struct agent_gpu {
  * (every tick). */
 enum { JF_TOTAL_POWER = PFI_TM_NFIELDS, JF_COUNT };
 
-/* curve.c: the steady-state points of a job's curve as the agent sees it
+/* job_curve.c: the steady-state points of a job's curve as the agent sees it
  * (GET /v1/jobs/ID/curve, the store's job_points). A point per per-GPU
  * limit (whole W) the job has trained at for CURVE_HOLD_TICKS ticks; each
  * throughput report then made is a sample of it, paired with the job's total
@@ -198,7 +198,7 @@ int agent_caps_recover(agent *a, pfi_error *err);
 /* At shutdown: restore every cap. */
 void agent_caps_restore_all(agent *a);
 
-/* curve.c (caller holds mu unless noted) */
+/* job_curve.c (caller holds mu unless noted) */
 /* Loads the job's stored points (before the job is listed; no lock). */
 int agent_curve_load(agent *a, agent_job *j, pfi_error *err);
 /* After a tick's phase update: the job's level and how long it held. */

@@ -101,7 +101,7 @@ void agent_curve_tick(agent *a, agent_job *j, const pfi_gpu_sample *const *by_gp
     agent_curve *c = &j->curve;
     double level = tick_level(a, j, by_gpu);
     if (j->phase != PFI_PHASE_TRAINING || !isfinite(level)) {
-        c->level_w = level;
+        c->level_w = NAN;
         c->held = 0;
         return;
     }
