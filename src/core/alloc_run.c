@@ -69,8 +69,8 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
      * floors check, scaled for the rounding of a sum over n jobs) */
     if (!(r.total_power_w <= budget_w * (1 + 1e-12 * (double)(n + 1)) + 1e-9))
         return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
-                             "%s allocation draws %.6g W, over the budget %.6g W",
-                             pfi_alloc_policy_name(policy), r.total_power_w, budget_w);
+                             "budget %.1f W is infeasible: the %s allocation draws %.1f W",
+                             budget_w, pfi_alloc_policy_name(policy), r.total_power_w);
     if (res) *res = r;
     return PFI_OK;
 }
