@@ -2,6 +2,8 @@
  * line it must name. */
 #include "test_util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pfi/sweeps_csv.h"
@@ -149,12 +151,46 @@ static void bad_inputs(void **state)
     }
 }
 
+/* Many groups, rows interleaved (no group's rows together): every run lands
+ * in its own group and every name is found, with groups in first-seen order
+ * (the name index of curve.c; the "last group" shortcut never applies). */
+static void many_interleaved_groups(void **state)
+{
+    enum { G = 3000 };
+    size_t cap = 64 + (size_t)G * 2 * 48, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t + len, cap - len, HDR);
+    for (int k = 0; k < 2; k++)
+        for (int g = 0; g < G; g++)
+            len += (size_t)snprintf(t + len, cap - len, "grp%d,H200,m,dense,pt,8,,%d,%d,%d\n", g,
+                                    k ? 700 : 300, k ? 5600 : 2400 + g, k ? 10000 : 7000 + g);
+    pfi_sweeps *s;
+    pfi_error err;
+    assert_int_equal(parse(t, len, &s, &err), PFI_OK);
+    free(t);
+    assert_int_equal(pfi_sweeps_count(s), G);
+    char name[32];
+    for (int g = 0; g < G; g++) {
+        snprintf(name, sizeof name, "grp%d", g);
+        const pfi_group *x = pfi_sweeps_find(s, name);
+        assert_non_null(x);
+        assert_ptr_equal(x, pfi_sweeps_group(s, (size_t)g));
+        assert_int_equal(x->n_runs, 2);
+        assert_near(x->runs[0].power_w, 2400 + g, 0);
+    }
+    assert_null(pfi_sweeps_find(s, "grp"));
+    assert_null(pfi_sweeps_find(s, "grp3000"));
+    pfi_sweeps_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good_file),
         cmocka_unit_test(write_read_roundtrip),
         cmocka_unit_test(bad_inputs),
+        cmocka_unit_test(many_interleaved_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
