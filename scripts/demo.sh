@@ -24,4 +24,4 @@ run allocate --policy pfi --reduction 0.3 $D/sweeps.csv
 run allocate --policy oracle --reduction 0.3 $D/sweeps.csv | grep -E "^(total|policy)"
 echo
 echo "== 6. The paper's Sec. 6 experiment, production mix (100 workloads)"
-run simulate --mix production --workloads 100 --reductions 10,30 $D/sweeps.csv $D/telemetry.csv
+run simulate --mix production --workloads 100 --reductions 10%,30% $D/sweeps.csv $D/telemetry.csv

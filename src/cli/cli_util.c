@@ -52,6 +52,42 @@ int pfi_cli_parse_doubles(const char *s, double **out, size_t *n)
     return 0;
 }
 
+int pfi_cli_parse_reductions(const char *s, double **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 1;
+    for (const char *p = s; *p; p++)
+        if (*p == ',') cap++;
+    double *v = malloc(cap * sizeof *v);
+    if (!v) return -1;
+    const char *p = s;
+    for (size_t i = 0; i < cap; i++) {
+        const char *d = p + (*p == '+' || *p == '-');
+        if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) { /* no hex floats */
+            free(v);
+            return -1;
+        }
+        char *end;
+        errno = 0;
+        v[i] = strtod(p, &end);
+        int pct = end != p && *end == '%';
+        if (pct) {
+            v[i] /= 100;
+            end++;
+        }
+        if (end == p || errno || !isfinite(v[i]) || (*end != ',' && *end != '\0') ||
+            !(v[i] >= 0 && v[i] < 1)) {
+            free(v);
+            return -1;
+        }
+        p = end + (*end == ',');
+    }
+    *out = v;
+    *n = cap;
+    return 0;
+}
+
 int pfi_cli_parse_double(const char *s, double *out)
 {
     double *v;

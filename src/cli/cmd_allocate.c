@@ -38,6 +38,7 @@ static const char *help =
     "Options:\n"
     "  --policy P        one of the policies above (required)\n"
     "  --reduction R     shed the fraction R in [0, 1) of the jobs' uncapped power\n"
+    "                    (0.3), or a percent with its sign (30%)\n"
     "  --budget-w W      or fit under W watts (W >= 0)\n"
     "  --telemetry T     telemetry.csv of the groups (DRAM copy product, --model)\n"
     "  --model M         a PFI model from 'pfi fit --out' (needs --telemetry): the\n"
@@ -138,11 +139,19 @@ int pfi_cmd_allocate(int argc, char **argv)
         case 'p': policy_s = optarg; break;
         case 'A': rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE; break;
         case 'r':
-            if (pfi_cli_parse_double(optarg, &reduction) || !(reduction >= 0 && reduction < 1))
+        {
+            double *v = NULL;
+            size_t nv = 0;
+            int bad = pfi_cli_parse_reductions(optarg, &v, &nv) || nv != 1;
+            if (!bad) reduction = v[0];
+            free(v);
+            if (bad)
                 return pfi_cli_usage_error("allocate",
-                                           "--reduction must be a fraction in [0, 1), got '%s'",
+                                           "--reduction must be a fraction in [0, 1) (0.3) or a "
+                                           "percent (30%%), got '%s'",
                                            optarg);
             break;
+        }
         case 'b':
             if (pfi_cli_parse_double(optarg, &budget) || !(budget >= 0))
                 return pfi_cli_usage_error("allocate", "--budget-w must be >= 0 W, got '%s'",
