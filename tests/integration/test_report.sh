@@ -23,7 +23,7 @@ ls -a "$WORK" | grep -q '\.rep\.tmp' && { echo "FAIL: temporary folder left behi
 "$PFI_BIN" index --json $D/sweeps.csv >"$WORK/index.json"
 "$PFI_BIN" stats --json $D/sweeps.csv >"$WORK/stats.json"
 "$PFI_BIN" fit --json --holdout $D/heldout-sweeps.csv $D/sweeps.csv $D/telemetry.csv >"$WORK/fit.json"
-"$PFI_BIN" simulate --json --workloads 100 --reductions 0,30 --mix production $D/sweeps.csv $D/telemetry.csv >"$WORK/sim.json"
+"$PFI_BIN" simulate --json --workloads 100 --reductions 0%,30% --mix production $D/sweeps.csv $D/telemetry.csv >"$WORK/sim.json"
 
 python3 - "$WORK" <<'PY'
 import json, os, re, struct, sys

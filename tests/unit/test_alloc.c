@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pfi/alloc.h"
+#include "pfi/learn.h"
 
 /* Two jobs used by the hand-computed cases.
  *   A: P = {150, 300} W, T = {60, 100} tok/s, caps {100, 200} W: Pmax 300, Tmax 100, floor 150
@@ -150,6 +151,68 @@ static void test_sla_floor(void **state)
         assert_int_equal(pfi_alloc_run(p, (pfi_alloc_policy)pol, 310, o, NULL, &err),
                          PFI_EINFEASIBLE);
     assert_non_null(strstr(err.msg, "infeasible"));
+    pfi_alloc_problem_destroy(p);
+}
+
+/* A budget just below the sum of floors is infeasible for every policy,
+ * learn included (a mutation run once let floors 1% above the budget through
+ * with an allocation over budget and exit 0); a budget exactly at the floors
+ * is feasible and puts every job at its floor, never over budget. Counts and
+ * an SLA floor make the sum a non-trivial one: 3 x 150 + 166.67 = 616.67 W. */
+static int flat_observe(void *ctx, size_t job, double power_w, double *tput)
+{
+    (void)ctx;
+    (void)job;
+    *tput = power_w; /* any increasing curve: only the budget check is tested */
+    return 0;
+}
+
+static void test_budget_below_floors(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[2];
+    two_jobs(j);
+    j[0].count = 3;
+    j[1].sla_frac = 0.75;
+    pfi_alloc_problem *p = make(j, 2);
+    double fl_a, fl_b;
+    pfi_alloc_problem_job_range(p, 0, NULL, NULL, &fl_a);
+    pfi_alloc_problem_job_range(p, 1, NULL, NULL, &fl_b);
+    double F = 3 * 150 + (100 + 40 / 0.6);
+    assert_near(pfi_alloc_problem_floor_total(p), F, 1e-9);
+    const double below[] = {F * 0.99, F * (1 - 1e-6), F - 1e-3, 0};
+    pfi_learn_job lj[2] = {{.pmax_w = 300, .tmax = 100, .floor_w = fl_a, .pfi_hat = 1.5, .count = 3},
+                           {.pmax_w = 200, .tmax = 80, .floor_w = fl_b, .pfi_hat = 0.5}};
+    pfi_learn_opts lo = pfi_learn_defaults();
+    for (size_t k = 0; k < sizeof below / sizeof below[0]; k++) {
+        for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+            pfi_alloc_out o[2];
+            pfi_alloc_result r = {.total_power_w = -1};
+            pfi_error err;
+            pfi_error_clear(&err);
+            int rc = pfi_alloc_run(p, (pfi_alloc_policy)pol, below[k], o, &r, &err);
+            if (rc != PFI_EINFEASIBLE)
+                fail_msg("%s at %.6f W (floors %.6f W): status %d, total %.6f W",
+                         pfi_alloc_policy_name((pfi_alloc_policy)pol), below[k], F, rc,
+                         r.total_power_w);
+            assert_non_null(strstr(err.msg, "infeasible"));
+            assert_true(r.total_power_w == -1); /* no result handed out */
+        }
+        pfi_error err;
+        double pw[2];
+        assert_int_equal(pfi_learn_run(lj, 2, below[k], &lo, flat_observe, NULL, pw, NULL, &err),
+                         PFI_EINFEASIBLE);
+    }
+    for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+        pfi_alloc_out o[2];
+        pfi_alloc_result r;
+        pfi_error err;
+        int rc = pfi_alloc_run(p, (pfi_alloc_policy)pol, F, o, &r, &err);
+        if (rc) fail_msg("%s at the floors: %s", pfi_alloc_policy_name((pfi_alloc_policy)pol), err.msg);
+        assert_true(r.total_power_w <= F * (1 + 1e-12));
+        assert_near(o[0].power_w, 150, 1e-9);
+        assert_near(o[1].power_w, fl_b, 1e-9);
+    }
     pfi_alloc_problem_destroy(p);
 }
 
@@ -774,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_reset_sizes),
         cmocka_unit_test(test_huge_weights),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_budget_below_floors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
