@@ -6,7 +6,8 @@
  * correlation of telemetry with PFI, and the time the cell's simulation
  * took. `bench_families --table` prints the README's markdown table
  * instead (learn's share, with noise in parentheses, and the best other
- * policy's); `--workloads N` shrinks the run. */
+ * policy's); `--workloads N` shrinks the run, `--event-s S` sets the event's length
+ * (a long one shows the kept allocation alone). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +24,13 @@ int main(int argc, char **argv)
 {
     int table = 0;
     size_t workloads = 500;
+    double event_s = 3600;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--table") == 0) table = 1;
         else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc) workloads = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--event-s") == 0 && a + 1 < argc) event_s = strtod(argv[++a], NULL);
         else {
-            fprintf(stderr, "usage: bench_families [--table] [--workloads N]\n");
+            fprintf(stderr, "usage: bench_families [--table] [--workloads N] [--event-s S]\n");
             return 2;
         }
     }
@@ -50,6 +53,7 @@ int main(int argc, char **argv)
             o.n_reductions = NR;
             o.threads = 2;
             o.noise_rel = noisy ? 0.01 : 0;
+            o.learn.event_s = event_s;
             pfi_sim_result r;
             pfi_error err;
             double t0 = bench_now();

@@ -36,9 +36,10 @@ typedef struct pfi_learn_opts {
     size_t rounds;  /* K measured rounds, 1..64 (default 8) */
     double round_s; /* seconds a round lasts, > 0 (default 30) */
     double event_s; /* seconds the curtailment lasts, >= rounds * round_s (default 3600) */
+    double noise_rel; /* the readings' relative SD, known to the estimator, [0, 1) (default 0) */
 } pfi_learn_opts;
 
-/* rounds 8, round_s 30, event_s 3600. */
+/* rounds 8, round_s 30, event_s 3600, noise_rel 0. */
 pfi_learn_opts pfi_learn_defaults(void);
 
 typedef struct pfi_learn_job {

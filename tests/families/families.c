@@ -73,7 +73,7 @@ static void draw_params(fam_kind k, gsl_rng *r, double umax, double *par)
     case FAM_NOISY:
         par[1] = U(1.1, 2.0);
         par[0] = U(0.3, 0.6) / pow(umax, par[1]);
-        par[4] = U(0.02, 0.04); /* the sweep's noise */
+        par[4] = U(0.005, 0.015); /* the sweep's noise */
         break;
     default: break;
     }

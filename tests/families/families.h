@@ -29,7 +29,7 @@ typedef enum {
     FAM_DEAD_ZONE, /* below a clock floor the GPU duty-cycles: throughput collapses */
     FAM_LINEAR,    /* loss proportional to the cut, PFI about 1 */
     FAM_H100,      /* the embedded dataset's 6 H100 groups */
-    FAM_NOISY,     /* a power law measured with 2-4% noise per point: not monotone */
+    FAM_NOISY,     /* a power law measured with 0.5-1.5% noise per point: not monotone */
     FAM_MIX,       /* all of the above together */
     FAM_COUNT
 } fam_kind;
