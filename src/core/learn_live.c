@@ -29,6 +29,11 @@
  * grid intervals from the floor to Pmax; PRIOR_SHARE: the share of the
  * prior's loss per cut assumed below the lowest reading at least. */
 enum { MAXB = 24, NGRID = 12, MAXPTS = MAXB + NGRID + 4 };
+/* max/min without the libm call (a profile of the simulation spent 8% in
+ * fmax/fmin); NaN gives the bound */
+static inline double at_least(double v, double lo) { return v > lo ? v : lo; }
+static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
+
 #define PRIOR_SHARE 1.0
 #define OPTIMISM 1.0 /* exploring rounds: how far towards the optimistic bound (see estimate) */
 #define EXACT_W 1e24 /* weight of an exact reading (SD 0) */
@@ -46,6 +51,10 @@ typedef struct {
     double pw, best_pw;         /* the last proposal's power; the epoch's best */
     double eq_pw;               /* the epoch's equal share */
     double meas_sum, meas_n;    /* readings taken during the last proposal */
+    /* the estimate in the oracle's problem was made in mode est_mode from
+     * these very pooled values (est_ok): the next proposal reuses it and
+     * rebuilds only the others (pfi_alloc_problem_update) */
+    int est_ok, est_mode;
 } ljob;
 
 struct pfi_live {
@@ -64,7 +73,8 @@ struct pfi_live {
     pfi_alloc_job *est;
     double *ep, *et, *w, *pw;
     pfi_alloc_problem *prob;
-    size_t cap_est;
+    size_t cap_est, *changed;
+    int prob_ok; /* prob holds est's jobs, those with est_ok up to date */
 };
 
 pfi_live_opts pfi_live_defaults(void) { return (pfi_live_opts){.explore_rounds = 8, .stale_s = 90}; }
@@ -80,6 +90,7 @@ void pfi_live_destroy(pfi_live *l)
     free(l->et);
     free(l->w);
     free(l->pw);
+    free(l->changed);
     pfi_alloc_problem_destroy(l->prob);
     free(l);
 }
@@ -152,9 +163,11 @@ int pfi_live_job_set(pfi_live *l, const pfi_live_job *j, pfi_error *err)
                              "Pmax, a finite or NaN PFI and a count <= %g",
                              (unsigned long long)j->id, PFI_ALLOC_MAX_W, PFI_ALLOC_MAX_COUNT);
     l->new_epoch = 1;
+    l->prob_ok = 0;
     size_t i = find(l, j->id);
     if (i < l->n) {
         l->jobs[i].j = *j;
+        l->jobs[i].est_ok = 0;
         return PFI_OK;
     }
     if (l->n == l->cap) {
@@ -184,7 +197,9 @@ int pfi_live_job_remove(pfi_live *l, uint64_t id, pfi_error *err)
         return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "live learn: no job %llu",
                              (unsigned long long)id);
     l->jobs[i] = l->jobs[--l->n];
+    l->jobs[i].est_ok = 0; /* it moved to another slot */
     l->new_epoch = 1;
+    l->prob_ok = 0;
     /* rebuild the table: removals are rare next to readings */
     return rehash(l, l->hsize) ? pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory") : PFI_OK;
 }
@@ -218,8 +233,10 @@ static void add_reading(ljob *x, double p, double y, double w, double cap, int p
         x->nb++;
     }
     bin *b = &x->b[a];
+    double before = b->sw > 0 ? b->swy / b->sw : NAN;
     b->sw += w;
     b->swy += w * y;
+    if (!(b->swy / b->sw == before)) x->est_ok = 0; /* a new value: re-estimate */
     if (!isnan(cap)) {
         b->swc += cap;
         b->nc += 1;
@@ -246,7 +263,7 @@ int pfi_live_observe(pfi_live *l, const pfi_live_reading *r, size_t n, pfi_error
                                  "live learn: reading %zu (job %llu): power in (0, %g] W, "
                                  "throughput and spread >= 0 and a finite time needed",
                                  k + 1, (unsigned long long)q->id, PFI_ALLOC_MAX_W);
-        double p = fmin(fmax(q->power_w, x->j.floor_w), x->j.pmax_w), sd = q->tput_sd / x->j.tmax;
+        double p = at_most(at_least(q->power_w, x->j.floor_w), x->j.pmax_w), sd = q->tput_sd / x->j.tmax;
         double w = sd > 0 ? 1 / (sd * sd) : EXACT_W;
         if (w > EXACT_W) w = EXACT_W;
         /* a reading at Pmax only confirms what is known */
@@ -276,6 +293,7 @@ void pfi_live_forget(pfi_live *l)
             x->b[m++] = b;
         }
         x->nb = m;
+        x->est_ok = 0;
         x->asked_t = NAN;
         x->meas_sum = x->meas_n = 0;
     }
@@ -307,7 +325,7 @@ static void pchip_slopes(const double *x, const double *y, size_t n, double *d)
 static size_t estimate(const ljob *x, int measured_only, double optimistic, double *P, double *T)
 {
     const pfi_live_job *j = &x->j;
-    double fl = fmin(j->floor_w, j->pmax_w * (1 - 1e-9));
+    double fl = at_most(j->floor_w, j->pmax_w * (1 - 1e-9));
     /* knots: readings pooled per bin, the uncapped point last */
     double kx[MAXPTS], ky[MAXPTS], kw[MAXPTS];
     size_t blk[MAXPTS], n = 0; /* PAVA blocks: first knot of each */
@@ -350,11 +368,11 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
         if (n < 2 || !isfinite(s)) s = 0;
         double prior = isfinite(j->pfi_hat) && j->pfi_hat > 0.25 ? 1 / (j->pfi_hat * j->pmax_w)
                                                                   : 1 / j->pmax_w;
-        double g = fmax(s, PRIOR_SHARE * prior);
+        double g = at_least(s, PRIOR_SHARE * prior);
         memmove(kx + 1, kx, n * sizeof *kx);
         memmove(ky + 1, ky, n * sizeof *ky);
         kx[0] = fl;
-        ky[0] = fmax(ky[1] - g * (kx[1] - fl), 0.0);
+        ky[0] = at_least(ky[1] - g * (kx[1] - fl), 0.0);
         n++;
     } else {
         kx[0] = fl;
@@ -376,10 +394,10 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
             double yy = h00 * ky[k] + h10 * h * d[k] + h01 * ky[k + 1] + h11 * h * d[k + 1];
             if (optimistic > 0) {
                 double q = ky[k + 1] - (ky[k + 1] - ky[k]) * (1 - t) * (1 - t);
-                yy = fmin(yy + optimistic * (fmax(q, yy) - yy), ky[k + 1]);
+                yy = at_most(yy + optimistic * (at_least(q, yy) - yy), ky[k + 1]);
             }
             P[m] = xx;
-            T[m++] = fmax(yy, 0.0) * j->tmax;
+            T[m++] = at_least(yy, 0.0) * j->tmax;
         }
     }
     P[m] = kx[n - 1];
@@ -413,6 +431,10 @@ static int grow_est(pfi_live *l)
 {
     if (l->n <= l->cap_est && l->est) return 0;
     size_t c = l->n;
+    l->prob_ok = 0; /* the estimates' arrays move */
+    size_t *ch = realloc(l->changed, c * sizeof *ch);
+    if (!ch) return -1;
+    l->changed = ch;
     pfi_alloc_job *e = realloc(l->est, c * sizeof *e);
     if (e) l->est = e;
     double *ep = realloc(l->ep, c * MAXPTS * sizeof *ep);
@@ -475,7 +497,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     /* close the last proposal: its measured total (the estimate for jobs
      * that sent nothing) against the epoch's best */
     int same = !l->new_epoch && l->rounds > 0 &&
-               fabs(budget_w - l->budget) <= 1e-9 * fmax(budget_w, l->budget);
+               fabs(budget_w - l->budget) <= 1e-9 * at_least(budget_w, l->budget);
     if (!same) {
         l->rounds = 0;
         l->have_best = 0;
@@ -483,13 +505,17 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     int probing = l->rounds < l->o.explore_rounds || !l->have_best;
     if (!same) probing = 1;
     /* every job's estimate; silent jobs are held where they were */
+    size_t nch = 0;
     for (size_t i = 0; i < l->n; i++) {
         ljob *x = &l->jobs[i];
         double *P = l->ep + i * MAXPTS, *T = l->et + i * MAXPTS;
-        size_t m = estimate(x, !probing, probing && l->rounds > 0 ? OPTIMISM : 0, P, T);
         int silent = !isnan(x->asked_t) && now_s - x->asked_t >= l->o.stale_s && l->rounds > 0;
+        int mode = !probing ? 1 : silent ? 2 : l->rounds > 0 ? 3 : 4;
+        /* a silent job's range depends on its last power, so always rebuilt */
+        if (l->prob_ok && x->est_ok && x->est_mode == mode && !silent) continue;
+        size_t m = estimate(x, !probing, probing && l->rounds > 0 ? OPTIMISM : 0, P, T);
         if (silent) { /* a range of one power: the oracle cannot move it */
-            double p = fmin(fmax(x->pw, P[0]), P[m - 1]), t = 0;
+            double p = at_most(at_least(x->pw, P[0]), P[m - 1]), t = 0;
             for (size_t k = 1; k < m; k++)
                 if (P[k] >= p) {
                     t = T[k - 1] + (T[k] - T[k - 1]) * (p - P[k - 1]) / (P[k] - P[k - 1]);
@@ -497,15 +523,23 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
                 }
             P[0] = p * (1 - 1e-12);
             P[1] = p;
-            T[0] = T[1] = fmax(t, 1e-300);
+            T[0] = T[1] = at_least(t, 1e-300);
             m = 2;
         }
         l->est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
                                     .count = x->j.count};
+        x->est_ok = 1;
+        x->est_mode = mode;
+        l->changed[nch++] = i;
     }
-    int rc = l->prob ? pfi_alloc_problem_reset(l->prob, l->est, l->n, err)
-                     : pfi_alloc_problem_create(l->est, l->n, &l->prob, err);
-    if (rc) return rc;
+    int rc = !l->prob      ? pfi_alloc_problem_create(l->est, l->n, &l->prob, err)
+             : l->prob_ok ? pfi_alloc_problem_update(l->prob, l->est, l->n, l->changed, nch, err)
+                          : pfi_alloc_problem_reset(l->prob, l->est, l->n, err);
+    l->prob_ok = rc == PFI_OK;
+    if (rc) {
+        for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
+        return rc;
+    }
     if (same) {
         double total = 0;
         for (size_t i = 0; i < l->n; i++) {
