@@ -31,7 +31,7 @@ static const char *help =
     "  oracle      the exact maximum of total throughput (upper concave envelopes;\n"
     "              a job between two envelope caps alternates between them)\n"
     "  learn       the closed loop of the README, replayed against the sweeps:\n"
-    "              measured rounds (first pfi, then the oracle on learned curves)\n"
+    "              measured rounds (first equal, then the oracle on learned curves)\n"
     "  A job that would pass its floor (lowest cap, or SLA) is held there and the\n"
     "  rest of its share goes to the others.\n"
     "\n"
@@ -277,7 +277,7 @@ int pfi_cmd_allocate(int argc, char **argv)
             lj[k].pfi_hat = jobs[k].pfi;
             if (isnan(lj[k].pfi_hat))
                 rc = pfi_error_set(&err, PFI_EINVAL, NULL, 0,
-                                   "job %s has no PFI: learn's first round needs one",
+                                   "job %s has no PFI: learn's prior needs one",
                                    jobs[k].name);
         }
         if (rc == PFI_OK)
