@@ -101,6 +101,10 @@ int rd_match(rd_data *d, pfi_error *err);
 /* Fig. 8 from `pfi simulate --json` outputs instead (paths[1] may be NULL):
  * each file fills the slot of its mix. Errors name the file. */
 int rd_sim_from_json(rd_data *d, const char *const paths[2], pfi_error *err);
+/* The same for one document in memory (tests/fuzz/fuzz_sim_json.c); name
+ * stands for the file in errors. */
+int rd_sim_from_json_text(rd_data *d, const char *buf, size_t len, const char *name,
+                          pfi_error *err);
 void rd_free(rd_data *d);
 
 /* The reductions of the simulation (fractions), and which is "at 30%". */
