@@ -272,6 +272,31 @@ static void draw_pfi(void *ctx)
 }
 
 /* ---- Fig. 5/14 ---- */
+
+/* An x label under a quarter-width panel: one line when it fits (~26
+ * characters at scale `base`), else the name and its "(unit)" on two
+ * smaller lines; shrinking a 45-character label onto one line made it
+ * unreadable and it still ran into the neighbour's. Offsets are in lines of
+ * the current size, so they are rescaled to keep the same place. */
+static void xlabel_fit(const char *lab, double base)
+{
+    size_t n = strlen(lab);
+    const char *paren = strstr(lab, " (");
+    if (n <= 26 || !paren) {
+        plschr(0, n > 26 ? base * 26.0 / (double)n : base);
+        plmtex("b", 3.0 * base / (n > 26 ? base * 26.0 / (double)n : base), 0.5, 0.5, lab);
+        return;
+    }
+    char l1[128];
+    snprintf(l1, sizeof l1, "%.*s", (int)(paren - lab), lab);
+    const char *l2 = paren + 1;
+    size_t m = strlen(l1) > strlen(l2) ? strlen(l1) : strlen(l2);
+    double sc = 0.85 * base;
+    if (m > 28) sc = sc * 28.0 / (double)m;
+    plschr(0, sc);
+    plmtex("b", 3.0 * base / sc, 0.5, 0.5, l1);
+    plmtex("b", 3.0 * base / sc + 1.1, 0.5, 0.5, l2);
+}
 static void draw_features(void *ctx)
 {
     const rd_data *d = ctx;
@@ -302,13 +327,9 @@ static void draw_features(void *ctx)
                      co->q < 0.01 ? " **" : co->q < 0.05 ? " *" : "");
         else
             snprintf(title, sizeof title, "ρ undefined");
-        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.045, y1 - 0.02, xlo, xhi,
+        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.052, y1 - 0.02, xlo, xhi,
                  ylo, yhi, 0, 0, NULL, c == 0 ? "PFI (ratio)" : NULL, title);
-        /* long labels in a smaller font, so neighbours' labels do not meet */
-        const char *lab = pfi_feature_label(f);
-        size_t ll = strlen(lab);
-        plschr(0, ll > 30 ? 0.6 * 30.0 / (double)ll : 0.6);
-        plmtex("b", 3.0, 0.5, 0.5, lab);
+        xlabel_fit(pfi_feature_label(f), 0.6);
         plschr(0, 0.6);
         for (size_t i = 0; i < m; i++) rp_points(cl[i], 1, &x[i], &y[i]);
         /* OLS line of PFI on the feature */
@@ -349,7 +370,8 @@ static void draw_clocks(void *ctx)
     const rd_data *d = ctx;
     const pfi_gpu_spec *gpu = pfi_gpumodel_h200();
     static const char *const loads[4] = {"gemm", "stream", "dense_train", "moe_train"};
-    static const int colour[4] = {RP_POLICY0 + 1, RP_POLICY0 + 5, RP_CLUSTER0 + 0, RP_CLUSTER0 + 2};
+    /* stream in pink: in the learn policy's blue it could not be told from dense_train */
+    static const int colour[4] = {RP_POLICY0 + 1, RP_POLICY0 + 2, RP_CLUSTER0 + 0, RP_CLUSTER0 + 2};
     double cap[51], sm[51], mem[51];
     pladv(0);
     rp_panel(0.08, 0.72, 0.13, 0.90, gpu->min_limit_w - 10, gpu->max_limit_w + 15, 0, 3500, 0, 0,
