@@ -210,7 +210,7 @@ static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
      * table stays narrow enough for the page */
     static const char *const h[] = {"group", "arch", "task", "runs_other", "pfi", "paper_pfi",
                                     "diff_pfi", "pfi_other", "paper_pfi_other", "diff_pfi_other",
-                                    "other_minus_ours", "paper_other_minus_ours", NULL};
+                                    "delta", "paper_delta", NULL};
     rp_table *t = table_new(ts, "table8_generations",
                             "Table 8: the same jobs on two GPU generations", h);
     int p8 = pp->t8 != NULL;
@@ -238,14 +238,14 @@ static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
     int n = 0;
     if (d->has_match_stats)
         n = snprintf(t->note, sizeof t->note,
-                     "%s (pfi) against %s (pfi_other), groups paired by name with the platform "
-                     "blanked. Spearman rho %.3f, largest |difference| %.2f, median relative "
+                     "%s (pfi) against %s (pfi_other; delta = pfi_other - pfi), groups paired "
+                     "by name with the platform blanked. Spearman rho %.3f, largest |difference| %.2f, median relative "
                      "difference %.1f%% of %s's PFI",
                      oa, ob, d->match_rho, d->match_max_abs, 100 * d->match_median_rel, oa);
     else
         n = snprintf(t->note, sizeof t->note,
-                     "%s (pfi) against %s (pfi_other), groups paired by name with the platform "
-                     "blanked; fewer than 3 pairs with both PFIs, so no rank agreement",
+                     "%s (pfi) against %s (pfi_other; delta = pfi_other - pfi), groups paired "
+                     "by name with the platform blanked; fewer than 3 pairs with both PFIs, so no rank agreement",
                      oa, ob);
     if (n > 0 && (size_t)n < sizeof t->note)
         snprintf(t->note + n, sizeof t->note - (size_t)n,
