@@ -6,7 +6,17 @@
 . "$(dirname "$0")/pfid_lib.sh"
 . "$(dirname "$0")/slurm_lib.sh"
 slurm_need
+[ -n "${PFI_SPANK_PLUGIN:-}" ] && [ -f "$PFI_SPANK_PLUGIN" ] ||
+    fail "PFI_SPANK_PLUGIN not set: the plugin was not built (libslurm-dev's slurm/spank.h missing?)"
+
+# pfid on the sim backend, on a port fixed in plugstack.conf (it is
+# restarted on the same port below).
+PFID_PORT=$(free_port)
+SIM=(--backend sim --sim-gpus 4 --db "$WORK/pfid.db" --interval 0.2 --listen "127.0.0.1:$PFID_PORT")
+pfid_start "$WORK/pfid1.log" "${SIM[@]}"
 slurm_write_conf
+echo "required $PFI_SPANK_PLUGIN url=http://127.0.0.1:$PFID_PORT token_file=$TOKEN_FILE" \
+    "state_dir=$WORK/pfi-slurm timeout=1 retry=0.5 allow_exempt" >"$SD/plugstack.conf"
 slurm_start
 ok "munged, slurmctld and slurmd up (ports $SLURMCTLD_PORT, $SLURMD_PORT)"
 
@@ -31,4 +41,78 @@ grep -qx 'SLURM_JOB_GPUS=0,1,2' "$WORK/batch.out" || fail "batch SLURM_JOB_GPUS:
 grep -qx 'step:SLURM_STEP_GPUS=0' "$WORK/batch.out" || fail "step SLURM_STEP_GPUS"
 grep -qx 'step:SLURM_JOB_GPUS=0,1,2' "$WORK/batch.out" || fail "a step sees the job's SLURM_JOB_GPUS"
 ok "sbatch --gres=gpu:3: SLURM_JOB_GPUS=0,1,2, a step of 1 GPU SLURM_STEP_GPUS=0"
+
+# --- the SPANK plugin ---
+# job_gpus ID: the GPU indices Slurm gave job ID on the node, from
+# scontrol's detailed view ("GRES=gpu:2(IDX:0-1)"), as a Python list.
+job_gpus() {
+    scontrol show job -d "$1" | grep -o 'IDX:[0-9,-]*' | head -n1 | sed 's/IDX://' |
+        python3 -c 'import sys; r=[]
+for p in sys.stdin.read().strip().split(","):
+    a,_,b=p.partition("-"); r+=range(int(a),int(b or a)+1)
+print(r)'
+}
+# pfid_job ID: sets BODY to pfid's view of job ID; fails when not listed.
+pfid_job() { req GET "/v1/jobs/$1" "" no; [ "$CODE" = 200 ]; }
+pfid_gone() { req GET "/v1/jobs/$1" "" no; [ "$CODE" = 404 ]; }
+
+set +e
+srun --pfi-sla=1.5 true 2>"$WORK/badsla.err"; rc=$?
+set -e
+[ $rc -ne 0 ] && grep -q -- "--pfi-sla must be a number in (0, 1]" "$WORK/badsla.err" ||
+    fail "srun --pfi-sla=1.5 not refused clearly: $(cat "$WORK/badsla.err")"
+ok "srun --pfi-sla=1.5 refused: $(grep -o 'pfi-sla must[^,]*' "$WORK/badsla.err" | head -n1)"
+
+srun --job-name=srun-sla --gres=gpu:2 --pfi-arch=dense sh -c 'env >'"$WORK/srun.env"'; sleep 4' &
+SRUN=$!
+PIDS+=("$SRUN")
+srun_id() { squeue -h -n srun-sla -o %i | grep -q .; }
+wait_until 15 srun_id || fail "srun job not listed by squeue"
+SJOB=$(squeue -h -n srun-sla -o %i)
+wait_until 10 pfid_job "$SJOB" || fail "srun job $SJOB never listed by pfid: $BODY"
+[ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$SJOB")" ] || fail "job $SJOB: pfid GPUs $(jq_py 'd["gpus"]') != Slurm's $(job_gpus "$SJOB")"
+[ "$(jq_py 'd["arch"]')" = dense ] || fail "arch: $BODY"
+ok "srun job $SJOB listed by pfid on GPUs $(jq_py 'd["gpus"]') (Slurm: $(job_gpus "$SJOB"))"
+wait "$SRUN" || fail "srun exited non-zero"
+wait_until 10 pfid_gone "$SJOB" || fail "srun job $SJOB still listed after it ended: $BODY"
+ok "srun job $SJOB gone from pfid after it ended"
+
+BJOB=$(sbatch --parsable --gres=gpu:1 --pfi-task=ft -o /dev/null --wrap 'sleep 3')
+wait_until 15 pfid_job "$BJOB" || fail "batch job $BJOB never listed by pfid"
+[ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$BJOB")" ] || fail "job $BJOB GPUs: $BODY"
+[ "$(jq_py 'd["task"]')" = ft ] || fail "task: $BODY"
+ok "sbatch job $BJOB listed by pfid on GPUs $(jq_py 'd["gpus"]')"
+wait_until 15 pfid_gone "$BJOB" || fail "batch job $BJOB still listed after it ended: $BODY"
+ok "sbatch job $BJOB gone after it ended"
+
+CJOB=$(sbatch --parsable --gres=gpu:4 -o /dev/null --wrap 'sleep 120')
+wait_until 15 pfid_job "$CJOB" || fail "job $CJOB never listed by pfid"
+[ "$(jq_py 'd["gpus"]')" = "[0, 1, 2, 3]" ] || fail "job $CJOB GPUs: $BODY"
+scancel "$CJOB"
+wait_until 15 pfid_gone "$CJOB" || fail "cancelled job $CJOB still listed: $BODY"
+ok "scancel'ed job $CJOB listed on 4 GPUs, then gone"
+
+# --- pfid down when a job starts: the job is not held up, and registers
+# when pfid comes back ---
+pfid_stop TERM
+T0=$SECONDS
+DJOB=$(sbatch --parsable --gres=gpu:2 -o /dev/null --wrap 'sleep 15')
+running() { [ "$(job_state "$DJOB")" = RUNNING ]; }
+wait_until 10 running || fail "job $DJOB did not start while pfid was down"
+# RUNNING is slurmctld's view; the node's prolog may still be on its way.
+wait_until 10 test -f "$WORK/pfi-slurm/pending/$DJOB" || fail "no queued registration for $DJOB"
+ok "job $DJOB running $((SECONDS - T0)) s after sbatch with pfid down, its registration queued"
+pfid_start "$WORK/pfid2.log" "${SIM[@]}"
+wait_until 10 pfid_job "$DJOB" || fail "job $DJOB not registered after pfid came back"
+[ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$DJOB")" ] || fail "job $DJOB GPUs: $BODY"
+[ ! -f "$WORK/pfi-slurm/pending/$DJOB" ] || fail "queue file left after the registration"
+ok "job $DJOB registered by the retry once pfid was back"
+scancel "$DJOB"
+wait_until 15 pfid_gone "$DJOB" || fail "job $DJOB still listed after scancel"
+ok "job $DJOB gone after scancel"
+
+# --- the token: never in Slurm's logs nor in a job's environment ---
+! grep -rqF "$TOKEN" "$SD/log" "$WORK/srun.env" || fail "the token leaked into Slurm's logs or a job's environment"
+grep -q "pfi: job $SJOB registered with pfid" "$SD/log/slurmd.log" || fail "no registration in slurmd's log"
+ok "token in no log nor environment; registrations logged"
 echo "PASS"
