@@ -63,7 +63,7 @@ set -e
     fail "srun --pfi-sla=1.5 not refused clearly: $(cat "$WORK/badsla.err")"
 ok "srun --pfi-sla=1.5 refused: $(grep -o 'pfi-sla must[^,]*' "$WORK/badsla.err" | head -n1)"
 
-srun --job-name=srun-sla --gres=gpu:2 --pfi-arch=dense sh -c 'env >'"$WORK/srun.env"'; sleep 4' &
+srun --job-name=srun-sla --gres=gpu:2 --pfi-sla=0.8 --pfi-arch=dense sh -c 'env >'"$WORK/srun.env"'; sleep 4' &
 SRUN=$!
 PIDS+=("$SRUN")
 srun_id() { squeue -h -n srun-sla -o %i | grep -q .; }
@@ -71,17 +71,23 @@ wait_until 15 srun_id || fail "srun job not listed by squeue"
 SJOB=$(squeue -h -n srun-sla -o %i)
 wait_until 10 pfid_job "$SJOB" || fail "srun job $SJOB never listed by pfid: $BODY"
 [ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$SJOB")" ] || fail "job $SJOB: pfid GPUs $(jq_py 'd["gpus"]') != Slurm's $(job_gpus "$SJOB")"
-[ "$(jq_py 'd["arch"]')" = dense ] || fail "arch: $BODY"
-ok "srun job $SJOB listed by pfid on GPUs $(jq_py 'd["gpus"]') (Slurm: $(job_gpus "$SJOB"))"
+[ "$(jq_py 'd["arch"]')" = dense ] && [ "$(jq_py 'd["sla_floor"]')" = 0.8 ] &&
+    [ "$(jq_py 'd["exempt"]')" = False ] || fail "arch, SLA floor, exempt: $BODY"
+req GET /metrics "" no
+grep -qx "pfi_job_sla_floor_ratio{job_id=\"$SJOB\"} 0.8" <<<"$BODY" || fail "/metrics lacks job $SJOB's SLA floor"
+grep -qx "pfi_job_exempt{job_id=\"$SJOB\"} 0" <<<"$BODY" || fail "/metrics lacks job $SJOB's exempt flag"
+pfid_job "$SJOB"
+ok "srun job $SJOB listed by pfid on GPUs $(jq_py 'd["gpus"]') (Slurm: $(job_gpus "$SJOB")), SLA floor 0.8 (JSON, /metrics)"
 wait "$SRUN" || fail "srun exited non-zero"
 wait_until 10 pfid_gone "$SJOB" || fail "srun job $SJOB still listed after it ended: $BODY"
 ok "srun job $SJOB gone from pfid after it ended"
 
-BJOB=$(sbatch --parsable --gres=gpu:1 --pfi-task=ft -o /dev/null --wrap 'sleep 3')
+BJOB=$(sbatch --parsable --gres=gpu:1 --pfi-task=ft --pfi-exempt -o /dev/null --wrap 'sleep 3')
 wait_until 15 pfid_job "$BJOB" || fail "batch job $BJOB never listed by pfid"
 [ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$BJOB")" ] || fail "job $BJOB GPUs: $BODY"
-[ "$(jq_py 'd["task"]')" = ft ] || fail "task: $BODY"
-ok "sbatch job $BJOB listed by pfid on GPUs $(jq_py 'd["gpus"]')"
+[ "$(jq_py 'd["task"]')" = ft ] && [ "$(jq_py 'd["exempt"]')" = True ] &&
+    [ "$(jq_py 'd["sla_floor"]')" = None ] || fail "task, exempt, no SLA floor: $BODY"
+ok "sbatch job $BJOB listed by pfid on GPUs $(jq_py 'd["gpus"]'), exempt"
 wait_until 15 pfid_gone "$BJOB" || fail "batch job $BJOB still listed after it ended: $BODY"
 ok "sbatch job $BJOB gone after it ended"
 
