@@ -97,17 +97,23 @@ slurm_start() {
     slurmd_start
 }
 
+# scontrol's state of the node (sinfo may say "mixed" for a while after a
+# job with GRES ends, with nothing allocated).
+node_state() { scontrol show node pfinode 2>/dev/null | grep -o 'State=[A-Z+_]*' | head -n1; }
+node_idle() { [ "$(node_state)" = State=IDLE ]; }
+
 slurmd_start() {
     slurmd -D -f "$SD/slurm.conf" -N pfinode 2>>"$SD/log/slurmd.log" &
     SLURMD_PID=$!
     SLURM_DAEMON_PIDS+=("$SLURMD_PID")
-    node_idle() { [ "$(sinfo -h -n pfinode -o %T 2>/dev/null)" = idle ]; }
     wait_until 30 node_idle || { slurm_logs; fail "the Slurm node did not become idle within 30 s"; }
 }
 
 # slurmd_restart: a new slurmd, which reads plugstack.conf and the
 # Prolog/Epilog lines again (it decides at start whether to run them).
 slurmd_restart() {
+    # Not while a job completes: its epilog would be lost with the old slurmd.
+    wait_until 30 node_idle || { slurm_logs; fail "the Slurm node not idle before a slurmd restart: $(node_state)"; }
     kill -TERM "$SLURMD_PID"
     wait "$SLURMD_PID" 2>/dev/null || true
     scontrol reconfigure >/dev/null

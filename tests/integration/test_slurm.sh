@@ -121,4 +121,47 @@ ok "job $DJOB gone after scancel"
 ! grep -rqF "$TOKEN" "$SD/log" "$WORK/srun.env" || fail "the token leaked into Slurm's logs or a job's environment"
 grep -q "pfi: job $SJOB registered with pfid" "$SD/log/slurmd.log" || fail "no registration in slurmd's log"
 ok "token in no log nor environment; registrations logged"
+
+# --- the prolog/epilog scripts, without the plugin ---
+: >"$SD/plugstack.conf"
+cat >"$WORK/pfi-slurm.conf" <<EOF
+PFI_URL=http://127.0.0.1:$PFID_PORT
+PFI_TOKEN_FILE=$TOKEN_FILE
+PFI_STATE_DIR=$WORK/pfi-slurm-sh
+PFI_TIMEOUT=1
+PFI_RETRY=0.5
+PFI_ALLOW_EXEMPT=1
+PFI_LOG_FILE=$WORK/pfi-slurm-sh.log
+EOF
+for w in prolog epilog; do
+    printf '#!/bin/sh\nPFI_SLURM_CONF=%s exec %s %s\n' "$WORK/pfi-slurm.conf" \
+        "$PFI_SOURCE_DIR/contrib/slurm/pfi-slurm-job.sh" "$w" >"$SD/$w"
+    chmod 755 "$SD/$w"
+done
+slurm_write_conf "Prolog=$SD/prolog" "Epilog=$SD/epilog"
+slurmd_restart
+PJOB=$(sbatch --parsable --gres=gpu:2 --comment "nightly run pfi-sla=0.5 pfi-arch=moe,pfi-task=pt pfi-exempt" \
+    -o /dev/null --wrap 'sleep 4')
+wait_until 15 pfid_job "$PJOB" || fail "prolog: job $PJOB never listed by pfid: $(cat "$WORK/pfi-slurm-sh.log" 2>/dev/null)"
+[ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$PJOB")" ] && [ "$(jq_py 'd["sla_floor"]')" = 0.5 ] &&
+    [ "$(jq_py 'd["arch"]')" = moe ] && [ "$(jq_py 'd["task"]')" = pt ] &&
+    [ "$(jq_py 'd["exempt"]')" = True ] || fail "prolog: job $PJOB: $BODY"
+ok "prolog: job $PJOB listed on GPUs $(jq_py 'd["gpus"]') with the --comment's SLA 0.5, moe, pt, exempt"
+wait_until 15 pfid_gone "$PJOB" || fail "epilog: job $PJOB still listed after it ended"
+ok "epilog: job $PJOB gone after it ended"
+pfid_stop TERM
+QJOB=$(sbatch --parsable --gres=gpu:1 -o /dev/null --wrap 'sleep 30')
+qrunning() { [ "$(job_state "$QJOB")" = RUNNING ]; }
+wait_until 10 qrunning || fail "prolog: job $QJOB did not start while pfid was down"
+wait_until 10 test -s "$WORK/pfi-slurm-sh/retry/$QJOB" || fail "prolog: no retry for $QJOB: $(cat "$WORK/pfi-slurm-sh.log")"
+[ -f "$WORK/pfi-slurm-sh/pending/$QJOB" ] || fail "prolog: no queued registration for $QJOB"
+RETRY_PID=$(cat "$WORK/pfi-slurm-sh/retry/$QJOB")
+ok "prolog: job $QJOB running with pfid down, registration queued (retry PID $RETRY_PID)"
+pfid_start "$WORK/pfid3.log" "${SIM[@]}"
+wait_until 10 pfid_job "$QJOB" || fail "prolog: job $QJOB not registered after pfid came back"
+wait_until 5 bash -c "! kill -0 $RETRY_PID" || fail "prolog: the retry process $RETRY_PID is still running"
+scancel "$QJOB"
+wait_until 15 pfid_gone "$QJOB" || fail "epilog: cancelled job $QJOB still listed"
+ok "prolog: job $QJOB registered by the retry, which then exited; gone after scancel"
+! grep -qF "$TOKEN" "$WORK/pfi-slurm-sh.log" || fail "the token is in the scripts' log"
 echo "PASS"
