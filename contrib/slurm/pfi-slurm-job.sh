@@ -159,6 +159,10 @@ prolog)
         trap - EXIT # the retry uses REPLY_FILE and removes it
         setsid bash -c 'echo $$ >"$2"; retry_loop "$1" "$2"; rm -f "$REPLY_FILE"' _ "$pending" "$pidfile" \
             </dev/null >/dev/null 2>&1 &
+        # Until the loop has its own session (it writes its PID then), it is
+        # in the prolog's process group, which slurmd may kill as the prolog
+        # exits: wait for it, 2 s at most.
+        for _ in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.02; done
     fi
     ;;
 epilog)

@@ -477,7 +477,6 @@ static struct {
     int stop;
     conf c;
     char id[24];
-    char body[BODY_MAX];
 } retry = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void *retry_main(void *unused)
@@ -512,7 +511,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     if (!spank_remote(sp) || retry.running) return 0;
     if (parse_conf(ac, av, &retry.c) != 0 || job_id(sp, retry.id, sizeof retry.id) != 0)
         return 0;
-    if (queue_get(&retry.c, "pending", retry.id, retry.body, sizeof retry.body) != 0) return 0;
+    char path[400];
+    qpath(&retry.c, "pending", retry.id, path, sizeof path);
+    if (access(path, F_OK) != 0) return 0; /* the prolog reached pfid */
     curl_global_init(CURL_GLOBAL_DEFAULT);
     retry.stop = 0;
     if (pthread_create(&retry.th, NULL, retry_main, NULL) == 0)
