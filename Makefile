@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build asan demo test test-fast bench fuzz format clean
+.PHONY: all deps build asan demo test test-fast bench fuzz format clean golden-update
 
 all: build
 
@@ -28,6 +28,11 @@ demo: build
 test: build asan
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS)
+
+# The only way golden expectations change (ctest only compares):
+# `make golden-update` for all, `make golden-update GOLDEN="a b"` for some.
+golden-update: build
+	@bash scripts/golden-update.sh $(BUILD)/pfi $(GOLDEN)
 
 test-fast: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -10,6 +10,7 @@ PKGS=(
   libplplot-dev plplot-driver-cairo
   libcmocka-dev
   prometheus curl python3
+  slurm-wlm munge libslurm-dev
 )
 
 missing=()

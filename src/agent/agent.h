@@ -135,6 +135,9 @@ typedef struct agent {
  * for intervals. */
 double agent_now(void);
 double agent_mono(void);
+/* Wall time for cap expiry: agent_now() moved forward by the seconds in the
+ * file PFID_TEST_CLOCK names, if set (a test hook; cap_clock.c). */
+double agent_cap_now(void);
 
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

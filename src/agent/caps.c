@@ -114,7 +114,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     pthread_mutex_unlock(&a->mu);
     /* The default to restore is the one known before pfid first capped the
      * GPU (a second cap must not take the first cap as the default). */
-    double now = agent_now();
+    double now = agent_cap_now();
     pfi_store_cap rec = {gpu, watts, now, now + expires_s,
                          was_capped ? prev.prior_w : lim.default_w};
     if ((rc = pfi_store_cap_put(a->store, &rec, err)) != PFI_OK) goto out;
@@ -140,7 +140,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
             agent_log("GPU %u: could not put the limit back after a failed cap (%s); "
                       "restoring the default %.0f W is retried",
                       gpu, e2.msg, rec.prior_w);
-            rec.expires_at = agent_now();
+            rec.expires_at = agent_cap_now();
             pfi_store_cap_put(a->store, &rec, NULL);
             pthread_mutex_lock(&a->mu);
             note_cap(x, &rec);
@@ -236,11 +236,11 @@ double agent_caps_expire(agent *a)
         double exp = a->gpus[g].cap_expires_at, def = a->gpus[g].cap_default_w;
         pthread_mutex_unlock(&a->mu);
         if (!capped) continue;
-        if (exp <= agent_now()) {
+        if (exp <= agent_cap_now()) {
             pfi_gpu_limits after;
             pfi_error err;
             if (restore_locked(a, g, def, "cap expired", &after, &err) != PFI_OK)
-                next = fmin(next, agent_now() + 1.0); /* retry in a second */
+                next = fmin(next, agent_cap_now() + 1.0); /* retry in a second */
         } else {
             next = fmin(next, exp);
         }
@@ -256,7 +256,7 @@ int agent_caps_recover(agent *a, pfi_error *err)
     int rc = pfi_store_caps(a->store, &caps, &n, err);
     if (rc != PFI_OK) return rc;
     pthread_mutex_lock(&a->cap_mu);
-    double now = agent_now();
+    double now = agent_cap_now();
     for (size_t i = 0; i < n; i++) {
         const pfi_store_cap *c = &caps[i];
         if (c->gpu >= a->n_gpus) {

@@ -454,6 +454,8 @@ json_t *agent_job_json(agent *a, agent_job *j)
     pfi_json_set(o, "gpus", g);
     pfi_json_set(o, "arch", j->rec.arch[0] ? json_string(j->rec.arch) : json_null());
     pfi_json_set(o, "task", j->rec.task[0] ? json_string(j->rec.task) : json_null());
+    pfi_json_set(o, "sla_floor", j->rec.sla_floor > 0 ? pfi_json_num(j->rec.sla_floor) : json_null());
+    pfi_json_set(o, "exempt", json_boolean(j->rec.exempt));
     pfi_json_set(o, "registered_at", pfi_json_num(j->rec.registered_at));
     pfi_json_set(o, "phase", json_string(pfi_trace_phase_name(j->phase)));
     json_t *ps = json_object();

@@ -138,6 +138,11 @@ static void emit_jobs(agent *a, FILE *f)
             (void)j;                                                                           \
         }                                                                                      \
     } while (0)
+    JOB_SERIES("pfi_job_sla_floor_ratio", PFI_PROM_GAUGE,
+               "The job's minimum throughput as a fraction of uncapped (absent: none).",
+               j->rec.sla_floor > 0 ? j->rec.sla_floor : NAN);
+    JOB_SERIES("pfi_job_exempt", PFI_PROM_GAUGE, "1 when the job must never be capped.",
+               (double)j->rec.exempt);
     JOB_SERIES("pfi_job_power_watts", PFI_PROM_GAUGE,
                "Total power of the job's GPUs at the last sample.", j->last_power_w);
     JOB_SERIES("pfi_job_throughput_tokens_per_second", PFI_PROM_GAUGE,

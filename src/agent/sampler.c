@@ -116,7 +116,7 @@ static void *sampler_main(void *arg)
         }
         double wake = next;
         if (isfinite(expiry)) {
-            double until = expiry - agent_now();
+            double until = expiry - agent_cap_now();
             if (now_m + until < wake) wake = now_m + (until > 0 ? until : 0);
         }
         pthread_mutex_lock(&a->mu);

@@ -24,6 +24,11 @@ int pfi_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((fo
 
 /* Parses "200,500,700" into a malloc'd array; -1 on a bad list. */
 int pfi_cli_parse_doubles(const char *s, double **out, size_t *n);
+/* Power reductions, one unit everywhere (allocate --reduction, simulate
+ * --reductions): each a fraction in [0, 1) such as 0.3, or a percent with
+ * its sign such as 30%; stored as the fraction. Comma-separated; -1 on a
+ * malformed list or a value outside [0, 1). */
+int pfi_cli_parse_reductions(const char *s, double **out, size_t *n);
 /* Parses one finite number; -1 on anything else (lists included). */
 int pfi_cli_parse_double(const char *s, double *out);
 /* Parses a whole non-negative integer; -1 on anything else. */

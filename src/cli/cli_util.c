@@ -27,7 +27,9 @@ int pfi_cli_usage_error(const char *cmd, const char *fmt, ...)
     return PFI_EXIT_USAGE;
 }
 
-int pfi_cli_parse_doubles(const char *s, double **out, size_t *n)
+/* A comma-separated list of finite numbers; with `reductions`, each may end
+ * in '%' (divided by 100) and must land in [0, 1). Hex floats are refused. */
+static int parse_list(const char *s, int reductions, double **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -38,10 +40,19 @@ int pfi_cli_parse_doubles(const char *s, double **out, size_t *n)
     if (!v) return -1;
     const char *p = s;
     for (size_t i = 0; i < cap; i++) {
+        const char *d = p + (*p == '+' || *p == '-');
         char *end;
         errno = 0;
         v[i] = strtod(p, &end);
-        if (end == p || errno || !isfinite(v[i]) || (*end != ',' && *end != '\0')) {
+        int bad = end == p || errno || !isfinite(v[i]);
+        if (reductions) {
+            if (!bad && *end == '%') {
+                v[i] /= 100;
+                end++;
+            }
+            bad |= (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) || !(v[i] >= 0 && v[i] < 1);
+        }
+        if (bad || (*end != ',' && *end != '\0')) {
             free(v);
             return -1;
         }
@@ -50,6 +61,16 @@ int pfi_cli_parse_doubles(const char *s, double **out, size_t *n)
     *out = v;
     *n = cap;
     return 0;
+}
+
+int pfi_cli_parse_doubles(const char *s, double **out, size_t *n)
+{
+    return parse_list(s, 0, out, n);
+}
+
+int pfi_cli_parse_reductions(const char *s, double **out, size_t *n)
+{
+    return parse_list(s, 1, out, n);
 }
 
 int pfi_cli_parse_double(const char *s, double *out)

@@ -31,13 +31,14 @@ static const char *help =
     "  oracle      the exact maximum of total throughput (upper concave envelopes;\n"
     "              a job between two envelope caps alternates between them)\n"
     "  learn       the closed loop of the README, replayed against the sweeps:\n"
-    "              measured rounds (first pfi, then the oracle on learned curves)\n"
+    "              measured rounds (first equal, then the oracle on learned curves)\n"
     "  A job that would pass its floor (lowest cap, or SLA) is held there and the\n"
     "  rest of its share goes to the others.\n"
     "\n"
     "Options:\n"
     "  --policy P        one of the policies above (required)\n"
     "  --reduction R     shed the fraction R in [0, 1) of the jobs' uncapped power\n"
+    "                    (0.3), or a percent with its sign (30%)\n"
     "  --budget-w W      or fit under W watts (W >= 0)\n"
     "  --telemetry T     telemetry.csv of the groups (DRAM copy product, --model)\n"
     "  --model M         a PFI model from 'pfi fit --out' (needs --telemetry): the\n"
@@ -48,6 +49,9 @@ static const char *help =
     "  --sla F           SLA fraction in [0, 1] for every job without its own\n"
     "  --rounds K, --round-s S, --event-s S\n"
     "                    learn's rounds (8), round length (30 s), event (3600 s)\n"
+    "  --allow-implausible\n"
+    "                    accept runs no GPU job can have (power above cap x GPUs,\n"
+    "                    a capped run above the uncapped one, > 10 kW a GPU)\n"
     "  --json            print one JSON object instead of a table\n"
     "  -h, --help        show this help\n"
     "\n"
@@ -121,23 +125,33 @@ int pfi_cmd_allocate(int argc, char **argv)
         {"sla", required_argument, 0, 'S'},      {"rounds", required_argument, 0, 'K'},
         {"round-s", required_argument, 0, 'R'},  {"event-s", required_argument, 0, 'E'},
         {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"allow-implausible", no_argument, 0, 'A'}, {0, 0, 0, 0},
     };
     const char *policy_s = NULL, *tm_path = NULL, *model_path = NULL, *jobs_path = NULL;
     double reduction = NAN, budget = NAN, sla_all = 0;
     pfi_learn_opts lo = pfi_learn_defaults();
     int json = 0, c;
+    unsigned rflags = 0;
     unsigned long long u;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p': policy_s = optarg; break;
+        case 'A': rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE; break;
         case 'r':
-            if (pfi_cli_parse_double(optarg, &reduction) || !(reduction >= 0 && reduction < 1))
+        {
+            double *v = NULL;
+            size_t nv = 0;
+            int bad = pfi_cli_parse_reductions(optarg, &v, &nv) || nv != 1;
+            if (!bad) reduction = v[0];
+            free(v);
+            if (bad)
                 return pfi_cli_usage_error("allocate",
-                                           "--reduction must be a fraction in [0, 1), got '%s'",
+                                           "--reduction must be a fraction in [0, 1) (0.3) or a "
+                                           "percent (30%%), got '%s'",
                                            optarg);
             break;
+        }
         case 'b':
             if (pfi_cli_parse_double(optarg, &budget) || !(budget >= 0))
                 return pfi_cli_usage_error("allocate", "--budget-w must be >= 0 W, got '%s'",
@@ -201,7 +215,7 @@ int pfi_cmd_allocate(int argc, char **argv)
         ec = pfi_cli_alloc_dataset_load("allocate", path, tm_path, NULL, &d);
         if (ec != PFI_EXIT_OK) return ec;
     } else {
-        if (pfi_sweeps_read(path, 0, &d.sweeps, &err) != PFI_OK)
+        if (pfi_sweeps_read_opts(path, 0, rflags, &d.sweeps, &err) != PFI_OK)
             return pfi_cli_fail("allocate", &err);
     }
     ec = pfi_cli_curves_build("allocate", d.sweeps, &cv);
@@ -263,7 +277,7 @@ int pfi_cmd_allocate(int argc, char **argv)
             lj[k].pfi_hat = jobs[k].pfi;
             if (isnan(lj[k].pfi_hat))
                 rc = pfi_error_set(&err, PFI_EINVAL, NULL, 0,
-                                   "job %s has no PFI: learn's first round needs one",
+                                   "job %s has no PFI: learn's prior needs one",
                                    jobs[k].name);
         }
         if (rc == PFI_OK)

@@ -37,6 +37,10 @@ static const char *help =
     "                 (H200/H100 700 W, B200 1000 W, A100 400 W); a group whose\n"
     "                 largest cap is below it has no uncapped run and is an error\n"
     "  --threads N    worker threads for the CI (default: CPUs, at most 8)\n"
+    "  --allow-implausible\n"
+    "                 accept runs no GPU job can have (power above cap x GPUs, a\n"
+    "                 capped run above the uncapped one, > 10 kW a GPU), which\n"
+    "                 are otherwise errors naming the file and line\n"
     "  --json         print one JSON object instead of a table\n"
     "  -h, --help     show this help\n"
     "\n"
@@ -159,13 +163,15 @@ int pfi_cmd_index(int argc, char **argv)
         {"ci", required_argument, 0, 'c'},     {"seed", required_argument, 0, 's'},
         {"level", required_argument, 0, 'l'},  {"tdp", required_argument, 0, 'T'},
         {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},          {"allow-implausible", no_argument, 0, 'A'},
+        {0, 0, 0, 0},
     };
     unsigned methods = PFI_METHOD_RATIO;
     double *grid = NULL, level = 0.95, tdp = 0;
     size_t n_grid = 0;
     unsigned long long draws = 0, seed = 1, threads = 0;
     int json = 0, c;
+    unsigned rflags = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -200,6 +206,7 @@ int pfi_cmd_index(int argc, char **argv)
             if (c == 'T' && !(tdp > 0)) return pfi_cli_usage_error("index", "--tdp must be > 0");
             break;
         case 'j': json = 1; break;
+        case 'A': rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE; break;
         case 'h':
             fputs(help, stdout);
             free(grid);
@@ -215,7 +222,7 @@ int pfi_cmd_index(int argc, char **argv)
 
     pfi_error err = {0};
     pfi_sweeps *s = NULL, *sub = NULL;
-    int rc = pfi_sweeps_read(path, tdp, &s, &err);
+    int rc = pfi_sweeps_read_opts(path, tdp, rflags, &s, &err);
     if (rc == PFI_OK && grid) {
         rc = pfi_sweeps_subgrid(s, grid, n_grid, &sub, &err);
         if (rc == PFI_OK) {

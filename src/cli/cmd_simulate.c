@@ -30,8 +30,9 @@ static const char *help =
     "                   groups with weight GPUs\n"
     "  --workloads W    workloads (default 500)\n"
     "  --jobs J         jobs per workload (default 100)\n"
-    "  --reductions L   power reductions in percent of the cluster's uncapped\n"
-    "                   power (default 5,10,20,30,40)\n"
+    "  --reductions L   power reductions, each a fraction of the cluster's\n"
+    "                   uncapped power in [0, 1) or a percent with its sign, as\n"
+    "                   in allocate --reduction (default 5%,10%,20%,30%,40%)\n"
     "  --seed N         random seed (default 1)\n"
     "  --predictor S    features of the PFI model (default dram_copy_product;\n"
     "                   names as in pfi fit, joined by ',')\n"
@@ -200,18 +201,11 @@ int pfi_cmd_simulate(int argc, char **argv)
             break;
         case 'r':
             free(red);
-            if (pfi_cli_parse_doubles(optarg, &red, &nred)) {
-                return pfi_cli_usage_error("simulate", "bad --reductions '%s' (want %%,%%,...)",
+            if (pfi_cli_parse_reductions(optarg, &red, &nred))
+                return pfi_cli_usage_error("simulate",
+                                           "bad --reductions '%s': each a fraction in [0, 1) "
+                                           "(0.3) or a percent (30%%), joined by ','",
                                            optarg);
-            }
-            for (size_t k = 0; k < nred; k++) {
-                if (!(red[k] >= 0 && red[k] < 100)) {
-                    free(red);
-                    return pfi_cli_usage_error("simulate",
-                                               "--reductions are percent in [0, 100)");
-                }
-                red[k] /= 100;
-            }
             break;
         case 'R':
         case 'E':

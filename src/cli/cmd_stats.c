@@ -33,6 +33,9 @@ static const char *help =
     "              {\"groups\":[{\"name\",\"n\",\"median\",\"mean\"}],\n"
     "               \"kruskal\":{\"H\",\"df\",\"p\"},\n"
     "               \"dunn\":[{\"a\",\"b\",\"z\",\"p_raw\",\"p_holm\"}]}\n"
+    "  --allow-implausible\n"
+    "              accept sweep runs no GPU job can have (power above cap x\n"
+    "              GPUs, a capped run above the uncapped one, > 10 kW a GPU)\n"
     "  -h, --help  show this help\n"
     "\n"
     "Groups without members are left out. With fewer than two groups, or when\n"
@@ -71,7 +74,7 @@ static int parse_arch_task(const pfi_csv *c, size_t r, int *moe, int *ft, pfi_er
 }
 
 /* Reads either file kind into (PFI, group) pairs. */
-static int load(const char *path, sample *s, pfi_error *err)
+static int load(const char *path, unsigned rflags, sample *s, pfi_error *err)
 {
     pfi_csv *c = NULL;
     int rc = pfi_csv_read_file(path, &c, err);
@@ -94,7 +97,7 @@ static int load(const char *path, sample *s, pfi_error *err)
         }
     } else {
         pfi_sweeps *sw = NULL;
-        rc = pfi_sweeps_from_csv(c, 0, &sw, err);
+        rc = pfi_sweeps_from_csv_opts(c, 0, rflags, &sw, err);
         for (size_t i = 0; rc == PFI_OK && i < pfi_sweeps_count(sw); i++) {
             const pfi_group *gr = pfi_sweeps_group(sw, i);
             pfi_index_result res;
@@ -126,10 +129,12 @@ int pfi_cmd_stats(int argc, char **argv)
         {"by", required_argument, 0, 'b'},
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
+        {"allow-implausible", no_argument, 0, 'A'},
         {0, 0, 0, 0},
     };
     pfi_regime_by by = PFI_REGIME_BY_REGIME;
     int json = 0, c;
+    unsigned rflags = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -142,6 +147,7 @@ int pfi_cmd_stats(int argc, char **argv)
             else return pfi_cli_usage_error("stats", "unknown --by '%s'", optarg);
             break;
         case 'j': json = 1; break;
+        case 'A': rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE; break;
         case 'h': fputs(help, stdout); return PFI_EXIT_OK;
         default: return pfi_cli_usage_error("stats", "bad option");
         }
@@ -151,7 +157,7 @@ int pfi_cmd_stats(int argc, char **argv)
     sample s = {0};
     pfi_error err = {0};
     int exit_code = PFI_EXIT_OK;
-    if (load(argv[optind], &s, &err) != PFI_OK) {
+    if (load(argv[optind], rflags, &s, &err) != PFI_OK) {
         exit_code = pfi_cli_fail("stats", &err);
         goto done;
     }

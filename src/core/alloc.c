@@ -265,15 +265,18 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
 
     /* Upper concave envelope of the curve restricted to [floor, Pmax]
      * (Andrew's monotone chain): the floor point, then the points above.
-     * Collinear middle points are dropped. The floor point has no index. */
+     * A middle vertex stays only when its segments' slopes, computed as the
+     * oracle computes them (alloc_slope), strictly decrease: then no job's
+     * envelope holds two consecutive segments of equal slope (collinear
+     * runs whose slopes round equal), which the oracle's tie share relies
+     * on. The floor point has no index. */
     uint32_t *EI = p->ei + c;
     size_t h = 0; /* vertices after the floor point */
     for (size_t k = k0; k < m; k++) {
         while (h >= 1) {
             double ap = h >= 2 ? P[EI[h - 2]] : fl, at = h >= 2 ? T[EI[h - 2]] : ft;
             double bp = P[EI[h - 1]], bt = T[EI[h - 1]];
-            double cross = (bp - ap) * (T[k] - at) - (bt - at) * (P[k] - ap);
-            if (cross < 0) break; /* a strict right turn: the middle vertex stays */
+            if (alloc_slope(ap, at, bp, bt) > alloc_slope(bp, bt, P[k], T[k])) break;
             h--;
         }
         EI[h++] = (uint32_t)k;
@@ -285,7 +288,7 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
     for (; v < h; v++) {
         double bp = P[EI[v]], bt = T[EI[v]];
         if (!(bt > at)) break; /* concave: every later segment is flatter */
-        p->es[c + v] = (struct seg){(bt - at) / (bp - ap), bp - ap};
+        p->es[c + v] = (struct seg){alloc_slope(ap, at, bp, bt), bp - ap};
         ap = bp;
         at = bt;
     }

@@ -109,7 +109,7 @@ static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out
     for (size_t v = p->off[i]; v < p->eend[i]; v++) {
         double bp = P[p->ei[v]], bt = T[p->ei[v]];
         if (!(bt > at)) break;
-        out[k++] = (struct seg){(bt - at) / (bp - ap), c * (bp - ap)};
+        out[k++] = (struct seg){alloc_slope(ap, at, bp, bt), c * (bp - ap)};
         if (wsum) *wsum += c * (bp - ap);
         ap = bp;
         at = bt;
@@ -151,7 +151,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
             for (size_t v = p->off[i]; v < p->eend[i]; v++) {
                 double bp = P[p->ei[v]], bt = T[p->ei[v]];
                 if (!(bt > at)) break; /* concave: every later segment is flatter */
-                double slope = (bt - at) / (bp - ap), width = c * (bp - ap);
+                double slope = alloc_slope(ap, at, bp, bt), width = c * (bp - ap);
                 wtot += width;
                 if (slope > hi) {
                     above_hi += width;
@@ -185,29 +185,33 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     double total = 0;
     for (size_t i = 0; i < n; i++) {
         const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
-        double pw = p->floor_w[i], tp = p->ftput[i];
+        /* (ap, at): the current segment's start vertex; (pw, tp): the power
+         * and envelope throughput given so far. Every segment at exactly
+         * lambda gets its share, consecutive ones of one job included (an
+         * envelope may hold collinear runs whose slopes round equal). */
+        double ap = p->floor_w[i], at = p->ftput[i], pw = ap, tp = at;
         size_t end = p->seg_cache ? p->send[i] : p->eend[i];
         for (size_t v = p->off[i]; v < end; v++) {
-            double slope, dp;
+            double bp = P[p->ei[v]], bt = T[p->ei[v]], slope, dp;
             if (p->seg_cache) {
                 slope = p->es[v].slope;
                 dp = p->es[v].width;
             } else {
-                double bp = P[p->ei[v]], bt = T[p->ei[v]];
-                if (!(bt > tp)) break;
-                dp = bp - pw;
-                slope = (bt - tp) / dp;
+                if (!(bt > at)) break;
+                dp = bp - ap;
+                slope = alloc_slope(ap, at, bp, bt);
             }
             if (fill_all || slope > lambda) {
-                pw = P[p->ei[v]];
-                tp = T[p->ei[v]];
-                continue;
-            }
-            if (slope == lambda && tie > 0) {
+                pw = bp;
+                tp = bt;
+            } else if (slope == lambda && tie > 0) {
                 pw += tie * dp;
                 tp += slope * tie * dp;
+            } else {
+                break;
             }
-            break;
+            ap = bp;
+            at = bt;
         }
         power_w[i] = pw;
         total += p->cnt[i] * tp;

@@ -59,6 +59,14 @@ struct pfi_alloc_problem {
     size_t cap_jobs, cap_pts, cap_names, cap_es;
 };
 
+/* The slope of an envelope segment from (ap, at) to (bp, bt), bp > ap, in
+ * tokens/s per W: one formula wherever a segment's slope is needed, so that
+ * equal segments compare equal everywhere. */
+static inline double alloc_slope(double ap, double at, double bp, double bt)
+{
+    return (bt - at) / (bp - ap);
+}
+
 /* The job's name, or "#<i+1>" in buf. */
 const char *alloc_label(const pfi_alloc_problem *p, size_t i, char *buf, size_t len);
 /* PFI_OK, or the error for an empty problem, a bad budget or one below the

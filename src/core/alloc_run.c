@@ -10,7 +10,11 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
     size_t n = p->n;
     char lb[32];
     double *power = p->pw;
-    int rc;
+    /* Checked here, once for every policy, not only inside each one: a policy
+     * that forgets it (or rounds past it) must not hand out an allocation
+     * over budget with PFI_OK (test_alloc: test_budget_below_floors). */
+    int rc = alloc_check_budget(p, budget_w, err);
+    if (rc != PFI_OK) return rc;
     if (policy == PFI_POLICY_ORACLE) {
         rc = pfi_alloc_oracle(p, budget_w, power, NULL, err);
     } else {
@@ -61,6 +65,12 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
         r.n_alternating += (size_t)o.alternates * (size_t)c;
         if (out) out[i] = o;
     }
+    /* the promise callers rely on: never over budget (the same slack as the
+     * floors check, scaled for the rounding of a sum over n jobs) */
+    if (!(r.total_power_w <= budget_w * (1 + 1e-12 * (double)(n + 1)) + 1e-9))
+        return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
+                             "budget %.1f W is infeasible: the %s allocation draws %.1f W",
+                             budget_w, pfi_alloc_policy_name(policy), r.total_power_w);
     if (res) *res = r;
     return PFI_OK;
 }

@@ -178,8 +178,10 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
     }
     if (!o->no_learn) {
         /* learn's per-workload set-up once, for every reduction */
-        rc = *plan ? pfi_learn_plan_reset(*plan, lj, ne, &o->learn, err)
-                   : pfi_learn_plan_create(lj, ne, &o->learn, plan, err);
+        pfi_learn_opts lo = o->learn;
+        lo.noise_rel = o->noise_rel; /* learn knows its readings' spread */
+        rc = *plan ? pfi_learn_plan_reset(*plan, lj, ne, &lo, err)
+                   : pfi_learn_plan_create(lj, ne, &lo, plan, err);
         if (rc) return rc;
     }
     learn_ctx lc = {.prob = *prob, .noise_rel = o->noise_rel, .rng = rng};
@@ -200,14 +202,16 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
             lc.true_sum = 0;
             rc = pfi_learn_plan_run(*plan, budget, observe_true, &lc, pw, &lr, err);
             /* rounds as the jobs ran them, then the kept allocation's true
-             * throughput for the rest of the event */
+             * throughput for the rest of the event (learn reads the kept
+             * allocation once, after its rounds: that reading is not a round) */
             double kept = 0;
             for (size_t k = 0; rc == PFI_OK && k < ne; k++)
                 kept += (double)pfi_alloc_problem_job_count(*prob, k) *
                         pfi_alloc_problem_tput_at(*prob, k, pw[k]);
             const pfi_learn_opts *lo = &o->learn;
             cell[PFI_SIM_LEARN] =
-                (lo->round_s * lc.true_sum + (lo->event_s - (double)lo->rounds * lo->round_s) * kept) /
+                (lo->round_s * (lc.true_sum - kept) +
+                 (lo->event_s - (double)lo->rounds * lo->round_s) * kept) /
                 lo->event_s;
         }
         if (rc) {

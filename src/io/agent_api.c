@@ -93,7 +93,7 @@ static int get_choice(json_t *root, const char *key, const char *a, const char *
 
 int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_error *err)
 {
-    static const char *const keys[] = {"id", "gpus", "arch", "task", NULL};
+    static const char *const keys[] = {"id", "gpus", "arch", "task", "sla_floor", "exempt", NULL};
     memset(out, 0, sizeof *out);
     json_t *root;
     int rc = load_object(body, len, keys, &root, err);
@@ -140,7 +140,27 @@ int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_erro
     if ((rc = get_choice(root, "arch", "dense", "moe", out->arch, sizeof out->arch, err)) !=
         PFI_OK)
         goto done;
-    rc = get_choice(root, "task", "pt", "ft", out->task, sizeof out->task, err);
+    if ((rc = get_choice(root, "task", "pt", "ft", out->task, sizeof out->task, err)) != PFI_OK)
+        goto done;
+    /* The SLA floor: a fraction of the uncapped throughput; null or absent
+     * is none (0), and 0 itself is refused as meaningless. */
+    json_t *sla = json_object_get(root, "sla_floor");
+    if (sla && !json_is_null(sla)) {
+        int have;
+        if ((rc = get_number(root, "sla_floor", 0, &out->sla_floor, &have, err)) != PFI_OK)
+            goto done;
+        if (!(out->sla_floor > 0 && out->sla_floor <= 1)) {
+            out->sla_floor = 0;
+            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"sla_floor\" must be in (0, 1]");
+            goto done;
+        }
+    }
+    json_t *ex = json_object_get(root, "exempt");
+    if (ex && !json_is_boolean(ex)) {
+        rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"exempt\" must be true or false");
+        goto done;
+    }
+    out->exempt = ex && json_is_true(ex);
 done:
     json_decref(root);
     return rc;

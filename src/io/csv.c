@@ -256,6 +256,13 @@ int pfi_csv_number(const pfi_csv *c, size_t row, size_t col, int allow_empty, do
         }
         return pfi_error_set(err, PFI_EPARSE, c->name, ln, "empty %s", colname);
     }
+    /* strtod also takes C99 hex floats (0x1p10): no CSV of measurements
+     * means that, and a typo that reads as one must not become a value */
+    const char *digits = p + (*p == '+' || *p == '-');
+    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+        return pfi_error_set(err, PFI_EPARSE, c->name, ln,
+                             "%s is not a decimal number (hex floats are not accepted): \"%.40s\"",
+                             colname, s);
     char *end;
     errno = 0;
     double v = strtod(p, &end);

@@ -2,6 +2,7 @@
 #include "pfi/sweeps_csv.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *const pfi_sweeps_csv_columns[] = {
@@ -14,7 +15,61 @@ static int col(const pfi_csv *c, const char *name)
     return pfi_csv_col(c, name);
 }
 
+/* Plausibility limits (sweeps_csv.h): no GPU has a 10 kW cap or draw, and
+ * 1e12 tokens/s is a thousand times today's largest clusters. */
+#define MAX_W_PER_GPU 1e4
+#define MAX_TPUT 1e12
+#define SLACK 1.01
+
+static int plausible(const pfi_sweeps *s, const char *file, pfi_error *err)
+{
+    for (size_t i = 0; i < pfi_sweeps_count(s); i++) {
+        const pfi_group *g = pfi_sweeps_group(s, i);
+        const pfi_run *top = &g->runs[g->n_runs - 1]; /* the uncapped run (finalize) */
+        double n = g->meta.gpus;
+        /* magnitudes first (pass 0): an absurd cap would pose as the uncapped run */
+        for (size_t k = 0; k < 2 * g->n_runs; k++) {
+            const pfi_run *r = &g->runs[k % g->n_runs];
+            const char *why = NULL;
+            char msg[200];
+            if (k < g->n_runs) {
+                if (r->cap_w > MAX_W_PER_GPU || r->power_w > MAX_W_PER_GPU * n ||
+                    r->tput > MAX_TPUT) {
+                    snprintf(msg, sizeof msg,
+                             "implausible magnitude (cap_w %g W, power_w %g W over %g GPUs, "
+                             "throughput_tok_s %g; limits 10 kW a GPU, 1e12 tokens/s)",
+                             r->cap_w, r->power_w, n, r->tput);
+                    why = msg;
+                }
+            } else if (r->power_w > SLACK * r->cap_w * n) {
+                snprintf(msg, sizeof msg,
+                         "power_w %g W is above what the cap allows: %g W x %g GPUs = %g W",
+                         r->power_w, r->cap_w, n, r->cap_w * n);
+                why = msg;
+            } else if (r != top && r->power_w > SLACK * top->power_w) {
+                snprintf(msg, sizeof msg,
+                         "capped run (%g W) draws %g W, more than the uncapped run's %g W "
+                         "(line %ld)",
+                         r->cap_w, r->power_w, top->power_w, top->line);
+                why = msg;
+            }
+            if (why)
+                return pfi_error_set(err, PFI_ERANGE, file, r->line,
+                                     "group \"%.80s\": %s; pass --allow-implausible if the data "
+                                     "really is so",
+                                     g->name, why);
+        }
+    }
+    return PFI_OK;
+}
+
 int pfi_sweeps_from_csv(const pfi_csv *c, double tdp_w, pfi_sweeps **out, pfi_error *err)
+{
+    return pfi_sweeps_from_csv_opts(c, tdp_w, 0, out, err);
+}
+
+int pfi_sweeps_from_csv_opts(const pfi_csv *c, double tdp_w, unsigned flags, pfi_sweeps **out,
+                             pfi_error *err)
 {
     *out = NULL;
     const char *file = pfi_csv_name(c);
@@ -65,6 +120,7 @@ int pfi_sweeps_from_csv(const pfi_csv *c, double tdp_w, pfi_sweeps **out, pfi_er
         if (rc != PFI_OK) goto fail;
     }
     rc = pfi_sweeps_finalize(s, tdp_w, file, err);
+    if (rc == PFI_OK && !(flags & PFI_SWEEPS_ALLOW_IMPLAUSIBLE)) rc = plausible(s, file, err);
     if (rc != PFI_OK) goto fail;
     *out = s;
     return PFI_OK;
@@ -75,11 +131,17 @@ fail:
 
 int pfi_sweeps_read(const char *path, double tdp_w, pfi_sweeps **out, pfi_error *err)
 {
+    return pfi_sweeps_read_opts(path, tdp_w, 0, out, err);
+}
+
+int pfi_sweeps_read_opts(const char *path, double tdp_w, unsigned flags, pfi_sweeps **out,
+                         pfi_error *err)
+{
     pfi_csv *c;
     *out = NULL;
     int rc = pfi_csv_read_file(path, &c, err);
     if (rc != PFI_OK) return rc;
-    rc = pfi_sweeps_from_csv(c, tdp_w, out, err);
+    rc = pfi_sweeps_from_csv_opts(c, tdp_w, flags, out, err);
     pfi_csv_destroy(c);
     return rc;
 }

@@ -7,22 +7,46 @@
 
 #include "pfi/csv.h"
 
+/* The largest value a field's unit allows (telemetry.h): DCGM_FI_PROF_*
+ * activities are ratios, DCGM_FI_DEV_*_UTIL percents; the rest are open. */
+static double unit_max(int f)
+{
+    switch (f) {
+    case PFI_TM_SM_ACTIVE:
+    case PFI_TM_TENSOR_ACTIVE:
+    case PFI_TM_DRAM_ACTIVE: return 1;
+    case PFI_TM_MEM_COPY_UTIL:
+    case PFI_TM_GPU_UTIL: return 100;
+    default: return INFINITY;
+    }
+}
+
 int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
 {
     *out = NULL;
     pfi_csv *c;
     int rc = pfi_csv_read_file(path, &c, err);
     if (rc != PFI_OK) return rc;
-    const char *req[PFI_TM_NFIELDS + 2] = {"group"};
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) req[f + 1] = pfi_tm_field_name(f);
+    /* Only `group` and at least one field are required: a column the file
+     * lacks is a field missing on every row (valid bit clear), so a command
+     * that needs it says which group and field (analysis.c, alloc), and one
+     * that does not never looks. */
+    static const char *const req[] = {"group", NULL};
     rc = pfi_csv_require(c, req, err);
+    int cols[PFI_TM_NFIELDS], any = 0;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) {
+        cols[f] = pfi_csv_col(c, pfi_tm_field_name(f));
+        any |= cols[f] >= 0;
+    }
+    if (rc == PFI_OK && !any)
+        rc = pfi_error_set(err, PFI_EPARSE, path, 1,
+                           "no DCGM field column (e.g. \"%s\"): is this a telemetry.csv?",
+                           pfi_tm_field_name(PFI_TM_SM_ACTIVE));
     if (rc == PFI_OK && pfi_csv_rows(c) == 0)
         rc = pfi_error_set(err, PFI_ENODATA, path, 0, "no data rows");
     pfi_telemetry *t = calloc(1, sizeof *t);
     if (rc == PFI_OK && (!t || !(t->rows = calloc(pfi_csv_rows(c), sizeof *t->rows))))
         rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
-    int cols[PFI_TM_NFIELDS];
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) cols[f] = pfi_csv_col(c, pfi_tm_field_name(f));
     int cg = pfi_csv_col(c, "group");
     for (size_t r = 0; rc == PFI_OK && r < pfi_csv_rows(c); r++) {
         pfi_tm_row *row = &t->rows[t->n];
@@ -40,11 +64,20 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
         }
         row->line = ln;
         for (int f = 0; f < PFI_TM_NFIELDS && rc == PFI_OK; f++) {
-            double v;
-            rc = pfi_csv_number(c, r, (size_t)cols[f], 1, NAN, &v, err);
+            double v = NAN;
+            if (cols[f] >= 0) rc = pfi_csv_number(c, r, (size_t)cols[f], 1, NAN, &v, err);
             if (rc != PFI_OK) break;
             if (v < 0) {
                 rc = pfi_error_set(err, PFI_ERANGE, path, ln, "%s is negative", pfi_tm_field_name(f));
+                break;
+            }
+            double hi = unit_max(f);
+            if (v > hi) {
+                rc = pfi_error_set(err, PFI_ERANGE, path, ln,
+                                   "column %d (%s): %g is outside its unit's range [0, %g] (%s)",
+                                   cols[f] + 1, pfi_tm_field_name(f), v, hi,
+                                   hi == 1 ? "a ratio: a percent written for a ratio?"
+                                           : "a percent");
                 break;
             }
             row->v[f] = v;

@@ -3,7 +3,12 @@
 # dataset, pfid loads it and estimates the PFI of two simulated jobs live. The
 # estimate must be the model's own formula applied to the job's features, and
 # the memory-bound job (more DRAM copy) must come out more flexible, as the
-# paper finds (Sec. 5: the DRAM copy product rises with PFI).
+# paper finds (Sec. 5: the DRAM copy product rises with PFI). pfid's live
+# features are checked against what the jobs file says the jobs are: each
+# job's parameters through the GPU model at the uncapped limit (`pfi model`,
+# i.e. pfi_gpumodel_eval at the 700 W TDP), not against pfid's own output,
+# so a feature read from the wrong field (the memory-copy utilisation taken
+# from the GPU utilisation, say) fails here.
 . "$(dirname "$0")/pfid_lib.sh"
 : "${PFI_BIN:?}" "${PFI_SOURCE_DIR:?}"
 D=$PFI_SOURCE_DIR/data/paper-h200
@@ -23,6 +28,33 @@ both() {
     [ "$(jq_py 'all(j["pfi_estimate"] is not None for j in d["jobs"])')" = True ]
 }
 wait_until 15 both || fail "no estimates: $BODY"
+for j in compute memory; do
+    spec=$(awk -F, -v j=$j '$2 == j {printf "compute=%s,sm=%s,dram=%s,tensor=%s,tput=%s", $3, $4, $5, $6, $7}' "$WORK/jobs.csv")
+    "$PFI_BIN" model --job "$spec" --json >"$WORK/model-$j.json" || fail "pfi model --job $spec"
+done
+python3 - "$BODY" "$WORK" <<'PY' || fail "live features against the GPU model"
+import json, sys
+jobs = {j["id"]: j for j in json.loads(sys.argv[1])["jobs"]}
+for name, j in jobs.items():
+    pt = json.load(open("%s/model-%s.json" % (sys.argv[2], name)))["points"][0]
+    assert pt["cap_w"] == 700.0, pt
+    want = {
+        "sm_active": pt["sm_active"],
+        "tensor_active": pt["tensor_active"],
+        "dram_active": pt["dram_active"],
+        "mem_copy_util": pt["mem_copy_util_pct"],
+        "gpu_util": pt["gpu_util_pct"],
+        "sm_clock": pt["sm_clock_mhz"],
+        "dram_copy_product": pt["dram_active"] * pt["mem_copy_util_pct"],
+    }
+    f = j["features"]
+    for k, v in want.items():
+        assert k in f, (name, k, sorted(f))
+        # pfi model prints 10 significant digits
+        assert abs(f[k] - v) <= 1e-8 * max(1.0, abs(v)), (name, k, f[k], v)
+    print("ok: %s: live features match the GPU model (copy %.3f%%, util %.3f%%)"
+          % (name, f["mem_copy_util"], f["gpu_util"]))
+PY
 python3 - "$BODY" "$WORK/model.json" <<'PY' || fail "estimates"
 import json, sys
 jobs = {j["id"]: j for j in json.loads(sys.argv[1])["jobs"]}

@@ -16,6 +16,10 @@ cat >"$WORK/model.json" <<'EOF'
 {"format":"pfi-model","version":1,"kind":"ols","features":["dram_copy_product"],
  "intercept":0.93,"coefficients":[0.047],"boost_mhz":1980,"n_train":25,"r2_in":0.67,"rmse_in":0.2}
 EOF
+# Cap expiry on an injectable clock (src/agent/cap_clock.c): time moves by
+# rewriting this file, not by sleeping.
+export PFID_TEST_CLOCK=$WORK/clock
+echo 0 >"$PFID_TEST_CLOCK"
 NV=(--backend nvml --db "$DB" --interval 0.2 --phase-hold 1 --model "$WORK/model.json")
 
 # The device's limit of GPU g in mW as the fake driver holds it (what the
@@ -53,12 +57,13 @@ ok "promtool check metrics (nvml)"
 req PUT /v1/gpus/0/limit '{"watts":300,"expires_s":600}'; expect 200 "cap GPU 0 at 300 W"
 [ "$(jq_py 'd["enforced_w"]')" = 300.0 ] || fail "read-back: $BODY"
 [ "$(dev_limit 0)" = 300000 ] || fail "device limit $(dev_limit 0), expected 300000"
-req PUT /v1/gpus/1/limit '{"watts":250,"expires_s":2}'; expect 200 "cap GPU 1 at 250 W for 2 s"
+req PUT /v1/gpus/1/limit '{"watts":250,"expires_s":60}'; expect 200 "cap GPU 1 at 250 W for 60 s"
 [ "$(dev_limit 1)" = 250000 ] || fail "device limit GPU 1"
 pfid_stop KILL
 [ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] || fail "store corrupt after SIGKILL"
 [ "$(dev_limit 0)" = 300000 ] && [ "$(dev_limit 1)" = 250000 ] || fail "caps vanished with the process?"
-sleep 2.2 # GPU 1's cap expires while no pfid runs: the card stays at 250 W
+echo 61 >"$PFID_TEST_CLOCK" # GPU 1's cap expires while no pfid runs: the card stays at 250 W
+[ "$(dev_limit 1)" = 250000 ] || fail "GPU 1 changed with no pfid running"
 pfid_start "$WORK/pfid2.log" "${NV[@]}"
 [ "$(dev_limit 1)" = 700000 ] || fail "expired cap not restored on the device after restart: $(dev_limit 1)"
 [ "$(dev_limit 0)" = 300000 ] || fail "unexpired cap not enforced after restart: $(dev_limit 0)"

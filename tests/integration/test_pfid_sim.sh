@@ -14,6 +14,11 @@ gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,warmup_
 2,moe,0.3,0.5,0.6,0.1,6000,0.5,1
 EOF
 SIM=(--backend sim --sim-gpus 4 --sim-jobs "$WORK/jobs.csv" --db "$DB" --interval 0.2)
+# Cap expiry runs on an injectable clock: pfid adds the seconds in this file
+# to wall time for caps (src/agent/cap_clock.c), so expiry is tested by moving
+# time forward, not by sleeping.
+export PFID_TEST_CLOCK=$WORK/clock
+echo 0 >"$PFID_TEST_CLOCK"
 
 # --- the token file must be private ---
 chmod 640 "$TOKEN_FILE"
@@ -74,7 +79,7 @@ req PUT /v1/gpus/0/limit '{"watts":701,"expires_s":60}'; expect 400 "cap above t
 req PUT /v1/gpus/0/limit '{"watts":400}'; expect 400 "cap without expiry"
 req PUT /v1/gpus/9/limit '{"watts":400,"expires_s":60}'; expect 404 "cap on a GPU that does not exist"
 req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":60}' no; expect 401 "cap without token"
-req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":6}'; expect 200 "cap GPU 0 at 400 W for 6 s"
+req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":600}'; expect 200 "cap GPU 0 at 400 W for 600 s"
 [ "$(jq_py 'd["enforced_w"]')" = 400.0 ] || fail "enforced limit not in the response: $BODY"
 [ "$(jq_py 'd["default_w"]')" = 700.0 ] || fail "default: $BODY"
 req GET /v1/gpus "" no
@@ -92,7 +97,12 @@ gpu0_default() {
     req GET /v1/gpus "" no
     [ "$(jq_py 'd["gpus"][0]["limits"]["enforced_w"]')" = 700.0 ] && [ "$(jq_py 'd["gpus"][0]["cap"]')" = None ]
 }
-wait_until 15 gpu0_default || fail "cap did not expire: $BODY"
+echo 590 >"$PFID_TEST_CLOCK" # 10 s before the expiry: the cap stays
+sleep 0.5 # two sampler intervals
+req GET /v1/gpus "" no
+[ "$(jq_py 'd["gpus"][0]["cap"]["watts"]')" = 400.0 ] || fail "cap expired 10 s early: $BODY"
+echo 601 >"$PFID_TEST_CLOCK" # 1 s past it: restored within a sampler interval
+wait_until 5 gpu0_default || fail "cap did not expire: $BODY"
 [ "$(sqlite3 "$DB" "SELECT count(*) FROM caps WHERE gpu=0")" = 0 ] || fail "expired cap still in the store"
 ok "cap expired, default restored, record gone"
 req PUT /v1/gpus/3/limit '{"watts":300,"expires_s":600}'; expect 200 "cap GPU 3"

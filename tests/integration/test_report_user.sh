@@ -74,7 +74,7 @@ for k in curves pfi ce definitions groups; do
 done
 "$PFI_BIN" plot curves "$S" -o "$WORK/c.svg" >/dev/null && grep -q "<svg" "$WORK/c.svg" || fail "svg"
 "$PFI_BIN" plot curves "$S" -o "$WORK/c.pdf" >/dev/null && head -c 5 "$WORK/c.pdf" | grep -q "%PDF" || fail "pdf"
-"$PFI_BIN" simulate --json --workloads 10 --no-learn --reductions 10,30 data/paper-h200/sweeps.csv \
+"$PFI_BIN" simulate --json --workloads 10 --no-learn --reductions 10%,30% data/paper-h200/sweeps.csv \
     data/paper-h200/telemetry.csv >"$WORK/sim.json" 2>/dev/null
 "$PFI_BIN" plot gap "$WORK/sim.json" -o "$WORK/gap.png" >/dev/null || fail "plot gap"
 if "$PFI_BIN" plot gap "$S" -o "$WORK/bad.png" 2>"$WORK/e"; then fail "plot gap took a CSV"; fi

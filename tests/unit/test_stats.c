@@ -192,7 +192,9 @@ static void group_tests_bad_input(void **state)
 
 /* Table 6's 25 headline PFIs pooled into dense / MoE PT / MoE FT reproduce
  * Table 10 (medians, means to 2 decimals) and Table 11 (Dunn, Holm m = 3);
- * H within 0.2 of the paper's 12.37 (the paper used unrounded PFI). */
+ * H within 0.2 of the paper's 12.37 (the paper used unrounded PFI, so the
+ * tolerances here are the paper's rounding; scipy_reference_p_values below
+ * checks the same statistics on these inputs to 1e-6). */
 static void paper_tables_10_11(void **state)
 {
     char path[512];
@@ -243,6 +245,76 @@ static void paper_tables_10_11(void **state)
     assert_true(d[1].p_holm < 0.05 && d[0].p_holm > 0.05 && d[2].p_holm > 0.05);
 }
 
+/* The same 25 PFIs (and Table 8's pairs) against scipy to 1e-6, with the
+ * values below printed by `python3 tests/ref/stats_ref.py ../shared` (scipy
+ * 1.10.1: scipy.stats.kruskal, spearmanr; Dunn from rankdata and norm.sf;
+ * Holm and BH by hand there, so pfi_stats_holm/_bh are checked too):
+ *   kruskal 12.484845150998417 0.0019451375677371273
+ *   dunn (0, 1) -1.667735323086886 0.0953682800501648 0.11747249640290862 0.0953682800501648
+ *   dunn (0, 2) -3.451353309715183 0.0005577828723329689 0.0016733486169989067 0.0016733486169989067
+ *   dunn (1, 2) -1.8901623662094345 0.05873624820145431 0.11747249640290862 0.08810437230218146
+ *   spearman8 0.942857142857143 0.004804664723032055
+ *   spearman6_gpus -0.23087598491397257 0.26684178484919285
+ * (columns: z, p_raw, p_holm, p_bh; rho, p). */
+static void scipy_reference_p_values(void **state)
+{
+    char path[512];
+    pfi_csv *c = NULL;
+    pfi_error err;
+    test_path(path, sizeof path, PFI_SHARED_DIR, "data/paper-tables/table6_headline_pfi.csv");
+    assert_int_equal(pfi_csv_read_file(path, &c, &err), PFI_OK);
+    size_t n = pfi_csv_rows(c);
+    assert_int_equal(n, 25);
+    double x[25], gpus[25];
+    size_t g[25];
+    int ca = pfi_csv_col(c, "arch"), ct = pfi_csv_col(c, "task"), cp = pfi_csv_col(c, "pfi"),
+        cg = pfi_csv_col(c, "gpus");
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(pfi_csv_number(c, i, (size_t)cp, 0, 0, &x[i], &err), PFI_OK);
+        assert_int_equal(pfi_csv_number(c, i, (size_t)cg, 0, 0, &gpus[i], &err), PFI_OK);
+        int moe = strcmp(pfi_csv_field(c, i, (size_t)ca), "moe") == 0;
+        int ft = strcmp(pfi_csv_field(c, i, (size_t)ct), "ft") == 0;
+        g[i] = !moe ? 0 : ft ? 2 : 1;
+    }
+    pfi_csv_destroy(c);
+    pfi_kruskal k;
+    assert_int_equal(pfi_stats_kruskal(x, g, n, 3, &k), PFI_OK);
+    assert_near(k.H, 12.484845150998417, 1e-6);
+    assert_near(k.p, 0.0019451375677371273, 1e-6);
+    pfi_dunn_pair d[3];
+    assert_int_equal(pfi_stats_dunn(x, g, n, 3, d), PFI_OK);
+    const double z[] = {-1.667735323086886, -3.451353309715183, -1.8901623662094345};
+    const double praw[] = {0.0953682800501648, 0.0005577828723329689, 0.05873624820145431};
+    const double holm[] = {0.11747249640290862, 0.0016733486169989067, 0.11747249640290862};
+    const double bh[] = {0.0953682800501648, 0.0016733486169989067, 0.08810437230218146};
+    double pr[3], q[3];
+    for (int i = 0; i < 3; i++) {
+        assert_near(d[i].z, z[i], 1e-6);
+        assert_near(d[i].p_raw, praw[i], 1e-6);
+        assert_near(d[i].p_holm, holm[i], 1e-6);
+        pr[i] = d[i].p_raw;
+    }
+    assert_int_equal(pfi_stats_bh(pr, 3, q), PFI_OK);
+    for (int i = 0; i < 3; i++) assert_near(q[i], bh[i], 1e-6);
+    double rho, p;
+    assert_int_equal(pfi_stats_spearman(x, gpus, n, &rho, &p), PFI_OK);
+    assert_near(rho, -0.23087598491397257, 1e-6);
+    assert_near(p, 0.26684178484919285, 1e-6);
+
+    test_path(path, sizeof path, PFI_SHARED_DIR, "data/paper-tables/table8_h100_vs_h200.csv");
+    assert_int_equal(pfi_csv_read_file(path, &c, &err), PFI_OK);
+    double a[6], b[6];
+    int c200 = pfi_csv_col(c, "pfi_h200"), c100 = pfi_csv_col(c, "pfi_h100");
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(pfi_csv_number(c, i, (size_t)c200, 0, 0, &a[i], &err), PFI_OK);
+        assert_int_equal(pfi_csv_number(c, i, (size_t)c100, 0, 0, &b[i], &err), PFI_OK);
+    }
+    pfi_csv_destroy(c);
+    assert_int_equal(pfi_stats_spearman(a, b, 6, &rho, &p), PFI_OK);
+    assert_near(rho, 0.942857142857143, 1e-6);
+    assert_near(p, 0.004804664723032055, 1e-6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +329,7 @@ int main(void)
         cmocka_unit_test(dunn_three_groups),
         cmocka_unit_test(group_tests_bad_input),
         cmocka_unit_test(paper_tables_10_11),
+        cmocka_unit_test(scipy_reference_p_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,8 @@
  * line it must name. */
 #include "test_util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pfi/sweeps_csv.h"
@@ -134,6 +136,22 @@ static void bad_inputs(void **state)
          "stray quote"},
         {"empty group", HDR ",H200,m,dense,pt,8,,600,4800,9000\n" ROW700, 0, PFI_EINVAL, 2,
          "empty group name"},
+        /* impossible sweeps (a new user's): each names its line */
+        {"power above cap x GPUs", HDR "g,H200,m,dense,pt,8,,200,9999,9000\n" ROW700, 0,
+         PFI_ERANGE, 2, "above what the cap allows: 200 W x 8 GPUs = 1600 W"},
+        {"capped above uncapped", HDR ROW700 "g,H200,m,dense,pt,8,,600,4700,9000\n"
+                                  "g,H200,m,dense,pt,8,,650,5200,9500\n"
+                                  "h,H200,m,dense,pt,8,,200,1500,9000\n"
+                                  "h,H200,m,dense,pt,8,,700,1400,10000\n",
+         0, PFI_ERANGE, 5, "more than the uncapped run's 1400 W (line 6)"},
+        {"absurd magnitude", HDR "g,H200,m,dense,pt,8,,600,4800,1e308\n" ROW700, 0, PFI_ERANGE, 2,
+         "implausible magnitude"},
+        {"absurd cap", HDR "g,H200,m,dense,pt,8,,1e308,4800,9000\n" ROW700, 0, PFI_ERANGE, 2,
+         "implausible magnitude"},
+        {"hex float", HDR "g,H200,m,dense,pt,8,,600,0x1p12,9000\n" ROW700, 0, PFI_EPARSE, 2,
+         "power_w is not a decimal number (hex floats are not accepted)"},
+        {"signed hex float", HDR "g,H200,m,dense,pt,8,,600,4800,+0X1P13\n" ROW700, 0, PFI_EPARSE,
+         2, "throughput_tok_s is not a decimal number"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct bad_case *k = &cases[i];
@@ -149,12 +167,70 @@ static void bad_inputs(void **state)
     }
 }
 
+/* Many groups, rows interleaved (no group's rows together): every run lands
+ * in its own group and every name is found, with groups in first-seen order
+ * (the name index of curve.c; the "last group" shortcut never applies). */
+static void many_interleaved_groups(void **state)
+{
+    enum { G = 3000 };
+    size_t cap = 64 + (size_t)G * 2 * 48, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t + len, cap - len, HDR);
+    for (int k = 0; k < 2; k++)
+        for (int g = 0; g < G; g++)
+            len += (size_t)snprintf(t + len, cap - len, "grp%d,H200,m,dense,pt,8,,%d,%d,%d\n", g,
+                                    k ? 700 : 300, k ? 5600 : 2400, k ? 10000 : 7000 + g);
+    pfi_sweeps *s;
+    pfi_error err;
+    assert_int_equal(parse(t, len, &s, &err), PFI_OK);
+    free(t);
+    assert_int_equal(pfi_sweeps_count(s), G);
+    char name[32];
+    for (int g = 0; g < G; g++) {
+        snprintf(name, sizeof name, "grp%d", g);
+        const pfi_group *x = pfi_sweeps_find(s, name);
+        assert_non_null(x);
+        assert_ptr_equal(x, pfi_sweeps_group(s, (size_t)g));
+        assert_int_equal(x->n_runs, 2);
+        assert_near(x->runs[0].tput, 7000 + g, 0);
+    }
+    assert_null(pfi_sweeps_find(s, "grp"));
+    assert_null(pfi_sweeps_find(s, "grp3000"));
+    pfi_sweeps_destroy(s);
+}
+
+/* --allow-implausible (PFI_SWEEPS_ALLOW_IMPLAUSIBLE) accepts what the checks
+ * refuse, and a file at the limits passes without it: power exactly cap x
+ * GPUs, a capped run equal to the uncapped one. */
+static void implausible_escape(void **state)
+{
+    const char *t = HDR "g,H200,m,dense,pt,8,,200,9999,9000\n" ROW700;
+    pfi_csv *c = NULL;
+    pfi_error err;
+    assert_int_equal(pfi_csv_parse(t, strlen(t), "t.csv", &c, &err), PFI_OK);
+    pfi_sweeps *s = NULL;
+    assert_int_equal(pfi_sweeps_from_csv(c, 0, &s, &err), PFI_ERANGE);
+    assert_null(s);
+    assert_int_equal(pfi_sweeps_from_csv_opts(c, 0, PFI_SWEEPS_ALLOW_IMPLAUSIBLE, &s, &err), PFI_OK);
+    assert_int_equal(pfi_sweeps_group(s, 0)->n_runs, 2);
+    pfi_sweeps_destroy(s);
+    pfi_csv_destroy(c);
+    const char *edge = HDR "g,H200,m,dense,pt,8,,200,1600,9000\n" ROW700
+                           "h,H200,m,dense,pt,8,,600,4000,9500\n"
+                           "h,H200,m,dense,pt,8,,700,4000,10000\n";
+    assert_int_equal(parse(edge, strlen(edge), &s, &err), PFI_OK);
+    pfi_sweeps_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(good_file),
         cmocka_unit_test(write_read_roundtrip),
         cmocka_unit_test(bad_inputs),
+        cmocka_unit_test(many_interleaved_groups),
+        cmocka_unit_test(implausible_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,27 +1,25 @@
 /* "learn": a closed-loop allocation policy that learns each job's curve
- * from the caps it actually applies (our policy; README "The learn policy").
+ * from the powers it actually applies (our policy; README "The learn
+ * policy"), replayed round by round against an observer. The loop itself
+ * is pfi/learn_live.h (a controller runs it live); this is the replay that
+ * pfi allocate --policy learn and pfi simulate use.
  *
  * It knows what a cluster controller knows before a curtailment: each job's
- * uncapped power and throughput (Pmax, Tmax), the lowest power its lowest cap
- * allows, and a telemetry-predicted PFI. It does not know the curves. The
- * curtailment lasts event_s seconds and starts with K measured rounds of
- * round_s seconds, each meeting the budget:
+ * uncapped power and throughput (Pmax, Tmax), the lowest power it may be
+ * given, and a telemetry-predicted PFI (the prior). It does not know the
+ * curves. The curtailment lasts event_s seconds and starts with K measured
+ * rounds of round_s seconds, each meeting the budget:
  *
- *   round 1      the pfi policy (Eq. 2 with the predicted PFI);
- *   rounds 2..K  the exact oracle (alloc.h) on the curves estimated so far;
+ *   round 1      the equal share;
+ *   rounds 2..K  the exact oracle (alloc.h) on the curves estimated so far,
+ *                optimistic where nothing was read;
  *
- * after each round the controller reads every job's throughput at the power
- * it was given (observe()). For the rest of the event it keeps the round
- * whose measured total throughput was highest. The reported throughput is the
- * time average over the whole event, so the rounds spent learning count
- * against it.
- *
- * The estimate (learn.c): in a job's own units u = 1 - P/Pmax (the cut) and
- * y = T/Tmax, the loss 1 - y is fitted as a u^b (weighted least squares in
- * log-log; b fixed at 1.5 with one observation; the PFI line y = 1 - u/PFI
- * with none), then corrected by the fit's interpolated residuals so that it
- * passes through every measured point. It uses no sweep, no cap grid and
- * nothing of how the dataset was made.
+ * after each round every job's throughput at the power it was given is read
+ * (observe()). For the rest of the event it keeps the best combination of
+ * measured points (learn_live.h), read once more. The reported throughput
+ * is the time average over the whole event, so the rounds spent learning
+ * count against it. It uses no sweep, no cap grid and nothing of how the
+ * dataset was made.
  *
  * Nothing here does I/O; observe() is the only window onto the jobs.
  */
@@ -36,16 +34,17 @@ typedef struct pfi_learn_opts {
     size_t rounds;  /* K measured rounds, 1..64 (default 8) */
     double round_s; /* seconds a round lasts, > 0 (default 30) */
     double event_s; /* seconds the curtailment lasts, >= rounds * round_s (default 3600) */
+    double noise_rel; /* the readings' relative SD, known to the estimator, [0, 1) (default 0) */
 } pfi_learn_opts;
 
-/* rounds 8, round_s 30, event_s 3600. */
+/* rounds 8, round_s 30, event_s 3600, noise_rel 0. */
 pfi_learn_opts pfi_learn_defaults(void);
 
 typedef struct pfi_learn_job {
     double pmax_w;  /* uncapped power, W, > 0 */
     double tmax;    /* uncapped throughput, tokens/s, > 0 */
     double floor_w; /* lowest power the job can be given, W, in (0, pmax_w] */
-    double pfi_hat; /* predicted PFI (the first round's weight and the prior slope) */
+    double pfi_hat; /* predicted PFI (the prior slope below the lowest reading) */
     size_t count;   /* identical jobs this entry stands for, as in alloc.h (0 means 1):
                        they are given one power and read as one */
 } pfi_learn_job;
@@ -57,7 +56,7 @@ typedef int (*pfi_learn_observe)(void *ctx, size_t job, double power_w, double *
 
 typedef struct pfi_learn_result { /* totals count every job an entry stands for */
     double avg_tput;   /* total throughput averaged over the event, rounds included */
-    double final_tput; /* total throughput of the allocation kept (the best round) */
+    double final_tput; /* total throughput read at the allocation kept */
     size_t rounds;     /* rounds played */
 } pfi_learn_result;
 
@@ -70,8 +69,7 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
 
 /* The same, in two steps, for callers that allocate many budgets over one
  * set of jobs (the simulation: 41 reductions per workload): a plan keeps
- * what does not depend on the budget (the power grid, the prior estimates,
- * round 1's weights) and its scratch, so each run pays for the rounds alone.
+ * the jobs and its scratch, so each run pays for the rounds alone.
  * A run gives exactly what pfi_learn_run gives. _reset reuses a plan's
  * memory for new jobs; destroy is NULL-safe; one plan, one thread. */
 typedef struct pfi_learn_plan pfi_learn_plan;

@@ -5,8 +5,8 @@
  *
  * A job's true curve is its group's sweep (linear interpolation between
  * caps, as in alloc.h); the oracle is alloc.h's exact envelope optimum, so
- * the gaps are exact for the given curves. The pfi policy and learn's first
- * round use pfi_hat, the PFI predicted from telemetry (the caller fits the
+ * the gaps are exact for the given curves. The pfi policy and learn's prior
+ * use pfi_hat, the PFI predicted from telemetry (the caller fits the
  * model; the paper fits it on the uncapped runs' telemetry).
  *
  * Mixes:

@@ -1,0 +1,98 @@
+/* Benchmark: every policy on the curve families of tests/families (issue
+ * 12, item 2): the random mix, 500 workloads x 100 jobs, reductions 5, 10,
+ * 20, 30, 40%, exact readings and 1% relative reading noise for learn. One
+ * JSON object per line per (family, noise, reduction): each policy's share
+ * of equal's gap recovered and its throughput per job, the families' rank
+ * correlation of telemetry with PFI, and the time the cell's simulation
+ * took. `bench_families --table` prints the README's markdown table
+ * instead (learn's share, with noise in parentheses, and the best other
+ * policy's); `--workloads N` shrinks the run, `--event-s S` sets the event's length
+ * (a long one shows the kept allocation alone). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "families.h"
+#include "pfi/sim.h"
+
+static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
+enum { NR = sizeof RED / sizeof RED[0] };
+
+int main(int argc, char **argv)
+{
+    int table = 0;
+    size_t workloads = 500;
+    double event_s = 3600;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--table") == 0) table = 1;
+        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc) workloads = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--event-s") == 0 && a + 1 < argc) event_s = strtod(argv[++a], NULL);
+        else {
+            fprintf(stderr, "usage: bench_families [--table] [--workloads N] [--event-s S]\n");
+            return 2;
+        }
+    }
+    if (table) {
+        printf("| family | ρ | equal gap 5/10/20/30/40%% (tok/s/job) | learn, exact (1%% noise) 5%% | 10%% | 20%% | 30%% | 40%% |\n");
+        printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    }
+    for (int k = 0; k < FAM_COUNT; k++) {
+        fam_set fs;
+        if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
+            fprintf(stderr, "bench_families: %s failed to build\n", fam_name((fam_kind)k));
+            return 1;
+        }
+        pfi_sim_cell cells[2][NR][PFI_SIM_NPOLICIES];
+        double secs[2];
+        for (int noisy = 0; noisy < 2; noisy++) {
+            pfi_sim_opts o = pfi_sim_defaults();
+            o.workloads = workloads;
+            o.reductions = RED;
+            o.n_reductions = NR;
+            o.threads = 2;
+            o.noise_rel = noisy ? 0.01 : 0;
+            o.learn.event_s = event_s;
+            pfi_sim_result r;
+            pfi_error err;
+            double t0 = bench_now();
+            if (pfi_sim_run(fs.g, fs.n, &o, &r, &err) != PFI_OK) {
+                fprintf(stderr, "bench_families: %s: %s\n", fam_name((fam_kind)k), err.msg);
+                return 1;
+            }
+            secs[noisy] = bench_now() - t0;
+            memcpy(cells[noisy], r.cells, sizeof cells[noisy]);
+            pfi_sim_result_free(&r);
+        }
+        if (table) {
+            printf("| %s | %.2f | ", fam_name((fam_kind)k), fs.rank_corr);
+            for (int r = 0; r < NR; r++)
+                printf("%s%.0f", r ? "/" : "", cells[0][r][PFI_POLICY_EQUAL].gap_per_job);
+            for (int r = 0; r < NR; r++) {
+                const pfi_sim_cell *a = &cells[0][r][PFI_SIM_LEARN], *b = &cells[1][r][PFI_SIM_LEARN];
+                printf(" | %.0f%% (%.0f%%)", 100 * a->gap_recovered, 100 * b->gap_recovered);
+            }
+            printf(" |\n");
+        } else {
+            for (int noisy = 0; noisy < 2; noisy++)
+                for (int r = 0; r < NR; r++) {
+                    printf("{\"name\":\"families\",\"family\":\"%s\",\"groups\":%zu,\"rank_corr\":%.3f,"
+                           "\"noise\":%.2f,\"reduction\":%.2f,\"workloads\":%zu,\"jobs\":100,"
+                           "\"seconds\":%.3f",
+                           fam_name((fam_kind)k), fs.n, fs.rank_corr, noisy ? 0.01 : 0.0, RED[r],
+                           workloads, secs[noisy]);
+                    for (int p = 0; p < PFI_SIM_NPOLICIES; p++) {
+                        const pfi_sim_cell *c = &cells[noisy][r][p];
+                        if (p == PFI_POLICY_ORACLE) continue;
+                        printf(",\"%s\":{\"recovered\":%.4f,\"tput_per_job\":%.1f,\"gap_per_job\":%.1f}",
+                               pfi_sim_policy_name(p), c->gap_recovered, c->tput_per_job, c->gap_per_job);
+                    }
+                    printf("}\n");
+                }
+        }
+        fflush(stdout);
+        fam_free(&fs);
+    }
+    return 0;
+}

@@ -1,0 +1,67 @@
+/* Benchmark: one live learn round (learn_live.h) at the controller's sizes:
+ * 10^3 and 10^4 jobs whose true curves are y = 1 - a u^b, every job read
+ * once per round. A round is pfi_live_observe of every reading plus the
+ * next pfi_live_propose; medians over the 8 exploring rounds and the kept
+ * proposals after them. Target: under 50 ms at 10^4 jobs. One JSON object
+ * per line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench_util.h"
+#include "pfi/learn_live.h"
+
+int main(void)
+{
+    size_t sizes[] = {1000, 10000};
+    for (size_t z = 0; z < 2; z++) {
+        size_t n = sizes[z];
+        pfi_live *l = NULL;
+        pfi_error err;
+        if (pfi_live_create(NULL, &l, &err)) return 1;
+        double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        pfi_live_share *sh = malloc(n * sizeof *sh);
+        pfi_live_reading *rd = malloc(n * sizeof *rd);
+        if (!a || !b || !sh || !rd) return 1;
+        double pmax_total = 0;
+        for (size_t i = 0; i < n; i++) {
+            double pmax = 4000 + (double)(i % 7) * 1000;
+            a[i] = 0.4 + 0.1 * (double)(i % 5);
+            b[i] = 1.1 + 0.2 * (double)(i % 4);
+            pfi_live_job j = {.id = 1000 + i, .pmax_w = pmax, .tmax = pmax * (1 + (double)(i % 6)),
+                              .floor_w = 0.3 * pmax, .pfi_hat = 1 + 0.1 * (double)(i % 9)};
+            if (pfi_live_job_set(l, &j, &err)) return 1;
+            pmax_total += pmax;
+        }
+        double budget = 0.7 * pmax_total, t_explore[8], t_keep[8];
+        for (int r = 0; r < 16; r++) {
+            double t0 = bench_now();
+            if (r > 0 && pfi_live_observe(l, rd, n, &err)) return 1;
+            if (pfi_live_propose(l, budget, 30.0 * r, sh, n, &err)) {
+                fprintf(stderr, "bench_live: %s\n", err.msg);
+                return 1;
+            }
+            double dt = bench_now() - t0;
+            if (r < 8) t_explore[r] = dt;
+            else t_keep[r - 8] = dt;
+            for (size_t k = 0; k < n; k++) { /* the jobs run; readings for the next round */
+                size_t i = (size_t)(sh[k].id - 1000);
+                double pmax = 4000 + (double)(i % 7) * 1000, u = 1 - sh[k].power_w / pmax;
+                double tmax = pmax * (1 + (double)(i % 6));
+                rd[k] = (pfi_live_reading){.id = sh[k].id, .power_w = sh[k].power_w,
+                                           .cap_w = sh[k].power_w / 8, .t_s = 30.0 * r + 29,
+                                           .tput = tmax * (1 - a[i] * pow(u > 0 ? u : 0, b[i]))};
+            }
+        }
+        printf("{\"name\":\"live_round\",\"jobs\":%zu,\"explore_ms\":%.3f,\"keep_ms\":%.3f,"
+               "\"target_ms\":50}\n",
+               n, 1e3 * bench_median(t_explore + 1, 7), 1e3 * bench_median(t_keep, 8));
+        fflush(stdout);
+        free(a);
+        free(b);
+        free(sh);
+        free(rd);
+        pfi_live_destroy(l);
+    }
+    return 0;
+}

@@ -1,0 +1,585 @@
+/* Live learn (include/core/pfi/learn_live.h): readings in, proposals out.
+ *
+ * The estimate of a job's curve, in y = T / Tmax against power:
+ *   - its readings pooled by power (weights 1 / SD^2 in y units; an exact
+ *     reading outweighs any noisy one), then made non-decreasing in power
+ *     by weighted isotonic regression together with the uncapped point
+ *     (Pmax, 1): a noisy or non-monotone reading cannot make a job look
+ *     steeper than its neighbours say, and a reading with no loss counts;
+ *   - between readings a monotone cubic (Fritsch-Carlson): shape-free,
+ *     never outside its neighbours, concave where the readings are;
+ *   - below the lowest reading, down to the floor, a line whose loss per W
+ *     is the larger of the lowest interval's and a share of the
+ *     telemetry prior's (1 / PFI per unit cut): optimism about what was
+ *     not measured draws a probe there, the prior keeps it from being
+ *     unbounded;
+ *   - sampled at its readings plus a fixed grid, so that a dead zone found
+ *     between grid points is where the readings put it.
+ * The exact oracle (alloc.h) then allocates on the estimates.
+ */
+#include "pfi/learn_live.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pfi/alloc.h"
+
+/* MAXB: pooled readings per job (the closest two merge beyond it); NGRID:
+ * grid intervals from the floor to Pmax; PRIOR_SHARE: the share of the
+ * prior's loss per cut assumed below the lowest reading at least. */
+enum { MAXB = 24, NGRID = 12, MAXPTS = MAXB + NGRID + 4 };
+/* max/min without the libm call (a profile of the simulation spent 8% in
+ * fmax/fmin); NaN gives the bound */
+static inline double at_least(double v, double lo) { return v > lo ? v : lo; }
+static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
+
+#define PRIOR_SHARE 1.0
+#define OPTIMISM 1.0 /* exploring rounds: how far towards the optimistic bound (see estimate) */
+#define EXACT_W 1e24 /* weight of an exact reading (SD 0) */
+
+typedef struct {
+    double p, sw, swy, swc, nc; /* power; sums of weights, w*y, caps; caps seen */
+    double swp, swyp;           /* the prior readings' share of sw, swy */
+} bin;
+
+typedef struct {
+    pfi_live_job j;
+    size_t nb;
+    bin b[MAXB];
+    double asked_t;             /* first proposal since its last reading; NaN */
+    double pw, best_pw;         /* the last proposal's power; the epoch's best */
+    double eq_pw;               /* the epoch's equal share */
+    double meas_sum, meas_n;    /* readings taken during the last proposal */
+    /* the estimate in the oracle's problem was made in mode est_mode from
+     * these very pooled values (est_ok): the next proposal reuses it and
+     * rebuilds only the others (pfi_alloc_problem_update) */
+    int est_ok, est_mode;
+} ljob;
+
+struct pfi_live {
+    pfi_live_opts o;
+    ljob *jobs;
+    size_t n, cap;
+    /* id -> index + 1 (0 empty), open addressing, size a power of two */
+    uint64_t *hkey;
+    size_t *hval, hsize;
+    /* the epoch */
+    int new_epoch;
+    size_t rounds;       /* proposals made in it */
+    double budget, last_now, best_total;
+    int have_best;
+    /* the estimates handed to the oracle */
+    pfi_alloc_job *est;
+    double *ep, *et, *w, *pw;
+    pfi_alloc_problem *prob;
+    size_t cap_est, *changed;
+    int prob_ok; /* prob holds est's jobs, those with est_ok up to date */
+};
+
+pfi_live_opts pfi_live_defaults(void) { return (pfi_live_opts){.explore_rounds = 8, .stale_s = 90}; }
+
+void pfi_live_destroy(pfi_live *l)
+{
+    if (!l) return;
+    free(l->jobs);
+    free(l->hkey);
+    free(l->hval);
+    free(l->est);
+    free(l->ep);
+    free(l->et);
+    free(l->w);
+    free(l->pw);
+    free(l->changed);
+    pfi_alloc_problem_destroy(l->prob);
+    free(l);
+}
+
+int pfi_live_create(const pfi_live_opts *o, pfi_live **out, pfi_error *err)
+{
+    *out = NULL;
+    pfi_live_opts d = pfi_live_defaults();
+    if (!o) o = &d;
+    if (o->explore_rounds < 1 || o->explore_rounds > 64 || !(o->stale_s > 0))
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "live learn: need 1-64 exploring rounds and a positive stale time");
+    pfi_live *l = calloc(1, sizeof *l);
+    if (!l) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    l->o = *o;
+    l->new_epoch = 1;
+    l->last_now = -INFINITY;
+    *out = l;
+    return PFI_OK;
+}
+
+size_t pfi_live_jobs(const pfi_live *l) { return l ? l->n : 0; }
+uint64_t pfi_live_job_id(const pfi_live *l, size_t k) { return l->jobs[k].j.id; }
+
+static size_t hslot(const pfi_live *l, uint64_t id)
+{
+    uint64_t h = id * 0x9E3779B97F4A7C15ULL;
+    size_t m = l->hsize - 1, s = (size_t)(h >> 17) & m;
+    while (l->hval[s] && l->hkey[s] != id) s = (s + 1) & m;
+    return s;
+}
+
+/* The index of job id, or n when absent. */
+static size_t find(const pfi_live *l, uint64_t id)
+{
+    if (!l->hsize) return l->n;
+    size_t s = hslot(l, id);
+    return l->hval[s] ? l->hval[s] - 1 : l->n;
+}
+
+static int rehash(pfi_live *l, size_t size)
+{
+    uint64_t *k = calloc(size, sizeof *k);
+    size_t *v = calloc(size, sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    free(l->hkey);
+    free(l->hval);
+    l->hkey = k;
+    l->hval = v;
+    l->hsize = size;
+    for (size_t i = 0; i < l->n; i++) {
+        size_t s = hslot(l, l->jobs[i].j.id);
+        l->hkey[s] = l->jobs[i].j.id;
+        l->hval[s] = i + 1;
+    }
+    return 0;
+}
+
+int pfi_live_job_set(pfi_live *l, const pfi_live_job *j, pfi_error *err)
+{
+    if (!(j->pmax_w > 0 && j->pmax_w <= PFI_ALLOC_MAX_W) || !(j->tmax > 0 && j->tmax <= PFI_ALLOC_MAX_TPUT) ||
+        !(j->floor_w > 0) || j->floor_w > j->pmax_w || j->count > PFI_ALLOC_MAX_COUNT ||
+        isinf(j->pfi_hat))
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "live learn: job %llu needs 0 < Pmax <= %g W, 0 < Tmax, 0 < floor <= "
+                             "Pmax, a finite or NaN PFI and a count <= %g",
+                             (unsigned long long)j->id, PFI_ALLOC_MAX_W, PFI_ALLOC_MAX_COUNT);
+    l->new_epoch = 1;
+    l->prob_ok = 0;
+    size_t i = find(l, j->id);
+    if (i < l->n) {
+        l->jobs[i].j = *j;
+        l->jobs[i].est_ok = 0;
+        return PFI_OK;
+    }
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 16;
+        ljob *nj = realloc(l->jobs, nc * sizeof *nj);
+        if (!nj) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+        l->jobs = nj;
+        l->cap = nc;
+    }
+    if (2 * (l->n + 1) > l->hsize && rehash(l, l->hsize ? 2 * l->hsize : 64))
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    ljob *x = &l->jobs[l->n];
+    memset(x, 0, sizeof *x);
+    x->j = *j;
+    x->asked_t = NAN;
+    x->pw = x->best_pw = j->pmax_w;
+    size_t s = hslot(l, j->id);
+    l->hkey[s] = j->id;
+    l->hval[s] = ++l->n;
+    return PFI_OK;
+}
+
+int pfi_live_job_remove(pfi_live *l, uint64_t id, pfi_error *err)
+{
+    size_t i = find(l, id);
+    if (i >= l->n)
+        return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "live learn: no job %llu",
+                             (unsigned long long)id);
+    l->jobs[i] = l->jobs[--l->n];
+    l->jobs[i].est_ok = 0; /* it moved to another slot */
+    l->new_epoch = 1;
+    l->prob_ok = 0;
+    /* rebuild the table: removals are rare next to readings */
+    return rehash(l, l->hsize) ? pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory") : PFI_OK;
+}
+
+/* Adds a reading of y = t / Tmax with weight w at power p to job x's bins
+ * (pooled with a bin within 0.1% of Pmax: the same cap read again). */
+static void add_reading(ljob *x, double p, double y, double w, double cap, int prior)
+{
+    double tol = 1e-3 * x->j.pmax_w;
+    size_t a = 0;
+    while (a < x->nb && x->b[a].p < p - tol) a++;
+    if (a == x->nb || x->b[a].p > p + tol) {
+        if (x->nb == MAXB) { /* full: merge the two closest neighbours */
+            size_t m = 0;
+            for (size_t k = 1; k + 1 < x->nb; k++)
+                if (x->b[k + 1].p - x->b[k].p < x->b[m + 1].p - x->b[m].p) m = k;
+            bin *u = &x->b[m], *v = &x->b[m + 1];
+            u->p = (u->p * u->sw + v->p * v->sw) / (u->sw + v->sw);
+            u->sw += v->sw;
+            u->swy += v->swy;
+            u->swc += v->swc;
+            u->nc += v->nc;
+            u->swp += v->swp;
+            u->swyp += v->swyp;
+            memmove(v, v + 1, (x->nb - m - 2) * sizeof *v);
+            x->nb--;
+            if (a > m + 1) a--;
+        }
+        memmove(&x->b[a + 1], &x->b[a], (x->nb - a) * sizeof *x->b);
+        x->b[a] = (bin){.p = p};
+        x->nb++;
+    }
+    bin *b = &x->b[a];
+    double before = b->sw > 0 ? b->swy / b->sw : NAN;
+    b->sw += w;
+    b->swy += w * y;
+    if (!(b->swy / b->sw == before)) x->est_ok = 0; /* a new value: re-estimate */
+    if (!isnan(cap)) {
+        b->swc += cap;
+        b->nc += 1;
+    }
+    if (prior) {
+        b->swp += w;
+        b->swyp += w * y;
+    }
+}
+
+int pfi_live_observe(pfi_live *l, const pfi_live_reading *r, size_t n, pfi_error *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        size_t i = find(l, r[k].id);
+        if (i >= l->n)
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "live learn: reading %zu: no job %llu",
+                                 k + 1, (unsigned long long)r[k].id);
+        ljob *x = &l->jobs[i];
+        const pfi_live_reading *q = &r[k];
+        if (!(q->power_w > 0 && q->power_w <= PFI_ALLOC_MAX_W) || !(q->tput >= 0) ||
+            !(q->tput <= PFI_ALLOC_MAX_TPUT) || !(q->tput_sd >= 0) || isinf(q->tput_sd) ||
+            !isfinite(q->t_s) || isinf(q->cap_w))
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "live learn: reading %zu (job %llu): power in (0, %g] W, "
+                                 "throughput and spread >= 0 and a finite time needed",
+                                 k + 1, (unsigned long long)q->id, PFI_ALLOC_MAX_W);
+        double p = at_most(at_least(q->power_w, x->j.floor_w), x->j.pmax_w), sd = q->tput_sd / x->j.tmax;
+        double w = sd > 0 ? 1 / (sd * sd) : EXACT_W;
+        if (w > EXACT_W) w = EXACT_W;
+        /* a reading at Pmax only confirms what is known */
+        if (p < x->j.pmax_w * (1 - 1e-9)) add_reading(x, p, q->tput / x->j.tmax, w, q->cap_w, q->prior);
+        if (!q->prior) {
+            x->asked_t = NAN;
+            if (q->t_s > l->last_now) { /* taken while the last proposal was in force */
+                x->meas_sum += q->tput;
+                x->meas_n += 1;
+            }
+        }
+    }
+    return PFI_OK;
+}
+
+void pfi_live_forget(pfi_live *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        size_t m = 0;
+        for (size_t a = 0; a < x->nb; a++) {
+            bin b = x->b[a];
+            if (!(b.swp > 0)) continue;
+            b.sw = b.swp;
+            b.swy = b.swyp;
+            b.swc = b.nc = 0;
+            x->b[m++] = b;
+        }
+        x->nb = m;
+        x->est_ok = 0;
+        x->asked_t = NAN;
+        x->meas_sum = x->meas_n = 0;
+    }
+    l->new_epoch = 1;
+    l->last_now = -INFINITY;
+}
+
+/* Monotone cubic (Fritsch-Carlson) slopes d[] at the n knots (x, y). */
+static void pchip_slopes(const double *x, const double *y, size_t n, double *d)
+{
+    double s[MAXPTS];
+    for (size_t k = 0; k + 1 < n; k++) s[k] = (y[k + 1] - y[k]) / (x[k + 1] - x[k]);
+    d[0] = s[0];
+    d[n - 1] = s[n - 2];
+    for (size_t k = 1; k + 1 < n; k++) {
+        if (s[k - 1] * s[k] <= 0) {
+            d[k] = 0;
+            continue;
+        }
+        double w1 = 2 * (x[k + 1] - x[k]) + (x[k] - x[k - 1]);
+        double w2 = (x[k + 1] - x[k]) + 2 * (x[k] - x[k - 1]);
+        d[k] = (w1 + w2) / (w1 / s[k - 1] + w2 / s[k]);
+    }
+}
+
+/* Job x's estimate sampled into P, T (n points returned, ascending). With
+ * measured_only, the pooled readings and the uncapped point alone, linear
+ * between them and no lower than the lowest reading. */
+static size_t estimate(const ljob *x, int measured_only, double optimistic, double *P, double *T)
+{
+    const pfi_live_job *j = &x->j;
+    double fl = at_most(j->floor_w, j->pmax_w * (1 - 1e-9));
+    /* knots: readings pooled per bin, the uncapped point last */
+    double kx[MAXPTS], ky[MAXPTS], kw[MAXPTS];
+    size_t blk[MAXPTS], n = 0; /* PAVA blocks: first knot of each */
+    for (size_t a = 0; a < x->nb; a++) {
+        kx[n] = x->b[a].p;
+        ky[n] = x->b[a].swy / x->b[a].sw;
+        kw[n++] = x->b[a].sw;
+    }
+    kx[n] = j->pmax_w;
+    ky[n] = 1;
+    kw[n++] = 1e300;
+    /* weighted isotonic regression (pool adjacent violators) */
+    double by[MAXPTS], bw[MAXPTS];
+    size_t nbk = 0;
+    for (size_t k = 0; k < n; k++) {
+        blk[nbk] = k;
+        by[nbk] = ky[k];
+        bw[nbk++] = kw[k];
+        while (nbk > 1 && by[nbk - 2] >= by[nbk - 1]) {
+            double w = bw[nbk - 2] + bw[nbk - 1];
+            by[nbk - 2] = (by[nbk - 2] * bw[nbk - 2] + by[nbk - 1] * bw[nbk - 1]) / w;
+            bw[nbk - 2] = w;
+            nbk--;
+        }
+    }
+    for (size_t b = 0; b < nbk; b++) {
+        size_t end = b + 1 < nbk ? blk[b + 1] : n;
+        for (size_t k = blk[b]; k < end; k++) ky[k] = by[b];
+    }
+    if (measured_only && n >= 2) {
+        for (size_t k = 0; k < n; k++) {
+            P[k] = kx[k];
+            T[k] = ky[k] * j->tmax;
+        }
+        return n;
+    }
+    /* the floor knot: a line below the lowest reading */
+    if (kx[0] > fl * (1 + 1e-9)) {
+        double s = (ky[1 < n ? 1 : 0] - ky[0]) / (kx[1 < n ? 1 : 0] - kx[0]);
+        if (n < 2 || !isfinite(s)) s = 0;
+        double prior = isfinite(j->pfi_hat) && j->pfi_hat > 0.25 ? 1 / (j->pfi_hat * j->pmax_w)
+                                                                  : 1 / j->pmax_w;
+        double g = at_least(s, PRIOR_SHARE * prior);
+        memmove(kx + 1, kx, n * sizeof *kx);
+        memmove(ky + 1, ky, n * sizeof *ky);
+        kx[0] = fl;
+        ky[0] = at_least(ky[1] - g * (kx[1] - fl), 0.0);
+        n++;
+    } else {
+        kx[0] = fl;
+    }
+    double d[MAXPTS];
+    pchip_slopes(kx, ky, n, d);
+    /* samples: every knot, and the grid points between them */
+    size_t m = 0;
+    double step = (j->pmax_w - fl) / NGRID;
+    for (size_t k = 0; k + 1 < n; k++) {
+        P[m] = kx[k];
+        T[m++] = ky[k] * j->tmax;
+        double h = kx[k + 1] - kx[k];
+        for (double g = ceil((kx[k] - fl) / step + 1e-9); fl + g * step < kx[k + 1] - 1e-9 * h;
+             g += 1) {
+            double xx = fl + g * step, t = (xx - kx[k]) / h;
+            double h00 = (1 + 2 * t) * (1 - t) * (1 - t), h10 = t * (1 - t) * (1 - t);
+            double h01 = t * t * (3 - 2 * t), h11 = t * t * (t - 1);
+            double yy = h00 * ky[k] + h10 * h * d[k] + h01 * ky[k + 1] + h11 * h * d[k + 1];
+            if (optimistic > 0) {
+                double q = ky[k + 1] - (ky[k + 1] - ky[k]) * (1 - t) * (1 - t);
+                yy = at_most(yy + optimistic * (at_least(q, yy) - yy), ky[k + 1]);
+            }
+            P[m] = xx;
+            T[m++] = at_least(yy, 0.0) * j->tmax;
+        }
+    }
+    P[m] = kx[n - 1];
+    T[m++] = ky[n - 1] * j->tmax;
+    return m;
+}
+
+/* The cap expected at power p: interpolated between bins that saw caps,
+ * proportional to power beyond them; NaN when none did. */
+static double cap_at(const ljob *x, double p)
+{
+    double lp = NAN, lc = NAN, hp = NAN, hc = NAN;
+    for (size_t a = 0; a < x->nb; a++) {
+        if (!(x->b[a].nc > 0)) continue;
+        double c = x->b[a].swc / x->b[a].nc;
+        if (x->b[a].p <= p) {
+            lp = x->b[a].p;
+            lc = c;
+        } else if (isnan(hp)) {
+            hp = x->b[a].p;
+            hc = c;
+        }
+    }
+    if (!isnan(lp) && !isnan(hp)) return lc + (hc - lc) * (p - lp) / (hp - lp);
+    if (!isnan(lp)) return lc * p / lp;
+    if (!isnan(hp)) return hc * p / hp;
+    return NAN;
+}
+
+static int grow_est(pfi_live *l)
+{
+    if (l->n <= l->cap_est && l->est) return 0;
+    size_t c = l->n;
+    l->prob_ok = 0; /* the estimates' arrays move */
+    size_t *ch = realloc(l->changed, c * sizeof *ch);
+    if (!ch) return -1;
+    l->changed = ch;
+    pfi_alloc_job *e = realloc(l->est, c * sizeof *e);
+    if (e) l->est = e;
+    double *ep = realloc(l->ep, c * MAXPTS * sizeof *ep);
+    if (ep) l->ep = ep;
+    double *et = realloc(l->et, c * MAXPTS * sizeof *et);
+    if (et) l->et = et;
+    double *w = realloc(l->w, c * sizeof *w);
+    if (w) l->w = w;
+    double *pw = realloc(l->pw, c * sizeof *pw);
+    if (pw) l->pw = pw;
+    if (!e || !ep || !et || !w || !pw) return -1;
+    l->cap_est = c;
+    return 0;
+}
+
+/* The variance of job i's estimate at power p (y units times Tmax): the
+ * pooled reading nearest p. */
+static double est_var(const ljob *x, double p)
+{
+    double best = INFINITY, w = EXACT_W;
+    for (size_t a = 0; a < x->nb; a++)
+        if (fabs(x->b[a].p - p) < best) {
+            best = fabs(x->b[a].p - p);
+            w = x->b[a].sw;
+        }
+    if (p >= x->j.pmax_w * (1 - 1e-9)) return 0;
+    return x->j.tmax * x->j.tmax / w;
+}
+
+/* Noisy readings make the best combination look better than it is (it
+ * picks the lucky ones). Do no harm: the equal share is proposed again
+ * unless the combination's estimated gain over it exceeds twice its SD. */
+static void keep_equal_unless_sure(pfi_live *l)
+{
+    double gain = 0, var = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const ljob *x = &l->jobs[i];
+        double c = (double)pfi_alloc_problem_job_count(l->prob, i), p = l->pw[i], q = x->eq_pw;
+        if (p == q) continue;
+        gain += c * (pfi_alloc_problem_tput_at(l->prob, i, p) - pfi_alloc_problem_tput_at(l->prob, i, q));
+        var += c * c * (est_var(x, p) + est_var(x, q));
+    }
+    if (gain < 2 * sqrt(var) || !(gain >= 0))
+        for (size_t i = 0; i < l->n; i++) l->pw[i] = l->jobs[i].eq_pw;
+}
+
+int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share *out, size_t n,
+                     pfi_error *err)
+{
+    if (l->n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "live learn: no jobs");
+    if (n < l->n)
+        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "live learn: %zu shares for %zu jobs", n,
+                             l->n);
+    if (!isfinite(now_s) || now_s < l->last_now)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "live learn: time %g s is before the last proposal's", now_s);
+    if (!isfinite(budget_w) || budget_w < 0)
+        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "live learn: budget %g W", budget_w);
+    if (grow_est(l)) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    /* close the last proposal: its measured total (the estimate for jobs
+     * that sent nothing) against the epoch's best */
+    int same = !l->new_epoch && l->rounds > 0 &&
+               fabs(budget_w - l->budget) <= 1e-9 * at_least(budget_w, l->budget);
+    if (!same) {
+        l->rounds = 0;
+        l->have_best = 0;
+    }
+    int probing = l->rounds < l->o.explore_rounds || !l->have_best;
+    if (!same) probing = 1;
+    /* every job's estimate; silent jobs are held where they were */
+    size_t nch = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        double *P = l->ep + i * MAXPTS, *T = l->et + i * MAXPTS;
+        int silent = !isnan(x->asked_t) && now_s - x->asked_t >= l->o.stale_s && l->rounds > 0;
+        int mode = !probing ? 1 : silent ? 2 : l->rounds > 0 ? 3 : 4;
+        /* a silent job's range depends on its last power, so always rebuilt */
+        if (l->prob_ok && x->est_ok && x->est_mode == mode && !silent) continue;
+        size_t m = estimate(x, !probing, probing && l->rounds > 0 ? OPTIMISM : 0, P, T);
+        if (silent) { /* a range of one power: the oracle cannot move it */
+            double p = at_most(at_least(x->pw, P[0]), P[m - 1]), t = 0;
+            for (size_t k = 1; k < m; k++)
+                if (P[k] >= p) {
+                    t = T[k - 1] + (T[k] - T[k - 1]) * (p - P[k - 1]) / (P[k] - P[k - 1]);
+                    break;
+                }
+            P[0] = p * (1 - 1e-12);
+            P[1] = p;
+            T[0] = T[1] = at_least(t, 1e-300);
+            m = 2;
+        }
+        l->est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
+                                    .count = x->j.count};
+        x->est_ok = 1;
+        x->est_mode = mode;
+        l->changed[nch++] = i;
+    }
+    int rc = !l->prob      ? pfi_alloc_problem_create(l->est, l->n, &l->prob, err)
+             : l->prob_ok ? pfi_alloc_problem_update(l->prob, l->est, l->n, l->changed, nch, err)
+                          : pfi_alloc_problem_reset(l->prob, l->est, l->n, err);
+    l->prob_ok = rc == PFI_OK;
+    if (rc) {
+        for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
+        return rc;
+    }
+    if (same) {
+        double total = 0;
+        for (size_t i = 0; i < l->n; i++) {
+            const ljob *x = &l->jobs[i];
+            double t = x->meas_n > 0 ? x->meas_sum / x->meas_n
+                                     : pfi_alloc_problem_tput_at(l->prob, i, x->pw);
+            total += (double)pfi_alloc_problem_job_count(l->prob, i) * t;
+        }
+        if (!l->have_best || total > l->best_total) {
+            l->best_total = total;
+            l->have_best = 1;
+            for (size_t i = 0; i < l->n; i++) l->jobs[i].best_pw = l->jobs[i].pw;
+        }
+    }
+    if (!probing) {
+        /* the best combination of measured points (each job at one of its
+         * readings but the threshold one): with exact readings no worse
+         * than any round measured */
+        rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
+        if (rc == PFI_OK) keep_equal_unless_sure(l);
+    } else if (l->rounds == 0) {
+        for (size_t i = 0; i < l->n; i++) l->w[i] = l->jobs[i].j.pmax_w;
+        rc = pfi_alloc_proportional(l->prob, l->w, budget_w, l->pw, err);
+    } else {
+        rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
+    }
+    if (rc) return rc;
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        x->pw = l->pw[i];
+        if (l->rounds == 0) x->eq_pw = x->pw;
+        x->meas_sum = x->meas_n = 0;
+        if (isnan(x->asked_t)) x->asked_t = now_s;
+        out[i] = (pfi_live_share){.id = x->j.id, .power_w = x->pw, .cap_w = cap_at(x, x->pw),
+                                  .tput_est = pfi_alloc_problem_tput_at(l->prob, i, x->pw),
+                                  .probing = probing};
+    }
+    l->rounds++;
+    l->budget = budget_w;
+    l->last_now = now_s;
+    l->new_epoch = 0;
+    return PFI_OK;
+}

@@ -1,0 +1,216 @@
+/* Live learn (learn_live.h): the loop a controller runs. Hand-checked first
+ * proposals, jobs arriving and leaving, readings that stop, budget changes,
+ * prior points, caps, the kept proposal, and bad input. */
+#include "test_util.h"
+
+#include "pfi/learn_live.h"
+
+/* Job k's true curve: y = 1 - a_k u^1.5 with u = 1 - P / Pmax. */
+static const double PMAX[] = {1000, 2000, 3000}, TMAX[] = {100, 400, 300}, A[] = {0.3, 0.9, 0.6};
+
+static double truth(size_t k, double p)
+{
+    double u = 1 - p / PMAX[k];
+    return TMAX[k] * (1 - A[k] * pow(u > 0 ? u : 0, 1.5));
+}
+
+static pfi_live *make(size_t n)
+{
+    pfi_live *l = NULL;
+    assert_int_equal(pfi_live_create(NULL, &l, NULL), PFI_OK);
+    for (size_t k = 0; k < n; k++) {
+        pfi_live_job j = {.id = 10 + k, .pmax_w = PMAX[k], .tmax = TMAX[k],
+                          .floor_w = 0.4 * PMAX[k], .pfi_hat = 1.5};
+        assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
+    }
+    return l;
+}
+
+/* Reads every job of sh at time t (exact), caps at power / 4; skip[j]: job
+ * j sends nothing (1) or reads half its throughput (2). */
+static void read_all(pfi_live *l, const pfi_live_share *sh, size_t n, double t, const int *skip)
+{
+    pfi_live_reading r[3];
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t j = (size_t)(sh[k].id - 10);
+        if (skip && skip[j] == 1) continue;
+        double y = truth(j, sh[k].power_w) * (skip && skip[j] == 2 ? 0.5 : 1);
+        r[m++] = (pfi_live_reading){.id = sh[k].id, .power_w = sh[k].power_w,
+                                    .cap_w = sh[k].power_w / 4, .tput = y, .t_s = t};
+    }
+    assert_int_equal(pfi_live_observe(l, r, m, NULL), PFI_OK);
+}
+
+static double used(const pfi_live_share *sh, size_t n)
+{
+    double s = 0;
+    for (size_t k = 0; k < n; k++) s += sh[k].power_w;
+    return s;
+}
+
+/* The first proposal is the equal share: 600 W shed from 6000 W in
+ * proportion to Pmax (100, 200, 300 W). Then the oracle on the estimates,
+ * within the budget; after 8 proposals the kept one, which (exact readings)
+ * is worth at least the equal share. */
+static void test_epoch(void **state)
+{
+    (void)state;
+    pfi_live *l = make(3);
+    pfi_live_share sh[3], eq[3];
+    assert_int_equal(pfi_live_propose(l, 5400, 0, sh, 3, NULL), PFI_OK);
+    assert_near(sh[0].power_w, 900, 1e-9);
+    assert_near(sh[1].power_w, 1800, 1e-9);
+    assert_near(sh[2].power_w, 2700, 1e-9);
+    assert_true(sh[0].probing);
+    assert_true(isnan(sh[0].cap_w)); /* no reading carried a cap yet */
+    for (size_t k = 0; k < 3; k++) eq[k] = sh[k];
+    double eq_total = 0;
+    for (size_t k = 0; k < 3; k++) eq_total += truth(k, eq[k].power_w);
+    for (int r = 1; r <= 8; r++) {
+        read_all(l, sh, 3, 30.0 * r - 1, NULL);
+        assert_int_equal(pfi_live_propose(l, 5400, 30.0 * r, sh, 3, NULL), PFI_OK);
+        assert_true(used(sh, 3) <= 5400 + 1e-6);
+        assert_int_equal(sh[0].probing, r < 8);
+        for (size_t k = 0; k < 3; k++) {
+            assert_true(sh[k].power_w >= 0.4 * PMAX[k] - 1e-9);
+            assert_true(sh[k].power_w <= PMAX[k] + 1e-9);
+        }
+    }
+    double kept = 0;
+    for (size_t k = 0; k < 3; k++) kept += truth(k, sh[k].power_w);
+    assert_true(kept >= eq_total);
+    /* job 0 (the flattest per W) gives the most; caps interpolate the
+     * readings' (power / 4) */
+    assert_true(sh[0].power_w < eq[0].power_w);
+    assert_near(sh[1].cap_w, sh[1].power_w / 4, 1e-6 * sh[1].power_w);
+    /* the estimate at a read power is the reading */
+    read_all(l, sh, 3, 30.0 * 9 - 1, NULL);
+    assert_int_equal(pfi_live_propose(l, 5400, 30.0 * 9, sh, 3, NULL), PFI_OK);
+    for (size_t k = 0; k < 3; k++) assert_near(sh[k].tput_est, truth(k, sh[k].power_w), 1e-6 * TMAX[k]);
+    pfi_live_destroy(l);
+}
+
+/* A budget change, an arrival and a departure each restart the epoch with
+ * the equal share of the jobs present; readings are kept. */
+static void test_changes(void **state)
+{
+    (void)state;
+    pfi_live *l = make(2);
+    pfi_live_share sh[3];
+    assert_int_equal(pfi_live_propose(l, 2700, 0, sh, 3, NULL), PFI_OK);
+    read_all(l, sh, 2, 29, NULL);
+    assert_int_equal(pfi_live_propose(l, 2700, 30, sh, 3, NULL), PFI_OK);
+    assert_true(sh[0].probing);
+    /* budget 2400: shed 600 W over Pmax 1000 + 2000 */
+    assert_int_equal(pfi_live_propose(l, 2400, 60, sh, 3, NULL), PFI_OK);
+    assert_near(sh[0].power_w, 800, 1e-9);
+    assert_near(sh[1].power_w, 1600, 1e-9);
+    /* an arrival: three jobs, budget 5400, the equal share again */
+    pfi_live_job j = {.id = 12, .pmax_w = 3000, .tmax = 300, .floor_w = 1200, .pfi_hat = 1.5};
+    assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
+    assert_int_equal(pfi_live_jobs(l), 3);
+    assert_int_equal(pfi_live_propose(l, 5400, 90, sh, 3, NULL), PFI_OK);
+    assert_near(sh[2].power_w, 2700, 1e-9);
+    assert_int_equal(pfi_live_job_id(l, 2), 12);
+    /* a departure */
+    assert_int_equal(pfi_live_job_remove(l, 10, NULL), PFI_OK);
+    assert_int_equal(pfi_live_job_remove(l, 10, NULL), PFI_ENOTFOUND);
+    assert_int_equal(pfi_live_jobs(l), 2);
+    assert_int_equal(pfi_live_propose(l, 4500, 120, sh, 2, NULL), PFI_OK);
+    for (size_t k = 0; k < 2; k++) {
+        size_t i = (size_t)(sh[k].id - 10);
+        assert_true(i == 1 || i == 2);
+        assert_near(sh[k].power_w, 0.9 * PMAX[i], 1e-9);
+    }
+    pfi_live_destroy(l);
+}
+
+/* A job whose readings stop is held where it was once stale_s (90 s) has
+ * passed since it was first asked without an answer; the others keep
+ * moving. From 90 s job 2 reads half its throughput, so that it looks
+ * steep below Pmax and the oracle raises it, taking watts from the others:
+ * job 0 would give some if it were not held. */
+static void test_silent_job(void **state)
+{
+    (void)state;
+    pfi_live *l = make(3);
+    pfi_live_share sh[3];
+    int skip[3] = {1, 0, 0};
+    double held = 0;
+    assert_int_equal(pfi_live_propose(l, 5400, 0, sh, 3, NULL), PFI_OK);
+    read_all(l, sh, 3, 29, NULL); /* job 0 read once, at the equal share */
+    for (int r = 1; r <= 6; r++) {
+        if (r == 3) skip[2] = 2;
+        if (r > 1) read_all(l, sh, 3, 30.0 * r - 1, skip);
+        assert_int_equal(pfi_live_propose(l, 5400, 30.0 * r, sh, 3, NULL), PFI_OK);
+        assert_true(used(sh, 3) <= 5400 + 1e-6);
+        /* asked at 30 s with no reading since: silent from 120 s */
+        if (r == 3) held = sh[0].power_w;
+        if (r >= 4) assert_near(sh[0].power_w, held, 1e-9 * held);
+    }
+    assert_true(sh[2].power_w > 2600); /* job 2 was raised */
+    pfi_live_destroy(l);
+}
+
+/* Points observed before the event survive pfi_live_forget; the event's
+ * readings do not. */
+static void test_prior_points(void **state)
+{
+    (void)state;
+    pfi_live *l = make(1);
+    pfi_live_reading r = {.id = 10, .power_w = 700, .cap_w = NAN, .tput = truth(0, 700),
+                          .t_s = -100, .prior = 1};
+    assert_int_equal(pfi_live_observe(l, &r, 1, NULL), PFI_OK);
+    r = (pfi_live_reading){.id = 10, .power_w = 500, .cap_w = NAN, .tput = 1, .t_s = -50};
+    assert_int_equal(pfi_live_observe(l, &r, 1, NULL), PFI_OK);
+    pfi_live_forget(l);
+    /* budget 700 W: the only job at its prior point, whose reading is known */
+    pfi_live_share sh[1];
+    assert_int_equal(pfi_live_propose(l, 700, 0, sh, 1, NULL), PFI_OK);
+    assert_near(sh[0].power_w, 700, 1e-9);
+    assert_near(sh[0].tput_est, truth(0, 700), 1e-9);
+    /* the forgotten 500 W reading (1 tok/s) no longer pulls the estimate down */
+    assert_int_equal(pfi_live_propose(l, 500, 1, sh, 1, NULL), PFI_OK);
+    assert_true(sh[0].tput_est > 10);
+    pfi_live_destroy(l);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    pfi_live *l = make(2);
+    pfi_live_share sh[2];
+    pfi_error err;
+    pfi_live_opts o = pfi_live_defaults();
+    o.explore_rounds = 0;
+    pfi_live *bad = NULL;
+    assert_int_equal(pfi_live_create(&o, &bad, &err), PFI_EINVAL);
+    assert_null(bad);
+    pfi_live_job j = {.id = 99, .pmax_w = 100, .tmax = 1, .floor_w = 200};
+    assert_int_equal(pfi_live_job_set(l, &j, &err), PFI_EINVAL);
+    assert_int_equal(pfi_live_propose(l, 2700, 0, sh, 1, &err), PFI_ERANGE);
+    assert_int_equal(pfi_live_propose(l, 100, 0, sh, 2, &err), PFI_EINFEASIBLE);
+    assert_int_equal(pfi_live_propose(l, NAN, 0, sh, 2, &err), PFI_ERANGE);
+    assert_int_equal(pfi_live_propose(l, 2700, 10, sh, 2, &err), PFI_OK);
+    assert_int_equal(pfi_live_propose(l, 2700, 5, sh, 2, &err), PFI_EINVAL); /* time went back */
+    pfi_live_reading r[2] = {{.id = 10, .power_w = 900, .cap_w = NAN, .tput = 90, .t_s = 11},
+                             {.id = 77, .power_w = 900, .cap_w = NAN, .tput = 90, .t_s = 11}};
+    assert_int_equal(pfi_live_observe(l, r, 2, &err), PFI_EINVAL);
+    r[1] = (pfi_live_reading){.id = 11, .power_w = NAN, .cap_w = NAN, .tput = 1, .t_s = 11};
+    assert_int_equal(pfi_live_observe(l, r, 2, &err), PFI_EINVAL);
+    r[1] = (pfi_live_reading){.id = 11, .power_w = 900, .cap_w = NAN, .tput = -1, .t_s = 11};
+    assert_int_equal(pfi_live_observe(l, r, 2, &err), PFI_EINVAL);
+    pfi_live_destroy(l);
+    pfi_live_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_epoch),       cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_silent_job),  cmocka_unit_test(test_prior_points),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
