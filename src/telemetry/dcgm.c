@@ -121,18 +121,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
     return n;
 }
 
-/* A DCGM blank or not-supported sentinel rather than a reading. */
-static int is_blank(double v)
-{
-    /* DCGM_INT64_BLANK = 0x7ffffffffffffff0 (+1 not found, +2 not supported,
-     * +3 no permission): all round to ~9.2234e18 as doubles.
-     * DCGM_INT32_BLANK = 0x7ffffff0 (+1..+3). DCGM_FP64_BLANK = 2^47 (+1..+3). */
-    if (v >= 9.2233720368547748e18) return 1;
-    if (v >= 2147483632.0 && v <= 2147483635.0) return 1;
-    if (v >= 140737488355328.0 && v <= 140737488355331.0) return 1;
-    return 0;
-}
-
 static int gpu_index(const char *v, unsigned *out)
 {
     if (!v || !*v) return 0;
@@ -197,7 +185,7 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
         if (g + 1 > *n) *n = g + 1;
         used++;
         double v = se->value;
-        if (!isfinite(v) || is_blank(v)) continue;
+        if (!isfinite(v) || pfi_prom_dcgm_blank(v)) continue;
         for (int f = 0; f < N_FIELDS; f++)
             if (strcmp(se->name, fields[f].name) == 0) set_field(&d->s, fields[f].field, v * fields[f].scale);
         for (int l = 0; l < N_LIM; l++)
