@@ -42,5 +42,6 @@ int pfi_cmd_compare(int argc, char **argv);
 int pfi_cmd_allocate(int argc, char **argv);
 int pfi_cmd_simulate(int argc, char **argv);
 int pfi_cmd_trace(int argc, char **argv);
+int pfi_cmd_export(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const pfi_cli_cmd commands[] = {
     {"compare", "rank agreement of two platforms' PFI (Table 8)", pfi_cmd_compare},
     {"allocate", "per-job power caps under a cluster power budget, by policy", pfi_cmd_allocate},
     {"trace", "steady-state points (phases, top-10% means) from GPU traces", pfi_cmd_trace},
+    {"export", "sweeps.csv and telemetry.csv of the jobs a pfid store has seen", pfi_cmd_export},
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

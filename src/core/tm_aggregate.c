@@ -2,6 +2,7 @@
 #include "pfi/tm_aggregate.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include <gsl/gsl_sort.h>
@@ -88,4 +89,53 @@ void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out)
             out->v[map[k].f] = map[k].v;
             out->valid |= 1u << map[k].f;
         }
+}
+
+void pfi_tm_from_gpu_samples(const pfi_gpu_sample *const *x, size_t n, pfi_tm_row *out,
+                             double *total_w)
+{
+    static const struct {
+        pfi_tm_field tm;
+        pfi_gpu_field gf;
+        size_t off;
+        double scale;
+    } map[] = {
+#define M(tm, gf, member, scale) {tm, gf, offsetof(pfi_gpu_sample, member), scale}
+        M(PFI_TM_SM_ACTIVE, PFI_GF_SM_ACTIVE, sm_active, 1),
+        M(PFI_TM_TENSOR_ACTIVE, PFI_GF_TENSOR_ACTIVE, tensor_active, 1),
+        M(PFI_TM_DRAM_ACTIVE, PFI_GF_DRAM_ACTIVE, dram_active, 1),
+        M(PFI_TM_MEM_COPY_UTIL, PFI_GF_UTIL_MEM, util_mem_pct, 1),
+        M(PFI_TM_GPU_UTIL, PFI_GF_UTIL_GPU, util_gpu_pct, 1),
+        M(PFI_TM_POWER, PFI_GF_POWER, power_mw, 1e-3),
+        M(PFI_TM_SM_CLOCK, PFI_GF_SM_CLOCK, sm_clock_mhz, 1),
+        M(PFI_TM_MEM_CLOCK, PFI_GF_MEM_CLOCK, mem_clock_mhz, 1),
+        M(PFI_TM_FB_USED, PFI_GF_FB_USED, fb_used_mib, 1),
+        M(PFI_TM_GPU_TEMP, PFI_GF_TEMP, temp_c, 1),
+        M(PFI_TM_NVLINK_TX, PFI_GF_NVLINK_TX, nvlink_tx, 1),
+        M(PFI_TM_NVLINK_RX, PFI_GF_NVLINK_RX, nvlink_rx, 1),
+        M(PFI_TM_PCIE_TX, PFI_GF_PCIE_TX, pcie_tx, 1),
+        M(PFI_TM_PCIE_RX, PFI_GF_PCIE_RX, pcie_rx, 1),
+#undef M
+    };
+    out->valid = 0;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) out->v[f] = NAN;
+    for (size_t m = 0; m < sizeof map / sizeof map[0]; m++) {
+        double sum = 0;
+        size_t cnt = 0;
+        for (size_t k = 0; k < n; k++)
+            if (x[k] && pfi_gpu_sample_has(x[k], map[m].gf)) {
+                sum += *(const double *)((const char *)x[k] + map[m].off) * map[m].scale;
+                cnt++;
+            }
+        if (cnt) {
+            out->v[map[m].tm] = sum / (double)cnt;
+            out->valid |= 1u << map[m].tm;
+        }
+    }
+    if (total_w) {
+        double t = 0;
+        for (size_t k = 0; k < n && !isnan(t); k++)
+            t = x[k] && pfi_gpu_sample_has(x[k], PFI_GF_POWER) ? t + x[k]->power_mw * 1e-3 : NAN;
+        *total_w = n ? t : NAN;
+    }
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "pfi/error.h"
+#include "pfi/gpu_sample.h"
 #include "pfi/gpumodel_fit.h"
 #include "pfi/telemetry.h"
 
@@ -27,5 +28,14 @@ int pfi_tm_aggregate(const pfi_tm_row *samples, size_t n, double top_frac, pfi_t
  * row: SM/tensor/DRAM active, memory copy and GPU util (when not NaN), power
  * and SM clock are valid; the other fields are not measured there. */
 void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out);
+
+/* One time's samples of a job's n GPUs (x[k] may be NULL: not read) as one
+ * telemetry row: each field the mean over the GPUs that read it, in
+ * telemetry.csv units (W, MHz, MiB, percent for the utilisations, ratios
+ * for the activities). *total_w (may be NULL) gets the job's total power,
+ * NaN unless every GPU read its power (a sum over some GPUs would look like
+ * a power drop). */
+void pfi_tm_from_gpu_samples(const pfi_gpu_sample *const *x, size_t n, pfi_tm_row *out,
+                             double *total_w);
 
 #endif
