@@ -43,5 +43,6 @@ int pfi_cmd_allocate(int argc, char **argv);
 int pfi_cmd_simulate(int argc, char **argv);
 int pfi_cmd_trace(int argc, char **argv);
 int pfi_cmd_export(int argc, char **argv);
+int pfi_cmd_sweep(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const pfi_cli_cmd commands[] = {
     {"predict", "PFI estimates from telemetry with a fitted model", pfi_cmd_predict},
     {"compare", "rank agreement of two platforms' PFI (Table 8)", pfi_cmd_compare},
     {"allocate", "per-job power caps under a cluster power budget, by policy", pfi_cmd_allocate},
+    {"sweep", "measure a training job's PFI: run it under each power cap", pfi_cmd_sweep},
     {"trace", "steady-state points (phases, top-10% means) from GPU traces", pfi_cmd_trace},
     {"export", "sweeps.csv and telemetry.csv of the jobs a pfid store has seen", pfi_cmd_export},
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},

@@ -18,19 +18,35 @@ void pfi_trace_run_free(pfi_trace_run *r)
     *r = (pfi_trace_run){.cap_w = NAN};
 }
 
+/* Room for one more element in arrays holding n: capacity doubles at powers of two. */
+static int grow(void **a, size_t n, size_t elem)
+{
+    if (n != 0 && (n & (n - 1)) != 0) return PFI_OK;
+    void *p = realloc(*a, (n ? 2 * n : 1) * elem);
+    if (!p) return PFI_ENOMEM;
+    *a = p;
+    return PFI_OK;
+}
+
+int pfi_trace_run_add_sample(pfi_trace_run *r, double t, const pfi_tm_row *row)
+{
+    if (r->label || !isfinite(t) || (r->n && !(t > r->t[r->n - 1]))) return PFI_EINVAL;
+    if (grow((void **)&r->t, r->n, sizeof *r->t) != PFI_OK ||
+        grow((void **)&r->tm, r->n, sizeof *r->tm) != PFI_OK)
+        return PFI_ENOMEM;
+    r->t[r->n] = t;
+    r->tm[r->n] = *row;
+    r->tm[r->n].group = NULL;
+    r->n++;
+    return PFI_OK;
+}
+
 int pfi_trace_run_add_tput(pfi_trace_run *r, double t, double tok_s)
 {
-    /* grow by doubling: n_tput is a power of two whenever the arrays are full */
     size_t n = r->n_tput;
-    if (n == 0 || (n & (n - 1)) == 0) {
-        size_t cap = n ? 2 * n : 16;
-        double *a = realloc(r->tput_t, cap * sizeof *a);
-        if (!a) return PFI_ENOMEM;
-        r->tput_t = a;
-        double *b = realloc(r->tput, cap * sizeof *b);
-        if (!b) return PFI_ENOMEM;
-        r->tput = b;
-    }
+    if (grow((void **)&r->tput_t, n, sizeof *r->tput_t) != PFI_OK ||
+        grow((void **)&r->tput, n, sizeof *r->tput) != PFI_OK)
+        return PFI_ENOMEM;
     r->tput_t[n] = t;
     r->tput[n] = tok_s;
     r->n_tput = n + 1;

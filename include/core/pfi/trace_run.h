@@ -37,6 +37,10 @@ typedef struct pfi_trace_run {
 
 void pfi_trace_run_free(pfi_trace_run *r);
 
+/* Appends a sample (unlabelled run): t must be after the last sample's time
+ * (PFI_EINVAL otherwise), PFI_ENOMEM on failure. */
+int pfi_trace_run_add_sample(pfi_trace_run *r, double t, const pfi_tm_row *row);
+
 /* Appends a throughput report (tokens/s at time t). PFI_ENOMEM on failure. */
 int pfi_trace_run_add_tput(pfi_trace_run *r, double t, double tok_s);
 
