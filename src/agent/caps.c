@@ -14,32 +14,32 @@
 #include "agent.h"
 #include "pfi/json.h"
 
-/* NVML takes milliwatts; a device may round. Within 1 W counts as set. */
-#define READBACK_TOL_MW 1000.0
+/* A device may round (NVML takes whole mW). Within 1 W counts as set. */
+#define READBACK_TOL_W 1.0
 
-/* Sets mw on gpu and reads it back: PFI_OK with *lim filled when the
- * device's power-management limit is now mw. Caller holds cap_mu. */
-static int set_and_verify(agent *a, unsigned gpu, double mw, pfi_gpu_limits *lim,
+/* Sets w (W) on gpu and reads it back: PFI_OK with *lim filled when the
+ * device's power-management limit is now w. Caller holds cap_mu. */
+static int set_and_verify(agent *a, unsigned gpu, double w, pfi_gpu_limits *lim,
                           pfi_error *err)
 {
-    int rc = pfi_backend_set_limit(a->be, gpu, mw);
+    int rc = pfi_backend_set_limit(a->be, gpu, w);
     if (rc == PFI_ENOTSUP)
         return pfi_error_set(err, PFI_ENOTSUP, NULL, 0,
                              "the %s backend cannot set power limits", a->o.backend);
     if (rc != PFI_OK)
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: setting %.0f W failed: %s",
-                             gpu, mw / 1000, pfi_backend_last_error(a->be));
+                             gpu, w, pfi_backend_last_error(a->be));
     if ((rc = pfi_backend_limits(a->be, gpu, lim)) != PFI_OK)
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: reading the limit back failed: %s", gpu,
                              pfi_backend_last_error(a->be));
-    /* current_mw is the limit set through power management; a backend that
+    /* current_w is the limit set through power management; a backend that
      * does not report it leaves 0, and then the enforced limit must match. */
-    double got = lim->current_mw > 0 ? lim->current_mw : lim->enforced_mw;
-    if (fabs(got - mw) > READBACK_TOL_MW)
+    double got = lim->current_w > 0 ? lim->current_w : lim->enforced_w;
+    if (fabs(got - w) > READBACK_TOL_W)
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: the device reports %.1f W after setting %.1f W", gpu,
-                             got / 1000, mw / 1000);
+                             got, w);
     return PFI_OK;
 }
 
@@ -53,12 +53,12 @@ static json_t *cap_json(const agent_gpu *x, unsigned gpu, const pfi_gpu_limits *
         pfi_json_set(o, "set_at", pfi_json_num(x->cap_set_at));
         pfi_json_set(o, "expires_at", pfi_json_num(x->cap_expires_at));
     }
-    pfi_json_set(o, "limit_w", pfi_json_num(lim->current_mw > 0 ? lim->current_mw / 1000
-                                                                 : lim->enforced_mw / 1000));
-    pfi_json_set(o, "enforced_w", pfi_json_num(lim->enforced_mw / 1000));
-    pfi_json_set(o, "default_w", pfi_json_num(lim->default_mw / 1000));
-    pfi_json_set(o, "min_w", pfi_json_num(lim->min_mw / 1000));
-    pfi_json_set(o, "max_w", pfi_json_num(lim->max_mw / 1000));
+    pfi_json_set(o, "limit_w",
+                 pfi_json_num(lim->current_w > 0 ? lim->current_w : lim->enforced_w));
+    pfi_json_set(o, "enforced_w", pfi_json_num(lim->enforced_w));
+    pfi_json_set(o, "default_w", pfi_json_num(lim->default_w));
+    pfi_json_set(o, "min_w", pfi_json_num(lim->min_w));
+    pfi_json_set(o, "max_w", pfi_json_num(lim->max_w));
     return o;
 }
 
@@ -95,17 +95,16 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
                            pfi_backend_last_error(a->be));
         goto out;
     }
-    if (!(lim.default_mw > 0)) {
+    if (!(lim.default_w > 0)) {
         /* Without a default there is nothing safe to restore to. */
         rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u reports no default power limit",
                            gpu);
         goto out;
     }
-    double mw = watts * 1000;
-    if (mw < lim.min_mw || mw > lim.max_mw) {
+    if (watts < lim.min_w || watts > lim.max_w) {
         rc = pfi_error_set(err, PFI_ERANGE, NULL, 0,
                            "%.1f W is outside GPU %u's limit constraints [%.0f, %.0f] W", watts,
-                           gpu, lim.min_mw / 1000, lim.max_mw / 1000);
+                           gpu, lim.min_w, lim.max_w);
         goto out;
     }
     pthread_mutex_lock(&a->mu);
@@ -117,10 +116,10 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
      * GPU (a second cap must not take the first cap as the default). */
     double now = agent_now();
     pfi_store_cap rec = {gpu, watts, now, now + expires_s,
-                         was_capped ? prev.prior_w : lim.default_mw / 1000};
+                         was_capped ? prev.prior_w : lim.default_w};
     if ((rc = pfi_store_cap_put(a->store, &rec, err)) != PFI_OK) goto out;
     pfi_gpu_limits after;
-    rc = set_and_verify(a, gpu, mw, &after, err);
+    rc = set_and_verify(a, gpu, watts, &after, err);
     if (rc == PFI_ENOTSUP) {
         /* The backend cannot set limits: nothing happened (backend.h's
          * contract), so the record goes and no restore is needed. */
@@ -131,7 +130,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
         /* Put back what was there: the previous cap, or the default. */
         pfi_gpu_limits tmp;
         pfi_error e2;
-        double back = was_capped ? prev.watts * 1000 : rec.prior_w * 1000;
+        double back = was_capped ? prev.watts : rec.prior_w;
         if (set_and_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
             undo_record(a, gpu, was_capped, &prev);
         } else {
@@ -173,7 +172,7 @@ out:
 static int restore_locked(agent *a, unsigned gpu, double default_w, const char *why,
                           pfi_gpu_limits *after, pfi_error *err)
 {
-    int rc = set_and_verify(a, gpu, default_w * 1000, after, err);
+    int rc = set_and_verify(a, gpu, default_w, after, err);
     pthread_mutex_lock(&a->mu);
     agent_gpu *x = &a->gpus[gpu];
     int failed_before = x->restore_failed;
@@ -279,7 +278,7 @@ int agent_caps_recover(agent *a, pfi_error *err)
         pfi_error e;
         if (c->expires_at <= now) {
             restore_locked(a, c->gpu, c->prior_w, "expired while pfid was down", &after, &e);
-        } else if (set_and_verify(a, c->gpu, c->watts * 1000, &after, &e) == PFI_OK) {
+        } else if (set_and_verify(a, c->gpu, c->watts, &after, &e) == PFI_OK) {
             agent_log("GPU %u: cap %.1f W re-applied after restart, expires in %.0f s", c->gpu,
                       c->watts, c->expires_at - now);
             pthread_mutex_lock(&a->mu);

@@ -313,7 +313,7 @@ static int restore_all(sweep_gpu *g, const sweep_state *st)
     int failed = 0;
     for (size_t k = 0; k < st->n_gpus; k++) {
         pfi_error err;
-        if (sweep_gpu_restore(g, st->gpus[k], st->prior_w[k] * 1000, &err) != PFI_OK) {
+        if (sweep_gpu_restore(g, st->gpus[k], st->prior_w[k], &err) != PFI_OK) {
             char buf[1024];
             pfi_error_format(&err, buf, sizeof buf);
             fprintf(stderr, "pfi sweep: GPU %u: restoring %.0f W FAILED: %s\n", st->gpus[k],
@@ -363,12 +363,12 @@ static int validate(const opts_t *o, sweep_gpu *g, sweep_state *st, pfi_error *e
         pfi_gpu_limits lim;
         if ((rc = sweep_gpu_limits(g, o->gpus[k], &lim, err)) != PFI_OK) return rc;
         for (size_t i = 0; i < o->n_caps; i++)
-            if (o->caps[i] * 1000 < lim.min_mw - 0.5 || o->caps[i] * 1000 > lim.max_mw + 0.5)
+            if (o->caps[i] < lim.min_w - 0.0005 || o->caps[i] > lim.max_w + 0.0005)
                 return pfi_error_set(err, PFI_ERANGE, NULL, 0,
                                      "cap %g W is outside GPU %u's limit constraints [%.0f, %.0f] W",
-                                     o->caps[i], o->gpus[k], lim.min_mw / 1000, lim.max_mw / 1000);
+                                     o->caps[i], o->gpus[k], lim.min_w, lim.max_w);
         st->gpus[k] = o->gpus[k];
-        st->prior_w[k] = pfi_limit_in_force_mw(&lim) / 1000;
+        st->prior_w[k] = pfi_limit_in_force_w(&lim);
     }
     st->n_gpus = o->n_gpus;
     if (!command_found(o->argv[0]))
@@ -379,7 +379,7 @@ static int validate(const opts_t *o, sweep_gpu *g, sweep_state *st, pfi_error *e
 /* Waits (at most the release timeout) until every GPU's frame buffer is back
  * near where it was before the sweep: the paper waits for GPU memory to be
  * released before the next run. */
-static void wait_release(const opts_t *o, sweep_gpu *g, const double *base_mib)
+static void wait_release(const opts_t *o, sweep_gpu *g, const double *base_b)
 {
     double waited = 0;
     for (;;) {
@@ -387,8 +387,8 @@ static void wait_release(const opts_t *o, sweep_gpu *g, const double *base_mib)
         for (size_t k = 0; k < o->n_gpus; k++) {
             pfi_gpu_sample s;
             if (sweep_gpu_sample(g, o->gpus[k], &s) == PFI_OK &&
-                pfi_gpu_sample_has(&s, PFI_GF_FB_USED) && isfinite(base_mib[k]) &&
-                s.fb_used_mib > base_mib[k] + 1024)
+                pfi_gpu_sample_has(&s, PFI_GF_FB_USED) && isfinite(base_b[k]) &&
+                s.v[PFI_GF_FB_USED] > base_b[k] + 1024.0 * 1048576)
                 busy = 1;
         }
         if (!busy) return;
@@ -449,7 +449,7 @@ static int run_caps(const opts_t *o, sweep_gpu *g, sweep_state *st, const pfi_tp
         pfi_gpu_sample s;
         base[k] = sweep_gpu_sample(g, o->gpus[k], &s) == PFI_OK &&
                           pfi_gpu_sample_has(&s, PFI_GF_FB_USED)
-                      ? s.fb_used_mib
+                      ? s.v[PFI_GF_FB_USED]
                       : NAN;
     }
     size_t todo = 0;
@@ -469,7 +469,7 @@ static int run_caps(const opts_t *o, sweep_gpu *g, sweep_state *st, const pfi_tp
         todo--;
         pfi_error err;
         for (size_t k = 0; k < o->n_gpus; k++)
-            if (sweep_gpu_set(g, o->gpus[k], cap * 1000, o->duration + o->cooldown + 600, &err) !=
+            if (sweep_gpu_set(g, o->gpus[k], cap, o->duration + o->cooldown + 600, &err) !=
                 PFI_OK) {
                 pfi_cli_fail("sweep", &err);
                 return 1;

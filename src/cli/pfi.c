@@ -18,6 +18,8 @@ static const pfi_cli_cmd commands[] = {
     {"trace", "steady-state points (phases, top-10% means) from GPU traces", pfi_cmd_trace},
     {"export", "sweeps.csv and telemetry.csv of the jobs a pfid store has seen", pfi_cmd_export},
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
+    {"report", "the paper end to end as a folder: report.html, tables, figures", pfi_cmd_report},
+    {"plot", "one figure of the report from your files, as SVG, PNG or PDF", pfi_cmd_plot},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -82,14 +82,14 @@ int sweep_gpu_lock(sweep_gpu *g, const unsigned *gpus, size_t n, const char *loc
     return PFI_OK;
 }
 
-int sweep_gpu_set(sweep_gpu *g, unsigned gpu, double mw, double expires_s, pfi_error *err)
+int sweep_gpu_set(sweep_gpu *g, unsigned gpu, double w, double expires_s, pfi_error *err)
 {
-    if (g->pfid) return sweep_pfid_set(g->pfid, gpu, mw, expires_s, err);
-    return pfi_limit_set_checked(g->b, gpu, mw, NULL, err);
+    if (g->pfid) return sweep_pfid_set(g->pfid, gpu, w, expires_s, err);
+    return pfi_limit_set_checked(g->b, gpu, w, NULL, err);
 }
 
-int sweep_gpu_restore(sweep_gpu *g, unsigned gpu, double prior_mw, pfi_error *err)
+int sweep_gpu_restore(sweep_gpu *g, unsigned gpu, double prior_w, pfi_error *err)
 {
     if (g->pfid) return sweep_pfid_restore(g->pfid, gpu, err);
-    return pfi_limit_set_checked(g->b, gpu, prior_mw, NULL, err);
+    return pfi_limit_set_checked(g->b, gpu, prior_w, NULL, err);
 }

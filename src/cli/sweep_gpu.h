@@ -26,11 +26,11 @@ int sweep_gpu_sample(sweep_gpu *g, unsigned gpu, pfi_gpu_sample *out);
  * holds them): PFI_ESTATE naming the holder when a pfid has one. */
 int sweep_gpu_lock(sweep_gpu *g, const unsigned *gpus, size_t n, const char *lock_dir,
                    pfi_error *err);
-/* Sets a cap (mW) that pfid lets expire after expires_s (a direct backend
+/* Sets a cap (W) that pfid lets expire after expires_s (a direct backend
  * has no expiry: the state file and the next start stand in for it). */
-int sweep_gpu_set(sweep_gpu *g, unsigned gpu, double mw, double expires_s, pfi_error *err);
+int sweep_gpu_set(sweep_gpu *g, unsigned gpu, double w, double expires_s, pfi_error *err);
 /* Puts the limit in force before the sweep back (prior_mw; through pfid,
  * pfid's own record of it). */
-int sweep_gpu_restore(sweep_gpu *g, unsigned gpu, double prior_mw, pfi_error *err);
+int sweep_gpu_restore(sweep_gpu *g, unsigned gpu, double prior_w, pfi_error *err);
 
 #endif

@@ -1,6 +1,8 @@
 /* A sweep's GPUs through pfid's HTTP API (see sweep_pfid.h). */
 #include "sweep_pfid.h"
 
+#include "pfi/gpu_field.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,11 +175,11 @@ int sweep_pfid_limits(sweep_pfid *p, unsigned gpu, pfi_gpu_limits *out, pfi_erro
         return pfi_error_set(err, PFI_ENOTFOUND, p->url, 0, "pfid reports no limits for GPU %u",
                              gpu);
     double cur = num(l, "current_w");
-    *out = (pfi_gpu_limits){.min_mw = num(l, "min_w") * 1000,
-                            .max_mw = num(l, "max_w") * 1000,
-                            .default_mw = num(l, "default_w") * 1000,
-                            .enforced_mw = num(l, "enforced_w") * 1000,
-                            .current_mw = isfinite(cur) ? cur * 1000 : 0};
+    *out = (pfi_gpu_limits){.min_w = num(l, "min_w"),
+                            .max_w = num(l, "max_w"),
+                            .default_w = num(l, "default_w"),
+                            .enforced_w = num(l, "enforced_w"),
+                            .current_w = isfinite(cur) ? cur : 0};
     return PFI_OK;
 }
 
@@ -188,41 +190,20 @@ int sweep_pfid_sample(sweep_pfid *p, unsigned gpu, pfi_gpu_sample *out)
     if (refresh(p, 0.05, NULL) != PFI_OK) return PFI_EBACKEND;
     json_t *o = gpu_obj(p, gpu), *s = json_object_get(o, "sample");
     if (!json_is_true(json_object_get(o, "up")) || !json_is_object(s)) return PFI_EBACKEND;
-    /* the JSON keys are pfid's metric names (SI units) without pfi_gpu_ */
-    static const struct {
-        const char *key;
-        pfi_gpu_field f;
-        size_t off;
-        double scale;
-    } map[] = {
-#define M(k, f, m, sc) {k, f, offsetof(pfi_gpu_sample, m), sc}
-        M("power_watts", PFI_GF_POWER, power_mw, 1000),
-        M("sm_clock_hertz", PFI_GF_SM_CLOCK, sm_clock_mhz, 1e-6),
-        M("memory_clock_hertz", PFI_GF_MEM_CLOCK, mem_clock_mhz, 1e-6),
-        M("utilization_ratio", PFI_GF_UTIL_GPU, util_gpu_pct, 100),
-        M("memory_copy_utilization_ratio", PFI_GF_UTIL_MEM, util_mem_pct, 100),
-        M("temperature_celsius", PFI_GF_TEMP, temp_c, 1),
-        M("framebuffer_used_bytes", PFI_GF_FB_USED, fb_used_mib, 1.0 / 1048576),
-        M("sm_active_ratio", PFI_GF_SM_ACTIVE, sm_active, 1),
-        M("tensor_active_ratio", PFI_GF_TENSOR_ACTIVE, tensor_active, 1),
-        M("dram_active_ratio", PFI_GF_DRAM_ACTIVE, dram_active, 1),
-#undef M
-    };
+    /* the JSON keys and their SI units are the GPU field table's */
     memset(out, 0, sizeof *out);
-    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
-        double v = num(s, map[k].key);
-        if (!isfinite(v)) continue;
-        *(double *)((char *)out + map[k].off) = v * map[k].scale;
-        out->valid |= 1u << map[k].f;
+    for (int f = 0; f < PFI_GF_COUNT; f++) {
+        double v = num(s, pfi_gpu_fields[f].name);
+        if (isfinite(v)) pfi_gpu_sample_set(out, (pfi_gpu_field)f, v);
     }
     return out->valid ? PFI_OK : PFI_EBACKEND;
 }
 
-int sweep_pfid_set(sweep_pfid *p, unsigned gpu, double mw, double expires_s, pfi_error *err)
+int sweep_pfid_set(sweep_pfid *p, unsigned gpu, double w, double expires_s, pfi_error *err)
 {
     char path[64], send[128];
     snprintf(path, sizeof path, "/v1/gpus/%u/limit", gpu);
-    snprintf(send, sizeof send, "{\"watts\":%.3f,\"expires_s\":%.0f}", mw / 1000,
+    snprintf(send, sizeof send, "{\"watts\":%.3f,\"expires_s\":%.0f}", w,
              fmax(1, fmin(604800, ceil(expires_s))));
     p->got_at = -1e9; /* the next read must see the new limit */
     return call(p, "PUT", path, send, NULL, err);

@@ -18,7 +18,7 @@ void sweep_pfid_close(sweep_pfid *p); /* NULL-safe */
 int sweep_pfid_count(sweep_pfid *p, unsigned *n, pfi_error *err);
 int sweep_pfid_limits(sweep_pfid *p, unsigned gpu, pfi_gpu_limits *out, pfi_error *err);
 int sweep_pfid_sample(sweep_pfid *p, unsigned gpu, pfi_gpu_sample *out);
-int sweep_pfid_set(sweep_pfid *p, unsigned gpu, double mw, double expires_s, pfi_error *err);
+int sweep_pfid_set(sweep_pfid *p, unsigned gpu, double w, double expires_s, pfi_error *err);
 int sweep_pfid_restore(sweep_pfid *p, unsigned gpu, pfi_error *err);
 
 #endif

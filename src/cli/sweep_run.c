@@ -134,7 +134,7 @@ static void sample_gpus(const sweep_run_opts *o, double t, pfi_trace_run *out, d
         ptr[k] = sweep_gpu_sample(o->g, o->gpus[k], &s[k]) == PFI_OK ? &s[k] : NULL;
         if (!ptr[k] || !o->trace) continue;
         pfi_tm_row one;
-        pfi_tm_from_gpu_samples(&ptr[k], 1, &one, NULL);
+        pfi_tm_from_gpu_sample(&s[k], &one);
         fprintf(o->trace, "%.3f,%u", t, o->gpus[k]);
         for (int f = 0; f < PFI_TM_NFIELDS; f++)
             if (one.valid >> f & 1u)
@@ -142,7 +142,7 @@ static void sample_gpus(const sweep_run_opts *o, double t, pfi_trace_run *out, d
             else
                 fputc(',', o->trace);
         if (pfi_gpu_sample_has(&s[k], PFI_GF_LIMIT))
-            fprintf(o->trace, ",%.1f\n", s[k].limit_mw / 1000);
+            fprintf(o->trace, ",%.1f\n", s[k].v[PFI_GF_LIMIT]);
         else
             fputs(",\n", o->trace);
     }

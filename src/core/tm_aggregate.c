@@ -7,6 +7,8 @@
 
 #include <gsl/gsl_sort.h>
 
+#include "pfi/gpu_field.h"
+
 int pfi_tm_aggregate(const pfi_tm_row *samples, size_t n, double top_frac, pfi_tm_row *out,
                      pfi_error *err)
 {
@@ -91,51 +93,39 @@ void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out)
         }
 }
 
+void pfi_tm_from_gpu_sample(const pfi_gpu_sample *s, pfi_tm_row *out)
+{
+    out->valid = 0;
+    for (int k = 0; k < PFI_TM_NFIELDS; k++) out->v[k] = NAN;
+    for (int f = 0; f < PFI_GF_COUNT; f++) {
+        const pfi_gpu_field_desc *d = &pfi_gpu_fields[f];
+        if (d->tm_field < 0 || !pfi_gpu_sample_has(s, d->field)) continue;
+        out->v[d->tm_field] = s->v[f] * d->si_to_tm;
+        out->valid |= 1u << d->tm_field;
+    }
+}
+
 void pfi_tm_from_gpu_samples(const pfi_gpu_sample *const *x, size_t n, pfi_tm_row *out,
                              double *total_w)
 {
-    static const struct {
-        pfi_tm_field tm;
-        pfi_gpu_field gf;
-        size_t off;
-        double scale;
-    } map[] = {
-#define M(tm, gf, member, scale) {tm, gf, offsetof(pfi_gpu_sample, member), scale}
-        M(PFI_TM_SM_ACTIVE, PFI_GF_SM_ACTIVE, sm_active, 1),
-        M(PFI_TM_TENSOR_ACTIVE, PFI_GF_TENSOR_ACTIVE, tensor_active, 1),
-        M(PFI_TM_DRAM_ACTIVE, PFI_GF_DRAM_ACTIVE, dram_active, 1),
-        M(PFI_TM_MEM_COPY_UTIL, PFI_GF_UTIL_MEM, util_mem_pct, 1),
-        M(PFI_TM_GPU_UTIL, PFI_GF_UTIL_GPU, util_gpu_pct, 1),
-        M(PFI_TM_POWER, PFI_GF_POWER, power_mw, 1e-3),
-        M(PFI_TM_SM_CLOCK, PFI_GF_SM_CLOCK, sm_clock_mhz, 1),
-        M(PFI_TM_MEM_CLOCK, PFI_GF_MEM_CLOCK, mem_clock_mhz, 1),
-        M(PFI_TM_FB_USED, PFI_GF_FB_USED, fb_used_mib, 1),
-        M(PFI_TM_GPU_TEMP, PFI_GF_TEMP, temp_c, 1),
-        M(PFI_TM_NVLINK_TX, PFI_GF_NVLINK_TX, nvlink_tx, 1),
-        M(PFI_TM_NVLINK_RX, PFI_GF_NVLINK_RX, nvlink_rx, 1),
-        M(PFI_TM_PCIE_TX, PFI_GF_PCIE_TX, pcie_tx, 1),
-        M(PFI_TM_PCIE_RX, PFI_GF_PCIE_RX, pcie_rx, 1),
-#undef M
-    };
+    double sum[PFI_TM_NFIELDS] = {0};
+    size_t cnt[PFI_TM_NFIELDS] = {0};
+    for (size_t k = 0; k < n; k++) {
+        if (!x[k]) continue;
+        pfi_tm_row one;
+        pfi_tm_from_gpu_sample(x[k], &one);
+        for (int f = 0; f < PFI_TM_NFIELDS; f++)
+            if (one.valid >> f & 1u) sum[f] += one.v[f], cnt[f]++;
+    }
     out->valid = 0;
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) out->v[f] = NAN;
-    for (size_t m = 0; m < sizeof map / sizeof map[0]; m++) {
-        double sum = 0;
-        size_t cnt = 0;
-        for (size_t k = 0; k < n; k++)
-            if (x[k] && pfi_gpu_sample_has(x[k], map[m].gf)) {
-                sum += *(const double *)((const char *)x[k] + map[m].off) * map[m].scale;
-                cnt++;
-            }
-        if (cnt) {
-            out->v[map[m].tm] = sum / (double)cnt;
-            out->valid |= 1u << map[m].tm;
-        }
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) {
+        out->v[f] = cnt[f] ? sum[f] / (double)cnt[f] : NAN;
+        if (cnt[f]) out->valid |= 1u << f;
     }
     if (total_w) {
         double t = 0;
         for (size_t k = 0; k < n && !isnan(t); k++)
-            t = x[k] && pfi_gpu_sample_has(x[k], PFI_GF_POWER) ? t + x[k]->power_mw * 1e-3 : NAN;
+            t = x[k] && pfi_gpu_sample_has(x[k], PFI_GF_POWER) ? t + x[k]->v[PFI_GF_POWER] : NAN;
         *total_w = n ? t : NAN;
     }
 }

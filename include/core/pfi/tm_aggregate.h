@@ -29,12 +29,16 @@ int pfi_tm_aggregate(const pfi_tm_row *samples, size_t n, double top_frac, pfi_t
  * and SM clock are valid; the other fields are not measured there. */
 void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out);
 
+/* One GPU sample (SI, gpu_sample.h) as a telemetry row in DCGM's units, by
+ * the GPU field table's telemetry column and factor (gpu_field.h): a field
+ * the sample read and the table maps is valid, the others NaN. */
+void pfi_tm_from_gpu_sample(const pfi_gpu_sample *s, pfi_tm_row *out);
+
 /* One time's samples of a job's n GPUs (x[k] may be NULL: not read) as one
- * telemetry row: each field the mean over the GPUs that read it, in
- * telemetry.csv units (W, MHz, MiB, percent for the utilisations, ratios
- * for the activities). *total_w (may be NULL) gets the job's total power,
- * NaN unless every GPU read its power (a sum over some GPUs would look like
- * a power drop). */
+ * telemetry row: each field the mean over the GPUs that read it, as
+ * pfi_tm_from_gpu_sample converts it. *total_w (may be NULL) gets the job's
+ * total power, W, NaN unless every GPU read its power (a sum over some GPUs
+ * would look like a power drop). */
 void pfi_tm_from_gpu_samples(const pfi_gpu_sample *const *x, size_t n, pfi_tm_row *out,
                              double *total_w);
 

@@ -8,15 +8,15 @@
 
 #include "pfi/backend.h"
 
-/* The limit in force (mW): the one set through power management, or the
+/* The limit in force (W): the one set through power management, or the
  * enforced one when the backend does not report it. */
-double pfi_limit_in_force_mw(const pfi_gpu_limits *lim);
+double pfi_limit_in_force_w(const pfi_gpu_limits *lim);
 
-/* Sets gpu's limit to mw and reads it back (within 1 W); *after (may be
+/* Sets gpu's limit to w watts and reads it back (within 1 W); *after (may be
  * NULL) gets the limits read back. PFI_ERANGE outside [min, max],
  * PFI_ENOTSUP when the backend cannot set limits, PFI_EBACKEND when the call
  * failed or the device reports another limit; err says which GPU and why. */
-int pfi_limit_set_checked(pfi_backend *b, unsigned gpu, double mw, pfi_gpu_limits *after,
+int pfi_limit_set_checked(pfi_backend *b, unsigned gpu, double w, pfi_gpu_limits *after,
                           pfi_error *err);
 
 #endif
