@@ -125,13 +125,22 @@ static int drain(const sweep_run_opts *o, int fd, line_buf *lb, double t, pfi_tr
     }
 }
 
-static void sample_gpus(const sweep_run_opts *o, double t, pfi_trace_run *out, double *power)
+/* Samples every GPU once. Until a GPU's enforced limit shows the cap, its
+ * samples are older than the cap (pfid samples on its own clock; a driver
+ * may apply a limit a moment late) and are left out; *seen[k] records it. */
+static void sample_gpus(const sweep_run_opts *o, double t, pfi_trace_run *out, double *power,
+                        int *seen)
 {
     pfi_gpu_sample s[64];
     const pfi_gpu_sample *ptr[64];
     size_t n = o->n_gpus < 64 ? o->n_gpus : 64;
     for (size_t k = 0; k < n; k++) {
         ptr[k] = sweep_gpu_sample(o->g, o->gpus[k], &s[k]) == PFI_OK ? &s[k] : NULL;
+        if (ptr[k] && !seen[k] && pfi_gpu_sample_has(&s[k], PFI_GF_LIMIT) &&
+            fabs(s[k].v[PFI_GF_LIMIT] - o->cap_w) > 1.0)
+            ptr[k] = NULL;
+        else if (ptr[k])
+            seen[k] = 1;
         if (!ptr[k] || !o->trace) continue;
         pfi_tm_row one;
         pfi_tm_from_gpu_sample(&s[k], &one);
@@ -166,6 +175,7 @@ int sweep_run_cap(const sweep_run_opts *o, pfi_trace_run *out, pfi_error *err)
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
     lb->last_tput = NAN;
+    int seen[64] = {0};
     double t0 = mono_s(), next = 0;
     int open_fd = 1, reaped = 0, status = 0;
     for (;;) {
@@ -197,7 +207,7 @@ int sweep_run_cap(const sweep_run_opts *o, pfi_trace_run *out, pfi_error *err)
         }
         if (t >= next) {
             double power = NAN;
-            sample_gpus(o, t, out, &power);
+            sample_gpus(o, t, out, &power, seen);
             if (o->progress) o->progress(o->progress_ctx, t, power, lb->last_tput);
             next += o->interval_s;
             if (next <= t) next = t + o->interval_s; /* late: skip, do not burst */
