@@ -567,7 +567,11 @@ static int report(const opts_t *o, const sweep_state *st, int *complete)
                      .power_sem_w = m[i].sum.power_sem_w, .tput_sem = m[i].sum.tput_sem};
         have = pfi_sweeps_add_run(sw, o->meta.group, &gm, &r, NULL, &err) == PFI_OK;
     }
-    have = have && pfi_sweeps_finalize(sw, 0, NULL, &err) == PFI_OK;
+    char why[600] = "fewer than two measured caps";
+    if (have && pfi_sweeps_finalize(sw, 0, NULL, &err) != PFI_OK) {
+        pfi_error_format(&err, why, sizeof why);
+        have = 0;
+    }
     pfi_index_result ir = {0};
     pfi_ci ci = {0};
     if (have) {
@@ -605,8 +609,8 @@ static int report(const opts_t *o, const sweep_state *st, int *complete)
         else if (ir.has_pfi)
             printf("PFI %.4f over %zu capped runs (no CI)\n", ir.pfi, ir.n_terms);
         else
-            printf("PFI undefined: fewer than two measured caps, or no capped run below the "
-                   "uncapped throughput\n");
+            printf("PFI undefined: %s\n",
+                   have ? "no capped run below the uncapped run's throughput" : why);
     }
     pfi_sweeps_destroy(sw);
     return PFI_EXIT_OK;
@@ -645,6 +649,14 @@ int pfi_cmd_sweep(int argc, char **argv)
         free(o.caps);
         return ec;
     }
+    /* from here on a signal only asks to stop: whatever runs is wound down
+     * and every limit put back before exit */
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     sweep_state st;
     pfi_error err;
     sweep_gpu *g = NULL;
@@ -663,8 +675,8 @@ int pfi_cmd_sweep(int argc, char **argv)
         ec = pfi_cli_fail("sweep", &err);
         goto done;
     }
-    if (rc == PFI_OK && st.active && !o.dry_run && (ec = recover(&o, &st)) != PFI_EXIT_OK)
-        goto done;
+    int pending = rc == PFI_OK && st.active; /* a crashed sweep's caps may be set */
+    if (pending && !o.dry_run && (ec = recover(&o, &st)) != PFI_EXIT_OK) goto done;
     if (rc == PFI_OK && o.resume) {
         int same = st.n_gpus == o.n_gpus;
         for (size_t k = 0; same && k < o.n_gpus; k++) same = st.gpus[k] == o.gpus[k];
@@ -686,6 +698,10 @@ int pfi_cmd_sweep(int argc, char **argv)
     }
     if (o.dry_run) {
         dry_run(&o, &st);
+        if (pending)
+            printf("note: an earlier sweep in %s did not finish: the next run restores its GPUs "
+                   "first (the limits above may be its caps)\n",
+                   o.out);
         goto done;
     }
     /* the priors reach the disk before any cap is set */
@@ -694,12 +710,6 @@ int pfi_cmd_sweep(int argc, char **argv)
         ec = pfi_cli_fail("sweep", &err);
         goto done;
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
     int fatal = run_caps(&o, g, &st, m);
     int failed = restore_all(g, &st);
     if (!failed) {

@@ -51,6 +51,9 @@ static int spawn(char *const *argv, double cap_w, pid_t *pid, int *rfd, pfi_erro
     }
     if (c == 0) {
         setpgid(0, 0);
+        /* its own process group has no terminal to read: stdin is empty */
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
         dup2(p[1], 1);
         dup2(p[1], 2);
         close(p[0]), close(p[1]);

@@ -42,3 +42,9 @@ state_inactive() {
     python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["active"] is False' "$1/sweep-state.json" \
         || fail "state still active: $(cat "$1/sweep-state.json")"
 }
+
+# sim_jobs FILE: the job on GPUs 0 and 1 as a sim-backend jobs file.
+sim_jobs() {
+    printf '%s\n' gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu \
+        0,dense,0.8,0.9,0.4,0.6,16000 1,dense,0.8,0.9,0.4,0.6,16000 >"$1"
+}

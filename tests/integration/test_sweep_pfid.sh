@@ -4,11 +4,7 @@
 # is the model's within the CI and no cap is left in pfid after the sweep,
 # after SIGINT, or when pfid refuses the token.
 . "$(dirname "$0")/sweep_lib.sh"
-cat >"$WORK/jobs.csv" <<'CSV'
-gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu
-0,dense,0.8,0.9,0.4,0.6,16000
-1,dense,0.8,0.9,0.4,0.6,16000
-CSV
+sim_jobs "$WORK/jobs.csv"
 pfid_start "$WORK/pfid.log" --backend sim --sim-gpus 2 --sim-jobs "$WORK/jobs.csv" --db "$WORK/pfid.db" --interval 0.2
 VIA=(--via-pfid "http://127.0.0.1:$PORT" --token-file "$TOKEN_FILE")
 no_caps() { # every GPU uncapped at 700 W in pfid's own view

@@ -3,11 +3,7 @@
 # model's for the job within its CI, its files are what pfi index and pfi
 # trace read; --dry-run's plan; bad input refused before anything runs.
 . "$(dirname "$0")/sweep_lib.sh"
-cat >"$WORK/jobs.csv" <<'CSV'
-gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu
-0,dense,0.8,0.9,0.4,0.6,16000
-1,dense,0.8,0.9,0.4,0.6,16000
-CSV
+sim_jobs "$WORK/jobs.csv"
 SIM=(--backend sim --backend-opts "gpus=2,jobs=$WORK/jobs.csv")
 OUT=$WORK/sweep
 

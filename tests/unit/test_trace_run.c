@@ -17,6 +17,7 @@
 
 #include <string.h>
 
+#include "pfi/tm_aggregate.h"
 #include "pfi/trace_read.h"
 #include "pfi/trace_run.h"
 
@@ -233,13 +234,39 @@ static void test_bad_input(void **state)
     pfi_trace_set_free(&set);
 }
 
+/* A job's GPUs at one time (what pfi sweep and pfi export average), by hand:
+ * SI in, telemetry.csv units out; a field one GPU lacks is the other's. */
+static void test_gpu_samples_mean(void **state)
+{
+    pfi_gpu_sample a = {0}, b = {0};
+    pfi_gpu_sample_set(&a, PFI_GF_POWER, 300);
+    pfi_gpu_sample_set(&b, PFI_GF_POWER, 500);
+    pfi_gpu_sample_set(&a, PFI_GF_SM_CLOCK, 1.5e9);
+    pfi_gpu_sample_set(&b, PFI_GF_SM_CLOCK, 1.7e9);
+    pfi_gpu_sample_set(&a, PFI_GF_UTIL_GPU, 0.9);
+    pfi_gpu_sample_set(&b, PFI_GF_FB_USED, 2.0 * 1048576 * 1024); /* 2 GiB */
+    const pfi_gpu_sample *x[3] = {&a, &b, NULL};
+    pfi_tm_row r;
+    double total;
+    pfi_tm_from_gpu_samples(x, 2, &r, &total);
+    assert_near(r.v[PFI_TM_POWER], 400, 1e-12);
+    assert_near(total, 800, 1e-12);
+    assert_near(r.v[PFI_TM_SM_CLOCK], 1600, 1e-9); /* MHz */
+    assert_near(r.v[PFI_TM_GPU_UTIL], 90, 1e-12);  /* percent, one GPU */
+    assert_near(r.v[PFI_TM_FB_USED], 2048, 1e-9);  /* MiB */
+    assert_false(r.valid >> PFI_TM_PCIE_TX & 1u);
+    pfi_tm_from_gpu_samples(x, 3, &r, &total); /* a GPU not read: no total */
+    assert_true(isnan(total));
+    assert_near(r.v[PFI_TM_POWER], 400, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wide_csv),          cmocka_unit_test(test_dcgm_scrapes),
         cmocka_unit_test(test_probe_trace),       cmocka_unit_test(test_run_trace_and_steps),
         cmocka_unit_test(test_steps_rates),       cmocka_unit_test(test_summary_labels_and_tput),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_gpu_samples_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
