@@ -61,6 +61,9 @@ static const char *help =
     "                       group is tokens/s\n"
     "  --throughput-scale F multiply each reading (e.g. the GPU count for\n"
     "                       per-GPU logs; default 1)\n"
+    "  --throughput-port N  instead, take reports on 127.0.0.1:N (0: any free\n"
+    "                       port) in pfid's API: COMMAND's PFID_URL points there, so\n"
+    "                       contrib/hf_trainer/pfid_callback.py reports to the sweep\n"
     "  --throughput-timeout D  a run without a throughput line by then fails\n"
     "                       (default 10m); so does the sweep when it is the first\n"
     "  --release-timeout D  longest wait for GPU memory release (default 120s)\n"
@@ -95,6 +98,7 @@ typedef struct {
     size_t n_gpus;
     const char *out, *backend, *backend_opts, *via_pfid, *token_file, *tput_re, *lock_dir;
     double duration, cooldown, interval, tput_scale, tput_timeout, release_timeout, hold;
+    long tput_port; /* -1: none */
     pfi_cli_meta meta;
     int resume, dry_run, json;
     char **argv;
@@ -146,7 +150,7 @@ static int parse(int argc, char **argv, opts_t *o)
 {
     enum { O_CAPS = 256, O_GPUS, O_OUT, O_DUR, O_COOL, O_INT, O_BE, O_BEO, O_VIA, O_TOK, O_RE,
            O_SCALE, O_TTO, O_REL, O_HOLD, O_LOCK, O_GROUP, O_PLAT, O_MODEL, O_ARCH, O_TASK,
-           O_RESUME, O_DRY, O_JSON };
+           O_RESUME, O_DRY, O_JSON, O_PORT };
     static const struct option opts[] = {
         {"caps", required_argument, 0, O_CAPS},     {"gpus", required_argument, 0, O_GPUS},
         {"out", required_argument, 0, O_OUT},       {"duration", required_argument, 0, O_DUR},
@@ -155,6 +159,7 @@ static int parse(int argc, char **argv, opts_t *o)
         {"via-pfid", required_argument, 0, O_VIA},  {"token-file", required_argument, 0, O_TOK},
         {"throughput-regex", required_argument, 0, O_RE},
         {"throughput-scale", required_argument, 0, O_SCALE},
+        {"throughput-port", required_argument, 0, O_PORT},
         {"throughput-timeout", required_argument, 0, O_TTO},
         {"release-timeout", required_argument, 0, O_REL},
         {"phase-hold", required_argument, 0, O_HOLD}, {"lock-dir", required_argument, 0, O_LOCK},
@@ -166,9 +171,10 @@ static int parse(int argc, char **argv, opts_t *o)
     };
     *o = (opts_t){.backend = "nvml", .backend_opts = "", .tput_re = "hf",
                   .lock_dir = PFI_GPU_LOCK_DIR, .duration = 1800, .cooldown = 60, .interval = 5,
-                  .tput_scale = 1, .tput_timeout = 600, .release_timeout = 120, .hold = 10};
+                  .tput_scale = 1, .tput_timeout = 600, .release_timeout = 120, .hold = 10,
+                  .tput_port = -1};
     o->meta = (pfi_cli_meta){NULL, "", "", "dense", "pt", ""};
-    int c;
+    int c, re_given = 0;
     double *d = NULL;
     optind = 1;
     /* '+': options stop at the first non-option, so COMMAND's own flags are its */
@@ -206,10 +212,19 @@ static int parse(int argc, char **argv, opts_t *o)
         case O_BEO: o->backend_opts = optarg; break;
         case O_VIA: o->via_pfid = optarg; break;
         case O_TOK: o->token_file = optarg; break;
-        case O_RE: o->tput_re = optarg; break;
+        case O_RE:
+            o->tput_re = optarg;
+            re_given = 1;
+            break;
         case O_SCALE:
             if (pfi_cli_parse_positive(optarg, &o->tput_scale)) bad = "--throughput-scale";
             break;
+        case O_PORT: {
+            unsigned long long v;
+            if (pfi_cli_parse_ulong(optarg, &v) || v > 65535) bad = "--throughput-port";
+            o->tput_port = (long)v;
+            break;
+        }
         case O_LOCK: o->lock_dir = optarg; break;
         case O_GROUP: o->meta.group = optarg; break;
         case O_PLAT: o->meta.platform = optarg; break;
@@ -240,6 +255,9 @@ static int parse(int argc, char **argv, opts_t *o)
     if (!o->out) return pfi_cli_usage_error("sweep", "--out is required");
     if (!(o->interval > 0) || !(o->duration > 0))
         return pfi_cli_usage_error("sweep", "--interval and --duration must be positive");
+    if (o->tput_port >= 0 && re_given)
+        return pfi_cli_usage_error("sweep", "--throughput-port and --throughput-regex exclude "
+                                            "each other (one reading per report)");
     if (o->via_pfid && !o->token_file)
         return pfi_cli_usage_error("sweep", "--via-pfid needs --token-file");
     if (optind >= argc) return pfi_cli_usage_error("sweep", "no COMMAND (after --)");
@@ -442,7 +460,8 @@ static FILE *open_in(const char *dir, const char *fmt, double cap)
 }
 
 /* Runs every cap still to do. Returns 1 on a fatal error (message printed). */
-static int run_caps(const opts_t *o, sweep_gpu *g, sweep_state *st, const pfi_tput_matcher *m)
+static int run_caps(const opts_t *o, sweep_gpu *g, sweep_state *st, const pfi_tput_matcher *m,
+                    sweep_port *port)
 {
     double base[SWEEP_MAX_GPUS];
     for (size_t k = 0; k < o->n_gpus; k++) {
@@ -486,7 +505,8 @@ static int run_caps(const opts_t *o, sweep_gpu *g, sweep_state *st, const pfi_tp
         progress_ctx pc = {o, i, todo, isatty(2), -1};
         sweep_run_opts ro = {.argv = o->argv, .cap_w = cap, .duration_s = o->duration,
                              .interval_s = o->interval, .tput_timeout_s = o->tput_timeout,
-                             .tput_scale = o->tput_scale, .m = m, .g = g, .gpus = o->gpus,
+                             .tput_scale = o->tput_scale, .m = port ? NULL : m, .port = port,
+                             .g = g, .gpus = o->gpus,
                              .n_gpus = o->n_gpus, .log = log, .trace = tr, .stop = &g_stop,
                              .progress = progress, .progress_ctx = &pc};
         pfi_trace_run run = {.cap_w = NAN};
@@ -660,6 +680,7 @@ int pfi_cmd_sweep(int argc, char **argv)
     sweep_state st;
     pfi_error err;
     sweep_gpu *g = NULL;
+    sweep_port *port = NULL;
     pfi_tput_matcher *m = NULL;
     if (pfi_tput_matcher_create(o.tput_re, &m, &err) != PFI_OK) {
         free(o.caps);
@@ -696,6 +717,10 @@ int pfi_cmd_sweep(int argc, char **argv)
         ec = pfi_cli_fail("sweep", &err);
         goto done;
     }
+    if (o.tput_port >= 0 && sweep_port_start((unsigned)o.tput_port, &port, &err) != PFI_OK) {
+        ec = pfi_cli_fail("sweep", &err);
+        goto done;
+    }
     if (o.dry_run) {
         dry_run(&o, &st);
         if (pending)
@@ -710,7 +735,7 @@ int pfi_cmd_sweep(int argc, char **argv)
         ec = pfi_cli_fail("sweep", &err);
         goto done;
     }
-    int fatal = run_caps(&o, g, &st, m);
+    int fatal = run_caps(&o, g, &st, m, port);
     int failed = restore_all(g, &st);
     if (!failed) {
         st.active = 0;
@@ -729,6 +754,7 @@ int pfi_cmd_sweep(int argc, char **argv)
         if (ec == PFI_EXIT_OK) ec = PFI_EXIT_DATA;
     }
 done:
+    sweep_port_stop(port);
     sweep_gpu_close(g);
     pfi_tput_matcher_destroy(m);
     free(o.caps);

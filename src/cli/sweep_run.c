@@ -40,7 +40,8 @@ void sweep_run_trace_header(FILE *f)
 }
 
 /* Starts argv in its own process group with stdout and stderr on a pipe. */
-static int spawn(char *const *argv, double cap_w, pid_t *pid, int *rfd, pfi_error *err)
+static int spawn(char *const *argv, double cap_w, unsigned port, pid_t *pid, int *rfd,
+                 pfi_error *err)
 {
     int p[2];
     if (pipe(p) != 0) return pfi_error_set(err, PFI_EIO, NULL, 0, "pipe: %s", strerror(errno));
@@ -60,6 +61,11 @@ static int spawn(char *const *argv, double cap_w, pid_t *pid, int *rfd, pfi_erro
         char cap[32];
         snprintf(cap, sizeof cap, "%.0f", cap_w);
         setenv("PFI_SWEEP_CAP_W", cap, 1);
+        if (port) { /* the reporter (contrib callback) talks to pfi sweep, not pfid */
+            char url[64];
+            snprintf(url, sizeof url, "http://127.0.0.1:%u", port);
+            setenv("PFID_URL", url, 1);
+        }
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         execvp(argv[0], argv);
@@ -116,7 +122,7 @@ static int drain(const sweep_run_opts *o, int fd, line_buf *lb, double t, pfi_tr
         for (size_t i = 0; i < lb->len; i++) {
             if (lb->buf[i] != '\n' && !(i + 1 == lb->len && lb->len == sizeof lb->buf)) continue;
             double v;
-            if (pfi_tput_matcher_match(o->m, lb->buf + start, i - start, &v)) {
+            if (o->m && pfi_tput_matcher_match(o->m, lb->buf + start, i - start, &v)) {
                 lb->last_tput = v * o->tput_scale;
                 lb->n_tput++;
                 pfi_trace_run_add_tput(out, t, lb->last_tput);
@@ -168,7 +174,8 @@ int sweep_run_cap(const sweep_run_opts *o, pfi_trace_run *out, pfi_error *err)
     out->gpus = (int)o->n_gpus;
     out->cap_w = o->cap_w;
     pid_t pid = -1;
-    int fd = -1, rc = spawn(o->argv, o->cap_w, &pid, &fd, err);
+    int fd = -1, rc = spawn(o->argv, o->cap_w, o->port ? sweep_port_number(o->port) : 0, &pid,
+                            &fd, err);
     if (rc != PFI_OK) return rc;
     line_buf *lb = calloc(1, sizeof *lb);
     if (!lb) {
@@ -223,6 +230,13 @@ int sweep_run_cap(const sweep_run_opts *o, pfi_trace_run *out, pfi_error *err)
         } else if (!open_fd) {
             struct timespec ts = {0, (long)ms * 1000000L};
             nanosleep(&ts, NULL);
+        }
+        double got[256];
+        size_t ng = o->port ? sweep_port_take(o->port, got, 256) : 0;
+        for (size_t k = 0; k < ng; k++) {
+            lb->last_tput = got[k] * o->tput_scale;
+            lb->n_tput++;
+            pfi_trace_run_add_tput(out, mono_s() - t0, lb->last_tput);
         }
     }
     stop_child(pid, &reaped, &status);

@@ -12,6 +12,7 @@
 #include "pfi/trace_run.h"
 #include "pfi/tput_line.h"
 #include "sweep_gpu.h"
+#include "sweep_port.h"
 
 typedef struct sweep_run_opts {
     char *const *argv;        /* the command */
@@ -19,7 +20,8 @@ typedef struct sweep_run_opts {
     double duration_s, interval_s;
     double tput_timeout_s;    /* no throughput line by then: the run fails */
     double tput_scale;        /* a log's tokens/s times this (e.g. per-GPU logs) */
-    const pfi_tput_matcher *m;
+    const pfi_tput_matcher *m; /* NULL with a port */
+    sweep_port *port;          /* throughput reports over HTTP, or NULL */
     sweep_gpu *g;
     const unsigned *gpus;
     size_t n_gpus;

@@ -5,10 +5,12 @@ the tokens/s the GPU model gives the job at the cap the sweep set
 (PFI_SWEEP_CAP_W), from `pfi model --json`, times seeded Gaussian noise.
 
   fake_train.py --pfi PFI_BIN --job SPEC --gpus N [--noise 0.005] [--seed 1]
-                [--every 0.1] [--exit-after S] [--silent]
+                [--every 0.1] [--exit-after S] [--silent] [--report]
 
 --exit-after S exits with status 3 after S seconds (a job that dies);
---silent prints loss lines without throughput. SIGTERM ends it (status 0).
+--silent prints loss lines without throughput; --report posts the tokens/s to
+$PFID_URL as contrib/hf_trainer/pfid_callback.py does (POST /v1/jobs, then
+POST /v1/jobs/ID/throughput) and prints loss lines only. SIGTERM ends it.
 """
 import argparse
 import json
@@ -18,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--pfi", required=True)
@@ -28,6 +31,7 @@ ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--every", type=float, default=0.1)
 ap.add_argument("--exit-after", type=float, default=None)
 ap.add_argument("--silent", action="store_true")
+ap.add_argument("--report", action="store_true")
 a = ap.parse_args()
 
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -36,6 +40,16 @@ out = subprocess.run([a.pfi, "model", "--job", a.job, "--cap", cap, "--gpus", st
                       "--json"], check=True, capture_output=True, text=True).stdout
 tput = json.loads(out)["points"][0]["tput_total"]
 rng = random.Random(a.seed * 100003 + int(float(cap)))
+def post(path, body):
+    req = urllib.request.Request(os.environ["PFID_URL"] + path, method="POST",
+                                 data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        r.read()
+
+
+if a.report:
+    post("/v1/jobs", {"id": "fake", "gpus": list(range(a.gpus))})
 start = time.monotonic()
 step = 0
 while True:
@@ -44,7 +58,9 @@ while True:
         sys.exit(3)
     step += 1
     loss = 2.5 / (1 + 0.01 * step)
-    if a.silent:
+    if a.report:
+        post("/v1/jobs/fake/throughput", {"tokens_per_s": tput * (1 + rng.gauss(0, a.noise))})
+    if a.silent or a.report:
         print("{'loss': %.4f, 'grad_norm': 0.91, 'learning_rate': 4.9e-05, 'epoch': %.2f}"
               % (loss, step / 1000), flush=True)
     else:

@@ -30,6 +30,16 @@ grep -q '^trace-700,.*,2,,700,1390.2,' "$WORK/trace.csv" || fail "trace-700: $(c
 grep -q "'tokens_per_second'" "$OUT/run-400.log" || fail "run log"
 ok "outputs read by pfi index and pfi trace"
 
+# --throughput-port: the reports come over HTTP as the contrib callback
+# sends them (COMMAND's PFID_URL points at the sweep), not from the log.
+"$PFI_BIN" sweep "${FAST[@]}" "${SIM[@]}" --throughput-port 0 --out "$WORK/port" --json \
+    -- "${FAKE[@]}" --report >"$WORK/port.json" 2>"$WORK/port.err" || fail "port sweep: $(cat "$WORK/port.err")"
+check_pfi "$WORK/port.json"
+grep -q "tokens_per_second" "$WORK/port/run-400.log" && fail "the port run logged throughput"
+bad_port=$("$PFI_BIN" sweep "${FAST[@]}" "${SIM[@]}" --throughput-port 0 --throughput-regex hf --out "$WORK/pp" -- true 2>&1 || true)
+grep -q "exclude each other" <<<"$bad_port" || fail "port + regex: $bad_port"
+ok "--throughput-port: the callback's reports"
+
 # --dry-run: the plan with its total, nothing run, no state written.
 "$PFI_BIN" sweep --caps 200,300,400 --gpus 0-1 --duration 30m --cooldown 60s "${SIM[@]}" \
     --out "$WORK/dry" --dry-run -- "${FAKE[@]}" >"$WORK/dry.txt" || fail "dry run"
