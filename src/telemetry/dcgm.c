@@ -136,18 +136,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
     return n;
 }
 
-/* A DCGM blank or not-supported sentinel rather than a reading. */
-static int is_blank(double v)
-{
-    /* DCGM_INT64_BLANK = 0x7ffffffffffffff0 (+1 not found, +2 not supported,
-     * +3 no permission): all round to ~9.2234e18 as doubles.
-     * DCGM_INT32_BLANK = 0x7ffffff0 (+1..+3). DCGM_FP64_BLANK = 2^47 (+1..+3). */
-    if (v >= 9.2233720368547748e18) return 1;
-    if (v >= 2147483632.0 && v <= 2147483635.0) return 1;
-    if (v >= 140737488355328.0 && v <= 140737488355331.0) return 1;
-    return 0;
-}
-
 static int gpu_index(const char *v, unsigned *out)
 {
     if (!v || !*v) return 0;
@@ -195,7 +183,7 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n, doub
         if (g + 1 > *n) *n = g + 1;
         used++;
         double v = se->value;
-        if (!isfinite(v) || is_blank(v)) continue;
+        if (!isfinite(v) || pfi_prom_dcgm_blank(v)) continue;
         const pfi_gpu_field_desc *fd = pfi_gpu_field_by_dcgm(se->name);
         /* Under MIG: a device-wide field once per GPU (the first instance's,
          * unless a GPU-level series says it), never an instance's own. */
