@@ -98,7 +98,7 @@ static void test_default(void **st)
     pfi_target ts[2] = {mk("sub", PFI_TARGET_OPENADR, PFI_TARGET_SITE, 240000, 0, INFINITY),
                         mk("lim", PFI_TARGET_OPENADR, PFI_TARGET_SITE, 300000, 100, 200)};
     ts[0].is_default = 1;
-    ts[0].priority = 0;
+    ts[0].priority = ts[1].priority = 0; /* same priority: only rule 2 tells them apart */
     pfi_target_now now;
     pfi_target_eval(ts, 2, 50, 0, 0, &now);
     assert_int_equal(now.winner, 0);
