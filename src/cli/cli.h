@@ -41,5 +41,6 @@ int pfi_cmd_predict(int argc, char **argv);
 int pfi_cmd_compare(int argc, char **argv);
 int pfi_cmd_allocate(int argc, char **argv);
 int pfi_cmd_simulate(int argc, char **argv);
+int pfi_cmd_control(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const pfi_cli_cmd commands[] = {
     {"compare", "rank agreement of two platforms' PFI (Table 8)", pfi_cmd_compare},
     {"allocate", "per-job power caps under a cluster power budget, by policy", pfi_cmd_allocate},
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
+    {"control", "the cluster controller: site power limits to per-job GPU caps", pfi_cmd_control},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

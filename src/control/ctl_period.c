@@ -1,0 +1,505 @@
+/* One period of the control loop (see include/control/pfi/controller.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_internal.h"
+#include "pfi/json.h"
+
+#define CAP_STEP_W 5.0 /* caps in multiples of 5 W: less churn, learned points that repeat */
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(p, c * elem);
+    if (q) *cap = c;
+    return q;
+}
+
+static ctl_job *job_find(ctl *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_jobs; i++)
+        if (strcmp(c->jobs[i].id, id) == 0) return &c->jobs[i];
+    return NULL;
+}
+
+static void jobs_clear(ctl *c)
+{
+    for (size_t i = 0; i < c->n_jobs; i++) {
+        free(c->jobs[i].gpu_agent);
+        free(c->jobs[i].gpu_idx);
+    }
+    c->n_jobs = 0;
+}
+
+/* The power a GPU is counted at when it cannot be moved: its maximum limit
+ * (what it may draw), else its measured power, else 700 W (an H200's TDP). */
+static double counted_max(const pfi_cl_gpu *g)
+{
+    if (isfinite(g->max_w)) return g->max_w;
+    if (isfinite(g->power_w)) return g->power_w;
+    return 700.0;
+}
+
+/* Merges every up, cappable agent's jobs by id; everything else is fixed. */
+static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
+{
+    /* carry last period's caps per job id */
+    size_t n_old = c->n_jobs;
+    struct { char id[PFI_CL_ID_MAX + 1]; double cap; int periods; } *old =
+        calloc(n_old + 1, sizeof *old);
+    for (size_t i = 0; old && i < n_old; i++) {
+        snprintf(old[i].id, sizeof old[i].id, "%s", c->jobs[i].id);
+        old[i].cap = c->jobs[i].last_cap_w;
+        old[i].periods = c->jobs[i].cap_periods;
+    }
+    jobs_clear(c);
+    *fixed_w = *measured_w = 0;
+    *up = 0;
+    for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
+        pfi_agent_info *g = pfi_agents_get(c->agents, a);
+        if (g->up) (*up)++;
+        if (!g->ever_up) {
+            size_t ng = 0;
+            double mw = 0;
+            if (pfi_ctl_store_get_agent(c->store, g->url, &ng, &mw, NULL) == PFI_OK) {
+                *fixed_w += mw;
+                *measured_w += mw;
+            }
+            continue;
+        }
+        const pfi_cl_node *nd = &g->node;
+        if (!g->up || g->cannot_cap) {
+            for (size_t k = 0; k < nd->n_gpus; k++) {
+                *fixed_w += counted_max(&nd->gpus[k]);
+                *measured_w += counted_max(&nd->gpus[k]);
+            }
+            continue;
+        }
+        char *in_job = calloc(nd->n_gpus + 1, 1);
+        for (size_t j = 0; j < nd->n_jobs; j++) {
+            const pfi_cl_job *cj = &nd->jobs[j];
+            ctl_job *m = job_find(c, cj->id);
+            if (!m) {
+                ctl_job *arr = grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
+                if (!arr) continue;
+                c->jobs = arr;
+                m = &c->jobs[c->n_jobs++];
+                memset(m, 0, sizeof *m);
+                snprintf(m->id, sizeof m->id, "%s", cj->id);
+                m->min_w = 0;
+                m->max_w = INFINITY;
+                m->last_cap_w = NAN;
+                for (size_t i = 0; old && i < n_old; i++)
+                    if (strcmp(old[i].id, m->id) == 0) {
+                        m->last_cap_w = old[i].cap;
+                        m->cap_periods = old[i].periods;
+                    }
+                m->tps = 0;
+            }
+            size_t add = cj->n_gpus;
+            size_t *ga = realloc(m->gpu_agent, (m->n_gpus + add) * sizeof *ga);
+            if (ga) m->gpu_agent = ga;
+            unsigned *gi = realloc(m->gpu_idx, (m->n_gpus + add) * sizeof *gi);
+            if (gi) m->gpu_idx = gi;
+            if (!ga || !gi) continue;
+            for (size_t k = 0; k < add; k++) {
+                const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
+                if (!gp) continue;
+                in_job[gp - nd->gpus] = 1;
+                m->gpu_agent[m->n_gpus] = a;
+                m->gpu_idx[m->n_gpus] = gp->index;
+                m->n_gpus++;
+                double pw = isfinite(gp->power_w) ? gp->power_w : counted_max(gp);
+                m->power_w += pw;
+                *measured_w += pw;
+                if (isfinite(gp->min_w) && gp->min_w > m->min_w) m->min_w = gp->min_w;
+                if (isfinite(gp->max_w) && gp->max_w < m->max_w) m->max_w = gp->max_w;
+                m->capped |= gp->capped;
+            }
+            if (isfinite(cj->tokens_per_s)) m->tps += cj->tokens_per_s;
+            if (isfinite(cj->pfi_estimate)) {
+                m->pfi_sum += cj->pfi_estimate;
+                m->pfi_n++;
+            }
+            if (strcmp(cj->phase, "training") != 0) m->cap_periods = -1000; /* learn nothing yet */
+        }
+        for (size_t k = 0; k < nd->n_gpus; k++)
+            if (!in_job[k]) {
+                /* An idle GPU draws what it draws; a job that starts on it is
+                 * seen next period. */
+                double pw = isfinite(nd->gpus[k].power_w) ? nd->gpus[k].power_w
+                                                          : counted_max(&nd->gpus[k]);
+                *fixed_w += pw;
+                *measured_w += pw;
+            }
+        free(in_job);
+    }
+    free(old);
+}
+
+static const ctl_known *known_find(ctl *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_known; i++)
+        if (strcmp(c->known[i].job, id) == 0) return &c->known[i];
+    return NULL;
+}
+
+static void known_put(ctl *c, const char *id, double pmax, double tmax, double now)
+{
+    ctl_known *k = (ctl_known *)known_find(c, id);
+    if (!k) {
+        ctl_known *arr = grow(c->known, &c->cap_known, c->n_known + 1, sizeof *arr);
+        if (!arr) return;
+        c->known = arr;
+        k = &c->known[c->n_known++];
+        snprintf(k->job, sizeof k->job, "%s", id);
+        k->pmax_w = k->tmax = NAN;
+    }
+    if (isfinite(pmax) && !(k->pmax_w >= pmax)) k->pmax_w = pmax;
+    if (isfinite(tmax) && tmax > 0 && !(k->tmax >= tmax)) k->tmax = tmax;
+    pfi_ctl_store_put_job(c->store, id, pmax, tmax > 0 ? tmax : NAN, now, NULL);
+}
+
+static void obs_put(ctl *c, const char *id, double cap, double p, double t, double now)
+{
+    ctl_obs *o = NULL;
+    for (size_t i = 0; i < c->n_obs; i++)
+        if (strcmp(c->obs[i].job, id) == 0 && c->obs[i].o.cap_w == cap) o = &c->obs[i];
+    if (!o) {
+        ctl_obs *arr = grow(c->obs, &c->cap_obs, c->n_obs + 1, sizeof *arr);
+        if (!arr) return;
+        c->obs = arr;
+        o = &c->obs[c->n_obs++];
+        snprintf(o->job, sizeof o->job, "%s", id);
+        o->o = (pfi_plan_obs){cap, p, t};
+    } else {
+        /* an exponential mean: the curve follows a job whose phase changes */
+        o->o.power_w += 0.3 * (p - o->o.power_w);
+        o->o.tput += 0.3 * (t - o->o.tput);
+    }
+    pfi_ctl_store_put_obs(c->store, id, cap, p, t, now, NULL);
+}
+
+static ctl_held *held_find(ctl *c, size_t agent, unsigned gpu)
+{
+    for (size_t i = 0; i < c->n_held; i++)
+        if (c->held[i].agent == agent && c->held[i].gpu == gpu) return &c->held[i];
+    return NULL;
+}
+
+/* Sends cmds and folds the answers into what is held and the store. */
+static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
+{
+    if (n == 0) return 1;
+    size_t ok = pfi_agents_push(c->agents, cmds, n);
+    c->pushes += n;
+    int logged = 0;
+    for (size_t i = 0; i < n; i++) {
+        pfi_cap_cmd *m = &cmds[i];
+        const char *url = pfi_agents_get(c->agents, m->agent)->url;
+        pfi_ctl_store_add_push(c->store, now, url, m->gpu, m->watts, m->status, NULL);
+        ctl_held *h = held_find(c, m->agent, m->gpu);
+        if (m->status == 200 && m->watts > 0) {
+            if (!h) {
+                ctl_held *arr = grow(c->held, &c->cap_held, c->n_held + 1, sizeof *arr);
+                if (!arr) continue;
+                c->held = arr;
+                h = &c->held[c->n_held++];
+                h->agent = m->agent;
+                h->gpu = m->gpu;
+            }
+            h->watts = m->watts;
+            h->expires_at = now + m->expires_s;
+            pfi_ctl_store_put_cap(c->store, url, m->gpu, m->watts, h->expires_at, now, NULL);
+        } else if (m->watts <= 0 && (m->status == 200 || m->status == 404)) {
+            if (h) *h = c->held[--c->n_held];
+            pfi_ctl_store_put_cap(c->store, url, m->gpu, 0, 0, now, NULL);
+            c->releases++;
+        } else {
+            c->push_errors++;
+            if (logged++ < 3) ctl_log("cap call failed: %s", m->error[0] ? m->error : "no answer");
+        }
+    }
+    return ok == n;
+}
+
+static json_t *status_json(ctl *c, double now, const pfi_target_now *tn, const pfi_target *win,
+                           double budget, double fixed, double measured, size_t up,
+                           const pfi_plan_cap *caps, const pfi_plan_result *res, int controlling)
+{
+    json_t *o = json_object();
+    pfi_json_set(o, "t", pfi_json_num(now));
+    pfi_json_set(o, "active", json_boolean(tn->active));
+    pfi_json_set(o, "controlling", json_boolean(controlling));
+    pfi_json_set(o, "target", tn->active ? pfi_target_to_json(win) : json_null());
+    pfi_json_set(o, "site_limit_w", pfi_json_num(tn->active ? tn->site_limit_w : NAN));
+    pfi_json_set(o, "gpu_budget_w", pfi_json_num(controlling ? budget : NAN));
+    pfi_json_set(o, "fixed_w", pfi_json_num(fixed));
+    pfi_json_set(o, "trim_w", pfi_json_num(c->trim_w));
+    pfi_json_set(o, "measured_gpu_w", pfi_json_num(measured));
+    pfi_json_set(o, "other_load_w", pfi_json_num(c->o.other_load_w));
+    pfi_json_set(o, "other_load_source", json_string("constant"));
+    pfi_json_set(o, "site_w", pfi_json_num(measured + c->o.other_load_w));
+    pfi_json_set(o, "headroom_w", pfi_json_num(controlling ? budget - measured : NAN));
+    pfi_json_set(o, "infeasible", json_boolean(controlling && res->infeasible));
+    pfi_json_set(o, "shortfall_w", pfi_json_num(controlling ? res->shortfall_w : 0));
+    pfi_json_set(o, "policy", json_string(pfi_plan_policy_name(c->o.policy)));
+    json_t *ag = json_array();
+    for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
+        pfi_agent_info *g = pfi_agents_get(c->agents, a);
+        json_t *x = json_object();
+        pfi_json_set(x, "url", json_string(g->url));
+        pfi_json_set(x, "up", json_boolean(g->up));
+        pfi_json_set(x, "cannot_cap", json_boolean(g->cannot_cap));
+        pfi_json_set(x, "gpus", json_integer((json_int_t)g->node.n_gpus));
+        pfi_json_set(x, "error", g->error[0] ? json_string(g->error) : json_null());
+        json_array_append_new(ag, x);
+    }
+    pfi_json_set(o, "agents_up", json_integer((json_int_t)up));
+    pfi_json_set(o, "agents", ag);
+    double kept = 0, unc = 0;
+    json_t *js = json_array();
+    for (size_t i = 0; i < c->n_jobs; i++) {
+        const ctl_job *j = &c->jobs[i];
+        json_t *x = json_object();
+        pfi_json_set(x, "id", json_string(j->id));
+        pfi_json_set(x, "gpus", json_integer((json_int_t)j->n_gpus));
+        pfi_json_set(x, "power_w", pfi_json_num(j->power_w));
+        pfi_json_set(x, "tokens_per_s", pfi_json_num(j->tps));
+        pfi_json_set(x, "cap_w", pfi_json_num(controlling && caps ? caps[i].cap_w : NAN));
+        pfi_json_set(x, "planned_w", pfi_json_num(controlling && caps ? caps[i].power_w : NAN));
+        pfi_json_set(x, "expected_tput", pfi_json_num(caps ? caps[i].tput : NAN));
+        pfi_json_set(x, "uncapped_tput", pfi_json_num(caps ? caps[i].tmax : NAN));
+        double loss = caps && caps[i].tmax > 0 && controlling ? 1 - caps[i].tput / caps[i].tmax : 0;
+        pfi_json_set(x, "loss", pfi_json_num(loss));
+        pfi_json_set(x, "at_floor", json_boolean(controlling && caps && caps[i].at_floor));
+        if (caps) {
+            kept += controlling ? caps[i].tput : caps[i].tmax;
+            unc += caps[i].tmax;
+        }
+        json_array_append_new(js, x);
+    }
+    pfi_json_set(o, "expected_tput", pfi_json_num(kept));
+    pfi_json_set(o, "uncapped_tput", pfi_json_num(unc));
+    pfi_json_set(o, "kept_ratio", pfi_json_num(unc > 0 ? kept / unc : NAN));
+    pfi_json_set(o, "jobs", js);
+    json_t *cnt = json_object();
+    pfi_json_set(cnt, "periods", json_integer((json_int_t)c->periods));
+    pfi_json_set(cnt, "cap_calls", json_integer((json_int_t)c->pushes));
+    pfi_json_set(cnt, "cap_errors", json_integer((json_int_t)c->push_errors));
+    pfi_json_set(cnt, "releases", json_integer((json_int_t)c->releases));
+    pfi_json_set(cnt, "caps_held", json_integer((json_int_t)c->n_held));
+    if (c->ven) {
+        pfi_ven_stats vs;
+        pfi_ven_get_stats(c->ven, &vs);
+        pfi_json_set(cnt, "vtn_polls", json_integer((json_int_t)vs.polls));
+        pfi_json_set(cnt, "vtn_poll_errors", json_integer((json_int_t)vs.poll_errors));
+        pfi_json_set(cnt, "vtn_reports", json_integer((json_int_t)vs.reports));
+        pfi_json_set(cnt, "vtn_report_errors", json_integer((json_int_t)vs.report_errors));
+    }
+    pfi_json_set(o, "counters", cnt);
+    return o;
+}
+
+static json_t *flex_json(ctl *c, double now, double fixed, size_t n)
+{
+    json_t *o = json_object();
+    pfi_json_set(o, "t", pfi_json_num(now));
+    pfi_json_set(o, "policy", json_string(pfi_plan_policy_name(c->o.policy)));
+    pfi_json_set(o, "other_load_w", pfi_json_num(c->o.other_load_w));
+    pfi_json_set(o, "margin_w", pfi_json_num(c->o.margin_w));
+    pfi_json_set(o, "fixed_w", pfi_json_num(fixed));
+    json_t *steps = json_array();
+    pfi_plan_flex f[21];
+    if (n > 0 && pfi_plan_flexibility(c->plan, c->o.policy == PFI_PLAN_LEARN ? PFI_PLAN_PFI : c->o.policy,
+                                      21, f, NULL) == PFI_OK)
+        for (int s = 0; s < 21; s++) {
+            json_t *x = json_object();
+            double gpu = f[s].gpu_power_w + fixed;
+            pfi_json_set(x, "site_power_w", pfi_json_num(gpu + c->o.other_load_w + c->o.margin_w));
+            pfi_json_set(x, "gpu_power_w", pfi_json_num(gpu));
+            pfi_json_set(x, "throughput", pfi_json_num(f[s].tput));
+            pfi_json_set(x, "kept", pfi_json_num(f[s].kept));
+            json_array_append_new(steps, x);
+        }
+    pfi_json_set(o, "steps", steps);
+    return o;
+}
+
+void ctl_period(ctl *c)
+{
+    double now = ctl_now();
+    double dt = isfinite(c->last_t) ? now - c->last_t : c->o.period_s;
+    c->last_t = now;
+    c->periods++;
+
+    double fixed, measured;
+    size_t up;
+    pfi_agents_poll(c->agents, now);
+    merge(c, &fixed, &measured, &up);
+    for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
+        pfi_agent_info *g = pfi_agents_get(c->agents, a);
+        if (!g->up) continue;
+        double mw = 0;
+        for (size_t k = 0; k < g->node.n_gpus; k++) mw += counted_max(&g->node.gpus[k]);
+        if (c->periods % 12 == 1) pfi_ctl_store_put_agent(c->store, g->url, g->node.n_gpus, mw, now, NULL);
+    }
+
+    ctl_ven_task(c, now, measured + c->o.other_load_w);
+
+    pfi_target_now tn;
+    pfi_target win;
+    memset(&win, 0, sizeof win);
+    pthread_mutex_lock(&c->mu);
+    pfi_target_eval(c->targets, c->n_targets, now, c->o.other_load_w, c->o.margin_w, &tn);
+    if (tn.active) win = c->targets[tn.winner];
+    pthread_mutex_unlock(&c->mu);
+
+    /* Plan inputs: known uncapped points, learned points. */
+    pfi_plan_job *pj = calloc(c->n_jobs + 1, sizeof *pj);
+    pfi_plan_cap *caps = calloc(c->n_jobs + 1, sizeof *caps);
+    pfi_plan_obs *po = calloc(c->n_obs + 1, sizeof *po);
+    if (!pj || !caps || !po) {
+        free(pj);
+        free(caps);
+        free(po);
+        ctl_log("out of memory in a period");
+        return;
+    }
+    size_t npo = 0;
+    for (size_t i = 0; i < c->n_jobs; i++) {
+        ctl_job *j = &c->jobs[i];
+        if (!j->capped && j->cap_periods >= 0) known_put(c, j->id, j->power_w, j->tps, now);
+        const ctl_known *k = known_find(c, j->id);
+        pj[i] = (pfi_plan_job){.id = j->id, .n_gpus = j->n_gpus, .min_w = j->min_w,
+                               .max_w = isfinite(j->max_w) ? j->max_w : 700,
+                               .pmax_w = k ? k->pmax_w : NAN, .tmax = k ? k->tmax : NAN,
+                               .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN};
+        if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
+        pj[i].obs = po + npo;
+        for (size_t q = 0; q < c->n_obs; q++)
+            if (strcmp(c->obs[q].job, j->id) == 0) po[npo++] = c->obs[q].o;
+        pj[i].n_obs = (size_t)(po + npo - pj[i].obs);
+    }
+    pfi_error err;
+    pfi_error_clear(&err);
+    int plan_ok = pfi_plan_set_jobs(c->plan, pj, c->n_jobs, &err) == PFI_OK;
+    if (!plan_ok) ctl_log("plan: %s", err.msg);
+
+    /* Budget after the ramp; released once it covers every job uncapped. */
+    double want = tn.active ? tn.gpu_budget_w : INFINITY;
+    double ramp = tn.active ? (tn.ramp_w_per_s > 0 ? tn.ramp_w_per_s : c->o.ramp_w_per_s) : c->last_ramp;
+    if (tn.active) c->last_ramp = ramp;
+    double budget = pfi_target_ramp(c->budget_w, want, dt, ramp);
+    double pmax_total = 0;
+    for (size_t i = 0; i < c->n_jobs; i++) {
+        const ctl_known *k = known_find(c, c->jobs[i].id);
+        pmax_total += k && isfinite(k->pmax_w) ? k->pmax_w : c->jobs[i].n_gpus * pj[i].max_w;
+    }
+    if (!tn.active && !(budget < pmax_total + fixed)) budget = NAN;
+    int controlling = isfinite(budget);
+
+    /* Feedback: integrate the excess only once the caps planned under this
+     * budget have been in force for a period. */
+    if (controlling && c->prev_active && c->prev_push_ok &&
+        fabs(c->prev_budget_w - budget) <= 0.01 * budget + 1) {
+        double e = measured - budget;
+        c->trim_w = e > 0 ? c->trim_w + e : fmax(0, c->trim_w + 0.25 * e);
+        if (c->trim_w > budget) c->trim_w = budget;
+    } else if (!controlling) {
+        c->trim_w = 0;
+    }
+
+    pfi_plan_result res;
+    memset(&res, 0, sizeof res);
+    if (controlling && plan_ok) {
+        if (pfi_plan_run(c->plan, c->o.policy, budget, fixed, c->trim_w, caps, &res, &err) != PFI_OK) {
+            ctl_log("plan: %s", err.msg);
+            plan_ok = 0;
+        }
+    } else if (plan_ok && c->n_jobs) {
+        pfi_plan_run(c->plan, c->o.policy, INFINITY, 0, 0, caps, &res, NULL);
+    }
+
+    /* Caps: one per job on all its GPUs, or releases. */
+    size_t ncmd = 0, room = c->n_held + 1;
+    for (size_t i = 0; i < c->n_jobs; i++) room += c->jobs[i].n_gpus;
+    pfi_cap_cmd *cmds = calloc(room, sizeof *cmds);
+    double until = tn.active ? fmin(tn.until, now + c->o.cap_max_s) : now;
+    double expires_s = fmin(until + c->o.cap_margin_s - now, 604800);
+    if (expires_s < 1) expires_s = 1;
+    char *want_held = calloc(c->n_held + 1, 1);
+    for (size_t i = 0; cmds && controlling && plan_ok && i < c->n_jobs; i++) {
+        ctl_job *j = &c->jobs[i];
+        double cap = floor(caps[i].cap_w / CAP_STEP_W) * CAP_STEP_W;
+        if (cap < pj[i].min_w) cap = ceil(pj[i].min_w);
+        caps[i].cap_w = cap;
+        j->cap_periods = j->last_cap_w == cap ? j->cap_periods + 1 : (j->cap_periods < 0 ? j->cap_periods : 0);
+        if (j->cap_periods >= 2 && j->tps > 0 && isfinite(j->power_w))
+            obs_put(c, j->id, cap, j->power_w, j->tps, now);
+        j->last_cap_w = cap;
+        pfi_ctl_store_add_alloc(c->store, now, j->id, caps[i].power_w, cap, caps[i].tput, caps[i].tmax, NULL);
+        for (size_t k = 0; k < j->n_gpus; k++) {
+            ctl_held *h = held_find(c, j->gpu_agent[k], j->gpu_idx[k]);
+            if (h) want_held[h - c->held] = 1;
+            cmds[ncmd++] = (pfi_cap_cmd){.agent = j->gpu_agent[k], .gpu = j->gpu_idx[k],
+                                         .watts = cap, .expires_s = expires_s};
+        }
+    }
+    if (!controlling)
+        for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = NAN;
+    /* Release what is held but not wanted (no target, or the job ended),
+     * on agents that answer; a dead agent's caps expire on their own. */
+    for (size_t h = 0; cmds && h < c->n_held; h++)
+        if (!want_held[h] && pfi_agents_get(c->agents, c->held[h].agent)->up)
+            cmds[ncmd++] = (pfi_cap_cmd){.agent = c->held[h].agent, .gpu = c->held[h].gpu, .watts = 0};
+    free(want_held);
+    pfi_ctl_store_begin(c->store, NULL);
+    int push_ok = push(c, cmds, ncmd, now);
+    free(cmds);
+
+    pfi_ctl_period_rec rec = {.t = now, .target = tn.active ? win.id : NULL,
+                              .site_limit_w = tn.active ? tn.site_limit_w : NAN,
+                              .gpu_budget_w = controlling ? budget : NAN, .fixed_w = fixed,
+                              .trim_w = c->trim_w, .measured_gpu_w = measured,
+                              .site_w = measured + c->o.other_load_w,
+                              .infeasible = controlling && res.infeasible,
+                              .shortfall_w = controlling ? res.shortfall_w : 0,
+                              .agents_up = (int)up, .policy = pfi_plan_policy_name(c->o.policy)};
+    pfi_ctl_store_add_period(c->store, &rec, NULL);
+    pfi_ctl_store_put_state(c->store, "budget_w", controlling ? budget : NAN, NULL);
+    pfi_ctl_store_put_state(c->store, "trim_w", c->trim_w, NULL);
+    if (pfi_ctl_store_commit(c->store, &err) != PFI_OK) ctl_log("%s", err.msg);
+    if (controlling && res.infeasible && c->periods % 12 == 1)
+        ctl_log("infeasible: the floors exceed the budget by %.0f W; every job at its floor",
+                res.shortfall_w);
+
+    c->prev_active = controlling;
+    c->prev_push_ok = push_ok;
+    c->prev_budget_w = budget;
+    c->budget_w = budget;
+
+    json_t *st = status_json(c, now, &tn, &win, budget, fixed, measured, up, plan_ok ? caps : NULL, &res,
+                             controlling);
+    json_t *fx = flex_json(c, now, fixed, plan_ok ? c->n_jobs : 0);
+    size_t mlen = 0;
+    char *m = ctl_render_metrics(c, st, &mlen);
+    pthread_mutex_lock(&c->mu);
+    json_decref(c->status);
+    json_decref(c->flex);
+    c->status = st;
+    c->flex = fx;
+    if (m) {
+        free(c->metrics);
+        c->metrics = m;
+        c->metrics_len = mlen;
+    }
+    pthread_mutex_unlock(&c->mu);
+    free(pj);
+    free(caps);
+    free(po);
+}
