@@ -245,7 +245,8 @@ static void print_status(const json_t *s)
                json_string_value(json_object_get(t, "source")), num(t, "end"));
     else
         printf("event      none%s\n", json_is_true(json_object_get(s, "controlling")) ? " (ramping up)" : "");
-    printf("site       limit %.0f W, measured %.0f W (GPU %.0f + other %.0f)\n", num(s, "site_limit_w"),
+    printf("site       limit %.0f W, measured %.0f W (GPU %.0f + other %.0f)\n",
+           isnan(num(s, "site_limit_w")) ? 0 : num(s, "site_limit_w"),
            num(s, "site_w"), num(s, "measured_gpu_w"), num(s, "other_load_w"));
     printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n", num(s, "gpu_budget_w"),
            num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),

@@ -6,6 +6,7 @@
 
 #include "ctl_internal.h"
 #include "pfi/json.h"
+#include "pfi/target_io.h"
 
 #define CAP_STEP_W 5.0 /* caps in multiples of 5 W: less churn, learned points that repeat */
 
@@ -159,9 +160,10 @@ static void known_put(ctl *c, const char *id, double pmax, double tmax, double n
         snprintf(k->job, sizeof k->job, "%s", id);
         k->pmax_w = k->tmax = NAN;
     }
-    if (isfinite(pmax) && !(k->pmax_w >= pmax)) k->pmax_w = pmax;
-    if (isfinite(tmax) && tmax > 0 && !(k->tmax >= tmax)) k->tmax = tmax;
-    pfi_ctl_store_put_job(c->store, id, pmax, tmax > 0 ? tmax : NAN, now, NULL);
+    int changed = 0;
+    if (isfinite(pmax) && !(k->pmax_w >= pmax)) k->pmax_w = pmax, changed = 1;
+    if (isfinite(tmax) && tmax > 0 && !(k->tmax >= tmax)) k->tmax = tmax, changed = 1;
+    if (changed) pfi_ctl_store_put_job(c->store, id, k->pmax_w, k->tmax, now, NULL);
 }
 
 static void obs_put(ctl *c, const char *id, double cap, double p, double t, double now)
@@ -194,9 +196,13 @@ static ctl_held *held_find(ctl *c, size_t agent, unsigned gpu)
 /* Sends cmds and folds the answers into what is held and the store. */
 static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
 {
-    if (n == 0) return 1;
+    if (n == 0) {
+        pfi_ctl_store_begin(c->store, NULL);
+        return 1;
+    }
     size_t ok = pfi_agents_push(c->agents, cmds, n);
     c->pushes += n;
+    pfi_ctl_store_begin(c->store, NULL); /* the period's records; committed by the caller */
     int logged = 0;
     for (size_t i = 0; i < n; i++) {
         pfi_cap_cmd *m = &cmds[i];
@@ -442,7 +448,6 @@ void ctl_period(ctl *c)
         if (j->cap_periods >= 2 && j->tps > 0 && isfinite(j->power_w))
             obs_put(c, j->id, cap, j->power_w, j->tps, now);
         j->last_cap_w = cap;
-        pfi_ctl_store_add_alloc(c->store, now, j->id, caps[i].power_w, cap, caps[i].tput, caps[i].tmax, NULL);
         for (size_t k = 0; k < j->n_gpus; k++) {
             ctl_held *h = held_find(c, j->gpu_agent[k], j->gpu_idx[k]);
             if (h) want_held[h - c->held] = 1;
@@ -458,9 +463,11 @@ void ctl_period(ctl *c)
         if (!want_held[h] && pfi_agents_get(c->agents, c->held[h].agent)->up)
             cmds[ncmd++] = (pfi_cap_cmd){.agent = c->held[h].agent, .gpu = c->held[h].gpu, .watts = 0};
     free(want_held);
-    pfi_ctl_store_begin(c->store, NULL);
-    int push_ok = push(c, cmds, ncmd, now);
+    int push_ok = push(c, cmds, ncmd, now); /* opens the period's transaction */
     free(cmds);
+    for (size_t i = 0; controlling && plan_ok && i < c->n_jobs; i++)
+        pfi_ctl_store_add_alloc(c->store, now, c->jobs[i].id, caps[i].power_w, caps[i].cap_w,
+                                caps[i].tput, caps[i].tmax, NULL);
 
     pfi_ctl_period_rec rec = {.t = now, .target = tn.active ? win.id : NULL,
                               .site_limit_w = tn.active ? tn.site_limit_w : NAN,

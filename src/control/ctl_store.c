@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #define SCHEMA_VERSION 1
@@ -40,6 +41,10 @@ static const char *schema =
 #define N_CACHE 24
 
 struct pfi_ctl_store {
+    /* Recursive: the loop and the HTTP server both write; a transaction
+     * (begin .. commit) holds it, so the server's writes wait for it and
+     * never land inside the loop's transaction. */
+    pthread_mutex_t mu;
     sqlite3 *db;
     const char *sql[N_CACHE];
     sqlite3_stmt *st[N_CACHE];
@@ -88,15 +93,22 @@ static void bindv(sqlite3_stmt *q, const char *fmt, va_list ap)
 
 static int run(pfi_ctl_store *s, pfi_error *err, const char *sql, const char *fmt, ...)
 {
+    pthread_mutex_lock(&s->mu);
     sqlite3_stmt *q = stmt(s, sql);
-    if (!q) return db_error(s, err, "prepare");
-    va_list ap;
-    va_start(ap, fmt);
-    bindv(q, fmt, ap);
-    va_end(ap);
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? PFI_OK : db_error(s, err, "write");
+    int rc = PFI_OK;
+    if (!q) {
+        rc = db_error(s, err, "prepare");
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        bindv(q, fmt, ap);
+        va_end(ap);
+        int sr = sqlite3_step(q);
+        sqlite3_reset(q);
+        if (sr != SQLITE_DONE && sr != SQLITE_ROW) rc = db_error(s, err, "write");
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int pfi_ctl_store_open(const char *path, pfi_ctl_store **out, pfi_error *err)
@@ -104,6 +116,11 @@ int pfi_ctl_store_open(const char *path, pfi_ctl_store **out, pfi_error *err)
     *out = NULL;
     pfi_ctl_store *s = calloc(1, sizeof *s);
     if (!s) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&s->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
     if (sqlite3_open(path, &s->db) != SQLITE_OK) {
         pfi_error_set(err, PFI_EIO, path, 0, "cannot open the store: %s",
                       s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -144,17 +161,23 @@ void pfi_ctl_store_close(pfi_ctl_store *s)
     for (int i = 0; i < N_CACHE; i++)
         if (s->st[i]) sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
 int pfi_ctl_store_begin(pfi_ctl_store *s, pfi_error *err)
 {
-    return run(s, err, "BEGIN", "");
+    pthread_mutex_lock(&s->mu); /* held until commit */
+    int rc = run(s, err, "BEGIN", "");
+    if (rc != PFI_OK) pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int pfi_ctl_store_commit(pfi_ctl_store *s, pfi_error *err)
 {
-    return run(s, err, "COMMIT", "");
+    int rc = run(s, err, "COMMIT", "");
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 static const char *SQL_TGT_PUT =
@@ -162,8 +185,12 @@ static const char *SQL_TGT_PUT =
 
 int pfi_ctl_store_put_target(pfi_ctl_store *s, const pfi_target *t, pfi_error *err)
 {
+    pthread_mutex_lock(&s->mu);
     sqlite3_stmt *q = stmt(s, SQL_TGT_PUT);
-    if (!q) return db_error(s, err, "prepare");
+    if (!q) {
+        pthread_mutex_unlock(&s->mu);
+        return db_error(s, err, "prepare");
+    }
     sqlite3_bind_int(q, 1, t->source);
     sqlite3_bind_text(q, 2, t->id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(q, 3, t->kind);
@@ -175,26 +202,34 @@ int pfi_ctl_store_put_target(pfi_ctl_store *s, const pfi_target *t, pfi_error *e
     sqlite3_bind_int(q, 9, t->is_default);
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
-    return rc == SQLITE_DONE ? PFI_OK : db_error(s, err, "write a target");
+    rc = rc == SQLITE_DONE ? PFI_OK : db_error(s, err, "write a target");
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int pfi_ctl_store_del_target(pfi_ctl_store *s, pfi_target_source src, const char *id,
                              pfi_error *err)
 {
+    pthread_mutex_lock(&s->mu);
     int rc = run(s, err, "DELETE FROM targets WHERE source=? AND id=?", "it", (int64_t)src, id);
-    if (rc != PFI_OK) return rc;
-    if (sqlite3_changes(s->db) == 0)
-        return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no target '%s'", id);
-    return PFI_OK;
+    if (rc == PFI_OK && sqlite3_changes(s->db) == 0)
+        rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no target '%s'", id);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int pfi_ctl_store_replace_source(pfi_ctl_store *s, pfi_target_source src, const pfi_target *ts,
                                  size_t n, pfi_error *err)
 {
+    pthread_mutex_lock(&s->mu);
     int rc = run(s, err, "DELETE FROM targets WHERE source=?", "i", (int64_t)src);
     for (size_t i = 0; i < n && rc == PFI_OK; i++) rc = pfi_ctl_store_put_target(s, &ts[i], err);
+    pthread_mutex_unlock(&s->mu);
     return rc;
 }
+
+static int select_locked(pfi_ctl_store *s, const char *sql, size_t elem,
+                         void (*fn)(sqlite3_stmt *, void *), void **out, size_t *n, pfi_error *err);
 
 /* Runs a SELECT and hands each row to fn; grows a malloc'd array of elem bytes. */
 static int select_all(pfi_ctl_store *s, const char *sql, size_t elem,
@@ -202,6 +237,15 @@ static int select_all(pfi_ctl_store *s, const char *sql, size_t elem,
 {
     *out = NULL;
     *n = 0;
+    pthread_mutex_lock(&s->mu);
+    int rc = select_locked(s, sql, elem, fn, out, n, err);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static int select_locked(pfi_ctl_store *s, const char *sql, size_t elem,
+                         void (*fn)(sqlite3_stmt *, void *), void **out, size_t *n, pfi_error *err)
+{
     sqlite3_stmt *q = stmt(s, sql);
     if (!q) return db_error(s, err, "prepare");
     size_t cap = 0;
@@ -371,8 +415,12 @@ int pfi_ctl_store_put_agent(pfi_ctl_store *s, const char *url, size_t n_gpus, do
 int pfi_ctl_store_get_agent(pfi_ctl_store *s, const char *url, size_t *n_gpus, double *max_w,
                             pfi_error *err)
 {
+    pthread_mutex_lock(&s->mu);
     sqlite3_stmt *q = stmt(s, "SELECT n_gpus, max_w FROM agents WHERE url=?");
-    if (!q) return db_error(s, err, "prepare");
+    if (!q) {
+        pthread_mutex_unlock(&s->mu);
+        return db_error(s, err, "prepare");
+    }
     sqlite3_bind_text(q, 1, url, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
@@ -380,6 +428,7 @@ int pfi_ctl_store_get_agent(pfi_ctl_store *s, const char *url, size_t *n_gpus, d
         *max_w = sqlite3_column_double(q, 1);
     }
     sqlite3_reset(q);
+    pthread_mutex_unlock(&s->mu);
     if (rc == SQLITE_ROW) return PFI_OK;
     if (rc == SQLITE_DONE) return PFI_ENOTFOUND;
     return db_error(s, err, "read");
@@ -392,12 +441,17 @@ int pfi_ctl_store_put_state(pfi_ctl_store *s, const char *key, double v, pfi_err
 
 int pfi_ctl_store_get_state(pfi_ctl_store *s, const char *key, double *v, pfi_error *err)
 {
+    pthread_mutex_lock(&s->mu);
     sqlite3_stmt *q = stmt(s, "SELECT value FROM state WHERE key=?");
-    if (!q) return db_error(s, err, "prepare");
+    if (!q) {
+        pthread_mutex_unlock(&s->mu);
+        return db_error(s, err, "prepare");
+    }
     sqlite3_bind_text(q, 1, key, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) *v = col_d(q, 0, NAN);
     sqlite3_reset(q);
+    pthread_mutex_unlock(&s->mu);
     if (rc == SQLITE_ROW) return PFI_OK;
     if (rc == SQLITE_DONE) return PFI_ENOTFOUND;
     return db_error(s, err, "read");

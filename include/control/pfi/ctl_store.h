@@ -16,7 +16,8 @@
  * WAL mode, synchronous=NORMAL, 5 s busy timeout. No secret is ever stored.
  * An infinite end or a null priority is stored as NULL.
  *
- * Ownership: destroy (close) is NULL-safe; one thread at a time.
+ * Ownership: close is NULL-safe. Safe from several threads: one mutex
+ * serialises the calls, and begin holds it until commit.
  */
 #ifndef PFI_CTL_STORE_H
 #define PFI_CTL_STORE_H
