@@ -37,23 +37,6 @@ static int number_key(json_t *root, const char *key, double *out, int *have, pfi
 
 static int parse_obj(json_t *root, pfi_target *out, int *has_id, pfi_error *err)
 {
-    static const char *const allowed[] = {"id",    "site_power_w", "gpu_power_w",
-                                          "start", "duration_s",   "ramp_w_per_s", NULL};
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        int ok = 0;
-        for (size_t i = 0; allowed[i]; i++) ok |= strcmp(key, allowed[i]) == 0;
-        if (!ok) {
-            char shown[40];
-            size_t k = 0;
-            for (; key[k] && k < sizeof shown - 1; k++)
-                shown[k] = (key[k] >= 0x20 && key[k] < 0x7f) ? key[k] : '?';
-            shown[k] = '\0';
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown key \"%s\"", shown);
-        }
-    }
     memset(out, 0, sizeof *out);
     out->source = PFI_TARGET_API;
     out->priority = PFI_TARGET_NO_PRIORITY;
@@ -113,17 +96,12 @@ static int parse_obj(json_t *root, pfi_target *out, int *has_id, pfi_error *err)
 int pfi_target_parse_json(const char *body, size_t len, pfi_target *out, int *has_id,
                           pfi_error *err)
 {
-    if (len > PFI_TARGET_MAX_BODY)
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "body larger than %d bytes",
-                             PFI_TARGET_MAX_BODY);
-    json_error_t je;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "bad JSON at line %d column %d: %s",
-                             je.line, je.column, je.text);
-    int rc = json_is_object(root)
-                 ? parse_obj(root, out, has_id, err)
-                 : pfi_error_set(err, PFI_EINVAL, NULL, 0, "the body must be a JSON object");
+    static const char *const allowed[] = {"id",    "site_power_w", "gpu_power_w",
+                                          "start", "duration_s",   "ramp_w_per_s", NULL};
+    json_t *root;
+    int rc = pfi_json_load_strict(body, len, PFI_TARGET_MAX_BODY, allowed, &root, err);
+    if (rc != PFI_OK) return rc;
+    rc = parse_obj(root, out, has_id, err);
     json_decref(root);
     return rc;
 }
