@@ -58,6 +58,7 @@ static const char *run_help =
     "  --cap-max-s S             and at most this far ahead, renewed each period (3600)\n"
     "  --agent-timeout-s S       per agent call (2)\n"
     "  --schedule FILE           a schedule of targets (CSV; README)\n"
+    "  --jobs-file F             SLA floors: CSV job,sla (a fraction of uncapped throughput)\n"
     "  --vtn URL                 an OpenADR 3 VTN's base URL\n"
     "  --program NAME|ID         its program\n"
     "  --vtn-client-id ID        OAuth2 client id\n"
@@ -101,11 +102,12 @@ static int cmd_run(int argc, char **argv)
         {"cap-max-s", 1, 0, 'X'},   {"agent-timeout-s", 1, 0, 'O'}, {"schedule", 1, 0, 's'},
         {"vtn", 1, 0, 'v'},         {"program", 1, 0, 'g'},      {"vtn-client-id", 1, 0, 'i'},
         {"vtn-client-secret-file", 1, 0, 'S'}, {"vtn-poll-s", 1, 0, 'V'},
-        {"http-threads", 1, 0, 'H'}, {"help", 0, 0, 'h'},        {0, 0, 0, 0}};
+        {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"help", 0, 0, 'h'},
+        {0, 0, 0, 0}};
     pfi_ctl_opts o = {.listen = "127.0.0.1:9478", .period_s = 5, .agent_timeout_s = 2,
                       .policy = PFI_PLAN_PFI, .cap_margin_s = 60, .cap_max_s = 3600,
                       .vtn_poll_s = 30, .http_threads = 2};
-    const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL;
+    const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL, *jobs_file = NULL;
     char **urls = NULL;
     size_t n_urls = 0;
     int c, bad = 0;
@@ -140,6 +142,7 @@ static int cmd_run(int argc, char **argv)
         case 'X': bad = parse_pos("control run", "--cap-max-s", optarg, 10, 604800, &o.cap_max_s); break;
         case 'O': bad = parse_pos("control run", "--agent-timeout-s", optarg, 0.05, 60, &o.agent_timeout_s); break;
         case 's': o.schedule = optarg; break;
+        case 'J': jobs_file = optarg; break;
         case 'v': o.vtn_url = optarg; break;
         case 'g': o.vtn_program = optarg; break;
         case 'i': o.vtn_client_id = optarg; break;
@@ -175,6 +178,12 @@ static int cmd_run(int argc, char **argv)
         pfi_agents_free_urls(urls, n_urls);
         return pfi_cli_fail("control run", &err);
     }
+    pfi_sla *sla = NULL;
+    if (rc == PFI_OK && jobs_file && (rc = pfi_sla_read(jobs_file, &sla, &o.n_sla, &err)) != PFI_OK) {
+        pfi_agents_free_urls(urls, n_urls);
+        return pfi_cli_fail("control run", &err);
+    }
+    o.sla = sla;
     o.token = token;
     o.agent_token = agent_token;
     o.vtn_client_secret = secret_file ? secret : NULL;
@@ -190,6 +199,7 @@ static int cmd_run(int argc, char **argv)
     memset(secret, 0, sizeof secret);
     memset(agent_token, 0, sizeof agent_token);
     memset(token, 0, sizeof token);
+    free(sla);
     pfi_agents_free_urls(urls, n_urls);
     return rc == PFI_OK ? PFI_EXIT_OK : pfi_cli_fail("control run", &err);
 }

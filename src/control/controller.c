@@ -97,6 +97,7 @@ static void teardown(ctl *c)
     free(c->known);
     free(c->targets);
     pfi_oadr_events_free(c->events, c->n_events);
+    free(c->accs);
     json_decref(c->status);
     json_decref(c->flex);
     free(c->metrics);

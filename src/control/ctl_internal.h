@@ -34,9 +34,20 @@ typedef struct ctl_job {
     double min_w, max_w, power_w, tps, pfi_sum;
     size_t pfi_n;
     int capped;        /* any of its GPUs capped by pfid */
+    int training;      /* in the training phase on every node (only then is it learned from) */
     double last_cap_w; /* what we pushed last period, NaN none */
     int cap_periods;   /* periods that cap has held */
 } ctl_job;
+
+/* The site power over one OpenADR interval that asked for a report. */
+typedef struct ctl_acc {
+    char event[PFI_OADR_ID_MAX + 1];
+    long interval;
+    int sub;
+    double sum;
+    long n;
+    int sent;
+} ctl_acc;
 
 typedef struct ctl_obs {
     char job[PFI_CL_ID_MAX + 1];
@@ -77,6 +88,8 @@ typedef struct ctl {
     size_t n_known, cap_known;
     pfi_oadr_event *events;
     size_t n_events;
+    ctl_acc *accs;
+    size_t n_accs, cap_accs;
     double next_vtn_poll;
     double budget_w;      /* the budget after the ramp, NaN when none */
     double trim_w;

@@ -69,6 +69,10 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
             if (pfi_ctl_store_get_agent(c->store, g->url, &ng, &mw, NULL) == PFI_OK) {
                 *fixed_w += mw;
                 *measured_w += mw;
+            } else if (c->periods % 12 == 1) {
+                /* Nothing known of its size: it cannot be counted. Said, not hidden. */
+                ctl_log("agent %s has never answered and its size is unknown: counted at 0 W",
+                        g->url);
             }
             continue;
         }
@@ -94,6 +98,7 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
                 m->min_w = 0;
                 m->max_w = INFINITY;
                 m->last_cap_w = NAN;
+                m->training = 1;
                 for (size_t i = 0; old && i < n_old; i++)
                     if (strcmp(old[i].id, m->id) == 0) {
                         m->last_cap_w = old[i].cap;
@@ -126,7 +131,7 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
                 m->pfi_sum += cj->pfi_estimate;
                 m->pfi_n++;
             }
-            if (strcmp(cj->phase, "training") != 0) m->cap_periods = -1000; /* learn nothing yet */
+            if (strcmp(cj->phase, "training") != 0) m->training = 0; /* nothing to learn from yet */
         }
         for (size_t k = 0; k < nd->n_gpus; k++)
             if (!in_job[k]) {
@@ -379,12 +384,13 @@ void ctl_period(ctl *c)
     size_t npo = 0;
     for (size_t i = 0; i < c->n_jobs; i++) {
         ctl_job *j = &c->jobs[i];
-        if (!j->capped && j->cap_periods >= 0) known_put(c, j->id, j->power_w, j->tps, now);
+        if (!j->capped && j->training) known_put(c, j->id, j->power_w, j->tps, now);
         const ctl_known *k = known_find(c, j->id);
         pj[i] = (pfi_plan_job){.id = j->id, .n_gpus = j->n_gpus, .min_w = j->min_w,
                                .max_w = isfinite(j->max_w) ? j->max_w : 700,
                                .pmax_w = k ? k->pmax_w : NAN, .tmax = k ? k->tmax : NAN,
-                               .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN};
+                               .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN,
+                               .sla_frac = pfi_sla_of(c->o.sla, c->o.n_sla, j->id)};
         if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
         pj[i].obs = po + npo;
         for (size_t q = 0; q < c->n_obs; q++)
@@ -444,8 +450,8 @@ void ctl_period(ctl *c)
         double cap = floor(caps[i].cap_w / CAP_STEP_W) * CAP_STEP_W;
         if (cap < pj[i].min_w) cap = ceil(pj[i].min_w);
         caps[i].cap_w = cap;
-        j->cap_periods = j->last_cap_w == cap ? j->cap_periods + 1 : (j->cap_periods < 0 ? j->cap_periods : 0);
-        if (j->cap_periods >= 2 && j->tps > 0 && isfinite(j->power_w))
+        j->cap_periods = j->last_cap_w == cap ? j->cap_periods + 1 : 0;
+        if (j->training && j->cap_periods >= 2 && j->tps > 0 && isfinite(j->power_w))
             obs_put(c, j->id, cap, j->power_w, j->tps, now);
         j->last_cap_w = cap;
         for (size_t k = 0; k < j->n_gpus; k++) {

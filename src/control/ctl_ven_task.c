@@ -9,23 +9,11 @@
 
 #include "ctl_internal.h"
 
-typedef struct acc {
-    char event[PFI_OADR_ID_MAX + 1];
-    long interval;
-    int sub;
-    double start, end, sum;
-    long n;
-    int sent;
-} acc;
-
-static acc *accs;
-static size_t n_accs, cap_accs;
-
-static acc *acc_find(const char *ev, long iv, int sub)
+static ctl_acc *acc_find(ctl *c, const char *ev, long iv, int sub)
 {
-    for (size_t i = 0; i < n_accs; i++)
-        if (accs[i].interval == iv && accs[i].sub == sub && strcmp(accs[i].event, ev) == 0)
-            return &accs[i];
+    for (size_t i = 0; i < c->n_accs; i++)
+        if (c->accs[i].interval == iv && c->accs[i].sub == sub && strcmp(c->accs[i].event, ev) == 0)
+            return &c->accs[i];
     return NULL;
 }
 
@@ -84,18 +72,20 @@ void ctl_ven_task(ctl *c, double now, double site_w)
         for (size_t k = 0; k < e->n_iv; k++) {
             const pfi_oadr_interval *iv = &e->iv[k];
             if (iv->kind != PFI_OADR_LIMIT || isinf(iv->end)) continue;
-            acc *a = acc_find(e->id, iv->id, iv->sub);
+            ctl_acc *a = acc_find(c, e->id, iv->id, iv->sub);
             if (!a && now >= iv->start) {
-                acc *arr = realloc(accs, (cap_accs = n_accs + 1) * sizeof *arr);
-                if (!arr) continue;
-                accs = arr;
-                a = &accs[n_accs++];
+                if (c->n_accs == c->cap_accs) {
+                    size_t cap = c->cap_accs ? 2 * c->cap_accs : 16;
+                    ctl_acc *arr = realloc(c->accs, cap * sizeof *arr);
+                    if (!arr) continue;
+                    c->accs = arr;
+                    c->cap_accs = cap;
+                }
+                a = &c->accs[c->n_accs++];
                 memset(a, 0, sizeof *a);
                 snprintf(a->event, sizeof a->event, "%s", e->id);
                 a->interval = iv->id;
                 a->sub = iv->sub;
-                a->start = iv->start;
-                a->end = iv->end;
             }
             if (!a || a->sent) continue;
             if (now >= iv->start && now < iv->end && isfinite(site_w)) {

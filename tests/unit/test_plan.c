@@ -4,9 +4,12 @@
  * beside the numbers). */
 #include "test_util.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pfi/plan.h"
+#include "pfi/sla_file.h"
 
 static pfi_plan_job job8(const char *id, double pfi)
 {
@@ -131,6 +134,51 @@ static void test_flexibility(void **st)
     pfi_plan_destroy(p);
 }
 
+/* An SLA floor (90% of Tmax) holds job a at the power where its prior curve
+ * keeps 90 tokens/s, 4538.09 W:
+ *   python3 -c "import math; c=[200+500*k/7 for k in range(8)]; P=[8*x for x in c];
+ *     T=[100*math.sqrt(p/5600) for p in P]; [print(P[i]+(90-T[i])*(P[i+1]-P[i])/(T[i+1]-T[i]))
+ *     for i in range(7) if T[i]<=90<=T[i+1]]"   -> 4538.094787882513
+ * and b takes the rest of 8000 W. The floors file is read with its errors. */
+static void test_sla(void **st)
+{
+    char path[] = "/tmp/test_plan_sla_XXXXXX";
+    int fd = mkstemp(path);
+    const char *text = "job,sla\na,0.9\nb,0\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    pfi_sla *s;
+    size_t n;
+    pfi_error err;
+    pfi_error_clear(&err);
+    assert_int_equal(pfi_sla_read(path, &s, &n, &err), PFI_OK);
+    assert_int_equal(n, 2);
+    pfi_plan_job j[2] = {job8("a", 0.5), job8("b", 0.5)};
+    j[0].sla_frac = pfi_sla_of(s, n, "a");
+    j[1].sla_frac = pfi_sla_of(s, n, "b");
+    assert_near(pfi_sla_of(s, n, "nope"), 0, 0);
+    free(s);
+    pfi_plan_cap c[2];
+    pfi_plan_result r;
+    run(j, 2, PFI_PLAN_EQUAL, 8000, 0, 0, c, &r);
+    assert_near(c[0].power_w, 4538.094787882513, 1e-6);
+    assert_true(c[0].at_floor);
+    assert_near(c[1].power_w, 8000 - 4538.094787882513, 1e-6);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    text = "job,sla\na,0.9\na,0.5\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    assert_int_equal(pfi_sla_read(path, &s, &n, &err), PFI_EINVAL);
+    assert_int_equal(err.line, 3);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    text = "job,sla\na,1.5\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    assert_int_equal(pfi_sla_read(path, &s, &n, &err), PFI_EINVAL);
+    assert_int_equal(err.line, 2);
+    unlink(path);
+}
+
 static void test_learn_not_wired(void **st)
 {
     pfi_plan *p;
@@ -152,7 +200,7 @@ int main(void)
         cmocka_unit_test(test_equal),      cmocka_unit_test(test_pfi),
         cmocka_unit_test(test_uncut),      cmocka_unit_test(test_infeasible),
         cmocka_unit_test(test_measured),   cmocka_unit_test(test_flexibility),
-        cmocka_unit_test(test_learn_not_wired),
+        cmocka_unit_test(test_sla),        cmocka_unit_test(test_learn_not_wired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 
 #include "pfi/error.h"
 #include "pfi/plan.h"
+#include "pfi/sla_file.h"
 
 typedef struct pfi_ctl_opts {
     const char *listen;         /* "127.0.0.1:9478" */
@@ -34,6 +35,8 @@ typedef struct pfi_ctl_opts {
     double cap_margin_s;        /* caps expire this long after the target's end (60) */
     double cap_max_s;           /* and at most this far ahead, renewed (3600) */
     const char *schedule;       /* a schedule file, or NULL */
+    const pfi_sla *sla;         /* SLA floors per job (--jobs-file) */
+    size_t n_sla;
     const char *vtn_url;        /* OpenADR VTN, or NULL */
     const char *vtn_program, *vtn_client_id, *vtn_client_secret;
     double vtn_poll_s;          /* 30 */
