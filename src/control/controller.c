@@ -48,8 +48,9 @@ static int resume(ctl *c, pfi_error *err)
         ctl_held *h = realloc(c->held, (c->n_held + 1) * sizeof *h);
         if (!h) break;
         c->held = h;
-        c->held[c->n_held++] = (ctl_held){a, caps[i].gpu, caps[i].watts, caps[i].expires_at};
+        c->held[c->n_held++] = (ctl_held){a, caps[i].gpu, caps[i].watts, caps[i].expires_at, 0};
         c->cap_held = c->n_held;
+        ctl_index_put(&c->held_ix, ctl_held_key(a, caps[i].gpu), c->n_held - 1);
     }
     free(caps);
     pfi_ctl_obs_rec *ob;
@@ -58,6 +59,7 @@ static int resume(ctl *c, pfi_error *err)
     for (size_t i = 0; c->obs && i < n; i++) {
         snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
         c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput};
+        ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
     }
     c->n_obs = c->cap_obs = c->obs ? n : 0;
     free(ob);
@@ -68,6 +70,7 @@ static int resume(ctl *c, pfi_error *err)
         snprintf(c->known[i].job, sizeof c->known[i].job, "%s", jr[i].job);
         c->known[i].pmax_w = jr[i].pmax_w;
         c->known[i].tmax = jr[i].tmax;
+        ctl_index_put(&c->known_ix, ctl_hash_str(jr[i].job), i);
     }
     c->n_known = c->cap_known = c->known ? n : 0;
     free(jr);
@@ -93,6 +96,10 @@ static void teardown(ctl *c)
     }
     free(c->jobs);
     free(c->held);
+    ctl_index_free(&c->job_ix);
+    ctl_index_free(&c->held_ix);
+    ctl_index_free(&c->obs_ix);
+    ctl_index_free(&c->known_ix);
     free(c->obs);
     free(c->known);
     free(c->targets);

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "ctl_index.h"
 #include "pfi/agents.h"
 #include "pfi/controller.h"
 #include "pfi/ctl_store.h"
@@ -23,6 +24,7 @@ typedef struct ctl_held {
     size_t agent;
     unsigned gpu;
     double watts, expires_at;
+    int gone; /* released this period; dropped when the period's answers are in */
 } ctl_held;
 
 /* One job across nodes, rebuilt every period. */
@@ -86,6 +88,7 @@ typedef struct ctl {
     size_t n_obs, cap_obs;
     ctl_known *known;
     size_t n_known, cap_known;
+    ctl_index job_ix, held_ix, obs_ix, known_ix; /* by id, (agent, GPU), (job, cap), id */
     pfi_oadr_event *events;
     size_t n_events;
     ctl_acc *accs;
@@ -113,6 +116,9 @@ void ctl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ctl_period.c: one period of the loop. */
 void ctl_period(ctl *c);
+/* The index keys (ctl_period.c), for the entries the store gives back. */
+uint64_t ctl_held_key(size_t agent, unsigned gpu);
+uint64_t ctl_obs_key(const char *job, double cap_w);
 /* ctl_targets.c: targets in memory (call under mu). */
 int ctl_targets_add(ctl *c, const pfi_target *t, pfi_error *err);
 int ctl_targets_del(ctl *c, pfi_target_source src, const char *id);

@@ -20,15 +20,42 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
     return q;
 }
 
+uint64_t ctl_held_key(size_t agent, unsigned gpu)
+{
+    return ctl_hash_2(agent, gpu);
+}
+
+uint64_t ctl_obs_key(const char *job, double cap_w)
+{
+    uint64_t bits;
+    memcpy(&bits, &cap_w, sizeof bits);
+    return ctl_hash_2(ctl_hash_str(job), bits);
+}
+
+typedef struct key_ctx {
+    const ctl *c;
+    const char *id;
+    double cap;
+    size_t agent;
+    unsigned gpu;
+} key_ctx;
+
+static int job_eq(size_t pos, const void *x)
+{
+    const key_ctx *k = x;
+    return strcmp(k->c->jobs[pos].id, k->id) == 0;
+}
+
 static ctl_job *job_find(ctl *c, const char *id)
 {
-    for (size_t i = 0; i < c->n_jobs; i++)
-        if (strcmp(c->jobs[i].id, id) == 0) return &c->jobs[i];
-    return NULL;
+    key_ctx k = {.c = c, .id = id};
+    size_t pos = ctl_index_get(&c->job_ix, ctl_hash_str(id), job_eq, &k);
+    return pos == SIZE_MAX ? NULL : &c->jobs[pos];
 }
 
 static void jobs_clear(ctl *c)
 {
+    ctl_index_clear(&c->job_ix);
     for (size_t i = 0; i < c->n_jobs; i++) {
         free(c->jobs[i].gpu_agent);
         free(c->jobs[i].gpu_idx);
@@ -45,17 +72,35 @@ static double counted_max(const pfi_cl_gpu *g)
     return 700.0;
 }
 
+typedef struct old_job {
+    char id[PFI_CL_ID_MAX + 1];
+    double cap;
+    int periods;
+} old_job;
+
+typedef struct old_ctx {
+    const old_job *old;
+    const char *id;
+} old_ctx;
+
+static int old_eq(size_t pos, const void *x)
+{
+    const old_ctx *k = x;
+    return strcmp(k->old[pos].id, k->id) == 0;
+}
+
 /* Merges every up, cappable agent's jobs by id; everything else is fixed. */
 static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
 {
     /* carry last period's caps per job id */
     size_t n_old = c->n_jobs;
-    struct { char id[PFI_CL_ID_MAX + 1]; double cap; int periods; } *old =
-        calloc(n_old + 1, sizeof *old);
+    old_job *old = calloc(n_old + 1, sizeof *old);
+    ctl_index old_ix = {0};
     for (size_t i = 0; old && i < n_old; i++) {
         snprintf(old[i].id, sizeof old[i].id, "%s", c->jobs[i].id);
         old[i].cap = c->jobs[i].last_cap_w;
         old[i].periods = c->jobs[i].cap_periods;
+        ctl_index_put(&old_ix, ctl_hash_str(old[i].id), i);
     }
     jobs_clear(c);
     *fixed_w = *measured_w = 0;
@@ -99,11 +144,13 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
                 m->max_w = INFINITY;
                 m->last_cap_w = NAN;
                 m->training = 1;
-                for (size_t i = 0; old && i < n_old; i++)
-                    if (strcmp(old[i].id, m->id) == 0) {
-                        m->last_cap_w = old[i].cap;
-                        m->cap_periods = old[i].periods;
-                    }
+                ctl_index_put(&c->job_ix, ctl_hash_str(m->id), c->n_jobs - 1);
+                old_ctx oc = {old, m->id};
+                size_t o = old ? ctl_index_get(&old_ix, ctl_hash_str(m->id), old_eq, &oc) : SIZE_MAX;
+                if (o != SIZE_MAX) {
+                    m->last_cap_w = old[o].cap;
+                    m->cap_periods = old[o].periods;
+                }
                 m->tps = 0;
             }
             size_t add = cj->n_gpus;
@@ -145,13 +192,20 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
         free(in_job);
     }
     free(old);
+    ctl_index_free(&old_ix);
+}
+
+static int known_eq(size_t pos, const void *x)
+{
+    const key_ctx *k = x;
+    return strcmp(k->c->known[pos].job, k->id) == 0;
 }
 
 static const ctl_known *known_find(ctl *c, const char *id)
 {
-    for (size_t i = 0; i < c->n_known; i++)
-        if (strcmp(c->known[i].job, id) == 0) return &c->known[i];
-    return NULL;
+    key_ctx k = {.c = c, .id = id};
+    size_t pos = ctl_index_get(&c->known_ix, ctl_hash_str(id), known_eq, &k);
+    return pos == SIZE_MAX ? NULL : &c->known[pos];
 }
 
 static void known_put(ctl *c, const char *id, double pmax, double tmax, double now)
@@ -163,6 +217,7 @@ static void known_put(ctl *c, const char *id, double pmax, double tmax, double n
         c->known = arr;
         k = &c->known[c->n_known++];
         snprintf(k->job, sizeof k->job, "%s", id);
+        ctl_index_put(&c->known_ix, ctl_hash_str(id), c->n_known - 1);
         k->pmax_w = k->tmax = NAN;
     }
     int changed = 0;
@@ -171,17 +226,24 @@ static void known_put(ctl *c, const char *id, double pmax, double tmax, double n
     if (changed) pfi_ctl_store_put_job(c->store, id, k->pmax_w, k->tmax, now, NULL);
 }
 
+static int obs_eq(size_t pos, const void *x)
+{
+    const key_ctx *k = x;
+    return k->c->obs[pos].o.cap_w == k->cap && strcmp(k->c->obs[pos].job, k->id) == 0;
+}
+
 static void obs_put(ctl *c, const char *id, double cap, double p, double t, double now)
 {
-    ctl_obs *o = NULL;
-    for (size_t i = 0; i < c->n_obs; i++)
-        if (strcmp(c->obs[i].job, id) == 0 && c->obs[i].o.cap_w == cap) o = &c->obs[i];
+    key_ctx k = {.c = c, .id = id, .cap = cap};
+    size_t pos = ctl_index_get(&c->obs_ix, ctl_obs_key(id, cap), obs_eq, &k);
+    ctl_obs *o = pos == SIZE_MAX ? NULL : &c->obs[pos];
     if (!o) {
         ctl_obs *arr = grow(c->obs, &c->cap_obs, c->n_obs + 1, sizeof *arr);
         if (!arr) return;
         c->obs = arr;
         o = &c->obs[c->n_obs++];
         snprintf(o->job, sizeof o->job, "%s", id);
+        ctl_index_put(&c->obs_ix, ctl_obs_key(id, cap), c->n_obs - 1);
         o->o = (pfi_plan_obs){cap, p, t};
     } else {
         /* an exponential mean: the curve follows a job whose phase changes */
@@ -191,11 +253,29 @@ static void obs_put(ctl *c, const char *id, double cap, double p, double t, doub
     pfi_ctl_store_put_obs(c->store, id, cap, p, t, now, NULL);
 }
 
+static int held_eq(size_t pos, const void *x)
+{
+    const key_ctx *k = x;
+    return k->c->held[pos].agent == k->agent && k->c->held[pos].gpu == k->gpu;
+}
+
 static ctl_held *held_find(ctl *c, size_t agent, unsigned gpu)
 {
+    key_ctx k = {.c = c, .agent = agent, .gpu = gpu};
+    size_t pos = ctl_index_get(&c->held_ix, ctl_held_key(agent, gpu), held_eq, &k);
+    return pos == SIZE_MAX ? NULL : &c->held[pos];
+}
+
+/* Drops the caps released this period and re-indexes the rest. */
+static void held_compact(ctl *c)
+{
+    size_t k = 0;
     for (size_t i = 0; i < c->n_held; i++)
-        if (c->held[i].agent == agent && c->held[i].gpu == gpu) return &c->held[i];
-    return NULL;
+        if (!c->held[i].gone) c->held[k++] = c->held[i];
+    c->n_held = k;
+    ctl_index_clear(&c->held_ix);
+    for (size_t i = 0; i < c->n_held; i++)
+        ctl_index_put(&c->held_ix, ctl_held_key(c->held[i].agent, c->held[i].gpu), i);
 }
 
 /* Sends cmds and folds the answers into what is held and the store. */
@@ -222,12 +302,14 @@ static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
                 h = &c->held[c->n_held++];
                 h->agent = m->agent;
                 h->gpu = m->gpu;
+                h->gone = 0;
+                ctl_index_put(&c->held_ix, ctl_held_key(m->agent, m->gpu), c->n_held - 1);
             }
             h->watts = m->watts;
             h->expires_at = now + m->expires_s;
             pfi_ctl_store_put_cap(c->store, url, m->gpu, m->watts, h->expires_at, now, NULL);
         } else if (m->watts <= 0 && (m->status == 200 || m->status == 404)) {
-            if (h) *h = c->held[--c->n_held];
+            if (h) h->gone = 1;
             pfi_ctl_store_put_cap(c->store, url, m->gpu, 0, 0, now, NULL);
             c->releases++;
         } else {
@@ -235,6 +317,7 @@ static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
             if (logged++ < 3) ctl_log("cap call failed: %s", m->error[0] ? m->error : "no answer");
         }
     }
+    held_compact(c);
     return ok == n;
 }
 
@@ -392,11 +475,25 @@ void ctl_period(ctl *c)
                                .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN,
                                .sla_frac = pfi_sla_of(c->o.sla, c->o.n_sla, j->id)};
         if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
-        pj[i].obs = po + npo;
-        for (size_t q = 0; q < c->n_obs; q++)
-            if (strcmp(c->obs[q].job, j->id) == 0) po[npo++] = c->obs[q].o;
-        pj[i].n_obs = (size_t)(po + npo - pj[i].obs);
     }
+    /* Each job's learned points, contiguous in po: count, offsets, fill. */
+    size_t *first = calloc(c->n_jobs + 1, sizeof *first);
+    size_t *owner = malloc((c->n_obs + 1) * sizeof *owner);
+    for (size_t q = 0; first && owner && q < c->n_obs; q++) {
+        const ctl_job *j = job_find(c, c->obs[q].job);
+        owner[q] = j ? (size_t)(j - c->jobs) : SIZE_MAX;
+        if (j) pj[owner[q]].n_obs++;
+    }
+    for (size_t i = 0; first && i < c->n_jobs; i++) {
+        first[i] = npo;
+        pj[i].obs = po + npo;
+        npo += owner ? pj[i].n_obs : 0;
+        pj[i].n_obs = 0;
+    }
+    for (size_t q = 0; first && owner && q < c->n_obs; q++)
+        if (owner[q] != SIZE_MAX) po[first[owner[q]] + pj[owner[q]].n_obs++] = c->obs[q].o;
+    free(first);
+    free(owner);
     pfi_error err;
     pfi_error_clear(&err);
     int plan_ok = pfi_plan_set_jobs(c->plan, pj, c->n_jobs, &err) == PFI_OK;
@@ -434,7 +531,8 @@ void ctl_period(ctl *c)
             plan_ok = 0;
         }
     } else if (plan_ok && c->n_jobs) {
-        pfi_plan_run(c->plan, c->o.policy, INFINITY, 0, 0, caps, &res, NULL);
+        /* Not controlling: the curves' uncapped figures, for the status. */
+        pfi_plan_run(c->plan, c->o.policy, 2 * pmax_total + 1, 0, 0, caps, &res, NULL);
     }
 
     /* Caps: one per job on all its GPUs, or releases. */
@@ -464,10 +562,15 @@ void ctl_period(ctl *c)
     if (!controlling)
         for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = NAN;
     /* Release what is held but not wanted (no target, or the job ended),
-     * on agents that answer; a dead agent's caps expire on their own. */
-    for (size_t h = 0; cmds && h < c->n_held; h++)
-        if (!want_held[h] && pfi_agents_get(c->agents, c->held[h].agent)->up)
-            cmds[ncmd++] = (pfi_cap_cmd){.agent = c->held[h].agent, .gpu = c->held[h].gpu, .watts = 0};
+     * on agents that answer; a dead agent's caps expire on their own. When
+     * the plan failed during an event, the caps held are renewed as they
+     * are: a planning error must never lift them. */
+    for (size_t h = 0; cmds && h < c->n_held; h++) {
+        if (want_held[h] || !pfi_agents_get(c->agents, c->held[h].agent)->up) continue;
+        int keep = controlling && !plan_ok;
+        cmds[ncmd++] = (pfi_cap_cmd){.agent = c->held[h].agent, .gpu = c->held[h].gpu,
+                                     .watts = keep ? c->held[h].watts : 0, .expires_s = expires_s};
+    }
     free(want_held);
     int push_ok = push(c, cmds, ncmd, now); /* opens the period's transaction */
     free(cmds);
