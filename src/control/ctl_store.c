@@ -358,10 +358,11 @@ int pfi_ctl_store_add_push(pfi_ctl_store *s, double t, const char *agent, unsign
 int pfi_ctl_store_put_obs(pfi_ctl_store *s, const char *job, double cap_w, double power_w,
                           double tput, double t, pfi_error *err)
 {
-    /* A running mean per (job, cap): n weights the old mean. */
+    /* The controller's exponential mean (weight 0.3 on the new point), so
+     * that a restarted controller has the curve the running one had. */
     return run(s, err,
                "INSERT INTO observations VALUES(?1,?2,?3,?4,1,?5) ON CONFLICT(job, cap_w) DO "
-               "UPDATE SET power_w=(power_w*n+?3)/(n+1), tput=(tput*n+?4)/(n+1), n=n+1, t=?5",
+               "UPDATE SET power_w=power_w+0.3*(?3-power_w), tput=tput+0.3*(?4-tput), n=n+1, t=?5",
                "tdddd", job, cap_w, power_w, tput, t);
 }
 

@@ -6,21 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pfi/agent_api.h"
 #include "pfi/csv.h"
 #include "pfi/ctl_time.h"
 #include "pfi/json.h"
 
 int pfi_target_id_valid(const char *id)
 {
-    size_t n = strlen(id);
-    if (n == 0 || n > PFI_TARGET_ID_MAX) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)id[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              strchr("._:@+-", c)))
-            return 0;
-    }
-    return 1;
+    /* pfid's job ids have the same alphabet and length (safe in a URL path
+     * and a label): one rule for both. */
+    return pfi_api_job_id_valid(id);
 }
 
 static int number_key(json_t *root, const char *key, double *out, int *have, pfi_error *err)

@@ -71,7 +71,8 @@ int pfi_ctl_store_add_alloc(pfi_ctl_store *s, double t, const char *job, double 
 int pfi_ctl_store_add_push(pfi_ctl_store *s, double t, const char *agent, unsigned gpu,
                            double watts, long status, pfi_error *err);
 
-/* A learned point: an existing (job, cap) is averaged with it (n counts). */
+/* A learned point: an existing (job, cap) moves 0.3 of the way to it (the
+ * loop's exponential mean; n counts the points). */
 int pfi_ctl_store_put_obs(pfi_ctl_store *s, const char *job, double cap_w, double power_w,
                           double tput, double t, pfi_error *err);
 typedef struct pfi_ctl_obs_rec {
