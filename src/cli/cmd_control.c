@@ -52,6 +52,9 @@ static const char *run_help =
     "  --period S                control period, 0.1-3600 s (5)\n"
     "  --policy P                equal | pfi (default) | learn\n"
     "  --other-load-w W          the site's non-GPU load, W (0)\n"
+    "  --site-meter QUERY        or a Prometheus query for the site's metered power, W:\n"
+    "                            the non-GPU load is it less the GPUs' measured power\n"
+    "  --prometheus URL          the Prometheus that --site-meter asks\n"
     "  --margin-w W              kept below every site limit, W (0)\n"
     "  --ramp-w-per-s R          how fast the GPU budget may rise (0 = at once)\n"
     "  --cap-margin-s S          caps expire this long after the target's end (60)\n"
@@ -102,7 +105,8 @@ static int cmd_run(int argc, char **argv)
         {"cap-max-s", 1, 0, 'X'},   {"agent-timeout-s", 1, 0, 'O'}, {"schedule", 1, 0, 's'},
         {"vtn", 1, 0, 'v'},         {"program", 1, 0, 'g'},      {"vtn-client-id", 1, 0, 'i'},
         {"vtn-client-secret-file", 1, 0, 'S'}, {"vtn-poll-s", 1, 0, 'V'},
-        {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"help", 0, 0, 'h'},
+        {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"prometheus", 1, 0, 'Q'},
+        {"site-meter", 1, 0, 'W'},  {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     pfi_ctl_opts o = {.listen = "127.0.0.1:9478", .period_s = 5, .agent_timeout_s = 2,
                       .policy = PFI_PLAN_PFI, .cap_margin_s = 60, .cap_max_s = 3600,
@@ -143,6 +147,8 @@ static int cmd_run(int argc, char **argv)
         case 'O': bad = parse_pos("control run", "--agent-timeout-s", optarg, 0.05, 60, &o.agent_timeout_s); break;
         case 's': o.schedule = optarg; break;
         case 'J': jobs_file = optarg; break;
+        case 'Q': o.prometheus_url = optarg; break;
+        case 'W': o.site_meter = optarg; break;
         case 'v': o.vtn_url = optarg; break;
         case 'g': o.vtn_program = optarg; break;
         case 'i': o.vtn_client_id = optarg; break;
@@ -161,6 +167,8 @@ static int cmd_run(int argc, char **argv)
     if (!bad && optind < argc) bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", argv[optind]);
     if (!bad && (!o.db || !token_file)) bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
     if (!bad && n_urls == 0) bad = pfi_cli_usage_error("control run", "give --agents or --agents-file");
+    if (!bad && o.site_meter && !o.prometheus_url)
+        bad = pfi_cli_usage_error("control run", "--site-meter needs --prometheus URL");
     if (!bad && o.vtn_url && (!o.vtn_program || !o.vtn_client_id || !secret_file))
         bad = pfi_cli_usage_error("control run",
                                   "--vtn needs --program, --vtn-client-id and --vtn-client-secret-file");

@@ -119,6 +119,8 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     c.o = *o;
     c.stop = stop;
     c.budget_w = c.prev_budget_w = c.last_t = NAN;
+    c.other_w = o->other_load_w;
+    c.other_src = "constant";
     pthread_mutex_init(&c.mu, NULL);
     pthread_cond_init(&c.wake, NULL);
     int rc = pfi_ctl_store_open(o->db, &c.store, err);

@@ -100,6 +100,10 @@ typedef struct ctl {
     int prev_active, prev_push_ok;
     double prev_budget_w;
     double last_t;        /* the last period's time, NaN before the first */
+    double other_w;       /* the non-GPU load counted this period */
+    const char *other_src;
+    double other_hist[3]; /* the last meter-derived loads */
+    size_t other_n;
 
     /* counters */
     unsigned long long periods, push_errors, pushes, releases;

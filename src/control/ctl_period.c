@@ -6,6 +6,7 @@
 
 #include "ctl_internal.h"
 #include "pfi/json.h"
+#include "pfi/prom_query.h"
 #include "pfi/target_io.h"
 
 #define CAP_STEP_W 5.0 /* caps in multiples of 5 W: less churn, learned points that repeat */
@@ -90,7 +91,7 @@ static int old_eq(size_t pos, const void *x)
 }
 
 /* Merges every up, cappable agent's jobs by id; everything else is fixed. */
-static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
+static void merge(ctl *c, double *fixed_w, double *measured_w, double *live_w, size_t *up)
 {
     /* carry last period's caps per job id */
     size_t n_old = c->n_jobs;
@@ -103,7 +104,7 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
         ctl_index_put(&old_ix, ctl_hash_str(old[i].id), i);
     }
     jobs_clear(c);
-    *fixed_w = *measured_w = 0;
+    *fixed_w = *measured_w = *live_w = 0;
     *up = 0;
     for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
         pfi_agent_info *g = pfi_agents_get(c->agents, a);
@@ -129,6 +130,8 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, size_t *up)
             }
             continue;
         }
+        for (size_t k = 0; k < nd->n_gpus; k++)
+            if (isfinite(nd->gpus[k].power_w)) *live_w += nd->gpus[k].power_w;
         char *in_job = calloc(nd->n_gpus + 1, 1);
         for (size_t j = 0; j < nd->n_jobs; j++) {
             const pfi_cl_job *cj = &nd->jobs[j];
@@ -335,9 +338,9 @@ static json_t *status_json(ctl *c, double now, const pfi_target_now *tn, const p
     pfi_json_set(o, "fixed_w", pfi_json_num(fixed));
     pfi_json_set(o, "trim_w", pfi_json_num(c->trim_w));
     pfi_json_set(o, "measured_gpu_w", pfi_json_num(measured));
-    pfi_json_set(o, "other_load_w", pfi_json_num(c->o.other_load_w));
-    pfi_json_set(o, "other_load_source", json_string("constant"));
-    pfi_json_set(o, "site_w", pfi_json_num(measured + c->o.other_load_w));
+    pfi_json_set(o, "other_load_w", pfi_json_num(c->other_w));
+    pfi_json_set(o, "other_load_source", json_string(c->other_src));
+    pfi_json_set(o, "site_w", pfi_json_num(measured + c->other_w));
     pfi_json_set(o, "headroom_w", pfi_json_num(controlling ? budget - measured : NAN));
     pfi_json_set(o, "infeasible", json_boolean(controlling && res->infeasible));
     pfi_json_set(o, "shortfall_w", pfi_json_num(controlling ? res->shortfall_w : 0));
@@ -404,7 +407,7 @@ static json_t *flex_json(ctl *c, double now, double fixed, size_t n)
     json_t *o = json_object();
     pfi_json_set(o, "t", pfi_json_num(now));
     pfi_json_set(o, "policy", json_string(pfi_plan_policy_name(c->o.policy)));
-    pfi_json_set(o, "other_load_w", pfi_json_num(c->o.other_load_w));
+    pfi_json_set(o, "other_load_w", pfi_json_num(c->other_w));
     pfi_json_set(o, "margin_w", pfi_json_num(c->o.margin_w));
     pfi_json_set(o, "fixed_w", pfi_json_num(fixed));
     json_t *steps = json_array();
@@ -414,7 +417,7 @@ static json_t *flex_json(ctl *c, double now, double fixed, size_t n)
         for (int s = 0; s < 21; s++) {
             json_t *x = json_object();
             double gpu = f[s].gpu_power_w + fixed;
-            pfi_json_set(x, "site_power_w", pfi_json_num(gpu + c->o.other_load_w + c->o.margin_w));
+            pfi_json_set(x, "site_power_w", pfi_json_num(gpu + c->other_w + c->o.margin_w));
             pfi_json_set(x, "gpu_power_w", pfi_json_num(gpu));
             pfi_json_set(x, "throughput", pfi_json_num(f[s].tput));
             pfi_json_set(x, "kept", pfi_json_num(f[s].kept));
@@ -424,6 +427,39 @@ static json_t *flex_json(ctl *c, double now, double fixed, size_t n)
     return o;
 }
 
+/* The non-GPU load this period: the stated constant, or the site meter
+ * (--site-meter, a Prometheus query) less the GPUs' measured power, the
+ * highest of the last 3 such readings (the meter lags the agents: after a
+ * release it would under-count for a scrape). A failed read keeps the last
+ * good value, or the constant when there is none. */
+static void other_load(ctl *c, double live_gpu_w)
+{
+    c->other_w = c->o.other_load_w;
+    c->other_src = "constant";
+    if (!c->o.site_meter) return;
+    double m;
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_prom_query(c->o.prometheus_url, c->o.site_meter, 1.0, &m, &err) == PFI_OK) {
+        c->other_hist[c->other_n % 3] = fmax(0, m - live_gpu_w);
+        c->other_n++;
+        double hi = 0;
+        for (size_t i = 0; i < 3 && i < c->other_n; i++) hi = fmax(hi, c->other_hist[i]);
+        c->other_w = hi;
+        c->other_src = "meter";
+        return;
+    }
+    if (c->periods % 12 == 1) ctl_log("site meter: %s", err.msg);
+    if (c->other_n) {
+        double hi = 0;
+        for (size_t i = 0; i < 3 && i < c->other_n; i++) hi = fmax(hi, c->other_hist[i]);
+        c->other_w = hi;
+        c->other_src = "meter (last good reading)";
+    } else {
+        c->other_src = "constant (meter unavailable)";
+    }
+}
+
 void ctl_period(ctl *c)
 {
     double now = ctl_now();
@@ -431,10 +467,11 @@ void ctl_period(ctl *c)
     c->last_t = now;
     c->periods++;
 
-    double fixed, measured;
+    double fixed, measured, live;
     size_t up;
     pfi_agents_poll(c->agents, now);
-    merge(c, &fixed, &measured, &up);
+    merge(c, &fixed, &measured, &live, &up);
+    other_load(c, live);
     for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
         pfi_agent_info *g = pfi_agents_get(c->agents, a);
         if (!g->up) continue;
@@ -443,13 +480,13 @@ void ctl_period(ctl *c)
         if (c->periods % 12 == 1) pfi_ctl_store_put_agent(c->store, g->url, g->node.n_gpus, mw, now, NULL);
     }
 
-    ctl_ven_task(c, now, measured + c->o.other_load_w);
+    ctl_ven_task(c, now, measured + c->other_w);
 
     pfi_target_now tn;
     pfi_target win;
     memset(&win, 0, sizeof win);
     pthread_mutex_lock(&c->mu);
-    pfi_target_eval(c->targets, c->n_targets, now, c->o.other_load_w, c->o.margin_w, &tn);
+    pfi_target_eval(c->targets, c->n_targets, now, c->other_w, c->o.margin_w, &tn);
     if (tn.active) win = c->targets[tn.winner];
     pthread_mutex_unlock(&c->mu);
 
@@ -582,7 +619,7 @@ void ctl_period(ctl *c)
                               .site_limit_w = tn.active ? tn.site_limit_w : NAN,
                               .gpu_budget_w = controlling ? budget : NAN, .fixed_w = fixed,
                               .trim_w = c->trim_w, .measured_gpu_w = measured,
-                              .site_w = measured + c->o.other_load_w,
+                              .site_w = measured + c->other_w,
                               .infeasible = controlling && res.infeasible,
                               .shortfall_w = controlling ? res.shortfall_w : 0,
                               .agents_up = (int)up, .policy = pfi_plan_policy_name(c->o.policy)};

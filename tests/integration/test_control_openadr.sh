@@ -48,13 +48,18 @@ PIDS+=($!)
 wait_until 20 test -s "$WORK/vtn.port" || fail "the VTN did not start: $(cat "$WORK/vtn.err")"
 VURL=http://127.0.0.1:$(cat "$WORK/vtn.port")
 
+# The site meter: Prometheus' GPU total plus the 2 kW other load (a real
+# site would query its meter's series). Until Prometheus answers, the stated
+# --other-load-w is used.
+PROM_PORT=$(free_port)
+PROM=http://127.0.0.1:$PROM_PORT
 ctl_start "$WORK/ctl.log" --db "$WORK/ctl.db" --period $PERIOD --policy pfi --other-load-w $OTHER \
+    --prometheus "$PROM" --site-meter "sum(pfi_gpu_power_watts{job=\"pfid\"}) + $OTHER" \
     --agents "${NODES[0]},${NODES[1]},${NODES[2]},${NODES[3]}" --agent-timeout-s 0.5 \
     --vtn "$VURL" --program dc-flex --vtn-client-id ven-1 --vtn-client-secret-file "$WORK/secret" \
     --vtn-poll-s 1
 
 # --- Prometheus scrapes the agents and the controller every second ---
-PROM_PORT=$(free_port)
 cat >"$WORK/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -70,7 +75,6 @@ EOF
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
     --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
 PIDS+=($!)
-PROM=http://127.0.0.1:$PROM_PORT
 query() { curl -s --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1"; }
 scalar() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")' 2>/dev/null || echo nan; }
 full() {
@@ -81,6 +85,11 @@ sleep 2
 U=$(scalar 'sum(pfi_gpu_power_watts{job="pfid"})')
 SITE=$(python3 -c "print($U + $OTHER)")
 echo "uncapped: GPUs $U W, site $SITE W"
+creq GET /v1/status "" no
+[ "$(jq_py 'd["other_load_source"]')" = meter ] || fail "the site meter is not used: $BODY"
+python3 -c "import sys; sys.exit(0 if abs($(jq_py 'd["other_load_w"]') - $OTHER) < 1500 else 1)" ||
+    fail "other load from the meter: $(jq_py 'd["other_load_w"]') W, expected about $OTHER"
+ok "the site meter gives the other load: $(jq_py 'd["other_load_w"]') W"
 
 # --- the event: two 10 s intervals at 70% and 60% of the site, in kW ---
 T0=$(( $(date +%s) + 3 ))
