@@ -1,12 +1,15 @@
-/* libFuzzer target: pfid's GET /v1/gpus and GET /v1/jobs answers as the
- * controller reads them. Accepted listings hold what the planner may use as
- * it is (job GPU counts in range, ids printable and bounded); refused ones a
- * message. Never a crash or a leak. */
+/* libFuzzer target: what the controller reads over HTTP: pfid's GET
+ * /v1/gpus and GET /v1/jobs answers, and Prometheus' /api/v1/query answers
+ * (--site-meter). Accepted listings hold what the planner may use as it is
+ * (job GPU counts in range, ids bounded); an accepted query a finite number;
+ * refused ones a message. Never a crash or a leak. */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "pfi/cluster.h"
+#include "pfi/prom_query.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -27,5 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     }
     pfi_cl_node_clear(&node);
+    double v;
+    pfi_error_clear(&err);
+    if (pfi_prom_query_parse((const char *)data, size, &v, &err) == PFI_OK) {
+        if (!isfinite(v)) __builtin_trap();
+    } else if (!err.msg[0]) {
+        __builtin_trap();
+    }
     return 0;
 }
