@@ -51,5 +51,6 @@ int pfi_cmd_export(int argc, char **argv);
 int pfi_cmd_sweep(int argc, char **argv);
 int pfi_cmd_report(int argc, char **argv);
 int pfi_cmd_plot(int argc, char **argv);
+int pfi_cmd_control(int argc, char **argv);
 
 #endif

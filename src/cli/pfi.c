@@ -20,6 +20,7 @@ static const pfi_cli_cmd commands[] = {
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
     {"report", "the paper end to end as a folder: report.html, tables, figures", pfi_cmd_report},
     {"plot", "one figure of the report from your files, as SVG, PNG or PDF", pfi_cmd_plot},
+    {"control", "the cluster controller: site power limits to per-job GPU caps", pfi_cmd_control},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
