@@ -359,11 +359,7 @@ int pfi_cmd_sweep(int argc, char **argv)
         goto done;
     }
     if (o.dry_run) {
-        sweep_dry_run(&o, &st);
-        if (pending)
-            printf("note: an earlier sweep in %s did not finish: the next run restores its GPUs "
-                   "first (the limits above may be its caps)\n",
-                   o.out);
+        sweep_dry_run(&o, &st, pending);
         goto done;
     }
     /* the priors reach the disk before any cap is set */
