@@ -63,9 +63,10 @@ static const char *help =
     "  -h, --help           show this help\n"
     "\n"
     "Errors before anything runs: overlapping or unknown GPUs, caps outside a\n"
-    "GPU's constraints, GPUs another program (a pfid) holds, a COMMAND that\n"
-    "cannot be found; and, on the first cap, a COMMAND that exits before the\n"
-    "duration or prints no throughput line in time. No cap is left behind.\n"
+    "GPU's constraints, GPUs another program (a pfid) holds, a DIR another\n"
+    "sweep is using (DIR/sweep.lock), a COMMAND that cannot be found; and, on\n"
+    "the first cap, a COMMAND that exits before the duration or prints no\n"
+    "throughput line in time. No cap is left behind.\n"
     "Exit status: 0 all caps measured, 1 an error or a failed run, 2 bad usage,\n"
     "130 interrupted (caps restored).\n";
 
