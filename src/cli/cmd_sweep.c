@@ -366,7 +366,7 @@ int pfi_cmd_sweep(int argc, char **argv)
         goto done;
     }
     if (o.dry_run) {
-        sweep_dry_run(&o, &st, pending);
+        ec = sweep_dry_run(&o, &st, pending);
         goto done;
     }
     /* the priors reach the disk before any cap is set */

@@ -122,7 +122,7 @@ static double plan(const sweep_opts *o, const sweep_state *st, int *kept, size_t
     return (double)*todo * o->duration + (*todo > 1 ? (double)(*todo - 1) * o->cooldown : 0);
 }
 
-static void dry_run_json(const sweep_opts *o, const sweep_state *st, int pending)
+static int dry_run_json(const sweep_opts *o, const sweep_state *st, int pending)
 {
     int kept[SWEEP_MAX_CAPS];
     size_t todo;
@@ -153,16 +153,14 @@ static void dry_run_json(const sweep_opts *o, const sweep_state *st, int pending
     }
     pfi_json_set(root, "gpus", gpus);
     pfi_json_set(root, "unfinished_sweep", json_boolean(pending));
-    pfi_json_print(stdout, root);
+    int rc = pfi_json_print(stdout, root) == 0 ? PFI_EXIT_OK : PFI_EXIT_DATA;
     json_decref(root);
+    return rc;
 }
 
-void sweep_dry_run(const sweep_opts *o, const sweep_state *st, int pending)
+int sweep_dry_run(const sweep_opts *o, const sweep_state *st, int pending)
 {
-    if (o->json) {
-        dry_run_json(o, st, pending);
-        return;
-    }
+    if (o->json) return dry_run_json(o, st, pending);
     int kept[SWEEP_MAX_CAPS];
     size_t todo;
     double total = plan(o, st, kept, &todo);
@@ -183,4 +181,5 @@ void sweep_dry_run(const sweep_opts *o, const sweep_state *st, int pending)
         printf("note: an earlier sweep in %s did not finish: the next run restores its GPUs "
                "first (the limits above may be its caps)\n",
                o->out);
+    return PFI_EXIT_OK;
 }
