@@ -77,7 +77,10 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
      * the threshold are among those left */
     *at = 0;
     for (size_t i = 0; i < n; i++) {
-        if (acc + s[i].width >= L) {
+        /* the last segment is the threshold when rounding leaves the sum
+         * of the widths just short of L (a budget that fills a set of
+         * segments exactly, summed in another order) */
+        if (acc + s[i].width >= L || i + 1 == n) {
             /* widths of equal slopes before i are already in acc */
             size_t j = i;
             while (j > 0 && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
@@ -88,7 +91,7 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
         acc += s[i].width;
     }
     *above = acc;
-    return 0; /* unreachable when L <= total width */
+    return 0; /* n == 0 */
 }
 
 /* Entry i's envelope segments with a positive slope, into out, their widths
