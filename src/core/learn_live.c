@@ -37,8 +37,15 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
 #define PRIOR_SHARE 1.0
 #define OPTIMISM 1.0 /* exploring rounds: how far towards the optimistic bound (see estimate) */
 #define EXACT_W 1e24 /* weight of an exact reading (SD 0) */
-#define DELTA0 0.1       /* the trust region's first size, share of Pmax (close_round) */
-#define EXPLORE_COST 1.0 /* exploring's measured losses stop it beyond this share of the bound */
+/* do no harm (close_round): the trust region's first size (share of Pmax)
+ * and its growth after a round that gained; exploring stops when the loss
+ * at the equal share is within STOP_SD of its SD, or when exploring's
+ * measured losses pass EXPLORE_COST times it. Chosen on the curve families'
+ * table (README), not fitted per family. */
+#define DELTA0 0.05
+#define TRUST_GROW 1.5
+#define STOP_SD 4.0
+#define EXPLORE_COST 1.0
 
 typedef struct {
     double p, sw, swy, swc, nc; /* power; sums of weights, w*y, caps; caps seen */
@@ -78,7 +85,7 @@ struct pfi_live {
      * exploring rounds' measured losses so far, the trust region (a job
      * is cut at most delta x Pmax below its lowest reading) and whether
      * exploring has stopped */
-    double eq_total, eq_var, gain_hat, expl_cost, delta;
+    double eq_total, eq_var, gain_hat, expl_cost, delta, best_var;
     int stopped, last_probing;
     /* the estimates handed to the oracle */
     pfi_alloc_job *est;
@@ -478,33 +485,45 @@ static double est_var(const ljob *x, double p)
     return x->j.tmax * x->j.tmax / w;
 }
 
-/* Noisy readings make the best combination look better than it is (it
- * picks the lucky ones). Do no harm: the equal share is proposed again
- * unless the combination's estimated gain over it exceeds twice its SD. */
+/* Noisy readings make the best combination look better than it is: it
+ * picks each job's lucky readings. Do no harm: of the combination (its
+ * estimated gain over the equal share less one SD per job it moved, the
+ * bias of picking a lucky reading, and twice the SD of the rest) and the
+ * epoch's best measured round (its measured gain less 2.5 SD: a round's
+ * total is read whole, only the choice among rounds is biased), the one
+ * with the larger lower bound is kept if that bound is positive, else the
+ * equal share. With exact readings the combination, which is worth at
+ * least every round measured, is kept whenever it gains. */
 static void keep_equal_unless_sure(pfi_live *l)
 {
-    double gain = 0, var = 0;
+    double gain = 0, var = 0, bias = 0;
     for (size_t i = 0; i < l->n; i++) {
         const ljob *x = &l->jobs[i];
         double c = (double)pfi_alloc_problem_job_count(l->prob, i), p = l->pw[i], q = x->eq_pw;
         if (p == q) continue;
         gain += c * (pfi_alloc_problem_tput_at(l->prob, i, p) - pfi_alloc_problem_tput_at(l->prob, i, q));
-        var += c * c * (est_var(x, p) + est_var(x, q));
+        double vp = est_var(x, p), vq = est_var(x, q);
+        var += c * c * (vp + vq);
+        bias += c * sqrt(vp);
     }
-    if (gain < 2 * sqrt(var) || !(gain >= 0))
-        for (size_t i = 0; i < l->n; i++) l->pw[i] = l->jobs[i].eq_pw;
+    double lcb_a = gain - bias - 2 * sqrt(var);
+    double lcb_b = l->have_best ? l->best_total - l->eq_total - 2.5 * sqrt(l->best_var + l->eq_var)
+                                : -INFINITY;
+    if (lcb_a > 0 && lcb_a >= lcb_b) return;
+    int best = lcb_b > 0;
+    for (size_t i = 0; i < l->n; i++) l->pw[i] = best ? l->jobs[i].best_pw : l->jobs[i].eq_pw;
 }
 
 /* Closes the last proposal: its measured total (the estimate for jobs that
  * sent nothing) against the epoch's best and its equal round. Do no harm:
- *   - the equal round's readings bound what any allocation can gain over
- *     it: no more than the jobs' measured losses (Tmax - T), counted only
- *     beyond twice their SD; when that is within twice the round's SD the
- *     readings cannot tell a better allocation from luck, and exploring
- *     stops at once (the equal share is kept);
+ *   - no allocation can gain more over the equal share than the jobs'
+ *     losses there, sum (Tmax - T); when the readings put that within
+ *     STOP_SD of its SD, no gain they could show would pass the keep rule
+ *     (keep_equal_unless_sure), and exploring stops at once: the equal
+ *     share is kept;
  *   - an exploring round that measures worse than equal by more than twice
  *     the SD of the difference halves the trust region (how far below its
- *     readings a job may be cut), one that gains doubles it;
+ *     readings a job may be cut), one that gains widens it by TRUST_GROW;
  *   - exploring stops when the exploring rounds' measured losses add up
  *     to more than EXPLORE_COST times that bound. */
 static void close_round(pfi_live *l)
@@ -527,16 +546,17 @@ static void close_round(pfi_live *l)
         l->eq_total = total;
         l->eq_var = var;
         l->gain_hat = loss;
-        if (!(loss > 2 * sqrt(var))) l->stopped = 1;
+        if (!(loss > STOP_SD * sqrt(var))) l->stopped = 1;
     } else if (l->last_probing) {
         double g = total - l->eq_total, sd = sqrt(var + l->eq_var);
         if (g < -2 * sd) l->delta *= 0.5;
-        else if (g > 0) l->delta = at_most(2 * l->delta, 1.0);
+        else if (g > 0) l->delta = at_most(TRUST_GROW * l->delta, 1.0);
         l->expl_cost += at_least(-g, 0.0);
         if (l->expl_cost > EXPLORE_COST * l->gain_hat) l->stopped = 1;
     }
     if (!l->have_best || total > l->best_total) {
         l->best_total = total;
+        l->best_var = var;
         l->have_best = 1;
         for (size_t i = 0; i < l->n; i++) l->jobs[i].best_pw = l->jobs[i].pw;
     }
