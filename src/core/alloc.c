@@ -271,14 +271,21 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
      * runs whose slopes round equal), which the oracle's tie share relies
      * on. The floor point has no index. */
     uint32_t *EI = p->ei + c;
+    /* HS[v].slope: the slope of the hull's segment ending at vertex v, kept
+     * so that each is divided once (the values alloc_slope gives for the
+     * same two points: the envelope is unchanged bit for bit); in the
+     * job's slot of the runs' scratch, free while a problem is built */
+    struct seg *HS = p->segs + c;
     size_t h = 0; /* vertices after the floor point */
     for (size_t k = k0; k < m; k++) {
-        while (h >= 1) {
-            double ap = h >= 2 ? P[EI[h - 2]] : fl, at = h >= 2 ? T[EI[h - 2]] : ft;
-            double bp = P[EI[h - 1]], bt = T[EI[h - 1]];
-            if (alloc_slope(ap, at, bp, bt) > alloc_slope(bp, bt, P[k], T[k])) break;
+        double sk;
+        for (;;) {
+            double ap = h ? P[EI[h - 1]] : fl, at = h ? T[EI[h - 1]] : ft;
+            sk = alloc_slope(ap, at, P[k], T[k]);
+            if (h == 0 || HS[h - 1].slope > sk) break;
             h--;
         }
+        HS[h].slope = sk;
         EI[h++] = (uint32_t)k;
     }
     p->eend[i] = c + h;
@@ -288,7 +295,7 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
     for (; v < h; v++) {
         double bp = P[EI[v]], bt = T[EI[v]];
         if (!(bt > at)) break; /* concave: every later segment is flatter */
-        p->es[c + v] = (struct seg){alloc_slope(ap, at, bp, bt), bp - ap};
+        p->es[c + v] = (struct seg){HS[v].slope, bp - ap};
         ap = bp;
         at = bt;
     }
