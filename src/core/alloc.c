@@ -193,14 +193,26 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
     int sorted = 1, ok = 1;
     /* checked while copied (the inputs are read once); sweeps normally
      * arrive sorted by power, and then the copy is the result */
+    /* & rather than &&: no branch per comparison (a closed loop rebuilds
+     * its estimates every round, this loop is a tenth of its time) */
+    double prev = -INFINITY;
     for (size_t k = 0; k < m; k++) {
-        double pk = j->P[k], tk = j->T[k], ck = j->cap ? j->cap[k] : 0;
-        ok &= pk >= PFI_ALLOC_MIN_W && pk <= PFI_ALLOC_MAX_W && tk >= 0 &&
-              tk <= PFI_ALLOC_MAX_TPUT && ck >= 0 && ck <= PFI_ALLOC_MAX_W;
-        if (k) sorted &= pk > P[k - 1];
+        double pk = j->P[k], tk = j->T[k];
+        ok &= (pk >= PFI_ALLOC_MIN_W) & (pk <= PFI_ALLOC_MAX_W) & (tk >= 0) &
+              (tk <= PFI_ALLOC_MAX_TPUT);
+        sorted &= pk > prev;
+        prev = pk;
         P[k] = pk;
         T[k] = tk;
-        C[k] = ck;
+    }
+    if (j->cap) {
+        for (size_t k = 0; k < m; k++) {
+            double ck = j->cap[k];
+            ok &= (ck >= 0) & (ck <= PFI_ALLOC_MAX_W);
+            C[k] = ck;
+        }
+    } else {
+        memset(C, 0, m * sizeof *C);
     }
     if (!ok || !isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1 || isinf(j->pfi) ||
         isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12 ||

@@ -28,7 +28,7 @@
 /* MAXB: pooled readings per job (the closest two merge beyond it); NGRID:
  * grid intervals from the floor to Pmax; PRIOR_SHARE: the share of the
  * prior's loss per cut assumed below the lowest reading at least. */
-enum { MAXB = 24, NGRID = 12, MAXPTS = MAXB + NGRID + 4 };
+enum { MAXB = 24, NGRID = 10, MAXPTS = MAXB + NGRID + 4 };
 /* max/min without the libm call (a profile of the simulation spent 8% in
  * fmax/fmin); NaN gives the bound */
 static inline double at_least(double v, double lo) { return v > lo ? v : lo; }
@@ -402,13 +402,13 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
     pchip_slopes(kx, ky, n, d);
     /* samples: every knot, and the grid points between them */
     size_t m = 0;
-    double step = (j->pmax_w - fl) / NGRID;
+    double step = (j->pmax_w - fl) / NGRID, g = 1; /* the next grid point: fl + g step */
     for (size_t k = 0; k + 1 < n; k++) {
         P[m] = kx[k];
         T[m++] = ky[k] * j->tmax;
         double h = kx[k + 1] - kx[k];
-        for (double g = ceil((kx[k] - fl) / step + 1e-9); fl + g * step < kx[k + 1] - 1e-9 * h;
-             g += 1) {
+        while (fl + g * step <= kx[k] + 1e-9 * step) g += 1;
+        for (; fl + g * step < kx[k + 1] - 1e-9 * h; g += 1) {
             double xx = fl + g * step, t = (xx - kx[k]) / h;
             double h00 = (1 + 2 * t) * (1 - t) * (1 - t), h10 = t * (1 - t) * (1 - t);
             double h01 = t * t * (3 - 2 * t), h11 = t * t * (t - 1);
