@@ -39,7 +39,7 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send, p->cnt, p->pmax,
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->cnt, p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
                     p->names, p->name_buf, p->segs, p->w, p->wn, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
@@ -301,17 +301,6 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
         EI[h++] = (uint32_t)k;
     }
     p->eend[i] = c + h;
-    if (!p->seg_cache) return m;
-    double ap = fl, at = ft;
-    size_t v = 0;
-    for (; v < h; v++) {
-        double bp = P[EI[v]], bt = T[EI[v]];
-        if (!(bt > at)) break; /* concave: every later segment is flatter */
-        p->es[c + v] = (struct seg){HS[v].slope, bp - ap};
-        ap = bp;
-        at = bt;
-    }
-    p->send[i] = c + v;
     return m;
 }
 
@@ -342,9 +331,9 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     }
     /* every per-job buffer holds n + 1 (off needs it), so that one capacity
      * stands for them all */
-    size_t nj = n + 1, cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names, ces = p->cap_es;
+    size_t nj = n + 1, cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
     if (grow(&p->off, nj, sizeof(size_t), &cj) || grow(&p->eend, nj, sizeof(size_t), &cj) ||
-        grow(&p->send, nj, sizeof(size_t), &cj) || grow(&p->cnt, nj, sizeof(double), &cj) ||
+        grow(&p->cnt, nj, sizeof(double), &cj) ||
         grow(&p->pmax, nj, sizeof(double), &cj) || grow(&p->tmax, nj, sizeof(double), &cj) ||
         grow(&p->floor_w, nj, sizeof(double), &cj) || grow(&p->ftput, nj, sizeof(double), &cj) ||
         grow(&p->pfi, nj, sizeof(double), &cj) || grow(&p->dram, nj, sizeof(double), &cj) ||
@@ -356,18 +345,15 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
         grow(&p->ei, total, sizeof(uint32_t), &cpt) ||
-        (n < 4096 && grow(&p->es, total, sizeof(struct seg), &ces)) ||
         grow(&p->name_buf, name_len + 1, 1, &cnm)) {
         /* buffers may now differ in size: start over next time */
-        p->cap_jobs = p->cap_pts = p->cap_names = p->cap_es = 0;
+        p->cap_jobs = p->cap_pts = p->cap_names = 0;
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu jobs", n);
     }
     if (nj > p->cap_jobs) p->cap_jobs = nj;
     if (total > p->cap_pts) p->cap_pts = total;
     if (name_len + 1 > p->cap_names) p->cap_names = name_len + 1;
-    if (n < 4096 && total > p->cap_es) p->cap_es = total; /* es only for small problems */
 
-    p->seg_cache = n < 4096;
     size_t c = 0, nb = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_alloc_job *j = &jobs[i];
