@@ -60,6 +60,7 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
 #define TRUST_GROW 1.5
 #define STOP_SD 4.0
 #define EXPLORE_COST 1.0
+enum { KEEP_EQUAL = 2 };
 
 typedef struct {
     double p, sw, swy, swc, nc; /* power; sums of weights, w*y, caps; caps seen */
@@ -94,11 +95,11 @@ struct pfi_live {
     size_t rounds;       /* proposals made in it */
     double budget, last_now, best_total;
     int have_best;
-    /* do no harm (see propose): the equal round's measured total and its
+    /* do no harm (see close_round): the equal round's measured total and its
      * variance, the gain over it that its readings show (gain_hat), the
      * exploring rounds' measured losses so far, the trust region (a job
      * is cut at most delta x Pmax below its lowest reading) and whether
-     * exploring has stopped */
+     * exploring has stopped (1; KEEP_EQUAL: and the equal share is kept) */
     double eq_total, eq_var, gain_hat, expl_cost, delta, best_var;
     int stopped, last_probing;
     /* the estimates handed to the oracle */
@@ -560,7 +561,7 @@ static void close_round(pfi_live *l)
         l->eq_total = total;
         l->eq_var = var;
         l->gain_hat = loss;
-        if (!(loss > STOP_SD * sqrt(var))) l->stopped = 1;
+        if (!(loss > STOP_SD * sqrt(var))) l->stopped = KEEP_EQUAL;
     } else if (l->last_probing) {
         double g = total - l->eq_total, sd = sqrt(var + l->eq_var);
         if (g < -2 * sd) l->delta *= 0.5;
@@ -650,7 +651,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
          * than any round measured */
         rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
         if (rc == PFI_OK) keep_equal_unless_sure(l);
-        if (l->rounds <= 1 && l->stopped) /* nothing to gain that the readings can show */
+        if (l->stopped == KEEP_EQUAL) /* nothing to gain that the readings can show */
             for (size_t i = 0; i < l->n; i++) l->pw[i] = l->jobs[i].eq_pw;
     } else if (l->rounds == 0) {
         for (size_t i = 0; i < l->n; i++) l->w[i] = l->jobs[i].j.pmax_w;
