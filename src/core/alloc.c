@@ -191,10 +191,10 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
 {
     size_t m = j->n;
     int sorted = 1, ok = 1;
-    /* checked while copied (the inputs are read once); sweeps normally
-     * arrive sorted by power, and then the copy is the result */
-    /* & rather than &&: no branch per comparison (a closed loop rebuilds
-     * its estimates every round, this loop is a tenth of its time) */
+    /* checked while copied (the inputs are read once; & rather than &&, no
+     * branch per comparison: a closed loop rebuilds its estimates every
+     * round and this loop was a tenth of its time); sweeps normally arrive
+     * sorted by power, and then the copy is the result */
     double prev = -INFINITY;
     for (size_t k = 0; k < m; k++) {
         double pk = j->P[k], tk = j->T[k];
