@@ -592,8 +592,8 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     if (grow_est(l)) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     int same = !l->new_epoch && l->rounds > 0 &&
                fabs(budget_w - l->budget) <= 1e-9 * at_least(budget_w, l->budget);
-    if (same) close_round(l);
-    else {
+    if (same && l->prob_ok) close_round(l); /* (a failed rebuild left no problem to read) */
+    else if (!same) {
         l->rounds = 0;
         l->have_best = 0;
         l->stopped = 0;
