@@ -355,8 +355,9 @@ static void pchip_slopes(const double *x, const double *y, size_t n, double *d)
 
 /* Job x's estimate sampled into P, T (n points returned, ascending), from
  * the floor or lo_w if higher (the trust region; at most the lowest
- * reading). With measured_only, the pooled readings and the uncapped point
- * alone, linear between them and no lower than the lowest reading. */
+ * reading). With measured_only, the pooled readings (exact ones as read,
+ * noisy ones made monotone) and the uncapped point alone, linear between
+ * them and no lower than the lowest reading. */
 static size_t estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
                        double *T)
 {
@@ -373,6 +374,8 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
     kx[n] = j->pmax_w;
     ky[n] = 1;
     kw[n++] = 1e300;
+    double raw[MAXPTS];
+    memcpy(raw, ky, n * sizeof *raw);
     /* weighted isotonic regression (pool adjacent violators) */
     double by[MAXPTS], bw[MAXPTS];
     size_t nbk = 0;
@@ -392,9 +395,11 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
         for (size_t k = blk[b]; k < end; k++) ky[k] = by[b];
     }
     if (measured_only && n >= 2) {
+        /* an exact reading is what the job gives at that power, monotone
+         * or not: the oracle's envelope passes a dip by itself */
         for (size_t k = 0; k < n; k++) {
             P[k] = kx[k];
-            T[k] = ky[k] * j->tmax;
+            T[k] = (kw[k] >= EXACT_W ? raw[k] : ky[k]) * j->tmax;
         }
         return n;
     }
