@@ -9,7 +9,8 @@ PKGS=(
   libmicrohttpd-dev libcurl4-openssl-dev
   libplplot-dev plplot-driver-cairo
   libcmocka-dev
-  prometheus curl python3
+  prometheus curl python3 python3-yaml python3-jsonschema
+  slurm-wlm munge libslurm-dev
 )
 
 missing=()

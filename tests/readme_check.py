@@ -3,7 +3,7 @@
 
 1. Every `pfi ...` line in a fenced code block (a trailing line indented
    under it continues it) is run from the source root. A synopsis is
-   illustrative, not run: it has `[`, `|`, `...` or an ALL-CAPS placeholder
+   illustrative, not run: it has `[`, `|`, `$VAR`, `...` or an ALL-CAPS placeholder
    (FILE, SWEEPS.csv, W); for it, `pfi CMD --help` must print `Usage: pfi CMD`
    (the command exists). Any other line must exit 0.
 2. `<!-- readme-check: pfi ... -->` before a Markdown table: the command is
@@ -44,7 +44,7 @@ def code_commands(lines):
 
 
 def illustrative(words):
-    return any(c in w for w in words for c in "[|") or "..." in " ".join(words) or \
+    return any(c in w for w in words for c in "[|$") or "..." in " ".join(words) or \
         any(PLACEHOLDER.match(w) for w in words[1:])
 
 
@@ -113,7 +113,7 @@ def main():
     lines = open(readme, encoding="utf-8").read().splitlines()
     errors, ran, synopses = [], 0, 0
     for ln, cmd in code_commands(lines):
-        words = shlex.split(cmd)
+        words = shlex.split(cmd, comments=True)
         if illustrative(words):
             synopses += 1
             r = run(pfi, [words[1], "--help"])

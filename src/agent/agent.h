@@ -44,6 +44,8 @@ typedef struct agent_gpu {
     pfi_gpu_info info;
     pfi_gpu_sample last; /* (mu) */
     double last_t;       /* (mu) Unix s of `last`, 0 before the first sample */
+    double sample_age_s; /* (mu) how old `last`'s data were when read (dcgm: the
+                            exporter's page), NaN when the backend reads live */
     int sample_ok;       /* (mu) the last read succeeded */
     pfi_gpu_limits limits; /* (mu) */
     int have_limits;       /* (mu) */
@@ -55,8 +57,25 @@ typedef struct agent_gpu {
 } agent_gpu;
 
 /* Per-tick values of a job kept in its rolling window: the 14 telemetry.csv
- * fields (mean over the job's GPUs) and the job's total power. */
+ * fields (mean over the job's GPUs; NaN on a tick that was not uncapped, so
+ * that the features see uncapped telemetry only) and the job's total power
+ * (every tick). */
 enum { JF_TOTAL_POWER = PFI_TM_NFIELDS, JF_COUNT };
+
+/* job_curve.c: the steady-state points of a job's curve as the agent sees it
+ * (GET /v1/jobs/ID/curve, the store's job_points). A point per per-GPU
+ * limit (whole W) the job has trained at for CURVE_HOLD_TICKS ticks; each
+ * throughput report then made is a sample of it, paired with the job's total
+ * power at the last tick. (mu) */
+typedef struct agent_curve {
+    pfi_store_point *pts; /* by cap_w, ascending */
+    double *m2;           /* per point: Welford's sum of squared tokens/s deviations */
+    unsigned char *dirty; /* per point: changed since it was last written */
+    size_t n, cap;
+    double level_w;       /* the job's GPUs' limit at the last tick, NaN unknown or mixed */
+    unsigned long held;   /* consecutive training ticks at level_w */
+    double saved_at;      /* Unix s of the last write of the dirty points */
+} agent_curve;
 
 typedef struct agent_job {
     pfi_store_job rec;
@@ -72,6 +91,14 @@ typedef struct agent_job {
     unsigned long long ticks, tput_pushes, agg_ticks, agg_pushes;
     int agg_valid;
     struct job_agg *agg;
+    /* The live estimate's basis: whether the newest tick was uncapped
+     * telemetry, the time of the newest that was, and the aggregates as
+     * they were at it (kept, and shown, while the job is capped). */
+    int uncapped_now;
+    double uncapped_t; /* Unix s, NaN before any */
+    int basis_valid;
+    struct job_agg *basis;
+    agent_curve curve;
 } agent_job;
 
 typedef struct agent {
@@ -129,12 +156,19 @@ int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err); /
 int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned long long *n,
                      pfi_error *err); /* takes mu */
 /* One tick of a job: by_gpu[g] is GPU g's sample, NULL when not read. */
-void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu);
+void agent_job_push_tick(agent *a, agent_job *j, double t, const pfi_gpu_sample *const *by_gpu);
 /* After a restart: feeds the stored samples and reports since `since` into
  * the reloaded jobs, so phases and aggregates survive a crash. Takes mu. */
 void agent_jobs_replay(agent *a, double since);
 json_t *agent_job_json(agent *a, agent_job *j);
 void agent_jobs_free(agent *a);
+
+/* What the telemetry, features and estimate of a job were computed from. */
+typedef enum {
+    JOB_BASIS_NONE,          /* no uncapped training telemetry (yet) */
+    JOB_BASIS_UNCAPPED,      /* the window's uncapped samples; the newest tick is one */
+    JOB_BASIS_LAST_UNCAPPED  /* the job is capped now: as they were at its last uncapped tick */
+} job_basis;
 
 /* Aggregates of a job over its training phase in the rolling window (mu). */
 typedef struct job_agg {
@@ -145,7 +179,10 @@ typedef struct job_agg {
     size_t n_samples, n_reports;
     int has_pfi;
     double pfi; /* the model's live estimate */
+    job_basis basis; /* of tm, the features and pfi */
+    double basis_t;  /* Unix s of the newest uncapped sample behind them, NaN none */
 } job_agg;
+const char *agent_job_basis_name(job_basis b);
 void agent_job_aggregate(agent *a, agent_job *j, job_agg *out);
 struct pfi_features;
 /* The predictor's features from the aggregates (and arch/task/GPUs). */
@@ -163,6 +200,23 @@ double agent_caps_expire(agent *a);
 int agent_caps_recover(agent *a, pfi_error *err);
 /* At shutdown: restore every cap. */
 void agent_caps_restore_all(agent *a);
+
+/* job_curve.c (caller holds mu unless noted) */
+/* Loads the job's stored points (before the job is listed; no lock). */
+int agent_curve_load(agent *a, agent_job *j, pfi_error *err);
+/* After a tick's phase update: the job's level and how long it held. */
+void agent_curve_tick(agent *a, agent_job *j, const pfi_gpu_sample *const *by_gpu);
+/* A throughput report: a sample of the current level's point when steady. */
+void agent_curve_report(agent *a, agent_job *j, double t, double tokens_per_s);
+/* The points changed since the last write, copied (*out malloc'd, NULL when
+ * none); marks them written. */
+size_t agent_curve_take_dirty(agent_job *j, double now, pfi_store_point **out);
+/* Writes points to the store (no lock needed; logs failures). */
+void agent_curve_save(agent *a, const char *job, const pfi_store_point *pts, size_t n);
+void agent_curve_free(agent_curve *c);
+/* GET /v1/jobs/ID/curve: a running job's points, else the stored ones of an
+ * ended job; PFI_ENOTFOUND when neither. Takes mu itself. */
+int agent_curve_get(agent *a, const char *id, json_t **out, pfi_error *err);
 
 /* http.c */
 int agent_http_start(agent *a, pfi_error *err);

@@ -145,6 +145,15 @@ static enum MHD_Result job_reply(agent *a, struct MHD_Connection *c, const char 
     return send_json(c, status, v);
 }
 
+static enum MHD_Result job_curve(agent *a, struct MHD_Connection *c, const char *id)
+{
+    json_t *v = NULL;
+    pfi_error err;
+    pfi_error_clear(&err);
+    int rc = agent_curve_get(a, id, &v, &err);
+    return rc == PFI_OK ? send_json(c, MHD_HTTP_OK, v) : send_pfi_error(c, rc, &err);
+}
+
 static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const req *r)
 {
     pfi_store_job j;
@@ -291,6 +300,8 @@ static enum MHD_Result route(agent *a, struct MHD_Connection *c, const char *url
         }
         if (strcmp(slash, "/throughput") == 0)
             return post ? post_throughput(a, c, id, r) : not_allowed(c, "POST");
+        if (strcmp(slash, "/curve") == 0)
+            return get ? job_curve(a, c, id) : not_allowed(c, "GET, HEAD");
         return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
     }
     if (is_limit_call(url)) {

@@ -12,6 +12,18 @@
 
 /* The paper's steady-state statistic: mean of the top 10% of samples. */
 #define TOP_FRAC 0.1
+/* A limit within this of another is the same limit (NVML sets whole mW, a
+ * backend may round). */
+#define LIMIT_TOL_W 1.0
+
+const char *agent_job_basis_name(job_basis b)
+{
+    switch (b) {
+    case JOB_BASIS_UNCAPPED: return "uncapped";
+    case JOB_BASIS_LAST_UNCAPPED: return "last_uncapped";
+    default: return "none";
+    }
+}
 
 int agent_job_find(const agent *a, const char *id)
 {
@@ -26,13 +38,28 @@ static void job_free(agent_job *j)
     pfi_trace_seg_destroy(j->seg);
     pfi_trace_roll_destroy(j->roll);
     pfi_trace_roll_destroy(j->tput);
+    agent_curve_free(&j->curve);
     free(j->agg);
+    free(j->basis);
     free(j);
+}
+
+/* Writes the job's curve points changed since the last write (caller holds
+ * mu: job end and shutdown only, so a store write under mu is rare). */
+static void curve_flush(agent *a, agent_job *j)
+{
+    pfi_store_point *pts;
+    size_t n = agent_curve_take_dirty(j, agent_now(), &pts);
+    if (n) agent_curve_save(a, j->rec.id, pts, n);
+    free(pts);
 }
 
 void agent_jobs_free(agent *a)
 {
-    for (size_t i = 0; i < a->n_jobs; i++) job_free(a->jobs[i]);
+    for (size_t i = 0; i < a->n_jobs; i++) {
+        if (a->store) curve_flush(a, a->jobs[i]);
+        job_free(a->jobs[i]);
+    }
     free(a->jobs);
     a->jobs = NULL;
     a->n_jobs = a->cap_jobs = 0;
@@ -58,7 +85,10 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     j->rec = *rec;
     j->last_tput = NAN;
     j->last_power_w = NAN;
+    j->uncapped_t = NAN;
+    j->curve.level_w = NAN;
     j->agg = calloc(1, sizeof *j->agg);
+    j->basis = calloc(1, sizeof *j->basis);
     /* Reports: 20/s over the window is far beyond a trainer's rate; beyond
      * it the window keeps the newest (older ones are in the store). */
     double tput_cap = a->o.window_s * 20;
@@ -72,9 +102,17 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     if (pfi_trace_seg_create(&tp, &j->seg) != PFI_OK ||
         pfi_trace_roll_create(JF_COUNT, a->o.window_s, max_samples, &j->roll) != PFI_OK ||
         pfi_trace_roll_create(1, a->o.window_s, (size_t)tput_cap, &j->tput) != PFI_OK ||
-        !j->agg) {
+        !j->agg || !j->basis) {
         job_free(j);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    }
+    /* The curve seen so far (a restart, or an id that ran before) goes on
+     * from the store: points are written whole, so starting empty would
+     * overwrite them. */
+    int lrc = agent_curve_load(a, j, err);
+    if (lrc != PFI_OK) {
+        job_free(j);
+        return lrc;
     }
     pthread_mutex_lock(&a->mu);
     int rc = PFI_OK;
@@ -126,6 +164,7 @@ int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err)
     int rc = pfi_store_job_end(a->store, id, agent_now(), err);
     if (rc == PFI_OK || rc == PFI_ENOTFOUND) {
         rc = PFI_OK;
+        curve_flush(a, j);
         if (summary) *summary = agent_job_json(a, j);
         memmove(&a->jobs[i], &a->jobs[i + 1], (a->n_jobs - (size_t)i - 1) * sizeof *a->jobs);
         a->n_jobs--;
@@ -150,6 +189,9 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
      * stored report that nothing counts, which is harmless. */
     int rc = pfi_store_add_throughput(a->store, id, t, tokens_per_s, err);
     if (rc != PFI_OK) return rc;
+    pfi_store_point *pts = NULL;
+    size_t dirty = 0;
+    char job[PFI_STORE_JOB_ID_MAX + 1];
     pthread_mutex_lock(&a->mu);
     int i = agent_job_find(a, id);
     if (i < 0) {
@@ -161,22 +203,67 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
         j->last_tput = tokens_per_s;
         j->last_tput_t = t;
         *n = ++j->reports;
+        agent_curve_report(a, j, t, tokens_per_s);
+        /* Curve points are written at most once an interval, outside mu
+         * (a point is cumulative: the latest write has everything). */
+        if (t - j->curve.saved_at >= a->o.interval_s) {
+            dirty = agent_curve_take_dirty(j, t, &pts);
+            snprintf(job, sizeof job, "%s", j->rec.id);
+        }
         a->gen++;
     }
     pthread_mutex_unlock(&a->mu);
+    if (dirty) agent_curve_save(a, job, pts, dirty);
+    free(pts);
     return rc;
 }
 
+/* Whether GPU g's sample is uncapped telemetry, as the predictor was fitted
+ * on (paper Sec. 6: "telemetry measured on the uncapped run"): taken at the
+ * GPU's prior limit (the one in force before pfid's cap, or, without one, the
+ * power-management limit: an out-of-band limit below it counts as a cap).
+ * The power-cap clock event is allowed at the device's default limit, where
+ * the predictor's runs had it too (a dense job is power-bound at 700 W on an
+ * H200); at a prior limit below the default (a site policy) the sample
+ * counts only while that limit does not bind. */
+static int sample_uncapped(const agent *a, unsigned g, const pfi_gpu_sample *x)
+{
+    const agent_gpu *d = &a->gpus[g];
+    double prior = d->capped        ? d->cap_default_w
+                   : d->have_limits ? (d->limits.current_w > 0 ? d->limits.current_w
+                                                               : d->limits.enforced_w)
+                                    : NAN;
+    double lim = pfi_gpu_sample_has(x, PFI_GF_LIMIT) ? x->v[PFI_GF_LIMIT]
+                 : d->have_limits                   ? d->limits.enforced_w
+                                                    : NAN;
+    if (isfinite(prior) && isfinite(lim) && prior > 0 && lim > 0) {
+        if (lim < prior - LIMIT_TOL_W) return 0;
+    } else if (d->capped) {
+        return 0; /* capped by pfid, and no way to tell the cap does not apply */
+    }
+    int binds = pfi_gpu_sample_has(x, PFI_GF_CLOCK_EVENTS) &&
+                ((uint32_t)x->v[PFI_GF_CLOCK_EVENTS] & PFI_CLK_POWER_CAP);
+    double def = d->have_limits ? d->limits.default_w : NAN;
+    if (binds && !(def > 0 && isfinite(lim) && lim >= def - LIMIT_TOL_W)) return 0;
+    return 1;
+}
+
+static void aggregate(agent *a, agent_job *j, job_agg *out);
+
 /* The job's telemetry at one tick: each telemetry.csv field the mean over
  * the job's GPUs that read it (NaN when none did), in DCGM's units through
- * the GPU field table. by_gpu[g] is NULL for a GPU not read. */
-static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
+ * the GPU field table. by_gpu[g] is NULL for a GPU not read. A tick is
+ * uncapped when every GPU of the job that was read (at least one) is. */
+static void push_values(agent *a, agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
 {
     double v[JF_COUNT], sum[PFI_TM_NFIELDS] = {0};
     size_t n[PFI_TM_NFIELDS] = {0};
+    int read = 0, uncapped = 1;
     for (size_t k = 0; k < j->rec.n_gpus; k++) {
         const pfi_gpu_sample *x = by_gpu[j->rec.gpus[k]];
         if (!x) continue;
+        read = 1;
+        uncapped &= sample_uncapped(a, j->rec.gpus[k], x);
         pfi_tm_row row;
         pfi_tm_from_gpu_sample(x, &row);
         for (int f = 0; f < PFI_TM_NFIELDS; f++)
@@ -199,14 +286,28 @@ static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_
     }
     v[JF_TOTAL_POWER] = total;
     j->last_power_w = total;
+    uncapped &= read;
+    /* The first capped tick after uncapped ones: the basis is frozen as it
+     * is now (the aggregate may not have been asked for since). */
+    if (!uncapped && j->uncapped_now) {
+        job_agg tmp;
+        agent_job_aggregate(a, j, &tmp);
+    }
+    /* The phase sees every tick; the telemetry window only uncapped ones. */
+    double fb = v[PFI_TM_FB_USED], util = v[PFI_TM_GPU_UTIL];
+    if (!uncapped)
+        for (int f = 0; f < PFI_TM_NFIELDS; f++) v[f] = NAN;
     pfi_trace_roll_push(j->roll, t, v);
     j->ticks++;
-    j->phase = pfi_trace_seg_push(j->seg, t, v[PFI_TM_FB_USED], v[PFI_TM_GPU_UTIL]);
+    j->uncapped_now = uncapped;
+    if (uncapped) j->uncapped_t = t;
+    j->phase = pfi_trace_seg_push(j->seg, t, fb, util);
+    agent_curve_tick(a, j, by_gpu);
 }
 
-void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
+void agent_job_push_tick(agent *a, agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
 {
-    push_values(j, t, by_gpu);
+    push_values(a, j, t, by_gpu);
 }
 
 /* Replay after a restart: the samples of one tick, gathered by GPU. */
@@ -222,7 +323,8 @@ static void replay_flush(replay *r)
 {
     if (r->t < 0) return;
     for (size_t i = 0; i < r->a->n_jobs; i++)
-        if (r->a->jobs[i]->rec.registered_at <= r->t) push_values(r->a->jobs[i], r->t, r->map);
+        if (r->a->jobs[i]->rec.registered_at <= r->t)
+            push_values(r->a, r->a->jobs[i], r->t, r->map);
     for (unsigned g = 0; g < r->a->n_gpus; g++) r->map[g] = NULL;
 }
 
@@ -279,8 +381,6 @@ void agent_jobs_replay(agent *a, double since)
     free(r.map);
 }
 
-static void aggregate(agent *a, agent_job *j, job_agg *out);
-
 void agent_job_aggregate(agent *a, agent_job *j, job_agg *out)
 {
     if (!j->agg_valid || j->agg_ticks != j->ticks || j->agg_pushes != j->tput_pushes) {
@@ -298,19 +398,37 @@ static void aggregate(agent *a, agent_job *j, job_agg *out)
     double since = pfi_trace_seg_start(j->seg, PFI_PHASE_TRAINING);
     out->training = !isnan(since);
     for (int f = 0; f < PFI_TM_NFIELDS; f++) out->tm[f] = NAN;
-    out->power_w = out->tput = out->pfi = NAN;
+    out->power_w = out->tput = out->pfi = out->basis_t = NAN;
+    out->basis = JOB_BASIS_NONE;
     if (!out->training) return;
-    for (int f = 0; f < PFI_TM_NFIELDS; f++)
-        if (pfi_trace_roll_top_mean(j->roll, (size_t)f, since, TOP_FRAC, &out->tm[f], NULL) !=
-            PFI_OK)
-            out->tm[f] = NAN;
     if (pfi_trace_roll_top_mean(j->roll, JF_TOTAL_POWER, since, TOP_FRAC, &out->power_w,
                                 &out->n_samples) != PFI_OK)
         out->power_w = NAN;
     if (pfi_trace_roll_top_mean(j->tput, 0, since, TOP_FRAC, &out->tput, &out->n_reports) !=
         PFI_OK)
         out->tput = NAN;
+    if (!j->uncapped_now) {
+        /* Capped: the telemetry, features and estimate stay as they were at
+         * the last uncapped tick (none before one). */
+        if (j->basis_valid) {
+            memcpy(out->tm, j->basis->tm, sizeof out->tm);
+            out->has_pfi = j->basis->has_pfi;
+            out->pfi = j->basis->pfi;
+            out->basis = JOB_BASIS_LAST_UNCAPPED;
+            out->basis_t = j->basis->basis_t;
+        }
+        return;
+    }
+    /* Capped ticks hold NaN telemetry: these are over the uncapped ones. */
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        if (pfi_trace_roll_top_mean(j->roll, (size_t)f, since, TOP_FRAC, &out->tm[f], NULL) !=
+            PFI_OK)
+            out->tm[f] = NAN;
     agent_model_estimate(a, j, out);
+    out->basis = JOB_BASIS_UNCAPPED;
+    out->basis_t = j->uncapped_t;
+    *j->basis = *out;
+    j->basis_valid = 1;
 }
 
 void agent_job_features(agent *a, const agent_job *j, const job_agg *agg, pfi_features *ft)
@@ -336,6 +454,8 @@ json_t *agent_job_json(agent *a, agent_job *j)
     pfi_json_set(o, "gpus", g);
     pfi_json_set(o, "arch", j->rec.arch[0] ? json_string(j->rec.arch) : json_null());
     pfi_json_set(o, "task", j->rec.task[0] ? json_string(j->rec.task) : json_null());
+    pfi_json_set(o, "sla_floor", j->rec.sla_floor > 0 ? pfi_json_num(j->rec.sla_floor) : json_null());
+    pfi_json_set(o, "exempt", json_boolean(j->rec.exempt));
     pfi_json_set(o, "registered_at", pfi_json_num(j->rec.registered_at));
     pfi_json_set(o, "phase", json_string(pfi_trace_phase_name(j->phase)));
     json_t *ps = json_object();
@@ -369,5 +489,11 @@ json_t *agent_job_json(agent *a, agent_job *j)
     }
     pfi_json_set(o, "features", fo);
     pfi_json_set(o, "pfi_estimate", agg.has_pfi ? pfi_json_num(agg.pfi) : json_null());
+    /* What the estimate stands on: "none" exactly when it is null. */
+    job_basis b = agg.has_pfi ? agg.basis : JOB_BASIS_NONE;
+    pfi_json_set(o, "estimate_basis", json_string(agent_job_basis_name(b)));
+    pfi_json_set(o, "estimate_at", b != JOB_BASIS_NONE ? pfi_json_num(agg.basis_t) : json_null());
+    pfi_json_set(o, "estimate_age_s",
+                 b != JOB_BASIS_NONE ? pfi_json_num(agent_now() - agg.basis_t) : json_null());
     return o;
 }

@@ -138,6 +138,11 @@ static void emit_jobs(agent *a, FILE *f)
             (void)j;                                                                           \
         }                                                                                      \
     } while (0)
+    JOB_SERIES("pfi_job_sla_floor_ratio", PFI_PROM_GAUGE,
+               "The job's minimum throughput as a fraction of uncapped (absent: none).",
+               j->rec.sla_floor > 0 ? j->rec.sla_floor : NAN);
+    JOB_SERIES("pfi_job_exempt", PFI_PROM_GAUGE, "1 when the job must never be capped.",
+               (double)j->rec.exempt);
     JOB_SERIES("pfi_job_power_watts", PFI_PROM_GAUGE,
                "Total power of the job's GPUs at the last sample.", j->last_power_w);
     JOB_SERIES("pfi_job_throughput_tokens_per_second", PFI_PROM_GAUGE,
@@ -156,6 +161,10 @@ static void emit_jobs(agent *a, FILE *f)
                "Live PFI estimate from the --model predictor (absent without a model or "
                "before training).",
                agg[i].has_pfi ? agg[i].pfi : NAN);
+    JOB_SERIES("pfi_job_pfi_estimate_timestamp_seconds", PFI_PROM_GAUGE,
+               "When the newest uncapped sample behind the PFI estimate was taken (Unix "
+               "time; it stops moving while the job is capped).",
+               agg[i].has_pfi ? agg[i].basis_t : NAN);
 #undef JOB_SERIES
     pfi_prom_family(f, "pfi_job_telemetry", PFI_PROM_GAUGE,
                     "Top-10% mean over the training phase of a DCGM field (telemetry.csv "
@@ -243,6 +252,11 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "uuid", json_string(x->info.uuid));
     pfi_json_set(o, "up", json_boolean(x->sample_ok));
     pfi_json_set(o, "sampled_at", x->last_t > 0 ? pfi_json_num(x->last_t) : json_null());
+    /* How old the data were when sampled (dcgm: the exporter's page), null
+     * for a backend that reads the device live. */
+    pfi_json_set(o, "sample_age_s",
+                 x->last_t > 0 && isfinite(x->sample_age_s) ? pfi_json_num(x->sample_age_s)
+                                                             : json_null());
     json_t *s = json_object();
     /* Every GPU field under its table name, in the Prometheus family's unit
      * (null when not read). */

@@ -20,7 +20,9 @@ void agent_tick(agent *a)
     pfi_gpu_limits *lim = calloc(n ? n : 1, sizeof *lim);
     int *ok = calloc(n ? n : 1, sizeof *ok), *lok = calloc(n ? n : 1, sizeof *lok);
     const pfi_gpu_sample **by_gpu = calloc(n ? n : 1, sizeof *by_gpu);
-    if (!s || !lim || !ok || !lok || !by_gpu) {
+    double *age = calloc(n ? n : 1, sizeof *age);
+    if (!s || !lim || !ok || !lok || !by_gpu || !age) {
+        free(age);
         free(by_gpu);
         free(s);
         free(lim);
@@ -38,6 +40,7 @@ void agent_tick(agent *a)
             errors++;
         }
         lok[g] = pfi_backend_limits(a->be, g, &lim[g]) == PFI_OK;
+        if (!ok[g] || pfi_backend_sample_age(a->be, g, &age[g]) != PFI_OK) age[g] = NAN;
     }
     pfi_error err;
     int store_ok = pfi_store_add_samples(a->store, t, s, n, &err) == PFI_OK;
@@ -55,6 +58,7 @@ void agent_tick(agent *a)
         if (ok[g]) {
             x->last = s[g];
             x->last_t = t;
+            x->sample_age_s = age[g];
         }
         if (lok[g]) {
             x->limits = lim[g];
@@ -62,7 +66,7 @@ void agent_tick(agent *a)
         }
     }
     for (unsigned g = 0; g < n; g++) by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
-    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a->jobs[i], t, by_gpu);
+    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a, a->jobs[i], t, by_gpu);
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
@@ -74,6 +78,7 @@ void agent_tick(agent *a)
     free(ok);
     free(lok);
     free(by_gpu);
+    free(age);
 }
 
 static struct timespec mono_ts(double sec)

@@ -46,7 +46,11 @@ int pfi_cmd_predict(int argc, char **argv);
 int pfi_cmd_compare(int argc, char **argv);
 int pfi_cmd_allocate(int argc, char **argv);
 int pfi_cmd_simulate(int argc, char **argv);
+int pfi_cmd_trace(int argc, char **argv);
+int pfi_cmd_export(int argc, char **argv);
+int pfi_cmd_sweep(int argc, char **argv);
 int pfi_cmd_report(int argc, char **argv);
 int pfi_cmd_plot(int argc, char **argv);
+int pfi_cmd_control(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "pfi/csv.h"
+#include "pfi/group_key.h"
 #include "pfi/index.h"
 #include "pfi/json.h"
 #include "pfi/quantile.h"
@@ -49,24 +50,6 @@ static void list_free(pfi_list *l)
     free(l->pfi);
 }
 
-/* name with every occurrence of platform replaced by "*" */
-static char *blank_platform(const char *name, const char *platform)
-{
-    size_t pl = platform ? strlen(platform) : 0, len = strlen(name);
-    char *out = malloc(len + 1), *o = out;
-    if (!out) return NULL;
-    for (const char *p = name; *p;) {
-        if (pl && strncmp(p, platform, pl) == 0) {
-            *o++ = '*';
-            p += pl;
-        } else {
-            *o++ = *p++;
-        }
-    }
-    *o = 0;
-    return out;
-}
-
 static int load(const char *path, const char *col_a, pfi_list *l, pfi_error *err)
 {
     memset(l, 0, sizeof *l);
@@ -88,7 +71,7 @@ static int load(const char *path, const char *col_a, pfi_list *l, pfi_error *err
                                    "group '%s': PFI undefined", g->name);
                 break;
             }
-            l->key[l->n] = blank_platform(g->name, g->meta.platform);
+            l->key[l->n] = pfi_group_key(g->name, g->meta.platform);
             l->pfi[l->n++] = res.pfi;
         }
         pfi_sweeps_destroy(s);
@@ -101,7 +84,7 @@ static int load(const char *path, const char *col_a, pfi_list *l, pfi_error *err
                 const char *pc = pfi_csv_col(c, "platform") >= 0
                                      ? pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "platform"))
                                      : NULL;
-                l->key[l->n++] = blank_platform(pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "group")), pc);
+                l->key[l->n++] = pfi_group_key(pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "group")), pc);
             }
         }
     }

@@ -42,6 +42,10 @@ static const char *help =
     "  --probe DIR        the real H200 probe for Fig. 6 (default: data/h200-probe there)\n"
     "  --data DIR         the embedded dataset's folder (default: data/paper-h200 of\n"
     "                     the source tree pfi was built in, or $PFI_DATA_DIR)\n"
+    "  --matched SWEEPS   the same jobs swept on another GPU, named as ours with the\n"
+    "                     platform changed (\"Dense PT H100x8 (M)\" for \"Dense PT\n"
+    "                     H200x8 (M)\"): Table 8 (default with the embedded dataset:\n"
+    "                     its paper-h100/sweeps.csv)\n"
     "  --threads N        worker threads (default: CPUs, at most 8)\n"
     "  --json             print {\"report\",\"url\",\"summary\"} on stdout at the end\n"
     "  -h, --help         show this help\n"
@@ -104,7 +108,8 @@ int pfi_cmd_report(int argc, char **argv)
         {"ci", required_argument, 0, 'c'},      {"paper-tables", required_argument, 0, 'P'},
         {"probe", required_argument, 0, 'p'},   {"data", required_argument, 0, 'd'},
         {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+        {"matched", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     pfi_report_opts o = pfi_report_defaults();
     o.threads = pfi_cli_threads();
@@ -131,6 +136,7 @@ int pfi_cmd_report(int argc, char **argv)
         case 'P': paper = optarg; break;
         case 'p': probe = optarg; break;
         case 'd': data = optarg; break;
+        case 'm': o.matched = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return PFI_EXIT_OK;
         default: return pfi_cli_usage_error("report", "bad option");
@@ -140,7 +146,7 @@ int pfi_cmd_report(int argc, char **argv)
     if (nfiles > 3) return pfi_cli_usage_error("report", "at most SWEEPS, TELEMETRY and HELDOUT");
 
     char tree[PATH_MAX] = "", shared[PATH_MAX + 16], s_path[PATH_MAX + 64], t_path[PATH_MAX + 64],
-         h_path[PATH_MAX + 64], pt[PATH_MAX + 64], pr[PATH_MAX + 64];
+         h_path[PATH_MAX + 64], m_path[PATH_MAX + 64], pt[PATH_MAX + 64], pr[PATH_MAX + 64];
     int have_tree = source_tree(tree, sizeof tree) == 0;
     const char *env_shared = getenv("PFI_SHARED_DIR");
     if (env_shared && *env_shared) snprintf(shared, sizeof shared, "%s", env_shared);
@@ -160,6 +166,10 @@ int pfi_cmd_report(int argc, char **argv)
         o.sweeps = s_path;
         o.telemetry = t_path;
         o.heldout = h_path;
+        /* the H100 sweeps sit beside the H200 folder (data/paper-h100) */
+        struct stat st;
+        snprintf(m_path, sizeof m_path, "%s/../paper-h100/sweeps.csv", dd);
+        if (!o.matched && stat(m_path, &st) == 0) o.matched = m_path;
         o.title = "pfi report: the paper's analysis on the embedded H200 dataset";
     } else {
         o.sweeps = argv[optind];

@@ -14,9 +14,13 @@ static const pfi_cli_cmd commands[] = {
     {"predict", "PFI estimates from telemetry with a fitted model", pfi_cmd_predict},
     {"compare", "rank agreement of two platforms' PFI (Table 8)", pfi_cmd_compare},
     {"allocate", "per-job power caps under a cluster power budget, by policy", pfi_cmd_allocate},
+    {"sweep", "measure a training job's PFI: run it under each power cap", pfi_cmd_sweep},
+    {"trace", "steady-state points (phases, top-10% means) from GPU traces", pfi_cmd_trace},
+    {"export", "sweeps.csv and telemetry.csv of the jobs a pfid store has seen", pfi_cmd_export},
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
     {"report", "the paper end to end as a folder: report.html, tables, figures", pfi_cmd_report},
     {"plot", "one figure of the report from your files, as SVG, PNG or PDF", pfi_cmd_plot},
+    {"control", "the cluster controller: site power limits to per-job GPU caps", pfi_cmd_control},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -2,6 +2,7 @@
 #include "pfi/tm_aggregate.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include <gsl/gsl_sort.h>
@@ -101,5 +102,30 @@ void pfi_tm_from_gpu_sample(const pfi_gpu_sample *s, pfi_tm_row *out)
         if (d->tm_field < 0 || !pfi_gpu_sample_has(s, d->field)) continue;
         out->v[d->tm_field] = s->v[f] * d->si_to_tm;
         out->valid |= 1u << d->tm_field;
+    }
+}
+
+void pfi_tm_from_gpu_samples(const pfi_gpu_sample *const *x, size_t n, pfi_tm_row *out,
+                             double *total_w)
+{
+    double sum[PFI_TM_NFIELDS] = {0};
+    size_t cnt[PFI_TM_NFIELDS] = {0};
+    for (size_t k = 0; k < n; k++) {
+        if (!x[k]) continue;
+        pfi_tm_row one;
+        pfi_tm_from_gpu_sample(x[k], &one);
+        for (int f = 0; f < PFI_TM_NFIELDS; f++)
+            if (one.valid >> f & 1u) sum[f] += one.v[f], cnt[f]++;
+    }
+    out->valid = 0;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) {
+        out->v[f] = cnt[f] ? sum[f] / (double)cnt[f] : NAN;
+        if (cnt[f]) out->valid |= 1u << f;
+    }
+    if (total_w) {
+        double t = 0;
+        for (size_t k = 0; k < n && !isnan(t); k++)
+            t = x[k] && pfi_gpu_sample_has(x[k], PFI_GF_POWER) ? t + x[k]->v[PFI_GF_POWER] : NAN;
+        *total_w = n ? t : NAN;
     }
 }

@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 
+#include "pfi/json.h"
+
 int pfi_api_job_id_valid(const char *id)
 {
     size_t n = strlen(id);
@@ -24,38 +26,7 @@ int pfi_api_job_id_valid(const char *id)
 static int load_object(const char *body, size_t len, const char *const *allowed, json_t **out,
                        pfi_error *err)
 {
-    *out = NULL;
-    if (len > PFI_API_MAX_BODY)
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "body larger than %d bytes",
-                             PFI_API_MAX_BODY);
-    json_error_t je;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "bad JSON at line %d column %d: %s",
-                             je.line, je.column, je.text);
-    if (!json_is_object(root)) {
-        json_decref(root);
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the body must be a JSON object");
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        int ok = 0;
-        for (size_t i = 0; allowed[i]; i++) ok |= strcmp(key, allowed[i]) == 0;
-        if (!ok) {
-            /* Jansson keys may hold NUL or control bytes: print a safe prefix. */
-            char shown[40];
-            size_t k = 0;
-            for (; key[k] && k < sizeof shown - 1; k++)
-                shown[k] = (key[k] >= 0x20 && key[k] < 0x7f) ? key[k] : '?';
-            shown[k] = '\0';
-            json_decref(root);
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown key \"%s\"", shown);
-        }
-    }
-    *out = root;
-    return PFI_OK;
+    return pfi_json_load_strict(body, len, PFI_API_MAX_BODY, allowed, out, err);
 }
 
 /* A required (or optional, when *have may say it was absent) finite number. */
@@ -93,7 +64,7 @@ static int get_choice(json_t *root, const char *key, const char *a, const char *
 
 int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_error *err)
 {
-    static const char *const keys[] = {"id", "gpus", "arch", "task", NULL};
+    static const char *const keys[] = {"id", "gpus", "arch", "task", "sla_floor", "exempt", NULL};
     memset(out, 0, sizeof *out);
     json_t *root;
     int rc = load_object(body, len, keys, &root, err);
@@ -140,7 +111,27 @@ int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_erro
     if ((rc = get_choice(root, "arch", "dense", "moe", out->arch, sizeof out->arch, err)) !=
         PFI_OK)
         goto done;
-    rc = get_choice(root, "task", "pt", "ft", out->task, sizeof out->task, err);
+    if ((rc = get_choice(root, "task", "pt", "ft", out->task, sizeof out->task, err)) != PFI_OK)
+        goto done;
+    /* The SLA floor: a fraction of the uncapped throughput; null or absent
+     * is none (0), and 0 itself is refused as meaningless. */
+    json_t *sla = json_object_get(root, "sla_floor");
+    if (sla && !json_is_null(sla)) {
+        int have;
+        if ((rc = get_number(root, "sla_floor", 0, &out->sla_floor, &have, err)) != PFI_OK)
+            goto done;
+        if (!(out->sla_floor > 0 && out->sla_floor <= 1)) {
+            out->sla_floor = 0;
+            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"sla_floor\" must be in (0, 1]");
+            goto done;
+        }
+    }
+    json_t *ex = json_object_get(root, "exempt");
+    if (ex && !json_is_boolean(ex)) {
+        rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"exempt\" must be true or false");
+        goto done;
+    }
+    out->exempt = ex && json_is_true(ex);
 done:
     json_decref(root);
     return rc;

@@ -49,6 +49,13 @@ int pfi_file_read_all(const char *path, char **buf, size_t *len, pfi_error *err)
 int pfi_file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), void *ctx,
                           pfi_error *err)
 {
+    /* Renaming over a device, a pipe or a terminal would replace it (as
+     * root, /dev/stdout itself, a link to one): only regular files are
+     * replaced. */
+    struct stat pre;
+    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return pfi_error_set(err, PFI_EINVAL, path, 0,
+                             "not a regular file: refusing to replace it");
     size_t n = strlen(path) + 16;
     char *tmp = malloc(n);
     if (!tmp) return pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");

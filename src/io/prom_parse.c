@@ -495,3 +495,14 @@ const char *pfi_prom_series_label(const pfi_prom_series *s, const char *name)
         if (strcmp(s->labels[k].name, name) == 0) return s->labels[k].value;
     return NULL;
 }
+
+int pfi_prom_dcgm_blank(double v)
+{
+    /* DCGM_INT64_BLANK = 0x7ffffffffffffff0 (+1 not found, +2 not supported,
+     * +3 no permission): all round to ~9.2234e18 as doubles.
+     * DCGM_INT32_BLANK = 0x7ffffff0 (+1..+3). DCGM_FP64_BLANK = 2^47 (+1..+3). */
+    if (v >= 9.2233720368547748e18) return 1;
+    if (v >= 2147483632.0 && v <= 2147483635.0) return 1;
+    if (v >= 140737488355328.0 && v <= 140737488355331.0) return 1;
+    return 0;
+}

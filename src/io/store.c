@@ -29,6 +29,7 @@ enum {
     ST_PRUNE_JOBS,
     ST_SAMPLES_SINCE,
     ST_TPUT_SINCE,
+    ST_JOBS_ALL,
     ST_POINT_PUT,
     ST_POINTS_ALL,
     ST_POINTS_JOB,
@@ -46,6 +47,8 @@ static const char *stmt_sql[ST_COUNT] = {
     [ST_JOB_END] = "UPDATE jobs SET ended_at=? WHERE id=? AND ended_at IS NULL",
     [ST_JOBS_RUNNING] = "SELECT id,gpus,arch,task,registered_at,sla_floor,exempt FROM jobs "
                         "WHERE ended_at IS NULL ORDER BY registered_at, rowid",
+    [ST_JOBS_ALL] = "SELECT id,gpus,arch,task,registered_at,sla_floor,exempt,ended_at FROM jobs "
+                    "ORDER BY registered_at, rowid",
     [ST_TPUT_ADD] = "INSERT INTO throughput VALUES(?,?,?)",
     [ST_TPUT_COUNT] = "SELECT count(*) FROM throughput WHERE job=?",
     [ST_CAP_PUT] = "INSERT OR REPLACE INTO caps(gpu,watts,set_at,expires_at,prior_w) "
@@ -296,6 +299,8 @@ static int job_row(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err)
     j->registered_at = sqlite3_column_double(st, 4);
     j->sla_floor = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 5);
     j->exempt = sqlite3_column_int(st, 6);
+    /* ST_JOBS_ALL has ended_at; a running job's is NULL (0) */
+    j->ended_at = sqlite3_column_count(st) > 7 ? sqlite3_column_double(st, 7) : 0;
     if (gpus_from_text((const char *)sqlite3_column_text(st, 1), j) != PFI_OK)
         return pfi_error_set(err, PFI_EPARSE, s->path, 0, "job '%s': bad GPU list '%s'", j->id,
                              (const char *)sqlite3_column_text(st, 1));
@@ -305,6 +310,12 @@ static int job_row(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err)
 int pfi_store_jobs_running(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
 {
     return collect(s, ST_JOBS_RUNNING, NULL, sizeof **out, job_row, "reading jobs", (void **)out, n,
+                   err);
+}
+
+int pfi_store_jobs(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
+{
+    return collect(s, ST_JOBS_ALL, NULL, sizeof **out, job_row, "reading jobs", (void **)out, n,
                    err);
 }
 

@@ -146,25 +146,43 @@ int pfi_sweeps_read_opts(const char *path, double tdp_w, unsigned flags, pfi_swe
     return rc;
 }
 
-int pfi_sweeps_write(FILE *f, const pfi_sweeps *s)
+void pfi_sweeps_write_header(FILE *f)
 {
     fputs("group,platform,model,arch,task,gpus,config,cap_w,power_w,throughput_tok_s,"
           "power_sem_w,throughput_sem_tok_s\n",
           f);
+}
+
+/* A number, or an empty field for one not known (never "nan"). */
+static void put_num(FILE *f, const char *fmt, double v)
+{
+    fputc(',', f);
+    if (isfinite(v)) fprintf(f, fmt, v);
+}
+
+void pfi_sweeps_write_row(FILE *f, const char *group, const pfi_group_meta *m, const pfi_run *r)
+{
+    pfi_csv_put_field(f, group);
+    fputc(',', f);
+    pfi_csv_put_field(f, m->platform);
+    fputc(',', f);
+    pfi_csv_put_field(f, m->model);
+    fprintf(f, ",%s,%s,%d,", m->arch, m->task, m->gpus);
+    pfi_csv_put_field(f, m->config);
+    put_num(f, "%.10g", r->cap_w);
+    put_num(f, "%.10g", r->power_w);
+    put_num(f, "%.10g", r->tput);
+    put_num(f, "%.6g", r->power_sem_w);
+    put_num(f, "%.6g", r->tput_sem);
+    fputc('\n', f);
+}
+
+int pfi_sweeps_write(FILE *f, const pfi_sweeps *s)
+{
+    pfi_sweeps_write_header(f);
     for (size_t i = 0; i < pfi_sweeps_count(s); i++) {
         const pfi_group *g = pfi_sweeps_group(s, i);
-        for (size_t k = 0; k < g->n_runs; k++) {
-            const pfi_run *r = &g->runs[k];
-            pfi_csv_put_field(f, g->name);
-            fputc(',', f);
-            pfi_csv_put_field(f, g->meta.platform);
-            fputc(',', f);
-            pfi_csv_put_field(f, g->meta.model);
-            fprintf(f, ",%s,%s,%d,", g->meta.arch, g->meta.task, g->meta.gpus);
-            pfi_csv_put_field(f, g->meta.config);
-            fprintf(f, ",%.10g,%.10g,%.10g,%.6g,%.6g\n", r->cap_w, r->power_w, r->tput,
-                    r->power_sem_w, r->tput_sem);
-        }
+        for (size_t k = 0; k < g->n_runs; k++) pfi_sweeps_write_row(f, g->name, &g->meta, &g->runs[k]);
     }
     return ferror(f) ? PFI_EIO : PFI_OK;
 }

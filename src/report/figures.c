@@ -10,6 +10,7 @@
 
 #include "pfi/features.h"
 #include "pfi/gpumodel.h"
+#include "pfi/stats.h"
 #include "plot.h"
 
 static const rp_figure figures[PFI_PLOT_COUNT] = {
@@ -46,7 +47,8 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      1000, 600},
     {PFI_PLOT_DEFINITIONS, "fig10_definitions", "Fig. 10: the three PFI definitions",
      "Each group's ratio (Eq. 1), area (Eq. 5) and constant-elasticity PFI against each "
-     "other; dashed: equality.",
+     "other, each on its own scale (their ranges differ by design); the titles give "
+     "Spearman's rank correlation.",
      1300, 460},
     {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: one panel per group",
      "Normalised throughput against normalised power for every group, with its ratio PFI; "
@@ -155,8 +157,11 @@ static void draw_pfi(void *ctx)
     rp_range(m, v, 0.08, &lo, &hi);
     lo = floor(lo * 10) / 10;
     hi = ceil(hi * 10) / 10;
-    /* (a) histogram in bins of 0.05, stacked by cluster */
-    size_t nb = (size_t)ceil((hi - lo) / 0.05);
+    /* (a) histogram stacked by cluster, in bins of 0.1 (0.05 for a narrow
+     * range): finer bins over the paper's 1.1-2.7 leave a comb of one-group
+     * bars in four colours that reads as noise */
+    double want = hi - lo > 1 ? 0.1 : 0.05;
+    size_t nb = (size_t)ceil((hi - lo) / want - 1e-9);
     if (nb < 1) nb = 1;
     if (nb > 80) nb = 80;
     double bw = (hi - lo) / (double)nb, count[80][4] = {{0}}, top = 1;
@@ -172,8 +177,8 @@ static void draw_pfi(void *ctx)
         top = fmax(top, s);
     }
     pladv(0);
-    rp_panel(0.06, 0.33, 0.14, 0.90, lo, hi, 0, top + 1, 0, 0, "PFI (ratio, Eq. 1)",
-             "Sweep groups", "(a) distribution");
+    rp_panel_counts(0.06, 0.33, 0.14, 0.90, lo, hi, top + 1, "PFI (ratio, Eq. 1)",
+                    "Sweep groups", "(a) distribution");
     for (size_t b = 0; b < nb; b++) {
         double base = 0;
         for (int c = 0; c < 4; c++) {
@@ -218,16 +223,46 @@ static void draw_pfi(void *ctx)
             rp_line(2, bx, by, 1, 2.0);
         }
     }
-    /* (c) by cluster size */
-    double gmax = 8;
-    for (size_t i = 0; i < n; i++) gmax = fmax(gmax, d->grp[i].g->meta.gpus);
-    rp_panel(0.70, 0.86, 0.14, 0.90, 0, gmax * 1.12, lo, hi, 0, 0, "GPUs in the job",
-             "PFI (ratio)", "(c) by cluster size");
+    /* (c) by cluster size: one category per GPU count (8, 16, 32 sit
+     * unevenly on a numeric axis), each cluster in its own sub-column so the
+     * clusters of one size do not hide each other */
+    int sizes[8];
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        int gp = d->grp[i].g->meta.gpus;
+        size_t k = 0;
+        while (k < ns && sizes[k] != gp) k++;
+        if (k == ns && ns < 8) sizes[ns++] = gp;
+    }
+    for (size_t a = 1; a < ns; a++) /* ascending */
+        for (size_t b = a; b > 0 && sizes[b - 1] > sizes[b]; b--) {
+            int t = sizes[b];
+            sizes[b] = sizes[b - 1];
+            sizes[b - 1] = t;
+        }
+    plvpor(0.70, 0.86, 0.14, 0.90);
+    plwind(0.5, (double)ns + 0.5, lo, hi);
+    plcol0(RP_LIGHT);
+    plwidth(0.5);
+    plbox("", 0, 0, "g", 0, 0);
+    plwidth(1);
+    plcol0(RP_BLACK);
+    plbox("bc", 0, 0, "bcnstv", 0, 0);
+    plmtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
+    plmtex("t", 1.0, 0.5, 0.5, "(c) by cluster size");
+    plmtex("b", 3.0, 0.5, 0.5, "GPUs in the job");
+    for (size_t k = 0; k < ns; k++) {
+        char lab[16];
+        snprintf(lab, sizeof lab, "%d", sizes[k]);
+        plmtex("b", 1.4, ((double)k + 0.5) / (double)ns, 0.5, lab);
+    }
     for (size_t i = 0; i < n; i++) {
         const rd_group *g = &d->grp[i];
         if (!g->idx.has_pfi) continue;
-        double x = (double)g->g->meta.gpus + 0.02 * gmax * (((double)(i % 5) / 4.0) - 0.5),
-               y = g->idx.pfi;
+        size_t k = 0;
+        while (k < ns && sizes[k] != g->g->meta.gpus) k++;
+        if (k == ns) continue; /* beyond eight sizes */
+        double x = (double)k + 1 + 0.16 * ((double)g->cluster - 1.5), y = g->idx.pfi;
         rp_points(g->cluster, 1, &x, &y);
     }
     int present[4];
@@ -237,6 +272,31 @@ static void draw_pfi(void *ctx)
 }
 
 /* ---- Fig. 5/14 ---- */
+
+/* An x label under a quarter-width panel: one line when it fits (~26
+ * characters at scale `base`), else the name and its "(unit)" on two
+ * smaller lines; shrinking a 45-character label onto one line made it
+ * unreadable and it still ran into the neighbour's. Offsets are in lines of
+ * the current size, so they are rescaled to keep the same place. */
+static void xlabel_fit(const char *lab, double base)
+{
+    size_t n = strlen(lab);
+    const char *paren = strstr(lab, " (");
+    if (n <= 26 || !paren) {
+        plschr(0, n > 26 ? base * 26.0 / (double)n : base);
+        plmtex("b", 3.0 * base / (n > 26 ? base * 26.0 / (double)n : base), 0.5, 0.5, lab);
+        return;
+    }
+    char l1[128];
+    snprintf(l1, sizeof l1, "%.*s", (int)(paren - lab), lab);
+    const char *l2 = paren + 1;
+    size_t m = strlen(l1) > strlen(l2) ? strlen(l1) : strlen(l2);
+    double sc = 0.85 * base;
+    if (m > 28) sc = sc * 28.0 / (double)m;
+    plschr(0, sc);
+    plmtex("b", 3.0 * base / sc, 0.5, 0.5, l1);
+    plmtex("b", 3.0 * base / sc + 1.1, 0.5, 0.5, l2);
+}
 static void draw_features(void *ctx)
 {
     const rd_data *d = ctx;
@@ -267,13 +327,9 @@ static void draw_features(void *ctx)
                      co->q < 0.01 ? " **" : co->q < 0.05 ? " *" : "");
         else
             snprintf(title, sizeof title, "ρ undefined");
-        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.045, y1 - 0.02, xlo, xhi,
+        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.052, y1 - 0.02, xlo, xhi,
                  ylo, yhi, 0, 0, NULL, c == 0 ? "PFI (ratio)" : NULL, title);
-        /* long labels in a smaller font, so neighbours' labels do not meet */
-        const char *lab = pfi_feature_label(f);
-        size_t ll = strlen(lab);
-        plschr(0, ll > 30 ? 0.6 * 30.0 / (double)ll : 0.6);
-        plmtex("b", 3.0, 0.5, 0.5, lab);
+        xlabel_fit(pfi_feature_label(f), 0.6);
         plschr(0, 0.6);
         for (size_t i = 0; i < m; i++) rp_points(cl[i], 1, &x[i], &y[i]);
         /* OLS line of PFI on the feature */
@@ -314,7 +370,8 @@ static void draw_clocks(void *ctx)
     const rd_data *d = ctx;
     const pfi_gpu_spec *gpu = pfi_gpumodel_h200();
     static const char *const loads[4] = {"gemm", "stream", "dense_train", "moe_train"};
-    static const int colour[4] = {RP_POLICY0 + 1, RP_POLICY0 + 5, RP_CLUSTER0 + 0, RP_CLUSTER0 + 2};
+    /* stream in pink: in the learn policy's blue it could not be told from dense_train */
+    static const int colour[4] = {RP_POLICY0 + 1, RP_POLICY0 + 2, RP_CLUSTER0 + 0, RP_CLUSTER0 + 2};
     double cap[51], sm[51], mem[51];
     pladv(0);
     rp_panel(0.08, 0.72, 0.13, 0.90, gpu->min_limit_w - 10, gpu->max_limit_w + 15, 0, 3500, 0, 0,
@@ -496,39 +553,61 @@ static void draw_ce(void *ctx)
 static void draw_definitions(void *ctx)
 {
     const rd_data *d = ctx;
-    double v[512];
-    size_t m = 0;
-    for (size_t i = 0; i < d->ng && m < 500; i++) {
-        const pfi_index_result *x = &d->grp[i].idx;
-        if (x->has_pfi) v[m++] = x->pfi;
-        if (x->has_area) v[m++] = x->pfi_area;
-        if (x->has_ce) v[m++] = x->pfi_ce;
-    }
-    double lo, hi;
-    rp_range(m, v, 0.06, &lo, &hi);
+    /* each definition on its own axis: their ranges differ by design (ratio
+     * about 1 to 2.7, area about -0.1 to 0.1, paper Appendix A), so on one
+     * shared axis the area and CE values were a flat line at zero; the
+     * panel titles give the rank agreement instead of an equality line */
     static const char *const name[3] = {"ratio PFI (Eq. 1)", "area PFI (Eq. 5)", "CE PFI (1 - alpha)"};
     static const int pa[3] = {0, 0, 1}, pb[3] = {1, 2, 2};
+    size_t n = d->ng;
+    double *buf = calloc(4 * (n ? n : 1), sizeof *buf);
+    if (!buf) return;
+    double *xs = buf, *ys = buf + n, *rx = buf + 2 * n, *ry = buf + 3 * n;
     pladv(0);
     for (int p = 0; p < 3; p++) {
-        char t[64];
-        snprintf(t, sizeof t, "(%c)", 'a' + p);
-        rp_panel(0.06 + 0.28 * p, 0.28 + 0.28 * p, 0.14, 0.90, lo, hi, lo, hi, 0, 0, name[pa[p]],
-                 name[pb[p]], t);
-        diagonal(lo, hi);
-        for (size_t i = 0; i < d->ng; i++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
             const pfi_index_result *x = &d->grp[i].idx;
             int has[3] = {x->has_pfi, x->has_area, x->has_ce};
             double val[3] = {x->pfi, x->pfi_area, x->pfi_ce};
             if (!has[pa[p]] || !has[pb[p]]) continue;
-            rp_points(d->grp[i].cluster, 1, &val[pa[p]], &val[pb[p]]);
+            xs[m] = val[pa[p]];
+            ys[m++] = val[pb[p]];
+        }
+        double xlo, xhi, ylo, yhi, rho = 0, pv = 0;
+        rp_range(m, xs, 0.08, &xlo, &xhi);
+        rp_range(m, ys, 0.08, &ylo, &yhi);
+        memcpy(rx, xs, m * sizeof *xs);
+        memcpy(ry, ys, m * sizeof *ys);
+        char t[64];
+        if (pfi_stats_spearman(rx, ry, m, &rho, &pv) == PFI_OK)
+            snprintf(t, sizeof t, "(%c) Spearman rho %.2f", 'a' + p, rho);
+        else
+            snprintf(t, sizeof t, "(%c)", 'a' + p);
+        double x0 = 0.075 + 0.285 * p;
+        rp_panel(x0, x0 + 0.19, 0.14, 0.90, xlo, xhi, ylo, yhi, 0, 0, name[pa[p]], name[pb[p]], t);
+        for (size_t i = 0, k = 0; i < n; i++) {
+            const pfi_index_result *x = &d->grp[i].idx;
+            int has[3] = {x->has_pfi, x->has_area, x->has_ce};
+            if (!has[pa[p]] || !has[pb[p]]) continue;
+            rp_points(d->grp[i].cluster, 1, &xs[k], &ys[k]);
+            k++;
         }
     }
+    free(buf);
     int present[4];
     present_clusters(d, 0, present);
     rp_legend_clusters(present);
 }
 
 /* ---- Figs. 11-13 ---- */
+/* character scale for a panel title of at most ~21 characters at `base` */
+static double fit_scale(const char *s, double base)
+{
+    size_t n = strlen(s);
+    return n > 21 ? base * 21.0 / (double)n : base;
+}
+
 static void draw_groups(void *ctx)
 {
     const rd_data *d = ctx;
@@ -537,28 +616,43 @@ static void draw_groups(void *ctx)
     double x[64], y[64];
     pladv(0);
     plschr(0, 0.55);
+    /* half-length ticks: full ones fill a third of these small panels */
+    plsmaj(0, 0.5);
+    plsmin(0, 0.5);
     for (size_t i = 0; i < n; i++) {
         const rd_group *r = &d->grp[i];
         const pfi_group *g = r->g;
         const pfi_run *u = &g->runs[g->n_runs - 1];
         size_t c = i % cols, rw = i / cols, m = g->n_runs < 64 ? g->n_runs : 64;
         double x0 = 0.04 + c * (0.95 / cols), y1 = 0.975 - rw * (0.955 / rows);
-        char t[200];
-        /* the name without the platform prefix keeps the title inside its panel */
-        const char *paren = strchr(g->name, '(');
-        if (paren) snprintf(t, sizeof t, "%.*s, %d GPUs", (int)strcspn(paren + 1, ")"), paren + 1, g->meta.gpus);
-        else snprintf(t, sizeof t, "%s", g->name);
-        char sub[64];
-        if (r->idx.has_pfi) snprintf(sub, sizeof sub, "PFI %.2f%s", r->idx.pfi, r->held ? " (held out)" : "");
+        /* two title lines, the model and then GPUs and config (the cluster is
+         * the colour; "held out" joins the second), and the PFI inside the
+         * panel's empty lower right corner (curves run near the diagonal): a
+         * third line above the panel crowded into the one below it */
+        char t[200], t2[200], sub[64];
+        if (g->meta.model[0]) {
+            snprintf(t, sizeof t, "%s", g->meta.model);
+            snprintf(t2, sizeof t2, "%d GPUs%s%s%s", g->meta.gpus, g->meta.config[0] ? ", " : "",
+                     g->meta.config, r->held ? ", held out" : "");
+        } else {
+            snprintf(t, sizeof t, "%s", g->name);
+            snprintf(t2, sizeof t2, "%d GPUs%s", g->meta.gpus, r->held ? ", held out" : "");
+        }
+        if (r->idx.has_pfi) snprintf(sub, sizeof sub, "PFI %.2f", r->idx.pfi);
         else snprintf(sub, sizeof sub, "PFI undefined");
         rp_panel(x0 + 0.025, x0 + 0.95 / cols - 0.025, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
                  1.05, 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
                  c == 0 ? "T / uncapped T" : NULL, NULL);
-        size_t tl = strlen(t);
-        plschr(0, tl > 22 ? 0.5 * 22.0 / (double)tl : 0.5);
-        plmtex("t", 2.4, 0.5, 0.5, t);
+        /* a long line is set smaller to fit its panel; plmtex's offset counts
+         * lines of the current size, so each offset is scaled to keep the
+         * two lines a fixed distance apart whatever their sizes */
+        double s1 = fit_scale(t, 0.5), s2 = fit_scale(t2, 0.5);
+        plschr(0, s2);
+        plmtex("t", 0.9, 0.5, 0.5, t2);
+        plschr(0, s1);
+        plmtex("t", (0.9 + 1.4) * s2 / s1, 0.5, 0.5, t);
         plschr(0, 0.55);
-        plmtex("t", 0.8, 0.5, 0.5, sub);
+        rp_text(0.96, 0.16, 1.0, 0.5, sub);
         diagonal(0, 1.05);
         for (size_t k = 0; k < m; k++) {
             x[k] = g->runs[k].power_w / u->power_w;
@@ -568,6 +662,8 @@ static void draw_groups(void *ctx)
         rp_line(m, x, y, 1, 1.2);
         rp_points(r->cluster, m, x, y);
     }
+    plsmaj(0, 1);
+    plsmin(0, 1);
 }
 
 static const rp_draw_fn draws[PFI_PLOT_COUNT] = {

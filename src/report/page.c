@@ -247,10 +247,11 @@ int rp_page_write_html(FILE *f, void *ctx)
     figure_html(f, p, PFI_PLOT_PFI);
     table_html(f, find_table(p, "table6_pfi"));
     figure_html(f, p, PFI_PLOT_GROUPS);
-    fputs("<h2>2. Definitions and the cap grid</h2>\n", f);
+    fputs("<h2>2. Definitions, the cap grid and the GPU generation</h2>\n", f);
     figure_html(f, p, PFI_PLOT_CE);
     figure_html(f, p, PFI_PLOT_DEFINITIONS);
     table_html(f, find_table(p, "table9_grid"));
+    table_html(f, find_table(p, "table8_generations"));
     fputs("<h2>3. PFI by regime</h2>\n", f);
     table_html(f, find_table(p, "table10_regimes"));
     table_html(f, find_table(p, "table11_dunn"));
@@ -306,6 +307,14 @@ int rp_page_write_summary(FILE *f, void *ctx)
             pfi_json_set(kw, "p", pfi_json_num(d->regimes.kw.p));
             pfi_json_set(root, "kruskal", kw);
         }
+    }
+    if (d->other) {
+        json_t *g = json_object();
+        pfi_json_set(g, "pairs", json_integer((json_int_t)d->npairs));
+        pfi_json_set(g, "rho", num_or_null(d->has_match_stats, d->match_rho));
+        pfi_json_set(g, "max_abs_diff", num_or_null(d->has_match_stats, d->match_max_abs));
+        pfi_json_set(g, "median_rel_diff", num_or_null(d->has_match_stats, d->match_median_rel));
+        pfi_json_set(root, "generations", g);
     }
     if (d->has_tm && d->best_set >= 0) {
         const pfi_ablation *a = &d->ab[d->best_set];

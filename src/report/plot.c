@@ -119,27 +119,46 @@ static double nice_step(double range, int most)
     return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
-void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
-              double wy1, int logx, int logy, const char *xlabel, const char *ylabel,
-              const char *title)
+/* counts: the y axis counts things, so its ticks are whole numbers */
+static void panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
+                  double wy1, int logx, int logy, int counts, const char *xlabel,
+                  const char *ylabel, const char *title)
 {
     plvpor(x0, x1, y0, y1);
     plwind(wx0, wx1, wy0, wy1);
+    /* plain tick labels up to 6 digits: PLplot's "(x10^-2)" exponent sits
+     * above the panel where it is clipped or runs into the title */
+    plsxax(6, 0);
+    plsyax(6, 0);
     /* about one tick label per 90 points of axis */
     PLFLT mx0, mx1, my0, my1;
     plgspa(&mx0, &mx1, &my0, &my1);
     int nx = (int)((x1 - x0) * (mx1 - mx0) / 18.0), ny = (int)((y1 - y0) * (my1 - my0) / 12.0);
     double xt = logx ? 0 : nice_step(wx1 - wx0, nx < 2 ? 2 : nx > 10 ? 10 : nx);
     double yt = logy ? 0 : nice_step(wy1 - wy0, ny < 2 ? 2 : ny > 10 ? 10 : ny);
+    if (counts && yt < 1) yt = 1;
     plcol0(RP_LIGHT);
     plwidth(0.5);
     plbox(logx ? "gl" : "g", xt, 0, logy ? "gl" : "g", yt, 0);
     plwidth(1);
     plcol0(RP_BLACK);
-    plbox(logx ? "bcnstl" : "bcnst", xt, 0, logy ? "bcnstvl" : "bcnstv", yt, 0);
+    plbox(logx ? "bcnstl" : "bcnst", xt, 0, logy ? "bcnstvl" : counts ? "bcntv" : "bcnstv", yt, 0);
     if (xlabel) plmtex("b", 3.0, 0.5, 0.5, xlabel);
     if (ylabel) plmtex("l", 5.0, 0.5, 0.5, ylabel);
     if (title) plmtex("t", 1.0, 0.5, 0.5, title);
+}
+
+void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
+              double wy1, int logx, int logy, const char *xlabel, const char *ylabel,
+              const char *title)
+{
+    panel(x0, x1, y0, y1, wx0, wx1, wy0, wy1, logx, logy, 0, xlabel, ylabel, title);
+}
+
+void rp_panel_counts(double x0, double x1, double y0, double y1, double wx0, double wx1,
+                     double wy1, const char *xlabel, const char *ylabel, const char *title)
+{
+    panel(x0, x1, y0, y1, wx0, wx1, 0, wy1, 0, 0, 1, xlabel, ylabel, title);
 }
 
 void rp_points(int cluster, size_t n, const double *x, const double *y)

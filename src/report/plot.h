@@ -33,6 +33,9 @@ const char *rp_policy_label(int policy);
 void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
               double wy1, int logx, int logy, const char *xlabel, const char *ylabel,
               const char *title);
+/* The same with a y axis from 0 that counts things: whole-number ticks. */
+void rp_panel_counts(double x0, double x1, double y0, double y1, double wx0, double wx1,
+                     double wy1, const char *xlabel, const char *ylabel, const char *title);
 /* Points of one cluster (its colour and marker). */
 void rp_points(int cluster, size_t n, const double *x, const double *y);
 /* A line in the current colour; style 1 solid, 2 dashed. */

@@ -371,6 +371,8 @@ void rd_free(rd_data *d)
     if (!d) return;
     for (int m = 0; m < 2; m++) pfi_sim_result_free(&d->sim[m]);
     free(d->grp);
+    free(d->pairs);
+    pfi_sweeps_destroy(d->other);
     free(d->obs);
     pfi_telemetry_destroy(d->tm);
     pfi_sweeps_destroy(d->s);

@@ -32,6 +32,14 @@ typedef struct rd_group {
 
 #define RD_MAX_NOTES 16
 
+/* Table 8: one of our groups and the same job swept on another GPU. */
+typedef struct rd_pair {
+    const rd_group *a;   /* ours (training or held-out) */
+    const pfi_group *b;  /* the other GPU's, from rd_data.other */
+    int has;             /* both PFIs defined */
+    double pfi_a, pfi_b;
+} rd_pair;
+
 typedef struct rd_data {
     pfi_sweeps *s, *held;
     pfi_telemetry *tm;
@@ -62,6 +70,12 @@ typedef struct rd_data {
     size_t n_probe;
     char probe_name[4][16];
     double probe_sm[4], probe_mem[4];
+    /* Table 8: the same jobs on another GPU (NULL when not given) */
+    pfi_sweeps *other;
+    rd_pair *pairs;
+    size_t npairs;
+    int has_match_stats;           /* >= 3 pairs with both PFIs and a defined rho */
+    double match_rho, match_max_abs, match_median_rel; /* rel: |b - a| / a */
     char notes[RD_MAX_NOTES][320]; /* sections skipped and why */
     size_t n_notes;
 } rd_data;
@@ -79,9 +93,18 @@ int rd_telemetry(rd_data *d, pfi_error *err); /* corr, ablation, validation, Tab
 int rd_simulate(rd_data *d, size_t workloads, int threads,
                 void (*progress)(void *, size_t, size_t), void *ctx, pfi_error *err);
 int rd_probe(rd_data *d, const char *probe_dir, pfi_error *err);
+/* Table 8: reads the other GPU's sweeps (after rd_load, before any work, so
+ * a bad file is reported first), then pairs them with ours by name with the
+ * platform blanked (pfi/group_key.h) once rd_index has run. */
+int rd_load_matched(rd_data *d, const char *sweeps, pfi_error *err);
+int rd_match(rd_data *d, pfi_error *err);
 /* Fig. 8 from `pfi simulate --json` outputs instead (paths[1] may be NULL):
  * each file fills the slot of its mix. Errors name the file. */
 int rd_sim_from_json(rd_data *d, const char *const paths[2], pfi_error *err);
+/* The same for one document in memory (tests/fuzz/fuzz_sim_json.c); name
+ * stands for the file in errors. */
+int rd_sim_from_json_text(rd_data *d, const char *buf, size_t len, const char *name,
+                          pfi_error *err);
 void rd_free(rd_data *d);
 
 /* The reductions of the simulation (fractions), and which is "at 30%". */

@@ -134,6 +134,7 @@ static int compute(rd_data *d, const pfi_report_opts *o, run *r, pfi_error *err)
 {
     stage(r, ST_INDEX, 0, -1);
     int rc = rd_index(d, o->ci_draws, o->threads, err);
+    if (rc == PFI_OK) rc = rd_match(d, err);
     if (rc == PFI_OK) {
         stage(r, ST_REGIMES, 0, -1);
         rc = rd_regimes(d, err);
@@ -195,6 +196,7 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "bad report options");
     rd_data d;
     int rc = rd_load(&d, o->sweeps, o->telemetry, o->heldout, err);
+    if (rc == PFI_OK) rc = rd_load_matched(&d, o->matched, err);
     char tmp[4096] = "";
     if (rc == PFI_OK) rc = make_temp(o->out_dir, tmp, sizeof tmp, err);
     run r = {.o = o};

@@ -20,12 +20,9 @@ static int bad(pfi_error *err, const char *path, size_t i, const char *what)
     return pfi_error_set(err, PFI_EPARSE, path, 0, "results[%zu]: %s", i, what);
 }
 
-static int one(rd_data *d, const char *path, pfi_error *err)
+/* root is borrowed; path names it in errors */
+static int from_root(rd_data *d, json_t *root, const char *path, pfi_error *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root)
-        return pfi_error_set(err, PFI_EPARSE, path, je.line > 0 ? je.line : 0, "%s", je.text);
     int rc = PFI_OK;
     const char *mix = json_string_value(json_object_get(root, "mix"));
     json_t *res = json_object_get(root, "results");
@@ -70,12 +67,37 @@ static int one(rd_data *d, const char *path, pfi_error *err)
         d->sim[m] = (pfi_sim_result){.n_reductions = nr, .reductions = red, .cells = cells};
         d->has_sim[m] = 1;
         json_t *w = json_object_get(root, "workloads"), *j = json_object_get(root, "jobs");
-        if (json_is_integer(w)) d->workloads = (size_t)json_integer_value(w);
-        if (json_is_integer(j)) d->jobs = (size_t)json_integer_value(j);
+        /* informational (the table's note): a negative count is left out */
+        if (json_is_integer(w) && json_integer_value(w) >= 0)
+            d->workloads = (size_t)json_integer_value(w);
+        if (json_is_integer(j) && json_integer_value(j) >= 0)
+            d->jobs = (size_t)json_integer_value(j);
     } else {
         free(red);
         free(cells);
     }
+    return rc;
+}
+
+static int one(rd_data *d, const char *path, pfi_error *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root)
+        return pfi_error_set(err, PFI_EPARSE, path, je.line > 0 ? je.line : 0, "%s", je.text);
+    int rc = from_root(d, root, path, err);
+    json_decref(root);
+    return rc;
+}
+
+int rd_sim_from_json_text(rd_data *d, const char *buf, size_t len, const char *name,
+                          pfi_error *err)
+{
+    json_error_t je;
+    json_t *root = json_loadb(buf, len, 0, &je);
+    if (!root)
+        return pfi_error_set(err, PFI_EPARSE, name, je.line > 0 ? je.line : 0, "%s", je.text);
+    int rc = from_root(d, root, name, err);
     json_decref(root);
     return rc;
 }

@@ -44,9 +44,11 @@ static int cell(rp_table *t, const char *fmt, ...)
     return PFI_OK;
 }
 
-/* a number with `dec` decimals, or "" when undefined */
+/* a number with `dec` decimals, or "" when undefined; a difference that
+ * rounds to zero reads 0.000, not -0.000 */
 static void num(rp_table *t, int has, double v, int dec)
 {
+    if (has && isfinite(v) && fabs(v) < 0.5 * pow(10, -dec)) v = 0;
     if (has && isfinite(v)) cell(t, "%.*f", dec, v);
     else cell(t, "%s", "");
 }
@@ -87,7 +89,7 @@ int rp_table_write_csv(FILE *f, const rp_table *t)
 /* ---- the paper's values ---- */
 
 typedef struct paper {
-    pfi_csv *t6, *t7, *t9, *t3, *t10;
+    pfi_csv *t6, *t7, *t8, *t9, *t3, *t10;
 } paper;
 
 static pfi_csv *paper_read(const char *dir, const char *file)
@@ -110,6 +112,27 @@ static int paper_value(const pfi_csv *c, const char *keycol, const char *key, co
         if (strcmp(pfi_csv_field(c, r, (size_t)kc), key) == 0)
             return pfi_csv_number(c, r, (size_t)vc, 0, 0, v, NULL) == PFI_OK;
     return 0;
+}
+
+/* The row of the paper's Table 8 for this job: it names no groups, only
+ * arch, task and model (unique together); -1 if none. */
+static long paper_row8(const pfi_csv *c, const pfi_group *g)
+{
+    if (!c) return -1;
+    int ca = pfi_csv_col(c, "arch"), ct = pfi_csv_col(c, "task"), cm = pfi_csv_col(c, "model");
+    if (ca < 0 || ct < 0 || cm < 0) return -1;
+    for (size_t r = 0; r < pfi_csv_rows(c); r++)
+        if (strcmp(pfi_csv_field(c, r, (size_t)ca), g->meta.arch) == 0 &&
+            strcmp(pfi_csv_field(c, r, (size_t)ct), g->meta.task) == 0 &&
+            strcmp(pfi_csv_field(c, r, (size_t)cm), g->meta.model) == 0)
+            return (long)r;
+    return -1;
+}
+
+static int paper_cell(const pfi_csv *c, long row, const char *col, double *v)
+{
+    int k = c && row >= 0 ? pfi_csv_col(c, col) : -1;
+    return k >= 0 && pfi_csv_number(c, (size_t)row, (size_t)k, 0, 0, v, NULL) == PFI_OK;
 }
 
 /* Ours, the paper's and the difference. */
@@ -173,6 +196,61 @@ static void table7(const rd_data *d, const paper *pp, rp_tables *ts)
         num(t, r->has_pred, r->pred, 3);
         num(t, r->has_pred && r->idx.has_pfi, r->pred - r->idx.pfi, 3);
     }
+}
+
+/* Paper Appendix D.2, under Table 8. */
+#define PAPER_T8_RHO 0.943
+#define PAPER_T8_MAX_ABS 0.16
+#define PAPER_T8_MEDIAN_REL 0.035
+
+static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
+{
+    if (!d->other) return;
+    /* the other group's name is ours with its platform (see the note); the
+     * table stays narrow enough for the page */
+    static const char *const h[] = {"group", "arch", "task", "runs_other", "pfi", "paper_pfi",
+                                    "diff_pfi", "pfi_other", "paper_pfi_other", "diff_pfi_other",
+                                    "delta", "paper_delta", NULL};
+    rp_table *t = table_new(ts, "table8_generations",
+                            "Table 8: the same jobs on two GPU generations", h);
+    int p8 = pp->t8 != NULL;
+    for (size_t i = 0; i < d->npairs; i++) {
+        const rd_pair *q = &d->pairs[i];
+        long row = p8 ? paper_row8(pp->t8, q->b) : -1;
+        double pa = 0, pb = 0;
+        int ha = paper_cell(pp->t8, row, "pfi_h200", &pa), hb = paper_cell(pp->t8, row, "pfi_h100", &pb);
+        int has_a = q->a->idx.has_pfi;
+        cell(t, "%s", q->a->g->name);
+        cell(t, "%s", q->b->meta.arch);
+        cell(t, "%s", q->b->meta.task);
+        cell(t, "%zu", q->b->n_runs);
+        num(t, has_a, q->pfi_a, 3);
+        num(t, ha, pa, 3);
+        num(t, has_a && ha, q->pfi_a - pa, 3);
+        num(t, q->has, q->pfi_b, 3);
+        num(t, hb, pb, 3);
+        num(t, q->has && hb, q->pfi_b - pb, 3);
+        num(t, q->has, q->pfi_b - q->pfi_a, 3);
+        num(t, ha && hb, pb - pa, 3);
+    }
+    const char *oa = d->npairs ? d->pairs[0].a->g->meta.platform : "ours";
+    const char *ob = d->npairs ? d->pairs[0].b->meta.platform : "the other GPU";
+    int n = 0;
+    if (d->has_match_stats)
+        n = snprintf(t->note, sizeof t->note,
+                     "%s (pfi) against %s (pfi_other; delta = pfi_other - pfi), groups paired "
+                     "by name with the platform blanked. Spearman rho %.3f, largest |difference| %.2f, median relative "
+                     "difference %.1f%% of %s's PFI",
+                     oa, ob, d->match_rho, d->match_max_abs, 100 * d->match_median_rel, oa);
+    else
+        n = snprintf(t->note, sizeof t->note,
+                     "%s (pfi) against %s (pfi_other; delta = pfi_other - pfi), groups paired "
+                     "by name with the platform blanked; fewer than 3 pairs with both PFIs, so no rank agreement",
+                     oa, ob);
+    if (n > 0 && (size_t)n < sizeof t->note)
+        snprintf(t->note + n, sizeof t->note - (size_t)n,
+                 p8 ? "; the paper: rho %.3f, largest %.2f, median %.1f%% (Appendix D.2)." : ".",
+                 PAPER_T8_RHO, PAPER_T8_MAX_ABS, 100 * PAPER_T8_MEDIAN_REL);
 }
 
 static void table9(const rd_data *d, const paper *pp, rp_tables *ts)
@@ -364,12 +442,14 @@ int rp_tables_build(const rd_data *d, const char *paper_dir, rp_tables *out, pfi
     if (d->paper) {
         pp.t6 = paper_read(paper_dir, "table6_headline_pfi.csv");
         pp.t7 = paper_read(paper_dir, "table7_heldout_pfi.csv");
+        pp.t8 = paper_read(paper_dir, "table8_h100_vs_h200.csv");
         pp.t9 = paper_read(paper_dir, "table9_grid_sensitivity.csv");
         pp.t3 = paper_read(paper_dir, "table3_predictor_ablation.csv");
         pp.t10 = paper_read(paper_dir, "table10_11_group_tests.csv");
     }
     table6(d, &pp, out);
     table7(d, &pp, out);
+    table8(d, &pp, out);
     table9(d, &pp, out);
     tables10_11(d, &pp, d->paper, out);
     if (d->has_tm) {
@@ -380,6 +460,7 @@ int rp_tables_build(const rd_data *d, const char *paper_dir, rp_tables *out, pfi
     if (d->has_sim[0] || d->has_sim[1]) sim_table(d, out);
     pfi_csv_destroy(pp.t6);
     pfi_csv_destroy(pp.t7);
+    pfi_csv_destroy(pp.t8);
     pfi_csv_destroy(pp.t9);
     pfi_csv_destroy(pp.t3);
     pfi_csv_destroy(pp.t10);

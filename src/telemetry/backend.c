@@ -105,3 +105,9 @@ int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s)
     if (!b->ops->throughput) return PFI_ENOTSUP;
     return b->ops->throughput(b, gpu, tok_s);
 }
+
+int pfi_backend_sample_age(pfi_backend *b, unsigned gpu, double *age_s)
+{
+    if (!b->ops->sample_age) return PFI_ENOTSUP;
+    return b->ops->sample_age(b, gpu, age_s);
+}

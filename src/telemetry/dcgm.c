@@ -2,14 +2,28 @@
  * maps its DCGM_FI_* series to pfi_gpu_sample through the GPU field table. Read-only: set_limit is
  * PFI_ENOTSUP (dcgm-exporter cannot change anything).
  *
- * Options: "URL" or "url=URL[,timeout_ms=N][,cache_ms=N]". http, https and
- * file URLs are accepted (file:// for tests and for saved scrapes). One
- * scrape serves every GPU: a sample() reuses the last scrape while it is
- * younger than cache_ms (default 500), so sampling all GPUs once per
- * interval costs one HTTP request. timeout_ms (default 2000) bounds a scrape.
+ * Options: "URL" or "url=URL[,timeout_ms=N][,cache_ms=N][,collect_ms=N]
+ * [,stale_after=K]". http, https and file URLs are accepted (file:// for
+ * tests and for saved scrapes). One scrape serves every GPU: a sample()
+ * reuses the last scrape while it is younger than cache_ms (default 500), so
+ * sampling all GPUs once per interval costs one HTTP request. timeout_ms
+ * (default 2000) bounds a scrape.
  *
- * GPUs are keyed by the "gpu" label (the device index); series carrying MIG
- * labels (GPU_I_ID) describe a GPU instance, not the GPU, and are skipped.
+ * GPUs are keyed by the "gpu" label (the device index). Under MIG the
+ * exporter writes every series once per GPU instance (GPU_I_ID), and the
+ * device-wide fields (power, energy, limits, clocks, temperature, clock
+ * events) repeat the whole GPU's value in each: they are taken once per GPU
+ * (its UUID), from the first instance, unless a series without MIG labels
+ * gives them; the instance-scoped fields (utilisation, framebuffer,
+ * profiling) of an instance are not the GPU's and are left out.
+ *
+ * Age: the exporter measures every collect_ms (its -c, default 30000) and
+ * serves the same page in between. A field's measurement time is its series'
+ * timestamp when the page has one, else when the page's content last
+ * changed; a field older than stale_after (default 3) collect intervals is
+ * stale: its bit is cleared, and a GPU with nothing fresh left is an error
+ * of the sample. pfi_backend_sample_age gives the age of the last sample.
+ *
  * A NaN or infinite value, or a DCGM "blank" sentinel (dcgm-exporter up to
  * 4.x prints e.g. 9223372036854775794 for a field the GPU does not support),
  * leaves the field's bit clear.
@@ -39,23 +53,33 @@ static const char *const limit_names[N_LIM] = {
     "DCGM_FI_DEV_POWER_MGMT_LIMIT_DEF", "DCGM_FI_DEV_POWER_MGMT_LIMIT",
     "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"};
 
+/* The fields that describe the whole device, repeated by every MIG instance. */
+#define DEVICE_FIELDS                                                                         \
+    ((1u << PFI_GF_POWER) | (1u << PFI_GF_ENERGY) | (1u << PFI_GF_LIMIT) |                      \
+     (1u << PFI_GF_SM_CLOCK) | (1u << PFI_GF_MEM_CLOCK) | (1u << PFI_GF_TEMP) |                 \
+     (1u << PFI_GF_CLOCK_EVENTS))
+
 typedef struct {
     int present;
     pfi_gpu_sample s;
+    double t[PFI_GF_COUNT];    /* Unix s a field was measured */
     double lim[N_LIM];
     unsigned lim_valid; /* bit per L_* */
     pfi_gpu_info info;
+    double age_s;              /* of the last sample(): its oldest fresh field, NaN none */
 } dcgm_gpu;
 
 typedef struct {
     char url[1024];
-    long timeout_ms, cache_ms;
+    long timeout_ms, cache_ms, collect_ms, stale_after;
     CURL *curl;
     char curl_err[CURL_ERROR_SIZE];
     char *body;
     size_t body_len, body_cap;
     int body_overflow;
     double scraped_at; /* monotonic seconds, < 0 never */
+    uint64_t page_hash; /* of the last body, to see when the page changes */
+    double page_t;      /* Unix s the page's content last changed */
     unsigned n;        /* max gpu label + 1 */
     dcgm_gpu *gpus;    /* MAX_GPUS entries */
 } dcgm_state;
@@ -73,6 +97,21 @@ static double mono_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* FNV-1a: the page is compared, not authenticated. */
+static uint64_t hash(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h;
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
@@ -97,18 +136,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
     return n;
 }
 
-/* A DCGM blank or not-supported sentinel rather than a reading. */
-static int is_blank(double v)
-{
-    /* DCGM_INT64_BLANK = 0x7ffffffffffffff0 (+1 not found, +2 not supported,
-     * +3 no permission): all round to ~9.2234e18 as doubles.
-     * DCGM_INT32_BLANK = 0x7ffffff0 (+1..+3). DCGM_FP64_BLANK = 2^47 (+1..+3). */
-    if (v >= 9.2233720368547748e18) return 1;
-    if (v >= 2147483632.0 && v <= 2147483635.0) return 1;
-    if (v >= 140737488355328.0 && v <= 140737488355331.0) return 1;
-    return 0;
-}
-
 static int gpu_index(const char *v, unsigned *out)
 {
     if (!v || !*v) return 0;
@@ -129,9 +156,10 @@ static void set_field(pfi_gpu_sample *s, const pfi_gpu_field_desc *d, double v)
     pfi_gpu_sample_set(s, d->field, v);
 }
 
-/* Maps a parsed scrape onto the per-GPU table. PFI_ENODATA when it holds no
- * DCGM series with a gpu label. */
-static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
+/* Maps a parsed scrape onto the per-GPU table; page_t is when its content
+ * appeared (the measurement time of a series without a timestamp).
+ * PFI_ENODATA when it holds no DCGM series with a gpu label. */
+static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n, double page_t)
 {
     memset(gpus, 0, MAX_GPUS * sizeof *gpus);
     *n = 0;
@@ -141,7 +169,7 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
         if (strncmp(se->name, "DCGM_FI_", 8) != 0) continue;
         unsigned g;
         if (!gpu_index(pfi_prom_series_label(se, "gpu"), &g)) continue;
-        if (pfi_prom_series_label(se, "GPU_I_ID")) continue; /* a MIG instance */
+        int mig = pfi_prom_series_label(se, "GPU_I_ID") != NULL; /* a GPU instance */
         dcgm_gpu *d = &gpus[g];
         if (!d->present) {
             d->present = 1;
@@ -155,11 +183,20 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
         if (g + 1 > *n) *n = g + 1;
         used++;
         double v = se->value;
-        if (!isfinite(v) || is_blank(v)) continue;
+        if (!isfinite(v) || pfi_prom_dcgm_blank(v)) continue;
         const pfi_gpu_field_desc *fd = pfi_gpu_field_by_dcgm(se->name);
-        if (fd) set_field(&d->s, fd, v);
+        /* Under MIG: a device-wide field once per GPU (the first instance's,
+         * unless a GPU-level series says it), never an instance's own. */
+        if (fd && mig && (!((DEVICE_FIELDS >> fd->field) & 1u) ||
+                          pfi_gpu_sample_has(&d->s, fd->field)))
+            fd = NULL;
+        if (fd) {
+            set_field(&d->s, fd, v);
+            d->t[fd->field] = se->has_timestamp ? (double)se->timestamp_ms / 1000.0 : page_t;
+        }
         for (int l = 0; l < N_LIM; l++)
-            if (strcmp(se->name, limit_names[l]) == 0) {
+            if (strcmp(se->name, limit_names[l]) == 0 &&
+                !(mig && (d->lim_valid & (1u << l)))) {
                 d->lim[l] = v;
                 d->lim_valid |= 1u << l;
             }
@@ -191,7 +228,12 @@ static int scrape(pfi_backend *b, pfi_error *err)
         pfi_backend_set_error(b, "dcgm: %s", msg);
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "%s", b->last_error);
     }
-    rc = map_scrape(doc, s->gpus, &s->n);
+    /* The exporter serves the same page until its next collect: a page
+     * that changed is as old as this scrape. */
+    uint64_t h = hash(s->body ? s->body : "", s->body_len);
+    if (s->scraped_at < 0 || h != s->page_hash) s->page_t = wall_s();
+    s->page_hash = h;
+    rc = map_scrape(doc, s->gpus, &s->n, s->page_t);
     pfi_prom_doc_destroy(doc);
     if (rc != PFI_OK) {
         pfi_backend_set_error(b,
@@ -221,6 +263,8 @@ static int parse_opts(dcgm_state *s, const char *opts, pfi_error *err)
 {
     s->timeout_ms = 2000;
     s->cache_ms = 500;
+    s->collect_ms = 30000; /* dcgm-exporter's default -c */
+    s->stale_after = 3;
     if (!opts || !*opts)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                              "dcgm: no URL (e.g. http://127.0.0.1:9400/metrics)");
@@ -245,9 +289,24 @@ static int parse_opts(dcgm_state *s, const char *opts, pfi_error *err)
             if (end == tok + 9 || *end || s->cache_ms < 0 || s->cache_ms > 3600000)
                 return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                                      "dcgm: %s is not a cache age from 0 to 3600000 ms", tok);
+        } else if (strncmp(tok, "collect_ms=", 11) == 0) {
+            s->collect_ms = strtol(tok + 11, &end, 10);
+            if (end == tok + 11 || *end || s->collect_ms < 1 || s->collect_ms > 3600000)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "dcgm: %s is not a collect interval from 1 to 3600000 ms",
+                                     tok);
+        } else if (strncmp(tok, "stale_after=", 12) == 0) {
+            s->stale_after = strtol(tok + 12, &end, 10);
+            if (end == tok + 12 || *end || s->stale_after < 1 || s->stale_after > 1000)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "dcgm: %s is not a number of collect intervals from 1 to "
+                                     "1000",
+                                     tok);
         } else {
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "dcgm: unknown option '%s' (url=, timeout_ms=, cache_ms=)", tok);
+                                 "dcgm: unknown option '%s' (url=, timeout_ms=, cache_ms=, "
+                                 "collect_ms=, stale_after=)",
+                                 tok);
         }
     }
     if (!s->url[0]) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "dcgm: empty url=");
@@ -342,9 +401,42 @@ static int dcgm_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&b->lock);
     dcgm_gpu *g = gpu_of(b, gpu, &rc);
-    if (g) *out = g->s;
+    if (g) {
+        const dcgm_state *s = b->priv;
+        *out = g->s;
+        double now = wall_s(), limit = (double)s->stale_after * (double)s->collect_ms / 1000.0;
+        double oldest = -INFINITY, stalest = 0;
+        for (int f = 0; f < PFI_GF_COUNT; f++) {
+            if (!pfi_gpu_sample_has(out, (pfi_gpu_field)f)) continue;
+            double age = now - g->t[f];
+            if (age > limit) {
+                out->valid &= ~(1u << f);
+                stalest = fmax(stalest, age);
+            } else {
+                oldest = fmax(oldest, age);
+            }
+        }
+        g->age_s = isfinite(oldest) ? fmax(oldest, 0) : NAN;
+        if (!out->valid && stalest > 0) {
+            pfi_backend_set_error(b,
+                                  "dcgm: GPU %u: the exporter's data are %.0f s old, stale past "
+                                  "%ld collect intervals of %.0f s",
+                                  gpu, stalest, s->stale_after, s->collect_ms / 1000.0);
+            rc = PFI_EBACKEND;
+        }
+    }
     pthread_mutex_unlock(&b->lock);
     return rc;
+}
+
+static int dcgm_sample_age(pfi_backend *b, unsigned gpu, double *age_s)
+{
+    dcgm_state *s = b->priv;
+    pthread_mutex_lock(&b->lock);
+    int ok = gpu < MAX_GPUS && s->gpus[gpu].present && isfinite(s->gpus[gpu].age_s);
+    *age_s = ok ? s->gpus[gpu].age_s : NAN;
+    pthread_mutex_unlock(&b->lock);
+    return ok ? PFI_OK : PFI_ENODATA;
 }
 
 static int dcgm_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
@@ -400,4 +492,5 @@ const pfi_backend_ops pfi_backend_dcgm_ops = {
     .limits = dcgm_limits,
     .set_limit = dcgm_set_limit,
     .throughput = NULL,
+    .sample_age = dcgm_sample_age,
 };

@@ -2,16 +2,21 @@
 # pfid on the dcgm backend (a dcgm-exporter page, here the hand-written
 # fixture read as a file:// URL): GPUs and their readings come through, the
 # exporter's awkward labels do not leak into pfid's exposition, and limit
-# calls answer 501 because dcgm-exporter cannot set limits.
+# calls answer 501 because dcgm-exporter cannot set limits. The fixture's
+# power series carry a timestamp of 2025-11-29: as written they are stale
+# (null power); the copy served here has them dated now.
 . "$(dirname "$0")/pfid_lib.sh"
 : "${PFI_SOURCE_DIR:?}"
-FIX=$PFI_SOURCE_DIR/tests/data/dcgm-exporter-metrics.txt
+ORIG=$PFI_SOURCE_DIR/tests/data/dcgm-exporter-metrics.txt
+FIX=$WORK/metrics.txt
+sed "s/ 1764410400123\$/ $(date +%s)000/" "$ORIG" >"$FIX"
 pfid_start "$WORK/pfid.log" --backend dcgm --dcgm-url "file://$FIX" --db "$WORK/pfid.db" --interval 0.5
 req GET /v1/gpus "" no; expect 200 "GET /v1/gpus"
 [ "$(jq_py 'len(d["gpus"])')" -ge 3 ] || fail "GPUs: $BODY"
 [ "$(jq_py 'd["gpus"][0]["sample"]["power_watts"]')" = 690.517 ] || fail "GPU 0 power: $BODY"
 [ "$(jq_py 'd["gpus"][1]["sample"]["power_watts"]')" = 395.25 ] || fail "GPU 1 power: $BODY"
-ok "dcgm-exporter readings: 690.517 W, 395.25 W"
+[ "$(jq_py '0 <= d["gpus"][0]["sample_age_s"] < 30')" = True ] || fail "GPU 0 sample age: $BODY"
+ok "dcgm-exporter readings: 690.517 W, 395.25 W, and the page's age"
 req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":60}'; expect 501 "dcgm cannot set limits"
 [ "$(sqlite3 "$WORK/pfid.db" 'SELECT count(*) FROM caps')" = 0 ] || fail "a cap that cannot happen was recorded"
 req POST /v1/jobs '{"id":"dense-pt","gpus":[0]}'; expect 201 "jobs work on a read-only backend"
@@ -33,4 +38,13 @@ if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1",0)
     pfid_stop TERM
     ok "IPv6 loopback"
 fi
+# As written, the fixture's power is a year old: stale, so null, never a
+# reading pfid would account a cap against.
+pfid_start "$WORK/pfid-old.log" --backend dcgm --dcgm-url "file://$ORIG" --db "$WORK/pfid-old.db" --interval 0.5
+req GET /v1/gpus "" no; expect 200 "GET /v1/gpus (stale power)"
+[ "$(jq_py '[g["sample"]["power_watts"] for g in d["gpus"]]')" = "[None, None, None]" ] ||
+    fail "stale power: $BODY"
+[ "$(jq_py 'd["gpus"][0]["sample"]["sm_clock_hertz"]')" = 1755000000.0 ] || fail "fresh clock: $BODY"
+ok "stale power series are null"
+pfid_stop TERM
 echo PASS

@@ -23,13 +23,18 @@ ls -a "$WORK" | grep -q '\.rep\.tmp' && { echo "FAIL: temporary folder left behi
 "$PFI_BIN" index --json $D/sweeps.csv >"$WORK/index.json"
 "$PFI_BIN" stats --json $D/sweeps.csv >"$WORK/stats.json"
 "$PFI_BIN" fit --json --holdout $D/heldout-sweeps.csv $D/sweeps.csv $D/telemetry.csv >"$WORK/fit.json"
+# Table 8's pairs as pfi compare sees them: every H200 group (headline and
+# held-out, one file) against the H100 sweeps
+{ cat $D/sweeps.csv; tail -n +2 $D/heldout-sweeps.csv; } >"$WORK/h200-all.csv"
+"$PFI_BIN" compare --json "$WORK/h200-all.csv" data/paper-h100/sweeps.csv >"$WORK/compare.json"
 "$PFI_BIN" simulate --json --workloads 100 --reductions 0%,30% --mix production $D/sweeps.csv $D/telemetry.csv >"$WORK/sim.json"
 
 python3 - "$WORK" <<'PY'
 import json, os, re, struct, sys
 w = sys.argv[1]; rep = os.path.join(w, "rep")
 S = json.load(open(f"{rep}/summary.json"))
-idx, st, fit, sim = (json.load(open(f"{w}/{n}.json")) for n in ("index", "stats", "fit", "sim"))
+idx, st, fit, sim, cmp = (json.load(open(f"{w}/{n}.json"))
+                          for n in ("index", "stats", "fit", "sim", "compare"))
 close = lambda a, b, tol=1e-9: abs(a - b) <= tol * max(1, abs(b))
 pfis = [g["pfi"] for g in idx["groups"]]
 assert S["groups"] == 25 and S["heldout_groups"] == 4, S["groups"]
@@ -77,6 +82,31 @@ for t in S["tables"]:
 import csv
 rows = list(csv.DictReader(open(f"{rep}/tables/table6_pfi.csv")))
 assert len(rows) == 25 and all(abs(float(r["diff_pfi"])) < 0.006 for r in rows), rows[0]
+# Table 8: the same pairs and numbers as pfi compare, the paper's values
+# (shared/data/paper-tables/table8_h100_vs_h200.csv) beside ours
+gen = S["generations"]
+assert gen["pairs"] == cmp["n"] == 6, (gen, cmp["n"])
+for k in ("rho", "max_abs_diff", "median_rel_diff"):
+    assert close(gen[k], cmp[k]), (k, gen[k], cmp[k])
+# the paper: rho 0.943, largest difference 0.16, median 3.5% (Appendix D.2)
+assert abs(gen["rho"] - 0.943) < 0.0005 and abs(gen["max_abs_diff"] - 0.16) < 0.005
+assert abs(gen["median_rel_diff"] - 0.035) < 0.0005, gen
+pairs = {p["group"].replace("H200", "*"): p for p in cmp["pairs"]}
+t8 = os.environ["PFI_SHARED_DIR"] + "/data/paper-tables/table8_h100_vs_h200.csv"
+paper8 = {(r["arch"], r["task"], r["model"]): r for r in csv.DictReader(open(t8))}
+model = {r["group"]: r["model"] for r in csv.DictReader(open("data/paper-h100/sweeps.csv"))}
+rows = list(csv.DictReader(open(f"{rep}/tables/table8_generations.csv")))
+assert len(rows) == 6, rows
+for r in rows:
+    c = pairs[r["group"].replace("H200", "*")]
+    r["model"] = model[r["group"].replace("H200", "H100")]
+    assert abs(float(r["pfi"]) - c["a"]) < 6e-4 and abs(float(r["pfi_other"]) - c["b"]) < 6e-4, (r, c)
+    assert r["paper_pfi"] and r["paper_pfi_other"], r
+    assert abs(float(r["diff_pfi"])) < 0.006 and abs(float(r["diff_pfi_other"])) < 0.006, r
+    p = paper8[(r["arch"], r["task"], r["model"])]
+    assert abs(float(r["paper_pfi"]) - float(p["pfi_h200"])) < 1e-9, (r, p)
+    assert abs(float(r["paper_pfi_other"]) - float(p["pfi_h100"])) < 1e-9, (r, p)
+    assert int(r["runs_other"]) == int(p["runs_h100"]), (r, p)
 
 html = open(f"{rep}/report.html", encoding="utf-8").read()
 # nothing fetched: no URL outside data: URIs, no external src/href/@import/url()

@@ -28,6 +28,19 @@ static void test_job_ok(void **state)
     assert_int_equal(job("{\"id\":\"x\",\"gpus\":[0],\"arch\":null}", &j, &err), PFI_OK);
     assert_string_equal(j.arch, "");
     assert_string_equal(j.task, "");
+    /* no SLA floor, not exempt unless said */
+    assert_true(j.sla_floor == 0);
+    assert_int_equal(j.exempt, 0);
+    assert_int_equal(job("{\"id\":\"s\",\"gpus\":[1],\"sla_floor\":0.8,\"exempt\":true}", &j, &err),
+                     PFI_OK);
+    assert_true(j.sla_floor == 0.8);
+    assert_int_equal(j.exempt, 1);
+    assert_int_equal(job("{\"id\":\"s\",\"gpus\":[1],\"sla_floor\":1,\"exempt\":false}", &j, &err),
+                     PFI_OK);
+    assert_true(j.sla_floor == 1);
+    assert_int_equal(j.exempt, 0);
+    assert_int_equal(job("{\"id\":\"s\",\"gpus\":[1],\"sla_floor\":null}", &j, &err), PFI_OK);
+    assert_true(j.sla_floor == 0);
 }
 
 static void test_job_rejected(void **state)
@@ -55,6 +68,12 @@ static void test_job_rejected(void **state)
         {"{\"id\":\"a\",\"gpus\":[0],\"task\":1}", PFI_EINVAL, "\"task\" must be"},
         {"{\"id\":\"a\",\"gpus\":[0],\"gpu\":[1]}", PFI_EINVAL, "unknown key \"gpu\""},
         {"{\"id\":\"a\",\"id\":\"b\",\"gpus\":[0]}", PFI_EPARSE, "duplicate"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":0}", PFI_EINVAL, "\"sla_floor\" must be in (0, 1]"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":1.01}", PFI_EINVAL, "\"sla_floor\" must be in (0, 1]"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":-0.5}", PFI_EINVAL, "\"sla_floor\" must be in (0, 1]"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":\"0.8\"}", PFI_EINVAL, "\"sla_floor\" must be a number"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"exempt\":1}", PFI_EINVAL, "\"exempt\" must be true or false"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"exempt\":\"yes\"}", PFI_EINVAL, "\"exempt\" must be true or false"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pfi_store_job j;

@@ -1,15 +1,17 @@
 /* The dcgm backend on the dcgm-exporter fixture through file:// URLs: every
- * DCGM field to its pfi field and unit, NaN and DCGM blanks, MIG series
- * skipped, limits, read-only, the scrape cache, bad endpoints. (A live HTTP
+ * DCGM field to its pfi field and unit, NaN and DCGM blanks, a GPU-level
+ * series over a MIG instance's, stale timestamps, limits, read-only, the
+ * scrape cache, bad endpoints. (A live HTTP
  * scrape is exercised by the agent's integration tests.) */
 #include "test_util.h"
 
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pfi/backend.h"
 
-static char fixture_url[1200];
+static char fixture_url[1200], orig_url[1200];
 
 static pfi_backend *open_url(const char *opts)
 {
@@ -20,6 +22,14 @@ static pfi_backend *open_url(const char *opts)
 }
 
 #define HAS(s, f) pfi_gpu_sample_has(&(s), (f))
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
 
 static void test_fixture_fields(void **state)
 {
@@ -87,12 +97,21 @@ static void test_fixture_fields(void **state)
     pfi_backend_close(b);
 }
 
-static void write_file(const char *path, const char *text)
+/* The fixture as written: its power series are timestamped 2025-11-29,
+ * far more than 3 collect intervals ago, so the power is stale (bit clear)
+ * and the MIG instance's 12.5 W does not stand in for it; the fields
+ * without a timestamp are as old as the page. */
+static void test_stale_fixture_power(void **state)
 {
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    (void)state;
+    pfi_backend *b = open_url(orig_url);
+    pfi_gpu_sample s;
+    for (unsigned g = 0; g < 3; g++) {
+        assert_int_equal(pfi_backend_sample(b, g, &s), PFI_OK);
+        assert_false(HAS(s, PFI_GF_POWER));
+        assert_true(HAS(s, PFI_GF_SM_CLOCK));
+    }
+    pfi_backend_close(b);
 }
 
 /* DCGM blanks are not readings; limits need MIN/MAX/DEF. */
@@ -182,11 +201,31 @@ int main(void)
 {
     char path[1024];
     test_path(path, sizeof path, PFI_SOURCE_DIR, "tests/data/dcgm-exporter-metrics.txt");
-    snprintf(fixture_url, sizeof fixture_url, "file://%s", path);
+    snprintf(orig_url, sizeof orig_url, "file://%s", path);
+    /* The fixture with its series timestamps made now (same width). */
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 16];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[n] = '\0';
+    char now[32];
+    snprintf(now, sizeof now, " %lld", (long long)time(NULL) * 1000);
+    for (char *ts = strstr(text, " 1764410400123"); ts && strlen(now) == 14;
+         ts = strstr(ts, " 1764410400123"))
+        memcpy(ts, now, 14);
+    static char fresh[] = "/tmp/pfi-dcgm-fixture-XXXXXX";
+    int fd = mkstemp(fresh);
+    if (fd < 0) return 1;
+    close(fd);
+    write_file(fresh, text);
+    snprintf(fixture_url, sizeof fixture_url, "file://%s", fresh);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_fields),
+        cmocka_unit_test(test_stale_fixture_power),
         cmocka_unit_test(test_blanks_and_missing_limits),
         cmocka_unit_test(test_bad_endpoints),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    unlink(fresh);
+    return rc;
 }

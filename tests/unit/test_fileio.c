@@ -74,8 +74,29 @@ static void atomic_write(void **state)
     rmdir(dir);
 }
 
+/* A pipe (or a device, or /dev/stdout, a link to one) is never replaced by a
+ * rename: before the guard, `--telemetry /dev/stdout` as root replaced
+ * /dev/stdout with a regular file. A FIFO stands in for the device here. */
+static void atomic_write_not_regular(void **state)
+{
+    char dir[] = "/tmp/pfi-fileio-XXXXXX", fifo[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pfi_error err = {0};
+    assert_int_equal(pfi_file_write_atomic(fifo, write_ok, "x", &err), PFI_EINVAL);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    struct stat st;
+    assert_int_equal(stat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(count_entries(dir), 1);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(atomic_write)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(atomic_write),
+                                       cmocka_unit_test(atomic_write_not_regular)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,4 +34,12 @@ void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out);
  * the sample read and the table maps is valid, the others NaN. */
 void pfi_tm_from_gpu_sample(const pfi_gpu_sample *s, pfi_tm_row *out);
 
+/* One time's samples of a job's n GPUs (x[k] may be NULL: not read) as one
+ * telemetry row: each field the mean over the GPUs that read it, as
+ * pfi_tm_from_gpu_sample converts it. *total_w (may be NULL) gets the job's
+ * total power, W, NaN unless every GPU read its power (a sum over some GPUs
+ * would look like a power drop). */
+void pfi_tm_from_gpu_samples(const pfi_gpu_sample *const *x, size_t n, pfi_tm_row *out,
+                             double *total_w);
+
 #endif

@@ -2,7 +2,8 @@
  * from the server so that a fuzzer (tests/fuzz/fuzz_api_json.c) and the
  * controller's client can use them.
  *
- *   POST /v1/jobs               {"id":"llama-7","gpus":[0,1],"arch":"dense","task":"pt"}
+ *   POST /v1/jobs               {"id":"llama-7","gpus":[0,1],"arch":"dense","task":"pt",
+ *                                "sla_floor":0.8,"exempt":false}
  *   POST /v1/jobs/ID/throughput {"tokens_per_s":123456.7}
  *   PUT  /v1/gpus/N/limit       {"watts":450,"expires_s":3600}
  *
@@ -28,7 +29,8 @@
 int pfi_api_job_id_valid(const char *id);
 
 /* POST /v1/jobs: id, gpus (1..PFI_STORE_MAX_JOB_GPUS distinct indices),
- * optional arch ("dense"|"moe") and task ("pt"|"ft"). Times are left 0. */
+ * optional arch ("dense"|"moe"), task ("pt"|"ft"), sla_floor (in (0, 1], or
+ * null: none, stored as 0) and exempt (a boolean). Times are left 0. */
 int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_error *err);
 
 /* POST /v1/jobs/ID/throughput: tokens_per_s, finite and >= 0. */

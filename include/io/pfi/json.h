@@ -6,12 +6,22 @@
 
 #include <jansson.h>
 
+#include "pfi/error.h"
+
 /* A JSON number, or null when v is NaN or infinite: JSON has no inf/NaN and
  * we never print them. */
 json_t *pfi_json_num(double v);
 
 /* Sets key to a new reference, ignoring NULL (Jansson's steal semantics). */
 void pfi_json_set(json_t *obj, const char *key, json_t *value);
+
+/* Parses body (len bytes, at most max_len) as a JSON object whose keys are
+ * all in `allowed` (NULL-ended) and none repeated: the strict request bodies
+ * of pfid's and pfi control's APIs (a typo must not pass silently). *out is a
+ * new reference. PFI_EPARSE for malformed JSON (line, column), PFI_EINVAL
+ * for a body too large, not an object, or an unknown key (named, printable). */
+int pfi_json_load_strict(const char *body, size_t len, size_t max_len, const char *const *allowed,
+                         json_t **out, pfi_error *err);
 
 /* Prints v with a newline, compact-ish with stable key order; 0 on success. */
 int pfi_json_print(FILE *f, const json_t *v);

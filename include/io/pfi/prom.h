@@ -65,4 +65,8 @@ const pfi_prom_meta *pfi_prom_doc_find_meta(const pfi_prom_doc *d, const char *n
 /* The value of a series' label, or NULL when it has no such label. */
 const char *pfi_prom_series_label(const pfi_prom_series *s, const char *name);
 
+/* True when v is one of DCGM's "blank" sentinels (not a reading: the field is
+ * not supported, not found or not permitted), as older dcgm-exporters print. */
+int pfi_prom_dcgm_blank(double v);
+
 #endif

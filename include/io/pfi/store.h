@@ -85,6 +85,9 @@ int pfi_store_job_end(pfi_store *s, const char *id, double t, pfi_error *err);
 /* The jobs not yet ended, in registration order; *out is malloc'd (caller
  * frees), NULL when *n is 0. */
 int pfi_store_jobs_running(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err);
+/* Every stored job, ended or not (ended_at filled), in registration order
+ * (`pfi export`); *out as above. */
+int pfi_store_jobs(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err);
 
 int pfi_store_add_throughput(pfi_store *s, const char *job, double t, double tokens_per_s,
                              pfi_error *err);

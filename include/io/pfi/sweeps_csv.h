@@ -34,4 +34,10 @@ int pfi_sweeps_read_opts(const char *path, double tdp_w, unsigned flags, pfi_swe
 /* Writes sweeps as sweeps.csv text (with the SEM columns). */
 int pfi_sweeps_write(FILE *f, const pfi_sweeps *s);
 
+/* The same a row at a time (runs that are not yet a finalized sweeps, e.g.
+ * pfi trace's): the header, then rows; a value that is not finite is left
+ * empty. */
+void pfi_sweeps_write_header(FILE *f);
+void pfi_sweeps_write_row(FILE *f, const char *group, const pfi_group_meta *m, const pfi_run *r);
+
 #endif

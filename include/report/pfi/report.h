@@ -25,6 +25,8 @@ typedef struct pfi_report_opts {
     const char *telemetry; /* telemetry.csv or NULL: telemetry sections are skipped with a note */
     const char *heldout;   /* a sweeps.csv of validation groups (their telemetry rows are in
                               `telemetry`) or NULL */
+    const char *matched;   /* a sweeps.csv of the same jobs on another GPU (Table 8: groups
+                              named as ours with the platform changed) or NULL */
     const char *out_dir;   /* replaced whole: written to a temporary sibling, then renamed */
     const char *paper_dir; /* the paper's tables as CSV (Tables 3, 10-11), or NULL */
     const char *probe_dir; /* the real H200 probe (trace.csv) for Fig. 6, or NULL */

@@ -36,6 +36,10 @@ typedef struct pfi_backend_ops {
     /* Optional (NULL when the backend has no such knowledge): the modelled
      * throughput of the job on the GPU, tokens/s (sim only). */
     int (*throughput)(pfi_backend *b, unsigned gpu, double *tok_s);
+    /* Optional (NULL for backends that read the device when asked): how old
+     * the data of the GPU's last sample were when it was taken, s (dcgm: the
+     * exporter's page; PFI_ENODATA before a sample). */
+    int (*sample_age)(pfi_backend *b, unsigned gpu, double *age_s);
 } pfi_backend_ops;
 
 /* The table entry for a backend name ("nvml", "dcgm", "sim"), or NULL. */
@@ -61,5 +65,7 @@ int pfi_backend_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out);
 int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double w);
 /* PFI_ENOTSUP when the backend does not model throughput. */
 int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s);
+/* PFI_ENOTSUP when the backend reads live (its samples are as old as the call). */
+int pfi_backend_sample_age(pfi_backend *b, unsigned gpu, double *age_s);
 
 #endif

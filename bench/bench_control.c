@@ -1,0 +1,215 @@
+/* pfi control's benchmarks, JSON lines:
+ *   control_period_cpu: one period's computation at 10,000 jobs on 100,000
+ *     GPUs (12,500 nodes of 8): parse every node's pfid listings (GPUs and
+ *     jobs, as pfid writes them), merge jobs by id, build the curves and
+ *     allocate (pfi policy; learn is not wired in yet), plan the caps. CPU
+ *     seconds, median of 5, and the peak RSS.
+ *   control_caps_64_agents: a target change to every cap acknowledged across
+ *     64 agents on loopback (in-process HTTP servers answering as pfid does):
+ *     read all agents, plan, push 512 caps in parallel. Wall seconds, median
+ *     of 9.
+ * Bars (issue 14): < 0.1 s of CPU for the period, < 1 s for the caps. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "bench_util.h"
+#include "pfi/agents.h"
+#include "pfi/cluster.h"
+#include "pfi/plan.h"
+
+#define NODES 12500
+#define GPUS 8
+#define JOBS 10000
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Node n's /v1/gpus and /v1/jobs: 8 GPUs; jobs of 10 GPUs laid over the
+ * nodes in order (so most span two nodes). */
+static void listings(int n, char *g, size_t gl, char *j, size_t jl)
+{
+    size_t o = (size_t)snprintf(g, gl, "{\"gpus\":[");
+    for (int k = 0; k < GPUS; k++)
+        o += (size_t)snprintf(g + o, gl - o,
+                              "%s{\"gpu\":%d,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-%d-%d\",\"up\":true,"
+                              "\"sampled_at\":1.7e9,\"sample\":{\"power_watts\":%.1f},\"limits\":"
+                              "{\"enforced_w\":700,\"current_w\":700,\"default_w\":700,\"min_w\":200,"
+                              "\"max_w\":700},\"cap\":null,\"jobs\":[]}",
+                              k ? "," : "", k, n, k, 400.0 + (n * 8 + k) % 300);
+    snprintf(g + o, gl - o, "]}");
+    o = (size_t)snprintf(j, jl, "{\"jobs\":[");
+    int first = n * GPUS, last = first + GPUS - 1, any = 0;
+    for (int job = first / 10; job <= last / 10 && job < JOBS; job++) {
+        int lo = job * 10 > first ? job * 10 : first, hi = job * 10 + 9 < last ? job * 10 + 9 : last;
+        o += (size_t)snprintf(j + o, jl - o, "%s{\"id\":\"job-%d\",\"gpus\":[", any++ ? "," : "", job);
+        for (int k = lo; k <= hi; k++) o += (size_t)snprintf(j + o, jl - o, "%s%d", k > lo ? "," : "", k - first);
+        o += (size_t)snprintf(j + o, jl - o,
+                              "],\"phase\":\"training\",\"power_w\":%.1f,\"tokens_per_s\":%.1f,"
+                              "\"steady\":{\"power_w\":1,\"tokens_per_s\":1},\"pfi_estimate\":%.3f}",
+                              550.0 * (hi - lo + 1), 16000.0 * (hi - lo + 1), 0.2 + 0.6 * (job % 7) / 6.0);
+    }
+    snprintf(j + o, jl - o, "]}");
+}
+
+typedef struct mjob {
+    char id[PFI_CL_ID_MAX + 1];
+    size_t n;
+    double power, tps, pfi;
+} mjob;
+
+static void bench_period(void)
+{
+    char (*g)[4096] = malloc((size_t)NODES * sizeof *g), (*jt)[2048] = malloc((size_t)NODES * sizeof *jt);
+    for (int n = 0; n < NODES; n++) listings(n, g[n], sizeof g[n], jt[n], sizeof jt[n]);
+    mjob *mj = calloc(JOBS, sizeof *mj);
+    pfi_plan_job *pj = calloc(JOBS, sizeof *pj);
+    pfi_plan_cap *caps = calloc(JOBS, sizeof *caps);
+    pfi_plan *plan;
+    pfi_plan_create(&plan);
+    double t[5], tp[5];
+    for (int r = 0; r < 5; r++) {
+        double t0 = cpu_now();
+        memset(mj, 0, JOBS * sizeof *mj);
+        double gpu_w = 0;
+        for (int n = 0; n < NODES; n++) {
+            pfi_cl_node node = {0};
+            if (pfi_cl_parse_gpus(g[n], strlen(g[n]), &node, NULL) != PFI_OK ||
+                pfi_cl_parse_jobs(jt[n], strlen(jt[n]), &node, NULL) != PFI_OK)
+                exit(1);
+            for (size_t k = 0; k < node.n_gpus; k++) gpu_w += node.gpus[k].power_w;
+            for (size_t k = 0; k < node.n_jobs; k++) {
+                /* ids are job-N: index directly (the controller's merge is a
+                 * linear search; at this size it would use a hash) */
+                int id = atoi(node.jobs[k].id + 4);
+                mjob *m = &mj[id];
+                snprintf(m->id, sizeof m->id, "%s", node.jobs[k].id);
+                m->n += node.jobs[k].n_gpus;
+                m->power += node.jobs[k].power_w;
+                m->tps += node.jobs[k].tokens_per_s;
+                m->pfi = node.jobs[k].pfi_estimate;
+            }
+            pfi_cl_node_clear(&node);
+        }
+        double t1 = cpu_now();
+        tp[r] = t1 - t0;
+        for (int i = 0; i < JOBS; i++)
+            pj[i] = (pfi_plan_job){.id = mj[i].id, .n_gpus = mj[i].n, .min_w = 200, .max_w = 700,
+                                   .pmax_w = mj[i].power, .tmax = mj[i].tps, .pfi = mj[i].pfi};
+        if (pfi_plan_set_jobs(plan, pj, JOBS, NULL) != PFI_OK) exit(1);
+        pfi_plan_result res;
+        if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, NULL) != PFI_OK) exit(1);
+        t[r] = cpu_now() - t0;
+        if (res.total_power_w > 0.7 * gpu_w * (1 + 1e-9)) exit(1);
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double med = bench_median(t, 5), parse = bench_median(tp, 5);
+    printf("{\"name\":\"control_period_cpu\",\"jobs\":%d,\"gpus\":%d,\"nodes\":%d,\"policy\":\"pfi\","
+           "\"cpu_seconds_median\":%.6f,\"parse_seconds_median\":%.6f,\"plan_seconds_median\":%.6f,"
+           "\"peak_rss_mb\":%.1f,\"bar_seconds\":0.1}\n",
+           JOBS, NODES * GPUS, NODES, med, parse, med - parse, ru.ru_maxrss / 1024.0);
+    pfi_plan_destroy(plan);
+    free(g);
+    free(jt);
+    free(mj);
+    free(pj);
+    free(caps);
+}
+
+/* A fake pfid: its two listings and 200 on limit calls. */
+static enum MHD_Result fake(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                            const char *version, const char *upload, size_t *upload_size, void **ctx)
+{
+    if (!*ctx) {
+        *ctx = (void *)1;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    const char **pages = cls;
+    const char *body = strcmp(url, "/v1/gpus") == 0   ? pages[0]
+                       : strcmp(url, "/v1/jobs") == 0 ? pages[1]
+                                                      : "{\"gpu\":0,\"capped\":true,\"enforced_w\":400}";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void bench_caps(void)
+{
+    enum { A = 64 };
+    static char g[A][4096], j[A][2048];
+    static const char *pages[A][2];
+    struct MHD_Daemon *d[A];
+    char *urls[A];
+    for (int a = 0; a < A; a++) {
+        listings(a, g[a], sizeof g[a], j[a], sizeof j[a]);
+        pages[a][0] = g[a];
+        pages[a][1] = j[a];
+        d[a] = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, fake,
+                                pages[a], MHD_OPTION_END);
+        if (!d[a]) exit(1);
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(d[a], MHD_DAEMON_INFO_BIND_PORT);
+        urls[a] = malloc(64);
+        snprintf(urls[a], 64, "http://127.0.0.1:%u", di->port);
+    }
+    pfi_agents *ag;
+    if (pfi_agents_create((const char *const *)urls, A, "bench-token-0123456789", 2, &ag, NULL) != PFI_OK) exit(1);
+    pfi_cap_cmd *cmds = calloc(A * GPUS, sizeof *cmds);
+    pfi_plan *plan;
+    pfi_plan_create(&plan);
+    double t[9], tmax = 0;
+    size_t acked = 0;
+    for (int r = 0; r < 9; r++) {
+        double t0 = bench_now();
+        if (pfi_agents_poll(ag, 0) != A) exit(1);
+        /* one job per node here: its 8 GPUs */
+        pfi_plan_job pj[A];
+        for (int a = 0; a < A; a++)
+            pj[a] = (pfi_plan_job){.id = pfi_agents_get(ag, a)->url, .n_gpus = GPUS, .min_w = 200,
+                                   .max_w = 700, .pmax_w = 4400, .tmax = 1, .pfi = 0.5};
+        pfi_plan_cap caps[A];
+        pfi_plan_result res;
+        pfi_plan_set_jobs(plan, pj, A, NULL);
+        pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * 4400 * A, 0, 0, caps, &res, NULL);
+        size_t n = 0;
+        for (int a = 0; a < A; a++)
+            for (unsigned k = 0; k < GPUS; k++)
+                cmds[n++] = (pfi_cap_cmd){.agent = (size_t)a, .gpu = k, .watts = caps[a].cap_w, .expires_s = 600};
+        acked = pfi_agents_push(ag, cmds, n);
+        t[r] = bench_now() - t0;
+        if (t[r] > tmax) tmax = t[r];
+        if (acked != n) exit(1);
+    }
+    printf("{\"name\":\"control_caps_64_agents\",\"agents\":%d,\"caps\":%d,\"acknowledged\":%zu,"
+           "\"seconds_median\":%.6f,\"seconds_max\":%.6f,\"bar_seconds\":1}\n",
+           A, A * GPUS, acked, bench_median(t, 9), tmax);
+    pfi_plan_destroy(plan);
+    pfi_agents_destroy(ag);
+    for (int a = 0; a < A; a++) {
+        MHD_stop_daemon(d[a]);
+        free(urls[a]);
+    }
+    free(cmds);
+}
+
+int main(void)
+{
+    bench_caps();
+    bench_period();
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* The controller's client of its pfid agents: every period it reads each
+ * agent's GPU and job listings (GET /v1/gpus, GET /v1/jobs) and pushes caps
+ * (PUT /v1/gpus/N/limit {"watts","expires_s"}, DELETE to release), all
+ * agents in parallel over one libcurl multi handle, each call with a timeout.
+ *
+ * An agent that does not answer keeps its last good listing (the controller
+ * counts its GPUs at their maximum limit) and is marked down until it
+ * answers again. The agents' token goes in the Authorization header only.
+ *
+ * Ownership: pfi_agents copies the URLs and the token; destroy is NULL-safe;
+ * one thread at a time.
+ */
+#ifndef PFI_AGENTS_H
+#define PFI_AGENTS_H
+
+#include <stddef.h>
+
+#include "pfi/cluster.h"
+#include "pfi/error.h"
+
+typedef struct pfi_agent_info {
+    char url[512];       /* base URL, no trailing '/' */
+    int up;              /* both listings answered at the last poll */
+    int ever_up;         /* node holds a listing (from a poll or the store) */
+    char error[256];     /* why it is down */
+    pfi_cl_node node;    /* the last good listing */
+    double last_ok;      /* Unix s of the last good poll; 0 never */
+    int cannot_cap;      /* its last limit call was refused (409 read-only, 501) */
+} pfi_agent_info;
+
+typedef struct pfi_agents pfi_agents;
+
+int pfi_agents_create(const char *const *urls, size_t n, const char *token, double timeout_s,
+                      pfi_agents **out, pfi_error *err);
+void pfi_agents_destroy(pfi_agents *a);
+size_t pfi_agents_count(const pfi_agents *a);
+pfi_agent_info *pfi_agents_get(pfi_agents *a, size_t i);
+
+/* Reads every agent (in parallel); returns how many are up. */
+size_t pfi_agents_poll(pfi_agents *a, double now);
+
+typedef struct pfi_cap_cmd {
+    size_t agent;
+    unsigned gpu;
+    double watts;      /* per-GPU cap, W; <= 0 releases the cap (DELETE) */
+    double expires_s;  /* for a cap: seconds from now, (0, 604800] */
+    long status;       /* filled: the HTTP status, 0 on no answer */
+    double enforced_w; /* filled: what pfid read back, NaN unknown */
+    char error[160];   /* filled on failure */
+} pfi_cap_cmd;
+
+/* Sends every command (in parallel) and fills their results; returns how
+ * many succeeded (HTTP 200). */
+size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n);
+
+/* Reads an agents file: one URL a line, '#' comments and blank lines
+ * skipped. Appends to a malloc'd array of malloc'd strings. */
+int pfi_agents_read_file(const char *path, char ***urls, size_t *n, pfi_error *err);
+/* Splits "URL,URL,...". */
+int pfi_agents_split(const char *list, char ***urls, size_t *n, pfi_error *err);
+void pfi_agents_free_urls(char **urls, size_t n);
+
+#endif

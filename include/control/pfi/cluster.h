@@ -1,0 +1,60 @@
+/* What the controller sees of one node: its GPUs and jobs, parsed from
+ * pfid's GET /v1/gpus and GET /v1/jobs answers (README, "pfid, the node
+ * agent"). Parsing is lenient about keys it does not use (pfid may add
+ * some) and strict about the types of those it does. A value pfid could not
+ * read (null) is NaN here.
+ *
+ * Ownership: a pfi_cl_node owns its arrays; pfi_cl_node_clear frees them
+ * and leaves an empty node (NULL-safe).
+ */
+#ifndef PFI_CLUSTER_H
+#define PFI_CLUSTER_H
+
+#include <stddef.h>
+
+#include "pfi/error.h"
+
+#define PFI_CL_ID_MAX 128
+#define PFI_CL_JOB_GPUS 64
+#define PFI_CL_MAX_GPUS 4096 /* per node; more is refused */
+#define PFI_CL_MAX_JOBS 4096
+
+typedef struct pfi_cl_gpu {
+    unsigned index;
+    int up;                     /* the last sample was read */
+    double power_w;             /* last sample, W; NaN unknown */
+    double enforced_w, default_w, min_w, max_w; /* limits, W; NaN unknown */
+    int capped;                 /* pfid holds a cap on it */
+    double cap_w, cap_expires_at;
+    int restore_failed;
+} pfi_cl_gpu;
+
+typedef struct pfi_cl_job {
+    char id[PFI_CL_ID_MAX + 1];
+    unsigned gpus[PFI_CL_JOB_GPUS];
+    size_t n_gpus;
+    char phase[16];             /* warmup, startup, training */
+    double power_w;             /* its GPUs on this node, last sample, W */
+    double tokens_per_s;        /* last report from this node */
+    double steady_power_w, steady_tokens_per_s; /* top-10% means over training */
+    double pfi_estimate;        /* NaN when pfid has none */
+} pfi_cl_job;
+
+typedef struct pfi_cl_node {
+    pfi_cl_gpu *gpus;
+    size_t n_gpus;
+    pfi_cl_job *jobs;
+    size_t n_jobs;
+} pfi_cl_node;
+
+/* {"gpus":[...]} into node->gpus (replacing them). PFI_EPARSE/PFI_EINVAL
+ * with one sentence on a body that is not that shape. */
+int pfi_cl_parse_gpus(const char *text, size_t len, pfi_cl_node *node, pfi_error *err);
+/* {"jobs":[...]} into node->jobs (replacing them). */
+int pfi_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pfi_error *err);
+void pfi_cl_node_clear(pfi_cl_node *node);
+
+/* The GPU with device index idx, or NULL. */
+const pfi_cl_gpu *pfi_cl_node_gpu(const pfi_cl_node *node, unsigned idx);
+
+#endif

@@ -1,0 +1,100 @@
+/* One control period's decision, pure (no clock, no I/O): the jobs' curves
+ * from what has been measured (observed points at caps) and, where nothing
+ * has, a prior; the allocation of the GPU budget with a policy; one per-GPU
+ * cap per job across all its GPUs; and the supply curve (what a cut would
+ * cost) for GET /v1/flexibility.
+ *
+ * Curves. A job's points are (cap, power, throughput). Where the controller
+ * has measured the job at a cap (its steady power and tokens/s while that
+ * cap held) the measurement is used. Elsewhere the prior: at per-GPU cap c a
+ * job of n GPUs draws at most min(n c, Pmax) (the hardware enforces the cap,
+ * so this never under-counts power) and keeps T = Tmax (P/Pmax)^(1 - PFI),
+ * the constant-elasticity curve whose PFI is the job's estimate (0.5 when
+ * pfid has none). A measured point replaces the prior within 5 W of its cap.
+ *
+ * Budget. The jobs share budget_w - fixed_w - trim_w: fixed_w is GPU power
+ * the controller cannot move (dead agents at their GPUs' maximum, idle or
+ * uncappable GPUs), trim_w the feedback correction. When the floors alone
+ * exceed it the plan is infeasible: every job at its floor, the shortfall
+ * said.
+ *
+ * Ownership: pfi_plan keeps scratch space between periods (reset, not
+ * reallocated); one thread at a time. Destroy is NULL-safe.
+ */
+#ifndef PFI_PLAN_H
+#define PFI_PLAN_H
+
+#include <stddef.h>
+
+#include "pfi/error.h"
+
+typedef enum { PFI_PLAN_EQUAL, PFI_PLAN_PFI, PFI_PLAN_LEARN } pfi_plan_policy;
+
+/* "equal", "pfi", "learn". */
+const char *pfi_plan_policy_name(pfi_plan_policy p);
+int pfi_plan_policy_parse(const char *s, pfi_plan_policy *out);
+
+#define PFI_PLAN_PRIOR_PFI 0.5 /* when a job has no estimate */
+#define PFI_PLAN_PRIOR_POINTS 8
+
+typedef struct pfi_plan_obs {
+    double cap_w;   /* the per-GPU cap that held */
+    double power_w; /* the job's steady power at it, all GPUs, W */
+    double tput;    /* its steady throughput, tokens/s */
+} pfi_plan_obs;
+
+typedef struct pfi_plan_job {
+    const char *id;
+    size_t n_gpus;
+    double min_w, max_w;  /* per-GPU cap range valid on all its GPUs */
+    double pmax_w;        /* uncapped power, all GPUs, W; NaN: n_gpus * max_w */
+    double tmax;          /* uncapped throughput; NaN: unknown (1, relative) */
+    double pfi;           /* live estimate; NaN: PFI_PLAN_PRIOR_PFI */
+    double sla_frac;      /* [0, 1] */
+    const pfi_plan_obs *obs;
+    size_t n_obs;
+} pfi_plan_job;
+
+typedef struct pfi_plan_cap {
+    double power_w;  /* planned power of the job, W */
+    double cap_w;    /* its per-GPU cap, W, whole watts within [min_w, max_w] */
+    double tput;     /* expected throughput at it */
+    double tmax;     /* its uncapped throughput on the curve */
+    int at_floor;
+} pfi_plan_cap;
+
+typedef struct pfi_plan_result {
+    double jobs_budget_w; /* what the jobs shared */
+    double total_power_w, total_tput, uncapped_tput;
+    double pmax_total_w, floor_total_w;
+    int infeasible;
+    double shortfall_w;   /* floors above the jobs' budget, W */
+} pfi_plan_result;
+
+typedef struct pfi_plan pfi_plan;
+
+int pfi_plan_create(pfi_plan **out);
+void pfi_plan_destroy(pfi_plan *p);
+
+/* Builds the jobs' curves (valid until the next call). PFI_EINVAL naming
+ * the job for a job without GPUs or a cap range (min_w <= max_w, > 0). */
+int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error *err);
+
+/* Allocates budget_w - fixed_w - trim_w over the jobs; caps[i] per job.
+ * PFI_OK also when infeasible (res->infeasible); PFI_ENOTSUP for learn until
+ * it is wired in (plan_allocate). */
+int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fixed_w,
+                 double trim_w, pfi_plan_cap *caps, pfi_plan_result *res, pfi_error *err);
+
+typedef struct pfi_plan_flex {
+    double gpu_power_w; /* the jobs' power at this step, W */
+    double tput;        /* the throughput they would keep */
+    double kept;        /* tput / uncapped throughput */
+} pfi_plan_flex;
+
+/* The supply curve: n >= 2 steps from all jobs uncapped down to all at
+ * their floors, evenly spaced in power. */
+int pfi_plan_flexibility(pfi_plan *p, pfi_plan_policy policy, size_t n, pfi_plan_flex *out,
+                         pfi_error *err);
+
+#endif

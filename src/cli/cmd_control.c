@@ -1,0 +1,553 @@
+/* pfi control: the cluster controller (run) and its operator clients
+ * (status, plan, target add|list|rm, events). */
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "pfi/agents.h"
+#include "pfi/controller.h"
+#include "pfi/ctl_client.h"
+#include "pfi/ctl_time.h"
+#include "pfi/json.h"
+#include "pfi/openadr.h"
+#include "pfi/target_io.h"
+#include "pfi/ven.h"
+
+#define DEFAULT_URL "http://127.0.0.1:9478"
+#define SECRET_MAX 4097
+
+static const char *help =
+    "Usage: pfi control COMMAND [OPTIONS]\n"
+    "\n"
+    "The cluster controller: keeps the site under a power limit (from its HTTP\n"
+    "API, a schedule file or an OpenADR 3 VTN) by capping every job's GPUs\n"
+    "through the pfid agents, deepest on the most flexible jobs.\n"
+    "\n"
+    "Commands:\n"
+    "  run      the service (see 'pfi control run --help')\n"
+    "  status   the event, target vs measured, each job's cap and loss\n"
+    "  plan     the supply curve: throughput kept at each site power\n"
+    "  target   add | list | rm: the operator's targets\n"
+    "  events   poll a VTN once and print what the VEN would act on\n"
+    "\n"
+    "Client options (status, plan, target): --url URL (" DEFAULT_URL "),\n"
+    "--token-file F (for add and rm), --json.\n";
+
+static const char *run_help =
+    "Usage: pfi control run --db PATH --token-file F (--agents URL,... | --agents-file F)\n"
+    "                       [OPTIONS]\n"
+    "\n"
+    "Options:\n"
+    "  --db PATH                 the controller's SQLite store (created if missing)\n"
+    "  --token-file F            bearer token of this API's POST/DELETE (chmod 600)\n"
+    "  --agents URL,...          pfid base URLs (http://node1:9477,...)\n"
+    "  --agents-file F           or one URL a line ('#' comments)\n"
+    "  --agent-token-file F      pfid's token (default: --token-file)\n"
+    "  --listen A:P              HTTP address (127.0.0.1:9478; port 0: any free port)\n"
+    "  --period S                control period, 0.1-3600 s (5)\n"
+    "  --policy P                equal | pfi (default) | learn\n"
+    "  --other-load-w W          the site's non-GPU load, W (0)\n"
+    "  --site-meter QUERY        or a Prometheus query for the site's metered power, W:\n"
+    "                            the non-GPU load is it less the GPUs' measured power\n"
+    "  --prometheus URL          the Prometheus that --site-meter asks\n"
+    "  --margin-w W              kept below every site limit, W (0)\n"
+    "  --ramp-w-per-s R          how fast the GPU budget may rise (0 = at once)\n"
+    "  --cap-margin-s S          caps expire this long after the target's end (60)\n"
+    "  --cap-max-s S             and at most this far ahead, renewed each period (3600)\n"
+    "  --agent-timeout-s S       per agent call (2)\n"
+    "  --schedule FILE           a schedule of targets (CSV; README)\n"
+    "  --jobs-file F             SLA floors: CSV job,sla (a fraction of uncapped throughput)\n"
+    "  --vtn URL                 an OpenADR 3 VTN's base URL\n"
+    "  --program NAME|ID         its program\n"
+    "  --vtn-client-id ID        OAuth2 client id\n"
+    "  --vtn-client-secret-file F  its secret (chmod 600)\n"
+    "  --vtn-poll-s S            how often to poll the VTN (30)\n"
+    "  --http-threads N          HTTP worker threads (2)\n"
+    "  -h, --help                this help\n"
+    "\n"
+    "SIGTERM/SIGINT stop it; caps stay until they expire. Exit status 0 on a\n"
+    "clean stop, 1 when it cannot start, 2 on bad usage.\n";
+
+static double ctl_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static int parse_pos(const char *cmd, const char *flag, const char *v, double lo, double hi,
+                     double *out)
+{
+    if (pfi_cli_parse_double(v, out) || !(*out >= lo && *out <= hi))
+        return pfi_cli_usage_error(cmd, "%s must be a number in [%g, %g]", flag, lo, hi);
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", 1, 0, 'd'},          {"token-file", 1, 0, 't'},   {"agents", 1, 0, 'a'},
+        {"agents-file", 1, 0, 'A'}, {"agent-token-file", 1, 0, 'T'}, {"listen", 1, 0, 'l'},
+        {"period", 1, 0, 'p'},      {"policy", 1, 0, 'P'},       {"other-load-w", 1, 0, 'o'},
+        {"margin-w", 1, 0, 'm'},    {"ramp-w-per-s", 1, 0, 'r'}, {"cap-margin-s", 1, 0, 'M'},
+        {"cap-max-s", 1, 0, 'X'},   {"agent-timeout-s", 1, 0, 'O'}, {"schedule", 1, 0, 's'},
+        {"vtn", 1, 0, 'v'},         {"program", 1, 0, 'g'},      {"vtn-client-id", 1, 0, 'i'},
+        {"vtn-client-secret-file", 1, 0, 'S'}, {"vtn-poll-s", 1, 0, 'V'},
+        {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"prometheus", 1, 0, 'Q'},
+        {"site-meter", 1, 0, 'W'},  {"help", 0, 0, 'h'},
+        {0, 0, 0, 0}};
+    pfi_ctl_opts o = {.listen = "127.0.0.1:9478", .period_s = 5, .agent_timeout_s = 2,
+                      .policy = PFI_PLAN_PFI, .cap_margin_s = 60, .cap_max_s = 3600,
+                      .vtn_poll_s = 30, .http_threads = 2};
+    const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL, *jobs_file = NULL;
+    char **urls = NULL;
+    size_t n_urls = 0;
+    int c, bad = 0;
+    pfi_error err;
+    pfi_error_clear(&err);
+    optind = 1;
+    while (!bad && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o.db = optarg; break;
+        case 't': token_file = optarg; break;
+        case 'T': agent_token_file = optarg; break;
+        case 'a':
+            if (pfi_agents_split(optarg, &urls, &n_urls, &err) != PFI_OK)
+                bad = pfi_cli_usage_error("control run", "%s", err.msg);
+            break;
+        case 'A':
+            if (pfi_agents_read_file(optarg, &urls, &n_urls, &err) != PFI_OK) {
+                pfi_agents_free_urls(urls, n_urls);
+                return pfi_cli_fail("control run", &err);
+            }
+            break;
+        case 'l': o.listen = optarg; break;
+        case 'p': bad = parse_pos("control run", "--period", optarg, 0.1, 3600, &o.period_s); break;
+        case 'P':
+            if (pfi_plan_policy_parse(optarg, &o.policy) != PFI_OK)
+                bad = pfi_cli_usage_error("control run", "--policy must be equal, pfi or learn");
+            break;
+        case 'o': bad = parse_pos("control run", "--other-load-w", optarg, 0, 1e12, &o.other_load_w); break;
+        case 'm': bad = parse_pos("control run", "--margin-w", optarg, 0, 1e12, &o.margin_w); break;
+        case 'r': bad = parse_pos("control run", "--ramp-w-per-s", optarg, 0, 1e12, &o.ramp_w_per_s); break;
+        case 'M': bad = parse_pos("control run", "--cap-margin-s", optarg, 1, 86400, &o.cap_margin_s); break;
+        case 'X': bad = parse_pos("control run", "--cap-max-s", optarg, 10, 604800, &o.cap_max_s); break;
+        case 'O': bad = parse_pos("control run", "--agent-timeout-s", optarg, 0.05, 60, &o.agent_timeout_s); break;
+        case 's': o.schedule = optarg; break;
+        case 'J': jobs_file = optarg; break;
+        case 'Q': o.prometheus_url = optarg; break;
+        case 'W': o.site_meter = optarg; break;
+        case 'v': o.vtn_url = optarg; break;
+        case 'g': o.vtn_program = optarg; break;
+        case 'i': o.vtn_client_id = optarg; break;
+        case 'S': secret_file = optarg; break;
+        case 'V': bad = parse_pos("control run", "--vtn-poll-s", optarg, 0.1, 86400, &o.vtn_poll_s); break;
+        case 'H': {
+            double h;
+            bad = parse_pos("control run", "--http-threads", optarg, 1, 64, &h);
+            o.http_threads = (int)h;
+            break;
+        }
+        case 'h': fputs(run_help, stdout); pfi_agents_free_urls(urls, n_urls); return PFI_EXIT_OK;
+        default: bad = PFI_EXIT_USAGE;
+        }
+    }
+    if (!bad && optind < argc) bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", argv[optind]);
+    if (!bad && (!o.db || !token_file)) bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
+    if (!bad && n_urls == 0) bad = pfi_cli_usage_error("control run", "give --agents or --agents-file");
+    if (!bad && o.site_meter && !o.prometheus_url)
+        bad = pfi_cli_usage_error("control run", "--site-meter needs --prometheus URL");
+    if (!bad && o.vtn_url && (!o.vtn_program || !o.vtn_client_id || !secret_file))
+        bad = pfi_cli_usage_error("control run",
+                                  "--vtn needs --program, --vtn-client-id and --vtn-client-secret-file");
+    if (bad) {
+        pfi_agents_free_urls(urls, n_urls);
+        return bad;
+    }
+    static char token[4097], agent_token[4097], secret[SECRET_MAX];
+    int rc = pfi_ctl_read_token(token_file, 16, token, sizeof token, &err);
+    if (rc == PFI_OK)
+        rc = pfi_ctl_read_token(agent_token_file ? agent_token_file : token_file, 16, agent_token,
+                                sizeof agent_token, &err);
+    if (rc == PFI_OK && secret_file) rc = pfi_ctl_read_token(secret_file, 1, secret, sizeof secret, &err);
+    if (rc != PFI_OK) {
+        pfi_agents_free_urls(urls, n_urls);
+        return pfi_cli_fail("control run", &err);
+    }
+    pfi_sla *sla = NULL;
+    if (rc == PFI_OK && jobs_file && (rc = pfi_sla_read(jobs_file, &sla, &o.n_sla, &err)) != PFI_OK) {
+        pfi_agents_free_urls(urls, n_urls);
+        return pfi_cli_fail("control run", &err);
+    }
+    o.sla = sla;
+    o.token = token;
+    o.agent_token = agent_token;
+    o.vtn_client_secret = secret_file ? secret : NULL;
+    o.agents = urls;
+    o.n_agents = n_urls;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = pfi_ctl_run(&o, &stop_flag, &err);
+    memset(secret, 0, sizeof secret);
+    memset(agent_token, 0, sizeof agent_token);
+    memset(token, 0, sizeof token);
+    free(sla);
+    pfi_agents_free_urls(urls, n_urls);
+    return rc == PFI_OK ? PFI_EXIT_OK : pfi_cli_fail("control run", &err);
+}
+
+/* Client flags shared by status, plan and target. */
+typedef struct client {
+    const char *url, *token_file;
+    int json;
+    char token[4097];
+} client;
+
+/* Calls the controller; prints the error and returns non-zero on failure. */
+static int call(const char *cmd, client *cl, const char *method, const char *path, const char *body,
+                json_t **out)
+{
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (cl->token_file && !cl->token[0] &&
+        pfi_ctl_read_token(cl->token_file, 16, cl->token, sizeof cl->token, &err) != PFI_OK)
+        return pfi_cli_fail(cmd, &err);
+    long st;
+    char *ans;
+    if (pfi_ctl_call(cl->url, method, path, cl->token[0] ? cl->token : NULL, body, 10, &st, &ans,
+                     &err) != PFI_OK)
+        return pfi_cli_fail(cmd, &err);
+    json_t *v = json_loads(ans, 0, NULL);
+    free(ans);
+    if (st < 200 || st >= 300) {
+        const json_t *e = json_object_get(v, "error");
+        fprintf(stderr, "pfi %s: HTTP %ld: %s\n", cmd, st, json_is_string(e) ? json_string_value(e) : "?");
+        json_decref(v);
+        return PFI_EXIT_DATA;
+    }
+    if (!v) {
+        fprintf(stderr, "pfi %s: the answer is not JSON\n", cmd);
+        return PFI_EXIT_DATA;
+    }
+    *out = v;
+    return 0;
+}
+
+static double num(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void print_status(const json_t *s)
+{
+    const json_t *t = json_object_get(s, "target");
+    if (json_is_object(t))
+        printf("event      %s (%s), until %.0f\n", json_string_value(json_object_get(t, "id")),
+               json_string_value(json_object_get(t, "source")), num(t, "end"));
+    else
+        printf("event      none%s\n", json_is_true(json_object_get(s, "controlling")) ? " (ramping up)" : "");
+    printf("site       limit %.0f W, measured %.0f W (GPU %.0f + other %.0f)\n",
+           isnan(num(s, "site_limit_w")) ? 0 : num(s, "site_limit_w"),
+           num(s, "site_w"), num(s, "measured_gpu_w"), num(s, "other_load_w"));
+    printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n", num(s, "gpu_budget_w"),
+           num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),
+           json_is_true(json_object_get(s, "infeasible")) ? ", INFEASIBLE" : "");
+    printf("agents     %.0f of %zu up; policy %s; throughput kept %.1f%%\n", num(s, "agents_up"),
+           json_array_size(json_object_get(s, "agents")),
+           json_string_value(json_object_get(s, "policy")), 100 * num(s, "kept_ratio"));
+    printf("\n%-32s %5s %9s %9s %9s %7s\n", "job", "gpus", "cap_w", "power_w", "planned_w", "loss");
+    size_t i;
+    const json_t *j;
+    json_array_foreach(json_object_get(s, "jobs"), i, j)
+        printf("%-32s %5.0f %9.0f %9.0f %9.0f %6.1f%%\n", json_string_value(json_object_get(j, "id")),
+               num(j, "gpus"), num(j, "cap_w"), num(j, "power_w"), num(j, "planned_w"),
+               100 * num(j, "loss"));
+}
+
+static int parse_client(const char *cmd, int argc, char **argv, client *cl, const char *usage,
+                        const struct option *extra, int (*on_extra)(int, const char *, void *),
+                        void *ctx)
+{
+    struct option opts[16] = {{"url", 1, 0, 'u'}, {"token-file", 1, 0, 't'},
+                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}};
+    size_t k = 4;
+    for (; extra && extra[k - 4].name && k < 15; k++) opts[k] = extra[k - 4];
+    memset(&opts[k], 0, sizeof opts[k]);
+    cl->url = DEFAULT_URL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'u') cl->url = optarg;
+        else if (c == 't') cl->token_file = optarg;
+        else if (c == 'j') cl->json = 1;
+        else if (c == 'h') {
+            fputs(usage, stdout);
+            return -1;
+        } else if (c == '?' || !on_extra || on_extra(c, optarg, ctx))
+            return PFI_EXIT_USAGE;
+    }
+    (void)cmd;
+    return 0;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+    client cl = {0};
+    int rc = parse_client("control status", argc, argv, &cl,
+                          "Usage: pfi control status [--url URL] [--json]\n", NULL, NULL, NULL);
+    if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
+    json_t *s;
+    if ((rc = call("control status", &cl, "GET", "/v1/status", NULL, &s))) return rc;
+    if (cl.json) pfi_json_print(stdout, s);
+    else print_status(s);
+    json_decref(s);
+    return PFI_EXIT_OK;
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    client cl = {0};
+    int rc = parse_client("control plan", argc, argv, &cl,
+                          "Usage: pfi control plan [--url URL] [--json]\n\n"
+                          "What a cut would cost: for site powers from all jobs uncapped down to\n"
+                          "all at their floors, the throughput the cluster would keep, from the\n"
+                          "current curve estimates (GET /v1/flexibility).\n",
+                          NULL, NULL, NULL);
+    if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
+    json_t *f;
+    if ((rc = call("control plan", &cl, "GET", "/v1/flexibility", NULL, &f))) return rc;
+    if (cl.json) {
+        pfi_json_print(stdout, f);
+    } else {
+        printf("%14s %14s %16s %8s\n", "site_power_w", "gpu_power_w", "throughput", "kept");
+        size_t i;
+        const json_t *x;
+        json_array_foreach(json_object_get(f, "steps"), i, x)
+            printf("%14.0f %14.0f %16.1f %7.1f%%\n", num(x, "site_power_w"), num(x, "gpu_power_w"),
+                   num(x, "throughput"), 100 * num(x, "kept"));
+    }
+    json_decref(f);
+    return PFI_EXIT_OK;
+}
+
+typedef struct add_args {
+    double site, gpu, dur, ramp;
+    const char *start, *id;
+    int have_site, have_gpu, have_dur, have_ramp, bad;
+} add_args;
+
+static int on_add(int c, const char *v, void *ctx)
+{
+    add_args *a = ctx;
+    double *dst = c == 'S' ? &a->site : c == 'G' ? &a->gpu : c == 'D' ? &a->dur : c == 'R' ? &a->ramp : NULL;
+    if (dst) {
+        if (pfi_cli_parse_double(v, dst)) {
+            pfi_cli_usage_error("control target add", "not a number: '%s'", v);
+            return 1;
+        }
+        *(c == 'S' ? &a->have_site : c == 'G' ? &a->have_gpu : c == 'D' ? &a->have_dur : &a->have_ramp) = 1;
+        return 0;
+    }
+    if (c == 'B') a->start = v;
+    else if (c == 'I') a->id = v;
+    else return 1;
+    return 0;
+}
+
+static int cmd_target(int argc, char **argv)
+{
+    static const char *usage =
+        "Usage: pfi control target add (--site-power-w W | --gpu-power-w W) --duration-s S\n"
+        "                              [--start RFC3339|UNIX] [--id ID] [--ramp-w-per-s R]\n"
+        "       pfi control target list\n"
+        "       pfi control target rm ID\n"
+        "Common: --url URL (" DEFAULT_URL "), --token-file F (add, rm), --json\n";
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? PFI_EXIT_USAGE : PFI_EXIT_OK;
+    }
+    const char *verb = argv[1];
+    client cl = {0};
+    json_t *v;
+    int rc;
+    if (strcmp(verb, "add") == 0) {
+        static const struct option extra[] = {{"site-power-w", 1, 0, 'S'}, {"gpu-power-w", 1, 0, 'G'},
+                                              {"duration-s", 1, 0, 'D'},  {"ramp-w-per-s", 1, 0, 'R'},
+                                              {"start", 1, 0, 'B'},       {"id", 1, 0, 'I'},
+                                              {0, 0, 0, 0}};
+        add_args a = {0};
+        rc = parse_client("control target add", argc - 1, argv + 1, &cl, usage, extra, on_add, &a);
+        if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
+        if (a.have_site == a.have_gpu || !a.have_dur)
+            return pfi_cli_usage_error("control target add",
+                                       "give one of --site-power-w and --gpu-power-w, and --duration-s");
+        json_t *b = json_object();
+        if (a.id) pfi_json_set(b, "id", json_string(a.id));
+        pfi_json_set(b, a.have_site ? "site_power_w" : "gpu_power_w", json_real(a.have_site ? a.site : a.gpu));
+        double st;
+        if (!a.start) pfi_json_set(b, "start", json_real(floor(ctl_wall_now())));
+        else if (!pfi_cli_parse_double(a.start, &st)) pfi_json_set(b, "start", json_real(st));
+        else pfi_json_set(b, "start", json_string(a.start));
+        pfi_json_set(b, "duration_s", json_real(a.dur));
+        if (a.have_ramp) pfi_json_set(b, "ramp_w_per_s", json_real(a.ramp));
+        char *body = json_dumps(b, JSON_COMPACT);
+        json_decref(b);
+        rc = call("control target add", &cl, "POST", "/v1/targets", body, &v);
+        free(body);
+    } else if (strcmp(verb, "list") == 0) {
+        rc = parse_client("control target list", argc - 1, argv + 1, &cl, usage, NULL, NULL, NULL);
+        if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
+        rc = call("control target list", &cl, "GET", "/v1/targets", NULL, &v);
+    } else if (strcmp(verb, "rm") == 0) {
+        rc = parse_client("control target rm", argc - 1, argv + 1, &cl, usage, NULL, NULL, NULL);
+        if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
+        if (optind + 1 != argc - 1) return pfi_cli_usage_error("control target rm", "give one target ID");
+        char path[300];
+        snprintf(path, sizeof path, "/v1/targets/%.200s", argv[optind + 1]);
+        rc = call("control target rm", &cl, "DELETE", path, NULL, &v);
+    } else {
+        return pfi_cli_usage_error("control target", "unknown verb '%s' (add, list, rm)", verb);
+    }
+    if (rc) return rc;
+    if (cl.json || strcmp(verb, "list") != 0) {
+        pfi_json_print(stdout, v);
+    } else {
+        printf("%-40s %-9s %-5s %12s %12s %12s\n", "id", "source", "kind", "limit_w", "start", "duration_s");
+        size_t i;
+        const json_t *t;
+        json_array_foreach(json_object_get(v, "targets"), i, t)
+            printf("%-40s %-9s %-5s %12.0f %12.0f %12.0f\n", json_string_value(json_object_get(t, "id")),
+                   json_string_value(json_object_get(t, "source")),
+                   json_string_value(json_object_get(t, "kind")), num(t, "limit_w"), num(t, "start"),
+                   num(t, "duration_s"));
+    }
+    json_decref(v);
+    return PFI_EXIT_OK;
+}
+
+static int cmd_events(int argc, char **argv)
+{
+    static const struct option opts[] = {{"vtn", 1, 0, 'v'}, {"program", 1, 0, 'g'},
+                                         {"vtn-client-id", 1, 0, 'i'},
+                                         {"vtn-client-secret-file", 1, 0, 'S'},
+                                         {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    pfi_ven_opts vo = {0};
+    const char *secret_file = NULL;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'v': vo.url = optarg; break;
+        case 'g': vo.program = optarg; break;
+        case 'i': vo.client_id = optarg; break;
+        case 'S': secret_file = optarg; break;
+        case 'j': json = 1; break;
+        case 'h':
+            fputs("Usage: pfi control events --vtn URL --program NAME|ID --vtn-client-id ID\n"
+                  "                          --vtn-client-secret-file F [--json]\n\n"
+                  "Polls the VTN once (every page) and prints each event of the program: the\n"
+                  "limits the controller would act on, what it tolerated, what it refused.\n",
+                  stdout);
+            return PFI_EXIT_OK;
+        default: return PFI_EXIT_USAGE;
+        }
+    }
+    if (!vo.url || !vo.program || !vo.client_id || !secret_file)
+        return pfi_cli_usage_error("control events",
+                                   "--vtn, --program, --vtn-client-id and --vtn-client-secret-file are required");
+    static char secret[SECRET_MAX];
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_ctl_read_token(secret_file, 1, secret, sizeof secret, &err) != PFI_OK)
+        return pfi_cli_fail("control events", &err);
+    vo.client_secret = secret;
+    pfi_ven *v;
+    int rc = pfi_ven_create(&vo, &v, &err);
+    memset(secret, 0, sizeof secret);
+    if (rc != PFI_OK) return pfi_cli_fail("control events", &err);
+    pfi_oadr_event *ev;
+    size_t n;
+    double now = ctl_wall_now();
+    rc = pfi_ven_poll(v, now, &ev, &n, &err);
+    pfi_ven_destroy(v);
+    if (rc != PFI_OK) return pfi_cli_fail("control events", &err);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        pfi_json_set(o, "id", json_string(ev[i].id));
+        pfi_json_set(o, "status", json_string(ev[i].status == PFI_OK ? "ok" : "refused"));
+        pfi_json_set(o, "error", ev[i].error[0] ? json_string(ev[i].error) : json_null());
+        pfi_json_set(o, "priority", ev[i].priority == PFI_TARGET_NO_PRIORITY ? json_null()
+                                                                             : json_integer(ev[i].priority));
+        pfi_json_set(o, "notes", json_string(ev[i].notes));
+        pfi_json_set(o, "report_asked", json_boolean(ev[i].report_w_per_unit > 0));
+        json_t *ts = json_array();
+        pfi_target t[64];
+        size_t k = pfi_oadr_event_targets(&ev[i], t, 64);
+        for (size_t j = 0; j < k && j < 64; j++) json_array_append_new(ts, pfi_target_to_json(&t[j]));
+        pfi_json_set(o, "limits", ts);
+        json_array_append_new(arr, o);
+    }
+    if (json) {
+        json_t *o = json_object();
+        pfi_json_set(o, "events", arr);
+        pfi_json_print(stdout, o);
+        json_decref(o);
+    } else {
+        size_t i;
+        json_t *o;
+        json_array_foreach(arr, i, o)
+        {
+            printf("%s: %s%s%s, %zu limit(s)\n", json_string_value(json_object_get(o, "id")),
+                   json_string_value(json_object_get(o, "status")),
+                   json_is_string(json_object_get(o, "error")) ? ": " : "",
+                   json_is_string(json_object_get(o, "error")) ? json_string_value(json_object_get(o, "error")) : "",
+                   json_array_size(json_object_get(o, "limits")));
+            size_t j;
+            json_t *t;
+            json_array_foreach(json_object_get(o, "limits"), j, t)
+                printf("  %-40s %10.0f W from %.0f to %.0f%s\n", json_string_value(json_object_get(t, "id")),
+                       num(t, "limit_w"), num(t, "start"), num(t, "end"),
+                       json_is_true(json_object_get(t, "default")) ? " (default)" : "");
+        }
+        json_decref(arr);
+    }
+    pfi_oadr_events_free(ev, n);
+    return PFI_EXIT_OK;
+}
+
+int pfi_cmd_control(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(help, stderr);
+        return PFI_EXIT_USAGE;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+        fputs(help, stdout);
+        return PFI_EXIT_OK;
+    }
+    if (strcmp(sub, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(sub, "status") == 0) return cmd_status(argc - 1, argv + 1);
+    if (strcmp(sub, "plan") == 0) return cmd_plan(argc - 1, argv + 1);
+    if (strcmp(sub, "target") == 0) return cmd_target(argc - 1, argv + 1);
+    if (strcmp(sub, "events") == 0) return cmd_events(argc - 1, argv + 1);
+    return pfi_cli_usage_error("control", "unknown command '%s'", sub);
+}

@@ -1,0 +1,291 @@
+/* Parallel calls to the pfid agents (include/control/pfi/agents.h). */
+#include "pfi/agents.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ctl_http.h"
+#include "pfi/fileio.h"
+
+struct pfi_agents {
+    pfi_agent_info *ag;
+    size_t n;
+    char *token;
+    double timeout_s;
+    CURLM *m;
+};
+
+/* One request in flight. */
+typedef struct xfer {
+    CURL *h;
+    struct curl_slist *hdrs;
+    ctl_buf buf;
+    char body[96];
+    char method[8];
+    char url[600];
+    CURLcode cc; /* the transfer's result */
+} xfer;
+
+int pfi_agents_create(const char *const *urls, size_t n, const char *token, double timeout_s,
+                      pfi_agents **out, pfi_error *err)
+{
+    *out = NULL;
+    pfi_agents *a = calloc(1, sizeof *a);
+    if (!a) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    a->ag = calloc(n ? n : 1, sizeof *a->ag);
+    a->token = strdup(token ? token : "");
+    a->m = curl_multi_init();
+    a->n = n;
+    a->timeout_s = timeout_s > 0 ? timeout_s : 2;
+    if (!a->ag || !a->token || !a->m) {
+        pfi_agents_destroy(a);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    }
+    curl_multi_setopt(a->m, CURLMOPT_MAX_HOST_CONNECTIONS, 8L);
+    curl_multi_setopt(a->m, CURLMOPT_MAXCONNECTS, (long)(n * 2 + 8));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(urls[i]);
+        if (len == 0 || len >= sizeof a->ag[i].url ||
+            (strncmp(urls[i], "http://", 7) != 0 && strncmp(urls[i], "https://", 8) != 0)) {
+            pfi_agents_destroy(a);
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "agent %zu: '%.200s' is not an http(s):// URL", i + 1, urls[i]);
+        }
+        memcpy(a->ag[i].url, urls[i], len + 1);
+        while (len > 0 && a->ag[i].url[len - 1] == '/') a->ag[i].url[--len] = '\0';
+        snprintf(a->ag[i].error, sizeof a->ag[i].error, "not polled yet");
+    }
+    *out = a;
+    return PFI_OK;
+}
+
+void pfi_agents_destroy(pfi_agents *a)
+{
+    if (!a) return;
+    for (size_t i = 0; a->ag && i < a->n; i++) pfi_cl_node_clear(&a->ag[i].node);
+    free(a->ag);
+    if (a->token) {
+        memset(a->token, 0, strlen(a->token));
+        free(a->token);
+    }
+    if (a->m) curl_multi_cleanup(a->m);
+    free(a);
+}
+
+size_t pfi_agents_count(const pfi_agents *a)
+{
+    return a->n;
+}
+
+pfi_agent_info *pfi_agents_get(pfi_agents *a, size_t i)
+{
+    return i < a->n ? &a->ag[i] : NULL;
+}
+
+/* Runs x[0..n) to completion on the multi handle. */
+static void run_all(pfi_agents *a, xfer *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        x[i].h = curl_easy_init();
+        if (!x[i].h) continue;
+        ctl_http_setup(x[i].h, x[i].method, x[i].url,
+                       strcmp(x[i].method, "GET") ? a->token : NULL, x[i].body[0] ? x[i].body : NULL,
+                       "application/json", a->timeout_s, &x[i].buf, &x[i].hdrs);
+        curl_easy_setopt(x[i].h, CURLOPT_PRIVATE, &x[i]);
+        curl_multi_add_handle(a->m, x[i].h);
+    }
+    int running = 1;
+    while (running) {
+        if (curl_multi_perform(a->m, &running) != CURLM_OK) break;
+        if (running) curl_multi_poll(a->m, NULL, 0, 100, NULL);
+    }
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(a->m, &left)))
+        if (msg->msg == CURLMSG_DONE) {
+            xfer *xx = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&xx);
+            if (xx) xx->cc = msg->data.result;
+        }
+}
+
+static long status_of(xfer *x, char *why, size_t len)
+{
+    long st = 0;
+    if (!x->h) {
+        snprintf(why, len, "out of memory");
+        return 0;
+    }
+    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &st);
+    if (st == 0 || x->cc != CURLE_OK)
+        snprintf(why, len, "%s %.200s: %s", x->method, x->url,
+                 x->cc != CURLE_OK ? curl_easy_strerror(x->cc) : "no answer");
+    if (x->cc != CURLE_OK) st = 0;
+    if (x->buf.too_big) {
+        snprintf(why, len, "%s %.200s: answer too large", x->method, x->url);
+        st = 0;
+    }
+    return st;
+}
+
+static void finish(pfi_agents *a, xfer *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (x[i].h) {
+            curl_multi_remove_handle(a->m, x[i].h);
+            curl_easy_cleanup(x[i].h);
+        }
+        curl_slist_free_all(x[i].hdrs);
+        ctl_buf_free(&x[i].buf);
+    }
+    free(x);
+}
+
+size_t pfi_agents_poll(pfi_agents *a, double now)
+{
+    xfer *x = calloc(2 * a->n + 1, sizeof *x);
+    if (!x) return 0;
+    for (size_t i = 0; i < a->n; i++) {
+        snprintf(x[2 * i].method, sizeof x->method, "GET");
+        snprintf(x[2 * i].url, sizeof x->url, "%s/v1/gpus", a->ag[i].url);
+        snprintf(x[2 * i + 1].method, sizeof x->method, "GET");
+        snprintf(x[2 * i + 1].url, sizeof x->url, "%s/v1/jobs", a->ag[i].url);
+    }
+    run_all(a, x, 2 * a->n);
+    size_t up = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        pfi_agent_info *g = &a->ag[i];
+        char why[256] = "";
+        long s1 = status_of(&x[2 * i], why, sizeof why);
+        long s2 = why[0] ? 0 : status_of(&x[2 * i + 1], why, sizeof why);
+        pfi_error err;
+        pfi_error_clear(&err);
+        if (!why[0] && (s1 != 200 || s2 != 200))
+            snprintf(why, sizeof why, "HTTP %ld / %ld from %.200s", s1, s2, g->url);
+        pfi_cl_node fresh = {0};
+        if (!why[0] &&
+            (pfi_cl_parse_gpus(x[2 * i].buf.data, x[2 * i].buf.len, &fresh, &err) != PFI_OK ||
+             pfi_cl_parse_jobs(x[2 * i + 1].buf.data, x[2 * i + 1].buf.len, &fresh, &err) != PFI_OK))
+            snprintf(why, sizeof why, "%.100s: %.150s", g->url, err.msg);
+        if (why[0]) {
+            pfi_cl_node_clear(&fresh);
+            g->up = 0;
+            snprintf(g->error, sizeof g->error, "%s", why);
+            continue;
+        }
+        pfi_cl_node_clear(&g->node);
+        g->node = fresh;
+        g->up = g->ever_up = 1;
+        g->error[0] = '\0';
+        g->last_ok = now;
+        up++;
+    }
+    finish(a, x, 2 * a->n);
+    return up;
+}
+
+size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n)
+{
+    xfer *x = calloc(n + 1, sizeof *x);
+    if (!x) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const pfi_cap_cmd *c = &cmds[i];
+        const char *base = c->agent < a->n ? a->ag[c->agent].url : "";
+        snprintf(x[i].url, sizeof x->url, "%s/v1/gpus/%u/limit", base, c->gpu);
+        if (c->watts > 0) {
+            snprintf(x[i].method, sizeof x->method, "PUT");
+            snprintf(x[i].body, sizeof x->body, "{\"watts\":%.0f,\"expires_s\":%.0f}", c->watts,
+                     c->expires_s);
+        } else {
+            snprintf(x[i].method, sizeof x->method, "DELETE");
+        }
+    }
+    run_all(a, x, n);
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        pfi_cap_cmd *c = &cmds[i];
+        c->error[0] = '\0';
+        c->enforced_w = NAN;
+        c->status = status_of(&x[i], c->error, sizeof c->error);
+        if (c->status == 200) {
+            json_t *o = json_loadb(x[i].buf.data, x[i].buf.len, 0, NULL);
+            const json_t *e = json_object_get(o, "enforced_w");
+            if (json_is_number(e)) c->enforced_w = json_number_value(e);
+            json_decref(o);
+            ok++;
+        } else if (c->status) {
+            json_t *o = json_loadb(x[i].buf.data, x[i].buf.len, 0, NULL);
+            const json_t *e = json_object_get(o, "error");
+            snprintf(c->error, sizeof c->error, "HTTP %ld: %.120s", c->status,
+                     json_is_string(e) ? json_string_value(e) : "");
+            json_decref(o);
+        }
+        if (c->agent < a->n && (c->status == 409 || c->status == 501))
+            a->ag[c->agent].cannot_cap = 1;
+        else if (c->agent < a->n && c->status == 200)
+            a->ag[c->agent].cannot_cap = 0;
+    }
+    finish(a, x, n);
+    return ok;
+}
+
+static int push_url(char ***urls, size_t *n, const char *s, size_t len, pfi_error *err)
+{
+    char **u = realloc(*urls, (*n + 1) * sizeof *u);
+    if (!u) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    *urls = u;
+    u[*n] = strndup(s, len);
+    if (!u[*n]) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    (*n)++;
+    return PFI_OK;
+}
+
+int pfi_agents_split(const char *list, char ***urls, size_t *n, pfi_error *err)
+{
+    const char *p = list;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "--agents: an empty URL");
+        int rc = push_url(urls, n, p, len, err);
+        if (rc != PFI_OK) return rc;
+        p += len + (e != NULL);
+    }
+    return PFI_OK;
+}
+
+int pfi_agents_read_file(const char *path, char ***urls, size_t *n, pfi_error *err)
+{
+    char *buf;
+    size_t len;
+    int rc = pfi_file_read_all(path, &buf, &len, err);
+    if (rc != PFI_OK) return rc;
+    long line = 0;
+    for (char *p = buf; *p && rc == PFI_OK;) {
+        char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        line++;
+        while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == ' ' || p[l - 1] == '\t')) l--;
+        while (l > 0 && (*p == ' ' || *p == '\t')) p++, l--;
+        if (l > 0 && *p != '#') {
+            if (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0)
+                rc = pfi_error_set(err, PFI_EINVAL, path, line, "not an http(s):// URL");
+            else
+                rc = push_url(urls, n, p, l, err);
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    free(buf);
+    return rc;
+}
+
+void pfi_agents_free_urls(char **urls, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(urls[i]);
+    free(urls);
+}

@@ -1,0 +1,180 @@
+/* pfi control's service: start-up (store, targets, VEN, agents, server),
+ * the period loop, shut-down (include/control/pfi/controller.h). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl_internal.h"
+#include "pfi/target_io.h"
+
+double ctl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void ctl_log(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "pfi control: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* Resumes from the store: targets (API and the last OpenADR list), caps
+ * held, learned points and uncapped figures, budget and trim. */
+static int resume(ctl *c, pfi_error *err)
+{
+    pfi_target *ts;
+    size_t n;
+    int rc = pfi_ctl_store_load_targets(c->store, &ts, &n, err);
+    if (rc != PFI_OK) return rc;
+    for (size_t i = 0; i < n; i++)
+        if (ts[i].source != PFI_TARGET_SCHEDULE) ctl_targets_add(c, &ts[i], NULL);
+    free(ts);
+    pfi_ctl_cap_rec *caps;
+    if ((rc = pfi_ctl_store_load_caps(c->store, &caps, &n, err)) != PFI_OK) return rc;
+    for (size_t i = 0; i < n; i++) {
+        size_t a;
+        for (a = 0; a < pfi_agents_count(c->agents); a++)
+            if (strcmp(pfi_agents_get(c->agents, a)->url, caps[i].agent) == 0) break;
+        if (a == pfi_agents_count(c->agents)) continue; /* an agent no longer listed */
+        ctl_held *h = realloc(c->held, (c->n_held + 1) * sizeof *h);
+        if (!h) break;
+        c->held = h;
+        c->held[c->n_held++] = (ctl_held){a, caps[i].gpu, caps[i].watts, caps[i].expires_at, 0};
+        c->cap_held = c->n_held;
+        ctl_index_put(&c->held_ix, ctl_held_key(a, caps[i].gpu), c->n_held - 1);
+    }
+    free(caps);
+    pfi_ctl_obs_rec *ob;
+    if ((rc = pfi_ctl_store_load_obs(c->store, &ob, &n, err)) != PFI_OK) return rc;
+    c->obs = calloc(n + 1, sizeof *c->obs);
+    for (size_t i = 0; c->obs && i < n; i++) {
+        snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
+        c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput};
+        ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
+    }
+    c->n_obs = c->cap_obs = c->obs ? n : 0;
+    free(ob);
+    pfi_ctl_job_rec *jr;
+    if ((rc = pfi_ctl_store_load_jobs(c->store, &jr, &n, err)) != PFI_OK) return rc;
+    c->known = calloc(n + 1, sizeof *c->known);
+    for (size_t i = 0; c->known && i < n; i++) {
+        snprintf(c->known[i].job, sizeof c->known[i].job, "%s", jr[i].job);
+        c->known[i].pmax_w = jr[i].pmax_w;
+        c->known[i].tmax = jr[i].tmax;
+        ctl_index_put(&c->known_ix, ctl_hash_str(jr[i].job), i);
+    }
+    c->n_known = c->cap_known = c->known ? n : 0;
+    free(jr);
+    double v;
+    if (pfi_ctl_store_get_state(c->store, "budget_w", &v, NULL) == PFI_OK) c->budget_w = v;
+    if (pfi_ctl_store_get_state(c->store, "trim_w", &v, NULL) == PFI_OK && isfinite(v)) c->trim_w = v;
+    if (c->n_held)
+        ctl_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->n_held,
+                c->n_targets, c->n_obs);
+    return PFI_OK;
+}
+
+static void teardown(ctl *c)
+{
+    ctl_server_stop(c);
+    pfi_ven_destroy(c->ven);
+    pfi_agents_destroy(c->agents);
+    pfi_plan_destroy(c->plan);
+    pfi_ctl_store_close(c->store);
+    for (size_t i = 0; i < c->n_jobs; i++) {
+        free(c->jobs[i].gpu_agent);
+        free(c->jobs[i].gpu_idx);
+    }
+    free(c->jobs);
+    free(c->held);
+    ctl_index_free(&c->job_ix);
+    ctl_index_free(&c->held_ix);
+    ctl_index_free(&c->obs_ix);
+    ctl_index_free(&c->known_ix);
+    free(c->obs);
+    free(c->known);
+    free(c->targets);
+    pfi_oadr_events_free(c->events, c->n_events);
+    free(c->accs);
+    json_decref(c->status);
+    json_decref(c->flex);
+    free(c->metrics);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->wake);
+}
+
+int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *err)
+{
+    ctl c;
+    memset(&c, 0, sizeof c);
+    c.o = *o;
+    c.stop = stop;
+    c.budget_w = c.prev_budget_w = c.last_t = NAN;
+    c.other_w = o->other_load_w;
+    c.other_src = "constant";
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.wake, NULL);
+    int rc = pfi_ctl_store_open(o->db, &c.store, err);
+    if (rc == PFI_OK) rc = pfi_plan_create(&c.plan);
+    if (rc == PFI_OK)
+        rc = pfi_agents_create((const char *const *)o->agents, o->n_agents, o->agent_token,
+                               o->agent_timeout_s, &c.agents, err);
+    if (rc == PFI_OK) rc = resume(&c, err);
+    if (rc == PFI_OK && o->schedule) {
+        pfi_target *ts;
+        size_t n;
+        rc = pfi_schedule_read(o->schedule, &ts, &n, err);
+        if (rc == PFI_OK) {
+            ctl_targets_replace(&c, PFI_TARGET_SCHEDULE, ts, n);
+            pfi_ctl_store_replace_source(c.store, PFI_TARGET_SCHEDULE, ts, n, NULL);
+            ctl_log("schedule %s: %zu target(s)", o->schedule, n);
+            free(ts);
+        }
+    }
+    if (rc == PFI_OK && o->vtn_url) {
+        pfi_ven_opts vo = {.url = o->vtn_url, .program = o->vtn_program,
+                           .client_id = o->vtn_client_id, .client_secret = o->vtn_client_secret,
+                           .timeout_s = 10};
+        rc = pfi_ven_create(&vo, &c.ven, err);
+    }
+    if (rc == PFI_OK) rc = ctl_server_start(&c, err);
+    if (rc != PFI_OK) {
+        teardown(&c);
+        return rc;
+    }
+    ctl_log("%zu agent(s), policy %s, period %.3g s", o->n_agents, pfi_plan_policy_name(o->policy),
+            o->period_s);
+    while (!*stop) {
+        double t0 = ctl_now();
+        ctl_period(&c);
+        /* Sleep to the next period, or until a target changes. */
+        double next = t0 + o->period_s;
+        pthread_mutex_lock(&c.mu);
+        while (!*stop && !c.woken) {
+            double now = ctl_now();
+            if (now >= next) break;
+            double w = fmin(next - now, 0.2); /* a signal sets *stop: look every 0.2 s */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            long long ns = (long long)ts.tv_nsec + (long long)(w * 1e9);
+            ts.tv_sec += (time_t)(ns / 1000000000LL);
+            ts.tv_nsec = (long)(ns % 1000000000LL);
+            pthread_cond_timedwait(&c.wake, &c.mu, &ts);
+        }
+        c.woken = 0;
+        pthread_mutex_unlock(&c.mu);
+    }
+    ctl_log("stopping; caps stay until they expire (at most the target's end plus %.0f s)",
+            o->cap_margin_s);
+    teardown(&c);
+    return PFI_OK;
+}

@@ -1,0 +1,138 @@
+/* The controller's state, shared by its files (private to src/control/).
+ * Two threads: the loop (controller.c, ctl_period.c), which owns everything
+ * but the snapshot, and libmicrohttpd's (ctl_server.c), which reads the
+ * snapshot and changes API targets; both under mu. */
+#ifndef PFI_CTL_INTERNAL_H
+#define PFI_CTL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "ctl_index.h"
+#include "pfi/agents.h"
+#include "pfi/controller.h"
+#include "pfi/ctl_store.h"
+#include "pfi/plan.h"
+#include "pfi/target.h"
+#include "pfi/ven.h"
+
+/* A GPU the controller holds a cap on. */
+typedef struct ctl_held {
+    size_t agent;
+    unsigned gpu;
+    double watts, expires_at;
+    int gone; /* released this period; dropped when the period's answers are in */
+} ctl_held;
+
+/* One job across nodes, rebuilt every period. */
+typedef struct ctl_job {
+    char id[PFI_CL_ID_MAX + 1];
+    size_t n_gpus;
+    size_t *gpu_agent; /* per GPU: agent index */
+    unsigned *gpu_idx; /* per GPU: device index */
+    double min_w, max_w, power_w, tps, pfi_sum;
+    size_t pfi_n;
+    int capped;        /* any of its GPUs capped by pfid */
+    int training;      /* in the training phase on every node (only then is it learned from) */
+    double last_cap_w; /* what we pushed last period, NaN none */
+    int cap_periods;   /* periods that cap has held */
+} ctl_job;
+
+/* The site power over one OpenADR interval that asked for a report. */
+typedef struct ctl_acc {
+    char event[PFI_OADR_ID_MAX + 1];
+    long interval;
+    int sub;
+    double sum;
+    long n;
+    int sent;
+} ctl_acc;
+
+typedef struct ctl_obs {
+    char job[PFI_CL_ID_MAX + 1];
+    pfi_plan_obs o;
+} ctl_obs;
+
+typedef struct ctl_known {
+    char job[PFI_CL_ID_MAX + 1];
+    double pmax_w, tmax;
+} ctl_known;
+
+typedef struct ctl {
+    pfi_ctl_opts o;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    int woken;
+    volatile sig_atomic_t *stop;
+
+    pfi_ctl_store *store;
+    pfi_agents *agents;
+    pfi_plan *plan;
+    pfi_ven *ven;
+    struct MHD_Daemon *httpd;
+
+    /* targets of every source (under mu: the server adds API ones) */
+    pfi_target *targets;
+    size_t n_targets, cap_targets;
+    unsigned long long target_seq;
+
+    /* the loop's own */
+    ctl_job *jobs;
+    size_t n_jobs, cap_jobs;
+    ctl_held *held;
+    size_t n_held, cap_held;
+    ctl_obs *obs;
+    size_t n_obs, cap_obs;
+    ctl_known *known;
+    size_t n_known, cap_known;
+    ctl_index job_ix, held_ix, obs_ix, known_ix; /* by id, (agent, GPU), (job, cap), id */
+    pfi_oadr_event *events;
+    size_t n_events;
+    ctl_acc *accs;
+    size_t n_accs, cap_accs;
+    double next_vtn_poll;
+    double budget_w;      /* the budget after the ramp, NaN when none */
+    double trim_w;
+    double last_ramp;     /* ramp of the last target in force */
+    int prev_active, prev_push_ok;
+    double prev_budget_w;
+    double last_t;        /* the last period's time, NaN before the first */
+    double other_w;       /* the non-GPU load counted this period */
+    const char *other_src;
+    double other_hist[3]; /* the last meter-derived loads */
+    size_t other_n;
+
+    /* counters */
+    unsigned long long periods, push_errors, pushes, releases;
+
+    /* snapshot for the server (under mu) */
+    json_t *status;       /* GET /v1/status */
+    json_t *flex;         /* GET /v1/flexibility */
+    char *metrics;        /* GET /metrics text */
+    size_t metrics_len;
+} ctl;
+
+double ctl_now(void);
+void ctl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ctl_period.c: one period of the loop. */
+void ctl_period(ctl *c);
+/* The index keys (ctl_period.c), for the entries the store gives back. */
+uint64_t ctl_held_key(size_t agent, unsigned gpu);
+uint64_t ctl_obs_key(const char *job, double cap_w);
+/* ctl_targets.c: targets in memory (call under mu). */
+int ctl_targets_add(ctl *c, const pfi_target *t, pfi_error *err);
+int ctl_targets_del(ctl *c, pfi_target_source src, const char *id);
+int ctl_targets_replace(ctl *c, pfi_target_source src, const pfi_target *ts, size_t n);
+/* ctl_ven_task.c: polls the VTN when due and sends the reports due. */
+void ctl_ven_task(ctl *c, double now, double site_w);
+/* ctl_server.c */
+int ctl_server_start(ctl *c, pfi_error *err);
+void ctl_server_stop(ctl *c);
+/* ctl_render.c: the snapshot (metrics text) from the status JSON. */
+char *ctl_render_metrics(ctl *c, const json_t *status, size_t *len);
+
+#endif

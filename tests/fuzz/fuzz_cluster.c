@@ -1,0 +1,41 @@
+/* libFuzzer target: what the controller reads over HTTP: pfid's GET
+ * /v1/gpus and GET /v1/jobs answers, and Prometheus' /api/v1/query answers
+ * (--site-meter). Accepted listings hold what the planner may use as it is
+ * (job GPU counts in range, ids bounded); an accepted query a finite number;
+ * refused ones a message. Never a crash or a leak. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pfi/cluster.h"
+#include "pfi/prom_query.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    pfi_cl_node node = {0};
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_cl_parse_gpus((const char *)data, size, &node, &err) != PFI_OK && !err.msg[0])
+        __builtin_trap();
+    pfi_error_clear(&err);
+    if (pfi_cl_parse_jobs((const char *)data, size, &node, &err) == PFI_OK) {
+        for (size_t i = 0; i < node.n_jobs; i++) {
+            const pfi_cl_job *j = &node.jobs[i];
+            if (j->n_gpus == 0 || j->n_gpus > PFI_CL_JOB_GPUS || strlen(j->id) == 0 ||
+                strlen(j->id) > PFI_CL_ID_MAX)
+                __builtin_trap();
+        }
+    } else if (!err.msg[0]) {
+        __builtin_trap();
+    }
+    pfi_cl_node_clear(&node);
+    double v;
+    pfi_error_clear(&err);
+    if (pfi_prom_query_parse((const char *)data, size, &v, &err) == PFI_OK) {
+        if (!isfinite(v)) __builtin_trap();
+    } else if (!err.msg[0]) {
+        __builtin_trap();
+    }
+    return 0;
+}

@@ -1,0 +1,70 @@
+# Helpers for the controller's integration tests (sourced; needs pfid_lib.sh).
+# NODES[i] is node i's pfid URL, NODE_PID[i] its PID; CTL_URL and CTL_PID the
+# controller's.
+
+: "${PFI_BIN:?}"
+NODES=()
+NODE_PID=()
+
+# node_start I GPUS JOBS_CSV: starts pfid number I with the sim backend.
+node_start() {
+    local i=$1 gpus=$2 jobs=$3
+    pfid_start "$WORK/node$i.log" --backend sim --sim-gpus "$gpus" --sim-jobs "$jobs" \
+        --db "$WORK/node$i.db" --interval 0.2 --phase-hold 0.4
+    NODES[$i]=http://127.0.0.1:$PORT
+    NODE_PID[$i]=$PFID_PID
+}
+
+# node_restart I GPUS JOBS_CSV: the same on the same store and port.
+node_restart() {
+    local i=$1 gpus=$2 jobs=$3 port=${NODES[$1]##*:}
+    pfid_start "$WORK/node$i.restart.log" --backend sim --sim-gpus "$gpus" --sim-jobs "$jobs" \
+        --db "$WORK/node$i.db" --interval 0.2 --phase-hold 0.4 --listen "127.0.0.1:$port"
+    NODE_PID[$i]=$PFID_PID
+}
+
+# register I ID GPUS_JSON: registers a job on node I.
+register() {
+    PORT=${NODES[$1]##*:}
+    req POST /v1/jobs "{\"id\":\"$2\",\"gpus\":$3,\"arch\":\"dense\",\"task\":\"pt\"}"
+    expect 201 "register $2 on node $1"
+}
+
+# ctl_start LOG ARGS...: starts the controller; sets CTL_URL, CTL_PID.
+ctl_start() {
+    local log=$1
+    shift
+    "$PFI_BIN" control run --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" "$@" 2>"$log" &
+    CTL_PID=$!
+    PIDS+=("$CTL_PID")
+    local i
+    for i in $(seq 100); do
+        if grep -q 'listening on' "$log" 2>/dev/null; then
+            CTL_URL=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | tail -n1 | sed 's/listening on //')
+            return 0
+        fi
+        kill -0 "$CTL_PID" 2>/dev/null || { cat "$log" >&2; fail "the controller exited at start"; }
+        sleep 0.1
+    done
+    fail "the controller did not start listening"
+}
+
+# creq METHOD PATH [BODY] [AUTH]: req against the controller.
+creq() {
+    local save=$PORT
+    PORT=${CTL_URL##*:}
+    req "$@"
+    PORT=$save
+}
+
+# gpu_state: one line per GPU of every live node: "node gpu power enforced capped".
+gpu_state() {
+    local i
+    for i in "${!NODES[@]}"; do
+        kill -0 "${NODE_PID[$i]}" 2>/dev/null || continue
+        curl -s --max-time 2 "${NODES[$i]}/v1/gpus" | python3 -c "
+import json, sys
+for g in json.load(sys.stdin)['gpus']:
+    print($i, g['gpu'], g['sample']['power_watts'], g['limits']['enforced_w'], 1 if g['cap'] else 0)"
+    done
+}

@@ -1,0 +1,132 @@
+/* The controller's store: what a restart reads back is what was written
+ * (targets with open ends and null priorities, caps held, learned means,
+ * state), a newer schema is refused. A real SQLite file in /tmp. */
+#include "test_util.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "pfi/ctl_store.h"
+
+static char path[64];
+
+static pfi_ctl_store *open_tmp(void)
+{
+    pfi_ctl_store *s;
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_ctl_store_open(path, &s, &err) != PFI_OK) fail_msg("%s", err.msg);
+    return s;
+}
+
+static int setup(void **st)
+{
+    snprintf(path, sizeof path, "/tmp/test_ctl_store_XXXXXX");
+    int fd = mkstemp(path);
+    close(fd);
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    char b[96];
+    unlink(path);
+    snprintf(b, sizeof b, "%s-wal", path);
+    unlink(b);
+    snprintf(b, sizeof b, "%s-shm", path);
+    unlink(b);
+    return 0;
+}
+
+static void test_roundtrip(void **st)
+{
+    pfi_ctl_store *s = open_tmp();
+    pfi_error err;
+    pfi_target a = {.id = "sub", .source = PFI_TARGET_OPENADR, .kind = PFI_TARGET_SITE,
+                    .limit_w = 240000, .start = 100, .end = INFINITY, .priority = 2,
+                    .is_default = 1};
+    pfi_target b = {.id = "op", .source = PFI_TARGET_API, .kind = PFI_TARGET_GPU, .limit_w = 5000,
+                    .start = 50, .end = 150, .ramp_w_per_s = 10,
+                    .priority = PFI_TARGET_NO_PRIORITY};
+    assert_int_equal(pfi_ctl_store_put_target(s, &a, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_target(s, &b, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_cap(s, "http://n1", 3, 450, 1000, 10, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_cap(s, "http://n1", 4, 450, 1000, 10, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_cap(s, "http://n1", 4, 0, 0, 20, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_obs(s, "j", 500, 4000, 90, 1, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_obs(s, "j", 500, 3000, 80, 2, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_job(s, "j", 5000, NAN, 1, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_job(s, "j", 4000, 100, 2, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_state(s, "trim_w", 123.5, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_agent(s, "http://n1", 8, 5600, 1, &err), PFI_OK);
+    pfi_ctl_store_close(s);
+
+    s = open_tmp();
+    pfi_target *ts;
+    size_t n;
+    assert_int_equal(pfi_ctl_store_load_targets(s, &ts, &n, &err), PFI_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(ts[0].id, "op"); /* ordered by start */
+    assert_int_equal(ts[0].priority, PFI_TARGET_NO_PRIORITY);
+    assert_near(ts[0].ramp_w_per_s, 10, 0);
+    assert_true(isinf(ts[1].end));
+    assert_int_equal(ts[1].priority, 2);
+    assert_true(ts[1].is_default);
+    free(ts);
+    pfi_ctl_cap_rec *c;
+    assert_int_equal(pfi_ctl_store_load_caps(s, &c, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0].gpu, 3);
+    assert_near(c[0].watts, 450, 0);
+    free(c);
+    pfi_ctl_obs_rec *o;
+    assert_int_equal(pfi_ctl_store_load_obs(s, &o, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    assert_near(o[0].power_w, 3700, 1e-9); /* 4000 + 0.3 (3000 - 4000) */
+    assert_near(o[0].tput, 87, 1e-9);      /* 90 + 0.3 (80 - 90) */
+    assert_int_equal(o[0].n, 2);
+    free(o);
+    pfi_ctl_job_rec *j;
+    assert_int_equal(pfi_ctl_store_load_jobs(s, &j, &n, &err), PFI_OK);
+    assert_near(j[0].pmax_w, 5000, 0); /* the highest seen */
+    assert_near(j[0].tmax, 100, 0);
+    free(j);
+    double v;
+    assert_int_equal(pfi_ctl_store_get_state(s, "trim_w", &v, &err), PFI_OK);
+    assert_near(v, 123.5, 0);
+    assert_int_equal(pfi_ctl_store_get_state(s, "nope", &v, &err), PFI_ENOTFOUND);
+    size_t ng;
+    assert_int_equal(pfi_ctl_store_get_agent(s, "http://n1", &ng, &v, &err), PFI_OK);
+    assert_int_equal(ng, 8);
+    assert_int_equal(pfi_ctl_store_del_target(s, PFI_TARGET_API, "op", &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_del_target(s, PFI_TARGET_API, "op", &err), PFI_ENOTFOUND);
+    assert_int_equal(pfi_ctl_store_replace_source(s, PFI_TARGET_OPENADR, NULL, 0, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_load_targets(s, &ts, &n, &err), PFI_OK);
+    assert_int_equal(n, 0);
+    free(ts);
+    pfi_ctl_store_close(s);
+}
+
+static void test_newer_schema(void **st)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=9", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    pfi_ctl_store *s;
+    pfi_error err;
+    pfi_error_clear(&err);
+    assert_int_equal(pfi_ctl_store_open(path, &s, &err), PFI_ESTATE);
+    assert_non_null(strstr(err.msg, "newer"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
