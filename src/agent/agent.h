@@ -38,6 +38,7 @@ typedef struct agent_opts {
     double phase_hold_s; /* how long util must hold for training (trace.h sustain_s) */
     int share_gpus;      /* several jobs may register the same GPU (MPS, time-slicing) */
     unsigned http_threads;
+    const char *lock_dir; /* per-GPU lock files (lock.c) */
 } agent_opts;
 
 typedef struct agent_gpu {
@@ -52,6 +53,7 @@ typedef struct agent_gpu {
     double cap_w, cap_set_at, cap_expires_at, cap_default_w;
     int restore_failed; /* (mu) an expired cap could not be restored yet */
     int job;            /* (mu) index into agent.jobs of the (first) job on this GPU, -1 */
+    int lock_fd;        /* this GPU's lock file (lock.c), -1 when not locked */
 } agent_gpu;
 
 /* Per-tick values of a job kept in its rolling window: the 14 telemetry.csv
@@ -101,6 +103,8 @@ typedef struct agent {
     unsigned long long metrics_gen;
 
     struct MHD_Daemon *httpd;
+    int listen_fd;     /* bound at start, before anything else (http.c), -1 */
+    int store_lock_fd; /* the store file's lock (lock.c), -1 */
     pthread_t sampler;
 } agent;
 
@@ -161,7 +165,15 @@ int agent_caps_recover(agent *a, pfi_error *err);
 /* At shutdown: restore every cap. */
 void agent_caps_restore_all(agent *a);
 
-/* http.c */
+/* lock.c: one pfid per store and per GPU (see there). Taken before any GPU
+ * setting or store record is touched; PFI_ESTATE when another pfid holds one. */
+int agent_lock_store(agent *a, pfi_error *err);
+int agent_lock_gpus(agent *a, pfi_error *err); /* after the backend is open */
+void agent_unlock_all(agent *a);
+
+/* http.c: agent_http_bind takes the address first (a pfid that cannot listen
+ * stops before it changes anything); agent_http_start serves on it. */
+int agent_http_bind(agent *a, pfi_error *err);
 int agent_http_start(agent *a, pfi_error *err);
 void agent_http_stop(agent *a);
 

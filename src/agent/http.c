@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -400,30 +401,54 @@ bad:
                          "--listen must be ADDR:PORT or [IPV6]:PORT, not '%s'", s);
 }
 
+int agent_http_bind(agent *a, pfi_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = 0;
+    int rc = parse_listen(a->o.listen, &ss, &sl, err);
+    if (rc != PFI_OK) return rc;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "--listen %s: socket: %s", a->o.listen,
+                             strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
+        int e = errno;
+        close(fd);
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s: %s", a->o.listen,
+                             strerror(e));
+    }
+    a->listen_fd = fd;
+    return PFI_OK;
+}
+
 int agent_http_start(agent *a, pfi_error *err)
 {
     struct sockaddr_storage ss;
-    socklen_t sl;
-    int rc = parse_listen(a->o.listen, &ss, &sl, err);
-    if (rc != PFI_OK) return rc;
+    socklen_t sl = sizeof ss;
+    if (a->listen_fd < 0 || getsockname(a->listen_fd, (struct sockaddr *)&ss, &sl) != 0)
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "no listening socket for %s", a->o.listen);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     a->httpd = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        flags, 0, NULL, NULL, handler, a, MHD_OPTION_LISTEN_SOCKET, a->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)a->o.http_threads, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)4096, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_NOTIFY_COMPLETED, completed,
-        NULL, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
     if (!a->httpd)
-        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s (in use, or no such "
-                                                    "address?)",
-                             a->o.listen);
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(a->httpd, MHD_DAEMON_INFO_BIND_PORT);
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP on %s", a->o.listen);
+    a->listen_fd = -1; /* MHD owns it now and closes it when it stops */
     char addr[INET6_ADDRSTRLEN] = "?";
-    if (ss.ss_family == AF_INET6)
+    unsigned port;
+    if (ss.ss_family == AF_INET6) {
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof addr);
-    else
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    } else {
         inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof addr);
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
     int loopback = ss.ss_family == AF_INET6
                        ? IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr)
                        : (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
@@ -432,13 +457,14 @@ int agent_http_start(agent *a, pfi_error *err)
                   "crosses the network in clear text; restrict access (firewall, "
                   "NetworkPolicy) or put a TLS proxy in front");
     agent_log("listening on http://%s%s%s:%u%s", ss.ss_family == AF_INET6 ? "[" : "", addr,
-              ss.ss_family == AF_INET6 ? "]" : "", di ? (unsigned)di->port : 0,
-              a->o.read_only ? " (read-only)" : "");
+              ss.ss_family == AF_INET6 ? "]" : "", port, a->o.read_only ? " (read-only)" : "");
     return PFI_OK;
 }
 
 void agent_http_stop(agent *a)
 {
+    if (a->listen_fd >= 0) close(a->listen_fd); /* bound but never served */
+    a->listen_fd = -1;
     if (a->httpd) MHD_stop_daemon(a->httpd);
     a->httpd = NULL;
     if (a->metrics_resp) MHD_destroy_response(a->metrics_resp);

@@ -171,6 +171,7 @@ static int open_backend(agent *a, pfi_error *err)
     for (unsigned g = 0; g < a->n_gpus; g++) {
         agent_gpu *x = &a->gpus[g];
         x->job = -1;
+        x->lock_fd = -1;
         if (pfi_backend_info(a->be, g, &x->info) != PFI_OK)
             snprintf(x->info.name, sizeof x->info.name, "unknown");
         if (pfi_backend_limits(a->be, g, &x->limits) == PFI_OK) x->have_limits = 1;
@@ -211,6 +212,7 @@ static void cleanup(agent *a)
 {
     agent_jobs_free(a);
     pfi_store_close(a->store);
+    agent_unlock_all(a); /* after the store is closed: no write after the lock goes */
     pfi_backend_close(a->be);
     free(a->gpus);
     free(a->model);
@@ -230,9 +232,12 @@ int main(int argc, char **argv)
     a.o.window_s = 1800;
     a.o.phase_hold_s = 10;
     a.o.http_threads = 4;
+    a.o.lock_dir = "/run/pfid";
+    a.listen_fd = -1;
+    a.store_lock_fd = -1;
 
     enum { O_SIMG = 256, O_SIMJ, O_DCGM, O_LISTEN, O_DB, O_INT, O_TOK, O_RO, O_MODEL, O_RET,
-           O_WIN, O_THR, O_HOLD, O_SHARE };
+           O_WIN, O_THR, O_HOLD, O_SHARE, O_LOCKDIR };
     static const struct option lo[] = {
         {"backend", required_argument, 0, 'b'}, {"sim-gpus", required_argument, 0, O_SIMG},
         {"sim-jobs", required_argument, 0, O_SIMJ}, {"dcgm-url", required_argument, 0, O_DCGM},
@@ -241,7 +246,8 @@ int main(int argc, char **argv)
         {"read-only", no_argument, 0, O_RO}, {"model", required_argument, 0, O_MODEL},
         {"retention", required_argument, 0, O_RET}, {"window", required_argument, 0, O_WIN},
         {"http-threads", required_argument, 0, O_THR}, {"phase-hold", required_argument, 0, O_HOLD},
-        {"share-gpus", no_argument, 0, O_SHARE}, {"help", no_argument, 0, 'h'},
+        {"share-gpus", no_argument, 0, O_SHARE}, {"lock-dir", required_argument, 0, O_LOCKDIR},
+        {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     double v;
@@ -274,6 +280,7 @@ int main(int argc, char **argv)
                 return usage_error("--window must be 10 s to a week, not '%s'", optarg);
             break;
         case O_SHARE: a.o.share_gpus = 1; break;
+        case O_LOCKDIR: a.o.lock_dir = optarg; break;
         case O_HOLD:
             if (parse_seconds(optarg, 0, 3600, &a.o.phase_hold_s))
                 return usage_error("--phase-hold must be 0-3600 seconds, not '%s'", optarg);
@@ -326,13 +333,27 @@ int main(int argc, char **argv)
     pthread_condattr_destroy(&ca);
     a.started_at = agent_now();
 
-    int rc = open_backend(&a, &err);
+    /* Nothing changes on a GPU or in the store before every check that can
+     * refuse the start has passed: the address, the store's lock, the
+     * backend, the GPUs' locks, the store's schema, the model. Only then are
+     * the recorded caps acted on. */
+    int rc = agent_http_bind(&a, &err);
+    if (rc == PFI_OK) rc = agent_lock_store(&a, &err);
+    if (rc == PFI_OK) rc = open_backend(&a, &err);
+    if (rc == PFI_OK) rc = agent_lock_gpus(&a, &err);
     if (rc == PFI_OK) rc = pfi_store_open(a.o.db, &a.store, &err);
     if (rc == PFI_OK && a.o.model) rc = agent_model_load(&a, a.o.model, &err);
-    if (rc == PFI_OK) rc = agent_caps_recover(&a, &err);
     if (rc != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
+        agent_log("%s; nothing was changed", msg);
+        agent_http_stop(&a);
+        cleanup(&a);
+        return 1;
+    }
+    if ((rc = agent_caps_recover(&a, &err)) != PFI_OK) {
+        pfi_error_format(&err, msg, sizeof msg);
         agent_log("%s", msg);
+        agent_http_stop(&a);
         agent_caps_restore_all(&a);
         cleanup(&a);
         return 1;

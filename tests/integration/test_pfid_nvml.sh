@@ -16,7 +16,7 @@ cat >"$WORK/model.json" <<'EOF'
 {"format":"pfi-model","version":1,"kind":"ols","features":["dram_copy_product"],
  "intercept":0.93,"coefficients":[0.047],"boost_mhz":1980,"n_train":25,"r2_in":0.67,"rmse_in":0.2}
 EOF
-NV=(--backend nvml --db "$DB" --interval 0.2 --phase-hold 1 --model "$WORK/model.json")
+NV=(--backend nvml --lock-dir "$WORK/locks" --db "$DB" --interval 0.2 --phase-hold 1 --model "$WORK/model.json")
 
 # The device's limit of GPU g in mW as the fake driver holds it (what the
 # next process, or nvidia-smi, would see).
