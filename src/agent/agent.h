@@ -96,6 +96,8 @@ typedef struct agent {
     unsigned long long samples_total, sample_errors_total, store_errors_total;
     unsigned long long caps_set_total, caps_restored_total, cap_restore_errors_total;
     double last_tick_s;  /* (mu) seconds the last sampler tick took */
+    int store_failing;   /* (mu) the last tick's samples could not be written */
+    char store_error[512]; /* (mu) why, while store_failing */
     double started_at;   /* Unix s */
 
     /* The cached /metrics response, rebuilt when gen moved (mu). */
@@ -162,8 +164,9 @@ int agent_cap_clear(agent *a, unsigned gpu, const char *why, json_t **resp, pfi_
 double agent_caps_expire(agent *a);
 /* At start: restore expired recorded caps, re-apply unexpired ones. */
 int agent_caps_recover(agent *a, pfi_error *err);
-/* At shutdown: restore every cap. */
-void agent_caps_restore_all(agent *a);
+/* At shutdown: restore every cap; returns how many could not be (each
+ * logged with its GPU and watts). */
+unsigned agent_caps_restore_all(agent *a);
 
 /* lock.c: one pfid per store and per GPU (see there). Taken before any GPU
  * setting or store record is touched; PFI_ESTATE when another pfid holds one. */
@@ -182,8 +185,12 @@ char *agent_render_metrics(agent *a, size_t *len);
 json_t *agent_gpus_json(agent *a);
 json_t *agent_jobs_json(agent *a);
 
-/* model.c: the --model file and the live PFI estimate. */
+/* predictor.c: the --model file and the live PFI estimate. Loading takes mu
+ * (SIGHUP reloads while pfid runs); a failed load keeps the model in use. */
 int agent_model_load(agent *a, const char *path, pfi_error *err);
+/* The clock-fraction feature's boost clock without a model saying otherwise:
+ * H200, the GPU the model was fitted on and the only one the backends know. */
+#define PFI_AGENT_BOOST_MHZ 1980.0
 /* Fills agg->pfi from agg->tm when a model is loaded and every feature it
  * needs is present. */
 void agent_model_estimate(agent *a, const agent_job *j, job_agg *agg);

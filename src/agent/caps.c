@@ -187,8 +187,14 @@ static int restore_locked(agent *a, unsigned gpu, double default_w, const char *
         x->restore_failed = 1;
         a->cap_restore_errors_total++;
     }
+    /* A restore that was asked for stays asked for: the cap is due now, so
+     * the next start restores it rather than re-applying it. */
+    int make_due = rc != PFI_OK && x->cap_expires_at > agent_now();
+    pfi_store_cap due = {gpu, x->cap_w, x->cap_set_at, agent_now(), x->cap_default_w};
+    if (make_due) x->cap_expires_at = due.expires_at;
     a->gen++;
     pthread_mutex_unlock(&a->mu);
+    if (make_due) pfi_store_cap_put(a->store, &due, NULL);
     if (rc == PFI_OK) {
         pfi_store_cap_delete(a->store, gpu, NULL);
         agent_log("GPU %u: default limit %.0f W restored (%s)", gpu, default_w, why);
@@ -298,19 +304,29 @@ int agent_caps_recover(agent *a, pfi_error *err)
     return PFI_OK;
 }
 
-void agent_caps_restore_all(agent *a)
+unsigned agent_caps_restore_all(agent *a)
 {
-    if (!a->store || !a->be || a->o.read_only) return;
+    if (!a->store || !a->be || a->o.read_only) return 0;
+    unsigned failed = 0;
     pthread_mutex_lock(&a->cap_mu);
     for (unsigned g = 0; g < a->n_gpus; g++) {
         pthread_mutex_lock(&a->mu);
         int capped = a->gpus[g].capped;
-        double def = a->gpus[g].cap_default_w;
+        double def = a->gpus[g].cap_default_w, w = a->gpus[g].cap_w;
         pthread_mutex_unlock(&a->mu);
         if (!capped) continue;
         pfi_gpu_limits after;
         pfi_error err;
-        restore_locked(a, g, def, "shutdown", &after, &err);
+        if (restore_locked(a, g, def, "shutdown", &after, &err) != PFI_OK) {
+            /* Said every time, whatever was logged before: this is the last
+             * word of this pfid on the GPU. */
+            agent_log("GPU %u: restoring %.0f W at shutdown failed: %s; the cap of %.0f W "
+                      "may still be on the device, its record stays in the store for the "
+                      "next start",
+                      g, def, err.msg, w);
+            failed++;
+        }
     }
     pthread_mutex_unlock(&a->cap_mu);
+    return failed;
 }

@@ -127,6 +127,46 @@ static enum MHD_Result metrics(agent *a, struct MHD_Connection *c)
     return ret;
 }
 
+/* 200 "ok" or 503 with every reason that holds: a cap that cannot be
+ * restored, a store that cannot be written, a GPU that cannot be read. A
+ * probe (readiness, a controller) must not send work to a node whose caps
+ * are not under control. */
+static enum MHD_Result healthz(agent *a, struct MHD_Connection *c)
+{
+    json_t *reasons = json_array();
+    char buf[768];
+    pthread_mutex_lock(&a->mu);
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        const agent_gpu *x = &a->gpus[g];
+        if (x->capped && x->restore_failed) {
+            snprintf(buf, sizeof buf,
+                     "restore failed: GPU %u cannot be put back to %.0f W (cap %.0f W); retrying",
+                     g, x->cap_default_w, x->cap_w);
+            json_array_append_new(reasons, json_string(buf));
+        }
+    }
+    if (a->store_failing) {
+        snprintf(buf, sizeof buf, "store failing: %s", a->store_error);
+        json_array_append_new(reasons, json_string(buf));
+    }
+    for (unsigned g = 0; g < a->n_gpus; g++)
+        if (!a->gpus[g].sample_ok) {
+            snprintf(buf, sizeof buf, "backend down: GPU %u could not be read at the last sample",
+                     g);
+            json_array_append_new(reasons, json_string(buf));
+        }
+    pthread_mutex_unlock(&a->mu);
+    if (json_array_size(reasons) == 0) {
+        json_decref(reasons);
+        char *ok = strdup("ok\n");
+        return ok ? send_text(c, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
+    }
+    json_t *o = json_object();
+    pfi_json_set(o, "status", json_string("failing"));
+    pfi_json_set(o, "reasons", reasons);
+    return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, o);
+}
+
 static enum MHD_Result get_locked(agent *a, struct MHD_Connection *c, json_t *(*fn)(agent *))
 {
     pthread_mutex_lock(&a->mu);
@@ -264,11 +304,7 @@ static enum MHD_Result route(agent *a, struct MHD_Connection *c, const char *url
     int del = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
 
     if (strcmp(url, "/metrics") == 0) return get ? metrics(a, c) : not_allowed(c, "GET, HEAD");
-    if (strcmp(url, "/healthz") == 0) {
-        if (!get) return not_allowed(c, "GET, HEAD");
-        char *ok = strdup("ok\n");
-        return ok ? send_text(c, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
-    }
+    if (strcmp(url, "/healthz") == 0) return get ? healthz(a, c) : not_allowed(c, "GET, HEAD");
     if (strcmp(url, "/v1/gpus") == 0)
         return get ? get_locked(a, c, agent_gpus_json) : not_allowed(c, "GET, HEAD");
     if (strcmp(url, "/v1/jobs") == 0) {

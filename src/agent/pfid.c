@@ -60,8 +60,13 @@ static const char *help =
     "  POST /v1/jobs/ID/throughput {\"tokens_per_s\":X}   DELETE /v1/jobs/ID\n"
     "  PUT /v1/gpus/N/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/gpus/N/limit\n"
     "\n"
-    "Exit status: 0 after a clean shutdown, 1 when it cannot start or run,\n"
-    "2 on bad usage.\n";
+    "Signals: SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2 and every other\n"
+    "catchable terminating signal stop pfid and restore every cap; SIGHUP\n"
+    "reloads --model.\n"
+    "\n"
+    "Exit status: 0 after a clean shutdown, 1 when it cannot start or run\n"
+    "(nothing was changed), 2 on bad usage, 3 when a cap could not be\n"
+    "restored at shutdown (each is logged with its GPU and watts).\n";
 
 double agent_now(void)
 {
@@ -86,6 +91,46 @@ void agent_log(const char *fmt, ...)
     va_end(ap);
     /* One write per line so that lines from threads do not interleave. */
     fprintf(stderr, "pfid: %s\n", buf);
+}
+
+/* The signals that would end pfid by default and that a process can catch:
+ * each one stops it with every cap restored, except SIGHUP (model reload).
+ * The synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
+ * SIGSYS) mean pfid's own state is broken: they are left to kill it, and the
+ * store's cap records make the next start restore the cards. SIGPIPE (a
+ * client that went away) and SIGXFSZ (see main) are ignored. */
+static void termination_signals(sigset_t *set)
+{
+    static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,   SIGUSR1, SIGUSR2,
+                               SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
+#ifdef SIGPWR
+                               SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+                               SIGSTKFLT,
+#endif
+    };
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaddset(set, sigs[i]);
+    for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaddset(set, r);
+}
+
+static const char *signal_name(int sig, char *buf, size_t len)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},
+                 {SIGTERM, "SIGTERM"}, {SIGUSR1, "SIGUSR1"},     {SIGUSR2, "SIGUSR2"},
+                 {SIGALRM, "SIGALRM"}, {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},
+                 {SIGXCPU, "SIGXCPU"}, {SIGIO, "SIGIO"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig) return names[i].name;
+    if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+        snprintf(buf, len, "SIGRTMIN+%d", sig - SIGRTMIN);
+    else
+        snprintf(buf, len, "signal %d", sig);
+    return buf;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -167,7 +212,6 @@ static int open_backend(agent *a, pfi_error *err)
                              pfi_backend_last_error(a->be));
     a->gpus = calloc(a->n_gpus ? a->n_gpus : 1, sizeof *a->gpus);
     if (!a->gpus) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
-    a->boost_mhz = 0;
     for (unsigned g = 0; g < a->n_gpus; g++) {
         agent_gpu *x = &a->gpus[g];
         x->job = -1;
@@ -176,9 +220,7 @@ static int open_backend(agent *a, pfi_error *err)
             snprintf(x->info.name, sizeof x->info.name, "unknown");
         if (pfi_backend_limits(a->be, g, &x->limits) == PFI_OK) x->have_limits = 1;
     }
-    /* The clock-fraction feature needs the boost clock; H200 is the GPU the
-     * model was fitted on and the only one the backends know. */
-    a->boost_mhz = 1980.0;
+    a->boost_mhz = PFI_AGENT_BOOST_MHZ;
     agent_log("backend %s: %u GPU(s)%s", a->o.backend, a->n_gpus,
               a->n_gpus ? "" : " (nothing to sample)");
     return PFI_OK;
@@ -318,11 +360,12 @@ int main(int argc, char **argv)
     /* Every thread started from here on inherits the blocked signals; the
      * main thread takes them with sigwait, so shutdown runs in one place. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
+    termination_signals(&sigs);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* A store file over RLIMIT_FSIZE is a store failure (EFBIG, on /healthz),
+     * not a reason to stop holding caps. */
+    signal(SIGXFSZ, SIG_IGN);
 
     pthread_mutex_init(&a.mu, NULL);
     pthread_mutex_init(&a.cap_mu, NULL);
@@ -376,13 +419,31 @@ int main(int argc, char **argv)
     }
 
     int sig = 0;
-    sigwait(&sigs, &sig);
-    agent_log("%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    for (;;) {
+        if (sigwait(&sigs, &sig) != 0) continue;
+        if (sig != SIGHUP) break;
+        /* SIGHUP reloads the model, as daemons reread their configuration;
+         * every other signal of the set stops pfid. */
+        if (!a.o.model) {
+            agent_log("SIGHUP: no --model to reload");
+        } else if (agent_model_load(&a, a.o.model, &err) != PFI_OK) {
+            pfi_error_format(&err, msg, sizeof msg);
+            agent_log("SIGHUP: %s; the model in use is kept", msg);
+        }
+    }
+    char name[32];
+    agent_log("%s: shutting down", signal_name(sig, name, sizeof name));
     /* HTTP first (no new caps), then the sampler, then restore. */
     agent_http_stop(&a);
     agent_sampler_stop(&a);
-    agent_caps_restore_all(&a);
+    unsigned failed = agent_caps_restore_all(&a);
     cleanup(&a);
+    if (failed) {
+        agent_log("stopped with %u cap(s) not restored (logged above; their records stay in "
+                  "the store and the next start restores them)",
+                  failed);
+        return 3;
+    }
     agent_log("stopped");
     return 0;
 }

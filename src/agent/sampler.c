@@ -41,14 +41,14 @@ void agent_tick(agent *a)
     }
     pfi_error err;
     int store_ok = pfi_store_add_samples(a->store, t, s, n, &err) == PFI_OK;
-    /* A full disk fails every tick: say so when it starts and when it ends
-     * (pfi_agent_store_errors_total counts the ticks in between). */
-    static int store_failing;
-    if (!store_ok && !store_failing) agent_log("store: %s; samples are not being kept", err.msg);
-    if (store_ok && store_failing) agent_log("store: writing samples again");
-    store_failing = !store_ok;
-
     pthread_mutex_lock(&a->mu);
+    /* A full disk fails every tick: say so when it starts and when it ends
+     * (pfi_agent_store_errors_total counts the ticks in between; /healthz
+     * says it meanwhile). */
+    if (!store_ok && !a->store_failing) agent_log("store: %s; samples are not being kept", err.msg);
+    if (store_ok && a->store_failing) agent_log("store: writing samples again");
+    a->store_failing = !store_ok;
+    if (!store_ok) snprintf(a->store_error, sizeof a->store_error, "%s", err.msg);
     for (unsigned g = 0; g < n; g++) {
         agent_gpu *x = &a->gpus[g];
         x->sample_ok = ok[g];

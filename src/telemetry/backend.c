@@ -105,3 +105,9 @@ int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s)
     if (!b->ops->throughput) return PFI_ENOTSUP;
     return b->ops->throughput(b, gpu, tok_s);
 }
+
+int pfi_backend_persistence(pfi_backend *b, unsigned gpu, int *enabled)
+{
+    if (!b->ops->persistence) return PFI_ENOTSUP;
+    return b->ops->persistence(b, gpu, enabled);
+}

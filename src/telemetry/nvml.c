@@ -62,6 +62,7 @@ typedef struct {
     nvmlDeviceGetTemperatureV_fn get_temp_v;
     nvmlDeviceGetMemoryInfo_fn get_mem;
     nvmlDeviceSetPowerManagementLimit_fn set_limit;
+    nvmlDeviceGetPersistenceMode_fn get_persistence;
     nvmlGpmQueryDeviceSupport_fn gpm_query;
     nvmlGpmSampleAlloc_fn gpm_alloc;
     nvmlGpmSampleFree_fn gpm_free;
@@ -250,6 +251,7 @@ static int nvml_init(pfi_backend **out, const char *opts, pfi_error *err)
     OPTIONAL(get_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
     OPTIONAL(get_throttle_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
     OPTIONAL(set_limit, "nvmlDeviceSetPowerManagementLimit");
+    OPTIONAL(get_persistence, "nvmlDeviceGetPersistenceMode");
     OPTIONAL(gpm_query, "nvmlGpmQueryDeviceSupport");
     OPTIONAL(gpm_alloc, "nvmlGpmSampleAlloc");
     OPTIONAL(gpm_free, "nvmlGpmSampleFree");
@@ -615,6 +617,30 @@ done:
     return rc;
 }
 
+static int nvml_persistence(pfi_backend *b, unsigned gpu, int *enabled)
+{
+    nvml_state *s = b->priv;
+    int rc = PFI_OK;
+    pthread_mutex_lock(&b->lock);
+    nvml_gpu *g = gpu_of(b, gpu, &rc);
+    if (g && !s->get_persistence) {
+        pfi_backend_set_error(b, "GPU %u: this NVML has no nvmlDeviceGetPersistenceMode", gpu);
+        rc = PFI_ENOTSUP;
+    } else if (g) {
+        nvmlEnableState_t m;
+        nvmlReturn_t r = s->get_persistence(g->dev, &m);
+        if (r != NVML_SUCCESS) {
+            pfi_backend_set_error(b, "GPU %u: nvmlDeviceGetPersistenceMode: %s", gpu,
+                                  nvml_str(s, r));
+            rc = r == NVML_ERROR_NOT_SUPPORTED ? PFI_ENOTSUP : PFI_EBACKEND;
+        } else {
+            *enabled = m == NVML_FEATURE_ENABLED;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
 const pfi_backend_ops pfi_backend_nvml_ops = {
     .name = "nvml",
     .init = nvml_init,
@@ -626,4 +652,5 @@ const pfi_backend_ops pfi_backend_nvml_ops = {
     .limits = nvml_limits,
     .set_limit = nvml_set_limit,
     .throughput = NULL,
+    .persistence = nvml_persistence,
 };

@@ -36,6 +36,10 @@ typedef struct pfi_backend_ops {
     /* Optional (NULL when the backend has no such knowledge): the modelled
      * throughput of the job on the GPU, tokens/s (sim only). */
     int (*throughput)(pfi_backend *b, unsigned gpu, double *tok_s);
+    /* Optional (NULL: unknown): whether the driver stays loaded with no
+     * client (NVML persistence mode). Without it an idle GPU's driver may
+     * unload and the power limit a cap set is lost (nvml only). */
+    int (*persistence)(pfi_backend *b, unsigned gpu, int *enabled);
 } pfi_backend_ops;
 
 /* The table entry for a backend name ("nvml", "dcgm", "sim"), or NULL. */
@@ -61,5 +65,7 @@ int pfi_backend_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out);
 int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double mw);
 /* PFI_ENOTSUP when the backend does not model throughput. */
 int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s);
+/* PFI_ENOTSUP when the backend cannot tell. */
+int pfi_backend_persistence(pfi_backend *b, unsigned gpu, int *enabled);
 
 #endif
