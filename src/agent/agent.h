@@ -50,8 +50,10 @@ typedef struct agent_gpu {
     int have_limits;       /* (mu) */
     /* The cap pfid holds on this GPU (mu). */
     int capped;
-    double cap_w, cap_set_at, cap_expires_at, cap_default_w;
+    double cap_w, cap_set_at, cap_expires_at, cap_prior_w;
     int restore_failed; /* (mu) an expired cap could not be restored yet */
+    int drifting;       /* (mu) the device's limit moved off the cap; re-applying */
+    int persistence;    /* NVML persistence mode at start: 1, 0, -1 unknown */
     int job;            /* (mu) index into agent.jobs of the (first) job on this GPU, -1 */
     int lock_fd;        /* this GPU's lock file (lock.c), -1 when not locked */
 } agent_gpu;
@@ -95,6 +97,7 @@ typedef struct agent {
     unsigned long long gen; /* (mu) bumps on every change /metrics shows */
     unsigned long long samples_total, sample_errors_total, store_errors_total;
     unsigned long long caps_set_total, caps_restored_total, cap_restore_errors_total;
+    unsigned long long cap_drift_total; /* (mu) episodes of a held cap found changed */
     double last_tick_s;  /* (mu) seconds the last sampler tick took */
     int store_failing;   /* (mu) the last tick's samples could not be written */
     char store_error[512]; /* (mu) why, while store_failing */
@@ -162,6 +165,13 @@ int agent_cap_clear(agent *a, unsigned gpu, const char *why, json_t **resp, pfi_
 /* Restores every expired cap; returns the earliest remaining expiry (Unix s)
  * or INFINITY. */
 double agent_caps_expire(agent *a);
+/* After each tick: a held cap the device no longer shows (a driver reload
+ * brings the stock limit back) is re-applied and counted. */
+void agent_caps_reconcile(agent *a);
+/* At start: warns when persistence mode is off (caps may revert). */
+void agent_caps_check_persistence(agent *a);
+/* An out-of-band limiter holds the enforced limit below the one set. */
+int agent_externally_limited(const pfi_gpu_limits *l);
 /* At start: restore expired recorded caps, re-apply unexpired ones. */
 int agent_caps_recover(agent *a, pfi_error *err);
 /* At shutdown: restore every cap; returns how many could not be (each

@@ -1,11 +1,18 @@
 /* Power caps that cannot be forgotten.
  *
  * Order of operations: the cap is recorded in the store BEFORE the device is
- * touched and forgotten only AFTER the default limit is read back, so a crash
+ * touched and forgotten only AFTER the prior limit is read back, so a crash
  * at any point leaves a record the next start acts on (restore when expired,
  * re-apply while not). A limit outside the device's constraints is refused,
  * never clamped; a limit the device does not report back after setting is a
  * failure and the previous limit is put back.
+ *
+ * "The prior limit" is the power-management limit in force before pfid's
+ * first cap on the GPU (a site running 700 W parts at 600 W gets 600 W back,
+ * not the default), recorded with the cap. Limits are compared as the
+ * management limit (current_mw): an out-of-band limiter (a BMC) can hold the
+ * enforced limit lower, which is reported as externally limited, not as a
+ * cap that failed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +23,24 @@
 
 /* NVML takes milliwatts; a device may round. Within 1 W counts as set. */
 #define READBACK_TOL_MW 1000.0
+
+/* The limit set through power management; a backend that does not report
+ * it leaves 0, and then the enforced limit is all there is. */
+static double in_force_mw(const pfi_gpu_limits *l)
+{
+    return l->current_mw > 0 ? l->current_mw : l->enforced_mw;
+}
+
+static int at_mw(const pfi_gpu_limits *l, double mw)
+{
+    return fabs(in_force_mw(l) - mw) <= READBACK_TOL_MW;
+}
+
+int agent_externally_limited(const pfi_gpu_limits *l)
+{
+    return l->current_mw > 0 && l->enforced_mw > 0 &&
+           l->enforced_mw < l->current_mw - READBACK_TOL_MW;
+}
 
 /* Sets mw on gpu and reads it back: PFI_OK with *lim filled when the
  * device's power-management limit is now mw. Caller holds cap_mu. */
@@ -33,10 +58,8 @@ static int set_and_verify(agent *a, unsigned gpu, double mw, pfi_gpu_limits *lim
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: reading the limit back failed: %s", gpu,
                              pfi_backend_last_error(a->be));
-    /* current_mw is the limit set through power management; a backend that
-     * does not report it leaves 0, and then the enforced limit must match. */
-    double got = lim->current_mw > 0 ? lim->current_mw : lim->enforced_mw;
-    if (fabs(got - mw) > READBACK_TOL_MW)
+    double got = in_force_mw(lim);
+    if (!at_mw(lim, mw))
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: the device reports %.1f W after setting %.1f W", gpu,
                              got / 1000, mw / 1000);
@@ -53,9 +76,10 @@ static json_t *cap_json(const agent_gpu *x, unsigned gpu, const pfi_gpu_limits *
         pfi_json_set(o, "set_at", pfi_json_num(x->cap_set_at));
         pfi_json_set(o, "expires_at", pfi_json_num(x->cap_expires_at));
     }
-    pfi_json_set(o, "limit_w", pfi_json_num(lim->current_mw > 0 ? lim->current_mw / 1000
-                                                                 : lim->enforced_mw / 1000));
+    if (x->capped) pfi_json_set(o, "prior_w", pfi_json_num(x->cap_prior_w));
+    pfi_json_set(o, "limit_w", pfi_json_num(in_force_mw(lim) / 1000));
     pfi_json_set(o, "enforced_w", pfi_json_num(lim->enforced_mw / 1000));
+    pfi_json_set(o, "externally_limited", json_boolean(agent_externally_limited(lim)));
     pfi_json_set(o, "default_w", pfi_json_num(lim->default_mw / 1000));
     pfi_json_set(o, "min_w", pfi_json_num(lim->min_mw / 1000));
     pfi_json_set(o, "max_w", pfi_json_num(lim->max_mw / 1000));
@@ -69,7 +93,7 @@ static void note_cap(agent_gpu *x, const pfi_store_cap *rec)
     x->cap_w = rec->watts;
     x->cap_set_at = rec->set_at;
     x->cap_expires_at = rec->expires_at;
-    x->cap_default_w = rec->default_w;
+    x->cap_prior_w = rec->default_w;
 }
 
 /* Puts the store back as it was before a cap attempt that changed nothing. */
@@ -90,14 +114,21 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     pthread_mutex_lock(&a->cap_mu);
     pfi_gpu_limits lim;
     int rc = pfi_backend_limits(a->be, gpu, &lim);
+    if (rc == PFI_ENOTSUP) {
+        /* A backend without limits cannot set them either (dcgm without the
+         * limit fields): the same 501 as a read-only backend. */
+        rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u: power limits not available: %s",
+                           gpu, pfi_backend_last_error(a->be));
+        goto out;
+    }
     if (rc != PFI_OK) {
         rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: cannot read limits: %s", gpu,
                            pfi_backend_last_error(a->be));
         goto out;
     }
-    if (!(lim.default_mw > 0)) {
-        /* Without a default there is nothing safe to restore to. */
-        rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u reports no default power limit",
+    if (!(in_force_mw(&lim) > 0)) {
+        /* Without the limit in force there is nothing safe to restore to. */
+        rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u reports no power limit in force",
                            gpu);
         goto out;
     }
@@ -111,13 +142,13 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     pthread_mutex_lock(&a->mu);
     agent_gpu *x = &a->gpus[gpu];
     int was_capped = x->capped;
-    pfi_store_cap prev = {gpu, x->cap_w, x->cap_set_at, x->cap_expires_at, x->cap_default_w};
+    pfi_store_cap prev = {gpu, x->cap_w, x->cap_set_at, x->cap_expires_at, x->cap_prior_w};
     pthread_mutex_unlock(&a->mu);
-    /* The default to restore is the one known before pfid first capped the
-     * GPU (a second cap must not take the first cap as the default). */
+    /* The limit to restore is the one in force before pfid first capped the
+     * GPU (a second cap must not take the first cap as the prior). */
     double now = agent_now();
     pfi_store_cap rec = {gpu, watts, now, now + expires_s,
-                         was_capped ? prev.default_w : lim.default_mw / 1000};
+                         was_capped ? prev.default_w : in_force_mw(&lim) / 1000};
     if ((rc = pfi_store_cap_put(a->store, &rec, err)) != PFI_OK) goto out;
     pfi_gpu_limits after;
     rc = set_and_verify(a, gpu, mw, &after, err);
@@ -128,18 +159,21 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
         goto out;
     }
     if (rc != PFI_OK) {
-        /* Put back what was there: the previous cap, or the default. */
+        /* Put back what was there: the previous cap, or the prior limit. A
+         * device still at it changed nothing (a set the driver refused):
+         * the record goes, and there is nothing to restore. */
         pfi_gpu_limits tmp;
         pfi_error e2;
         double back = was_capped ? prev.watts * 1000 : rec.default_w * 1000;
-        if (set_and_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
+        if ((pfi_backend_limits(a->be, gpu, &tmp) == PFI_OK && at_mw(&tmp, back)) ||
+            set_and_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
             undo_record(a, gpu, was_capped, &prev);
         } else {
             /* The device is in an unknown state: treat it as capped and due
-             * now, so the sampler keeps trying to restore the default (and a
-             * restart does, from the record). */
+             * now, so the sampler keeps trying to restore the prior limit
+             * (and a restart does, from the record). */
             agent_log("GPU %u: could not put the limit back after a failed cap (%s); "
-                      "restoring the default %.0f W is retried",
+                      "restoring the prior %.0f W is retried",
                       gpu, e2.msg, rec.default_w);
             rec.expires_at = agent_now();
             pfi_store_cap_put(a->store, &rec, NULL);
@@ -162,18 +196,22 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     if (resp) *resp = cap_json(x, gpu, &after);
     pthread_cond_broadcast(&a->wake); /* the sampler re-plans its next expiry */
     pthread_mutex_unlock(&a->mu);
-    agent_log("GPU %u: capped at %.1f W for %.0f s (default %.0f W)", gpu, watts, expires_s,
+    agent_log("GPU %u: capped at %.1f W for %.0f s (prior %.0f W)", gpu, watts, expires_s,
               rec.default_w);
 out:
     pthread_mutex_unlock(&a->cap_mu);
     return rc;
 }
 
-/* Restores the default on gpu and forgets the cap. Caller holds cap_mu. */
-static int restore_locked(agent *a, unsigned gpu, double default_w, const char *why,
+/* Restores the prior limit on gpu and forgets the cap. A device already at
+ * it (the driver reverted, or a set failed before changing anything) needs
+ * no set. Caller holds cap_mu. */
+static int restore_locked(agent *a, unsigned gpu, double prior_w, const char *why,
                           pfi_gpu_limits *after, pfi_error *err)
 {
-    int rc = set_and_verify(a, gpu, default_w * 1000, after, err);
+    int rc = PFI_OK;
+    if (pfi_backend_limits(a->be, gpu, after) != PFI_OK || !at_mw(after, prior_w * 1000))
+        rc = set_and_verify(a, gpu, prior_w * 1000, after, err);
     pthread_mutex_lock(&a->mu);
     agent_gpu *x = &a->gpus[gpu];
     int failed_before = x->restore_failed;
@@ -190,18 +228,18 @@ static int restore_locked(agent *a, unsigned gpu, double default_w, const char *
     /* A restore that was asked for stays asked for: the cap is due now, so
      * the next start restores it rather than re-applying it. */
     int make_due = rc != PFI_OK && x->cap_expires_at > agent_now();
-    pfi_store_cap due = {gpu, x->cap_w, x->cap_set_at, agent_now(), x->cap_default_w};
+    pfi_store_cap due = {gpu, x->cap_w, x->cap_set_at, agent_now(), x->cap_prior_w};
     if (make_due) x->cap_expires_at = due.expires_at;
     a->gen++;
     pthread_mutex_unlock(&a->mu);
     if (make_due) pfi_store_cap_put(a->store, &due, NULL);
     if (rc == PFI_OK) {
         pfi_store_cap_delete(a->store, gpu, NULL);
-        agent_log("GPU %u: default limit %.0f W restored (%s)", gpu, default_w, why);
+        agent_log("GPU %u: prior limit %.0f W restored (%s)", gpu, prior_w, why);
     } else if (!failed_before) {
         /* Retried every second: say it once, /metrics shows it meanwhile. */
-        agent_log("GPU %u: restoring the default limit (%s) failed: %s; retrying", gpu, why,
-                  err->msg);
+        agent_log("GPU %u: restoring the prior limit %.0f W (%s) failed: %s; retrying", gpu,
+                  prior_w, why, err->msg);
     }
     return rc;
 }
@@ -214,7 +252,7 @@ int agent_cap_clear(agent *a, unsigned gpu, const char *why, json_t **resp, pfi_
     pthread_mutex_lock(&a->cap_mu);
     pthread_mutex_lock(&a->mu);
     int capped = a->gpus[gpu].capped;
-    double def = a->gpus[gpu].cap_default_w;
+    double def = a->gpus[gpu].cap_prior_w;
     pthread_mutex_unlock(&a->mu);
     pfi_gpu_limits after;
     int rc = PFI_OK;
@@ -240,7 +278,7 @@ double agent_caps_expire(agent *a)
     for (unsigned g = 0; g < a->n_gpus; g++) {
         pthread_mutex_lock(&a->mu);
         int capped = a->gpus[g].capped;
-        double exp = a->gpus[g].cap_expires_at, def = a->gpus[g].cap_default_w;
+        double exp = a->gpus[g].cap_expires_at, def = a->gpus[g].cap_prior_w;
         pthread_mutex_unlock(&a->mu);
         if (!capped) continue;
         if (exp <= agent_now()) {
@@ -254,6 +292,68 @@ double agent_caps_expire(agent *a)
     }
     pthread_mutex_unlock(&a->cap_mu);
     return next;
+}
+
+void agent_caps_reconcile(agent *a)
+{
+    pthread_mutex_lock(&a->cap_mu);
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        agent_gpu *x = &a->gpus[g];
+        pthread_mutex_lock(&a->mu);
+        /* The tick's read first: a fresh one only when it shows a change. An
+         * expired or failing cap is the expiry loop's (agent_caps_expire). */
+        int check = x->capped && !x->restore_failed && x->have_limits &&
+                    x->cap_expires_at > agent_now() && !at_mw(&x->limits, x->cap_w * 1000);
+        int was_drifting = x->drifting;
+        double cap_w = x->cap_w;
+        if (!check && x->capped && x->have_limits && at_mw(&x->limits, x->cap_w * 1000))
+            x->drifting = 0;
+        pthread_mutex_unlock(&a->mu);
+        if (!check) continue;
+        pfi_gpu_limits now;
+        if (pfi_backend_limits(a->be, g, &now) != PFI_OK || at_mw(&now, cap_w * 1000)) continue;
+        pfi_gpu_limits after;
+        pfi_error err;
+        int rc = set_and_verify(a, g, cap_w * 1000, &after, &err);
+        pthread_mutex_lock(&a->mu);
+        if (!was_drifting) a->cap_drift_total++;
+        x->drifting = rc != PFI_OK;
+        x->limits = rc == PFI_OK ? after : now;
+        x->have_limits = 1;
+        a->gen++;
+        pthread_mutex_unlock(&a->mu);
+        /* Once per episode: the first time the change is seen, and when a
+         * re-apply that kept failing finally holds. */
+        if (!was_drifting && rc == PFI_OK)
+            agent_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds (a "
+                      "driver reload, another tool?); cap re-applied",
+                      g, in_force_mw(&now) / 1000, cap_w);
+        else if (!was_drifting)
+            agent_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds; "
+                      "re-applying failed: %s (retried every sample)",
+                      g, in_force_mw(&now) / 1000, cap_w, err.msg);
+        else if (rc == PFI_OK)
+            agent_log("GPU %u: cap of %.0f W re-applied", g, cap_w);
+    }
+    pthread_mutex_unlock(&a->cap_mu);
+}
+
+void agent_caps_check_persistence(agent *a)
+{
+    char off[256] = "";
+    size_t n = 0;
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        int on;
+        a->gpus[g].persistence = -1;
+        if (pfi_backend_persistence(a->be, g, &on) != PFI_OK) continue;
+        a->gpus[g].persistence = on;
+        if (!on && n + 12 < sizeof off) n += (size_t)snprintf(off + n, sizeof off - n, "%s%u", n ? "," : "", g);
+    }
+    if (n)
+        agent_log("warning: persistence mode is off on GPU %s: an idle GPU's driver may unload "
+                  "and a cap's power limit is then lost (pfid re-applies it at the next "
+                  "sample); enable it (nvidia-persistenced, or nvidia-smi -pm 1)",
+                  off);
 }
 
 int agent_caps_recover(agent *a, pfi_error *err)
@@ -293,8 +393,8 @@ int agent_caps_recover(agent *a, pfi_error *err)
             x->have_limits = 1;
             pthread_mutex_unlock(&a->mu);
         } else {
-            /* A cap that cannot be enforced must not linger: go to default. */
-            agent_log("GPU %u: cannot re-apply the recorded cap (%s); restoring the default",
+            /* A cap that cannot be enforced must not linger: go to the prior. */
+            agent_log("GPU %u: cannot re-apply the recorded cap (%s); restoring the prior limit",
                       c->gpu, e.msg);
             restore_locked(a, c->gpu, c->default_w, "re-apply failed", &after, &e);
         }
@@ -312,7 +412,7 @@ unsigned agent_caps_restore_all(agent *a)
     for (unsigned g = 0; g < a->n_gpus; g++) {
         pthread_mutex_lock(&a->mu);
         int capped = a->gpus[g].capped;
-        double def = a->gpus[g].cap_default_w, w = a->gpus[g].cap_w;
+        double def = a->gpus[g].cap_prior_w, w = a->gpus[g].cap_w;
         pthread_mutex_unlock(&a->mu);
         if (!capped) continue;
         pfi_gpu_limits after;

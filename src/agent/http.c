@@ -141,7 +141,14 @@ static enum MHD_Result healthz(agent *a, struct MHD_Connection *c)
         if (x->capped && x->restore_failed) {
             snprintf(buf, sizeof buf,
                      "restore failed: GPU %u cannot be put back to %.0f W (cap %.0f W); retrying",
-                     g, x->cap_default_w, x->cap_w);
+                     g, x->cap_prior_w, x->cap_w);
+            json_array_append_new(reasons, json_string(buf));
+        }
+        if (x->capped && x->drifting) {
+            snprintf(buf, sizeof buf,
+                     "cap not held: GPU %u's limit moved off the cap of %.0f W and cannot be "
+                     "re-applied; retrying",
+                     g, x->cap_w);
             json_array_append_new(reasons, json_string(buf));
         }
     }

@@ -401,6 +401,7 @@ int main(int argc, char **argv)
         cleanup(&a);
         return 1;
     }
+    agent_caps_check_persistence(&a);
     reload_jobs(&a);
     agent_tick(&a); /* the first sample is there before the first request */
     if (agent_sampler_start(&a) != 0) {

@@ -125,6 +125,15 @@ static void emit_gpus(agent *a, FILE *f)
             if (v > 0) pfi_prom_sample(f, lims[k].name, l, v / 1000);
         }
     }
+    pfi_prom_family(f, "pfi_gpu_externally_limited", PFI_PROM_GAUGE,
+                    "1 when an out-of-band limiter holds the enforced limit below the one set.");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        if (!a->gpus[g].have_limits) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_externally_limited", l,
+                        agent_externally_limited(&a->gpus[g].limits));
+    }
     pfi_prom_family(f, "pfi_gpu_cap_watts", PFI_PROM_GAUGE,
                     "Power cap pfid holds on the GPU (absent when none).");
     for (unsigned g = 0; g < a->n_gpus; g++) {
@@ -134,7 +143,7 @@ static void emit_gpus(agent *a, FILE *f)
         pfi_prom_sample(f, "pfi_gpu_cap_watts", l, a->gpus[g].cap_w);
     }
     pfi_prom_family(f, "pfi_gpu_cap_expiry_timestamp_seconds", PFI_PROM_GAUGE,
-                    "When the cap expires and the default limit is restored (Unix time).");
+                    "When the cap expires and the prior limit is restored (Unix time).");
     for (unsigned g = 0; g < a->n_gpus; g++) {
         if (!a->gpus[g].capped) continue;
         gpu_label(gl, sizeof gl, g);
@@ -255,10 +264,13 @@ static void emit_agent(agent *a, FILE *f)
         {"pfi_agent_store_errors_total", "Sample batches the store could not write.",
          offsetof(agent, store_errors_total)},
         {"pfi_agent_caps_set_total", "Power caps applied.", offsetof(agent, caps_set_total)},
-        {"pfi_agent_caps_restored_total", "Default limits restored.",
+        {"pfi_agent_caps_restored_total", "Prior limits restored.",
          offsetof(agent, caps_restored_total)},
-        {"pfi_agent_cap_restore_errors_total", "Failed attempts to restore a default limit.",
+        {"pfi_agent_cap_restore_errors_total", "Failed attempts to restore a prior limit.",
          offsetof(agent, cap_restore_errors_total)},
+        {"pfi_agent_cap_drift_total",
+         "Times a held cap was found changed on the device (then re-applied).",
+         offsetof(agent, cap_drift_total)},
     };
     for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++) {
         pfi_prom_family(f, counters[k].name, PFI_PROM_COUNTER, counters[k].help);
@@ -294,6 +306,8 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "uuid", json_string(x->info.uuid));
     pfi_json_set(o, "up", json_boolean(x->sample_ok));
     pfi_json_set(o, "sampled_at", x->last_t > 0 ? pfi_json_num(x->last_t) : json_null());
+    pfi_json_set(o, "persistence_mode",
+                 x->persistence < 0 ? json_null() : json_boolean(x->persistence));
     json_t *s = json_object();
     for (size_t m = 0; m < sizeof gpu_metrics / sizeof gpu_metrics[0]; m++) {
         const gpu_metric *gm = &gpu_metrics[m];
@@ -316,6 +330,7 @@ static json_t *gpu_json(agent *a, unsigned g)
         pfi_json_set(l, "default_w", pfi_json_num(x->limits.default_mw / 1000));
         pfi_json_set(l, "min_w", pfi_json_num(x->limits.min_mw / 1000));
         pfi_json_set(l, "max_w", pfi_json_num(x->limits.max_mw / 1000));
+        pfi_json_set(l, "externally_limited", json_boolean(agent_externally_limited(&x->limits)));
         pfi_json_set(o, "limits", l);
     } else {
         pfi_json_set(o, "limits", json_null());
@@ -325,8 +340,9 @@ static json_t *gpu_json(agent *a, unsigned g)
         pfi_json_set(c, "watts", pfi_json_num(x->cap_w));
         pfi_json_set(c, "set_at", pfi_json_num(x->cap_set_at));
         pfi_json_set(c, "expires_at", pfi_json_num(x->cap_expires_at));
-        pfi_json_set(c, "default_w", pfi_json_num(x->cap_default_w));
+        pfi_json_set(c, "prior_w", pfi_json_num(x->cap_prior_w));
         pfi_json_set(c, "restore_failed", json_boolean(x->restore_failed));
+        pfi_json_set(c, "drifting", json_boolean(x->drifting));
         pfi_json_set(o, "cap", c);
     } else {
         pfi_json_set(o, "cap", json_null());

@@ -99,6 +99,7 @@ static void *sampler_main(void *arg)
         double now_m = agent_mono();
         if (now_m >= next) {
             agent_tick(a);
+            agent_caps_reconcile(a);
             /* Skip missed ticks rather than bursting to catch up. */
             next += a->o.interval_s * (1 + floor((agent_mono() - next) / a->o.interval_s));
             if (agent_mono() >= next_prune) {

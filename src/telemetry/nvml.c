@@ -569,7 +569,7 @@ static int nvml_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
 }
 
 /* Validates mw against the device's constraints (outside is refused, never
- * clamped), sets it, and reads the enforced limit back. */
+ * clamped), sets it, and reads the management limit back. */
 static int nvml_set_limit(pfi_backend *b, unsigned gpu, double mw)
 {
     nvml_state *s = b->priv;
@@ -601,15 +601,18 @@ static int nvml_set_limit(pfi_backend *b, unsigned gpu, double mw)
         rc = r == NVML_ERROR_NOT_SUPPORTED ? PFI_ENOTSUP : PFI_EBACKEND;
         goto done;
     }
-    unsigned enf;
-    r = s->get_enforced_limit(g->dev, &enf);
+    /* Read back the power-management limit, the one this call sets: an
+     * out-of-band limiter (a BMC) may hold the enforced limit lower, which
+     * is not a failed set (pfid reports it as externally limited). */
+    unsigned got;
+    const char *q = s->get_limit ? "nvmlDeviceGetPowerManagementLimit"
+                                 : "nvmlDeviceGetEnforcedPowerLimit";
+    r = s->get_limit ? s->get_limit(g->dev, &got) : s->get_enforced_limit(g->dev, &got);
     if (r != NVML_SUCCESS) {
-        pfi_backend_set_error(b, "GPU %u: limit set but nvmlDeviceGetEnforcedPowerLimit: %s",
-                              gpu, nvml_str(s, r));
+        pfi_backend_set_error(b, "GPU %u: limit set but %s: %s", gpu, q, nvml_str(s, r));
         rc = PFI_EBACKEND;
-    } else if (enf != want) {
-        pfi_backend_set_error(b, "GPU %u: set %u mW but the enforced limit reads %u mW", gpu,
-                              want, enf);
+    } else if (got != want) {
+        pfi_backend_set_error(b, "GPU %u: set %u mW but %s reads %u mW", gpu, want, q, got);
         rc = PFI_EBACKEND;
     }
 done:

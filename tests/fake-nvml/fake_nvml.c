@@ -306,7 +306,8 @@ EXPORT nvmlReturn_t INIT_SYMBOL(void)
     }
     load_state();
     inits++;
-    ctl_poll(); /* after the GPUs exist: "external" and "revert" name them */
+    ctl_mtime_ns = ctl_size = -1;
+    ctl_poll(); /* again now that the GPUs exist: "external" and "revert" name them */
 out:
     pthread_mutex_unlock(&mu);
     return r;
