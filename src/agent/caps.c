@@ -93,7 +93,7 @@ static void note_cap(agent_gpu *x, const pfi_store_cap *rec)
     x->cap_w = rec->watts;
     x->cap_set_at = rec->set_at;
     x->cap_expires_at = rec->expires_at;
-    x->cap_prior_w = rec->default_w;
+    x->cap_prior_w = rec->prior_w;
 }
 
 /* Puts the store back as it was before a cap attempt that changed nothing. */
@@ -148,7 +148,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
      * GPU (a second cap must not take the first cap as the prior). */
     double now = agent_now();
     pfi_store_cap rec = {gpu, watts, now, now + expires_s,
-                         was_capped ? prev.default_w : in_force_mw(&lim) / 1000};
+                         was_capped ? prev.prior_w : in_force_mw(&lim) / 1000};
     if ((rc = pfi_store_cap_put(a->store, &rec, err)) != PFI_OK) goto out;
     pfi_gpu_limits after;
     rc = set_and_verify(a, gpu, mw, &after, err);
@@ -164,7 +164,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
          * the record goes, and there is nothing to restore. */
         pfi_gpu_limits tmp;
         pfi_error e2;
-        double back = was_capped ? prev.watts * 1000 : rec.default_w * 1000;
+        double back = was_capped ? prev.watts * 1000 : rec.prior_w * 1000;
         if ((pfi_backend_limits(a->be, gpu, &tmp) == PFI_OK && at_mw(&tmp, back)) ||
             set_and_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
             undo_record(a, gpu, was_capped, &prev);
@@ -174,7 +174,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
              * (and a restart does, from the record). */
             agent_log("GPU %u: could not put the limit back after a failed cap (%s); "
                       "restoring the prior %.0f W is retried",
-                      gpu, e2.msg, rec.default_w);
+                      gpu, e2.msg, rec.prior_w);
             rec.expires_at = agent_now();
             pfi_store_cap_put(a->store, &rec, NULL);
             pthread_mutex_lock(&a->mu);
@@ -197,7 +197,7 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     pthread_cond_broadcast(&a->wake); /* the sampler re-plans its next expiry */
     pthread_mutex_unlock(&a->mu);
     agent_log("GPU %u: capped at %.1f W for %.0f s (prior %.0f W)", gpu, watts, expires_s,
-              rec.default_w);
+              rec.prior_w);
 out:
     pthread_mutex_unlock(&a->cap_mu);
     return rc;
@@ -384,7 +384,7 @@ int agent_caps_recover(agent *a, pfi_error *err)
         pfi_gpu_limits after;
         pfi_error e;
         if (c->expires_at <= now) {
-            restore_locked(a, c->gpu, c->default_w, "expired while pfid was down", &after, &e);
+            restore_locked(a, c->gpu, c->prior_w, "expired while pfid was down", &after, &e);
         } else if (set_and_verify(a, c->gpu, c->watts * 1000, &after, &e) == PFI_OK) {
             agent_log("GPU %u: cap %.1f W re-applied after restart, expires in %.0f s", c->gpu,
                       c->watts, c->expires_at - now);
@@ -396,7 +396,7 @@ int agent_caps_recover(agent *a, pfi_error *err)
             /* A cap that cannot be enforced must not linger: go to the prior. */
             agent_log("GPU %u: cannot re-apply the recorded cap (%s); restoring the prior limit",
                       c->gpu, e.msg);
-            restore_locked(a, c->gpu, c->default_w, "re-apply failed", &after, &e);
+            restore_locked(a, c->gpu, c->prior_w, "re-apply failed", &after, &e);
         }
     }
     pthread_mutex_unlock(&a->cap_mu);

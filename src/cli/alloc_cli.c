@@ -135,20 +135,8 @@ int pfi_cli_curves_telemetry(const char *cmd, const pfi_cli_dataset *d, pfi_cli_
 }
 
 int pfi_cli_curves_predict(const char *cmd, const pfi_cli_dataset *d, const pfi_feature_set *set,
-                           int fit, pfi_ols *m, pfi_cli_curves *c)
+                           const pfi_ols *m, pfi_cli_curves *c)
 {
-    pfi_error err = {0};
-    if (fit) {
-        double *X = malloc((d->n ? d->n : 1) * set->p * sizeof *X);
-        double *y = malloc((d->n ? d->n : 1) * sizeof *y);
-        size_t rows = 0;
-        int rc = X && y ? pfi_analysis_matrix(d->obs, d->n, set, 0, X, y, &rows, &err)
-                        : pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
-        if (rc == PFI_OK) rc = pfi_model_ols(X, y, rows, set->p, m, &err);
-        free(X);
-        free(y);
-        if (rc != PFI_OK) return pfi_cli_fail(cmd, &err);
-    }
     for (size_t i = 0; i < c->n; i++) {
         const pfi_obs *o = find_obs(d, c->g[i]->name);
         double x[PFI_MODEL_MAX_P];

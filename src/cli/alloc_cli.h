@@ -35,9 +35,8 @@ void pfi_cli_curves_free(pfi_cli_curves *c);
 int pfi_cli_curves_telemetry(const char *cmd, const pfi_cli_dataset *d, pfi_cli_curves *c);
 
 /* Fills pfi_hat[] with model m (features of set) applied to each group's
- * telemetry; when fit is non-zero, first fits m by OLS on the groups that
- * are not held out (the paper's predictor, fitted on the uncapped runs). */
+ * telemetry (pfi simulate fits its model with pfi/sim_groups.h). */
 int pfi_cli_curves_predict(const char *cmd, const pfi_cli_dataset *d, const pfi_feature_set *set,
-                           int fit, pfi_ols *m, pfi_cli_curves *c);
+                           const pfi_ols *m, pfi_cli_curves *c);
 
 #endif

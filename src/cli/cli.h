@@ -41,5 +41,7 @@ int pfi_cmd_predict(int argc, char **argv);
 int pfi_cmd_compare(int argc, char **argv);
 int pfi_cmd_allocate(int argc, char **argv);
 int pfi_cmd_simulate(int argc, char **argv);
+int pfi_cmd_report(int argc, char **argv);
+int pfi_cmd_plot(int argc, char **argv);
 
 #endif

@@ -209,7 +209,7 @@ int pfi_cmd_allocate(int argc, char **argv)
     if (ec == PFI_EXIT_OK && model_path) {
         pfi_model_file mf;
         if (pfi_model_load(model_path, &mf, &err) != PFI_OK) ec = pfi_cli_fail("allocate", &err);
-        else ec = pfi_cli_curves_predict("allocate", &d, &mf.set, 0, &mf.ols, &cv);
+        else ec = pfi_cli_curves_predict("allocate", &d, &mf.set, &mf.ols, &cv);
     }
     if (ec != PFI_EXIT_OK) goto done;
     if (jobs_path) {

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "pfi/json.h"
 #include "pfi/sim.h"
+#include "pfi/sim_groups.h"
 
 static const char *help =
     "Usage: pfi simulate [OPTIONS] SWEEPS.csv TELEMETRY.csv\n"
@@ -261,35 +262,15 @@ int pfi_cmd_simulate(int argc, char **argv)
         free(red);
         return ec;
     }
-    pfi_cli_curves cv = {0};
     pfi_ols m;
-    pfi_sim_group *g = NULL;
+    pfi_sim_groups sg = {0};
     pfi_sim_result res = {0};
-    ec = pfi_cli_curves_build("simulate", d.sweeps, &cv);
-    if (ec == PFI_EXIT_OK) ec = pfi_cli_curves_telemetry("simulate", &d, &cv);
-    if (ec == PFI_EXIT_OK) ec = pfi_cli_curves_predict("simulate", &d, &set, 1, &m, &cv);
-    if (ec != PFI_EXIT_OK) goto done;
-    g = calloc(cv.n ? cv.n : 1, sizeof *g);
-    if (!g) {
-        fprintf(stderr, "pfi simulate: out of memory\n");
-        ec = PFI_EXIT_DATA;
+    if (pfi_sim_groups_build(d.sweeps, d.obs, d.n, &set, &m, &sg, &err) != PFI_OK) {
+        ec = pfi_cli_fail("simulate", &err);
         goto done;
     }
-    size_t ng = 0;
-    for (size_t i = 0; i < cv.n; i++) {
-        const pfi_group *gr = cv.g[i];
-        int held = 0;
-        for (size_t k = 0; k < d.n; k++)
-            if (d.obs[k].holdout && strcmp(d.obs[k].name, gr->name) == 0) held = 1;
-        if (held) continue;
-        g[ng++] = (pfi_sim_group){.name = gr->name, .cap = cv.C + cv.off[i],
-                                  .P = cv.P + cv.off[i], .T = cv.T + cv.off[i],
-                                  .n = cv.off[i + 1] - cv.off[i], .pfi_hat = cv.pfi_hat[i],
-                                  .dram_copy = cv.dram[i], .moe = strcmp(gr->meta.arch, "moe") == 0,
-                                  .ft = strcmp(gr->meta.task, "ft") == 0, .gpus = gr->meta.gpus};
-    }
     if (force_progress || isatty(STDERR_FILENO)) o.progress = progress;
-    if (pfi_sim_run(g, ng, &o, &res, &err) != PFI_OK) {
+    if (pfi_sim_run(sg.g, sg.n, &o, &res, &err) != PFI_OK) {
         ec = pfi_cli_fail("simulate", &err);
         goto done;
     }
@@ -302,8 +283,7 @@ int pfi_cmd_simulate(int argc, char **argv)
     }
 done:
     pfi_sim_result_free(&res);
-    free(g);
-    pfi_cli_curves_free(&cv);
+    pfi_sim_groups_free(&sg);
     pfi_cli_dataset_free(&d);
     free(red);
     return ec;

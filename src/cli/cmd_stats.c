@@ -9,6 +9,7 @@
 #include "pfi/csv.h"
 #include "pfi/index.h"
 #include "pfi/json.h"
+#include "pfi/regime.h"
 #include "pfi/stats.h"
 #include "pfi/sweeps_csv.h"
 
@@ -41,30 +42,9 @@ static const char *help =
     "\n"
     "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
 
-enum { BY_REGIME, BY_ARCH_TASK, BY_ARCH, BY_TASK };
-
-/* Group index of (moe, ft) under a grouping, and the group names. */
-static size_t group_of(int by, int moe, int ft)
-{
-    switch (by) {
-    case BY_ARCH_TASK: return (size_t)(moe * 2 + ft);
-    case BY_ARCH: return (size_t)moe;
-    case BY_TASK: return (size_t)ft;
-    default: return moe ? (ft ? 2u : 1u) : 0u;
-    }
-}
-
-static const char *const names_by[4][4] = {
-    {"dense", "moe-pt", "moe-ft", NULL},
-    {"dense-pt", "dense-ft", "moe-pt", "moe-ft"},
-    {"dense", "moe", NULL, NULL},
-    {"pt", "ft", NULL, NULL},
-};
-static const size_t n_by[4] = {3, 4, 2, 2};
-
 typedef struct {
     double *x;   /* PFI per observation */
-    size_t *g;   /* group per observation (full grouping) */
+    int *moe, *ft;
     size_t n;
     char notes[8][256];
     size_t n_notes;
@@ -91,15 +71,16 @@ static int parse_arch_task(const pfi_csv *c, size_t r, int *moe, int *ft, pfi_er
 }
 
 /* Reads either file kind into (PFI, group) pairs. */
-static int load(const char *path, int by, sample *s, pfi_error *err)
+static int load(const char *path, sample *s, pfi_error *err)
 {
     pfi_csv *c = NULL;
     int rc = pfi_csv_read_file(path, &c, err);
     if (rc != PFI_OK) return rc;
     size_t rows = pfi_csv_rows(c);
     s->x = calloc(rows ? rows : 1, sizeof *s->x);
-    s->g = calloc(rows ? rows : 1, sizeof *s->g);
-    if (!s->x || !s->g) {
+    s->moe = calloc(rows ? rows : 1, sizeof *s->moe);
+    s->ft = calloc(rows ? rows : 1, sizeof *s->ft);
+    if (!s->x || !s->moe || !s->ft) {
         pfi_csv_destroy(c);
         return pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
     }
@@ -107,10 +88,9 @@ static int load(const char *path, int by, sample *s, pfi_error *err)
         static const char *const need[] = {"group", "arch", "task", "pfi", NULL};
         rc = pfi_csv_require(c, need, err);
         for (size_t r = 0; rc == PFI_OK && r < rows; r++) {
-            int moe, ft;
             rc = pfi_csv_number(c, r, (size_t)pfi_csv_col(c, "pfi"), 0, 0, &s->x[s->n], err);
-            if (rc == PFI_OK) rc = parse_arch_task(c, r, &moe, &ft, err);
-            if (rc == PFI_OK) s->g[s->n++] = group_of(by, moe, ft);
+            if (rc == PFI_OK) rc = parse_arch_task(c, r, &s->moe[s->n], &s->ft[s->n], err);
+            if (rc == PFI_OK) s->n++;
         }
     } else {
         pfi_sweeps *sw = NULL;
@@ -131,7 +111,8 @@ static int load(const char *path, int by, sample *s, pfi_error *err)
                 continue;
             }
             s->x[s->n] = res.pfi;
-            s->g[s->n++] = group_of(by, moe, ft);
+            s->moe[s->n] = moe;
+            s->ft[s->n++] = ft;
         }
         pfi_sweeps_destroy(sw);
     }
@@ -147,16 +128,17 @@ int pfi_cmd_stats(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    int by = BY_REGIME, json = 0, c;
+    pfi_regime_by by = PFI_REGIME_BY_REGIME;
+    int json = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            if (strcmp(optarg, "regime") == 0) by = BY_REGIME;
+            if (strcmp(optarg, "regime") == 0) by = PFI_REGIME_BY_REGIME;
             else if (strcmp(optarg, "arch,task") == 0 || strcmp(optarg, "task,arch") == 0)
-                by = BY_ARCH_TASK;
-            else if (strcmp(optarg, "arch") == 0) by = BY_ARCH;
-            else if (strcmp(optarg, "task") == 0) by = BY_TASK;
+                by = PFI_REGIME_BY_ARCH_TASK;
+            else if (strcmp(optarg, "arch") == 0) by = PFI_REGIME_BY_ARCH;
+            else if (strcmp(optarg, "task") == 0) by = PFI_REGIME_BY_TASK;
             else return pfi_cli_usage_error("stats", "unknown --by '%s'", optarg);
             break;
         case 'j': json = 1; break;
@@ -169,34 +151,27 @@ int pfi_cmd_stats(int argc, char **argv)
     sample s = {0};
     pfi_error err = {0};
     int exit_code = PFI_EXIT_OK;
-    if (load(argv[optind], by, &s, &err) != PFI_OK) {
+    if (load(argv[optind], &s, &err) != PFI_OK) {
         exit_code = pfi_cli_fail("stats", &err);
         goto done;
     }
-    /* compact to the non-empty groups, keeping the fixed order */
-    size_t k_all = n_by[by], count[4] = {0}, map[4], k = 0;
-    const char *name[4];
-    for (size_t i = 0; i < s.n; i++) count[s.g[i]]++;
-    for (size_t j = 0; j < k_all; j++)
-        if (count[j]) {
-            map[j] = k;
-            name[k++] = names_by[by][j];
-        }
-    double med[4] = {0}, mean[4] = {0}, *xs = malloc((s.n ? s.n : 1) * sizeof *xs);
-    size_t gn[4] = {0};
-    for (size_t i = 0; i < s.n; i++) s.g[i] = map[s.g[i]];
-    for (size_t j = 0; xs && j < k; j++) {
-        size_t m = 0;
-        for (size_t i = 0; i < s.n; i++)
-            if (s.g[i] == j) xs[m++] = s.x[i];
-        gn[j] = m;
-        pfi_stats_median_mean(xs, m, &med[j], &mean[j]);
+    pfi_regime_stats rs;
+    int src = s.n ? pfi_regime_stats_compute(s.x, s.moe, s.ft, s.n, by, &rs) : PFI_ENODATA;
+    if (src == PFI_ENODATA) {
+        memset(&rs, 0, sizeof rs);
+        rs.test_rc = PFI_ENODATA;
+    } else if (src != PFI_OK) {
+        fprintf(stderr, "pfi stats: %s\n", pfi_strerror(src));
+        exit_code = PFI_EXIT_DATA;
+        goto done;
     }
-    free(xs);
-    pfi_kruskal kw;
-    pfi_dunn_pair dunn[6];
-    int trc = pfi_stats_kruskal(s.x, s.g, s.n, k, &kw);
-    if (trc == PFI_OK) trc = pfi_stats_dunn(s.x, s.g, s.n, k, dunn);
+    size_t k = rs.k, npairs = rs.npairs;
+    int trc = rs.test_rc;
+    const char *const *name = rs.name;
+    const size_t *gn = rs.n;
+    const double *med = rs.median, *mean = rs.mean;
+    const pfi_kruskal kw = rs.kw;
+    const pfi_dunn_pair *dunn = rs.dunn;
     char why[160] = "";
     if (trc == PFI_ENODATA)
         snprintf(why, sizeof why, "tests undefined: %zu non-empty group(s), need at least 2", k);
@@ -204,7 +179,6 @@ int pfi_cmd_stats(int argc, char **argv)
         snprintf(why, sizeof why, "tests undefined: every PFI is equal");
     else if (trc != PFI_OK)
         snprintf(why, sizeof why, "tests failed: %s", pfi_strerror(trc));
-    size_t npairs = trc == PFI_OK ? k * (k - 1) / 2 : 0;
 
     if (json) {
         json_t *root = json_object(), *groups = json_array(), *dj = json_array();
@@ -260,6 +234,7 @@ int pfi_cmd_stats(int argc, char **argv)
     }
 done:
     free(s.x);
-    free(s.g);
+    free(s.moe);
+    free(s.ft);
     return exit_code;
 }

@@ -15,6 +15,8 @@ static const pfi_cli_cmd commands[] = {
     {"compare", "rank agreement of two platforms' PFI (Table 8)", pfi_cmd_compare},
     {"allocate", "per-job power caps under a cluster power budget, by policy", pfi_cmd_allocate},
     {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
+    {"report", "the paper end to end as a folder: report.html, tables, figures", pfi_cmd_report},
+    {"plot", "one figure of the report from your files, as SVG, PNG or PDF", pfi_cmd_plot},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

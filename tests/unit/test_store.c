@@ -53,7 +53,9 @@ static void test_schema_and_pragmas(void **state)
     assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
     char v[64];
     query_text("PRAGMA user_version", v, sizeof v);
-    assert_string_equal(v, "1");
+    assert_string_equal(v, "2");
+    query_text("PRAGMA application_id", v, sizeof v);
+    assert_string_equal(v, "1885759844"); /* 0x70666964, 'pfid' */
     query_text("PRAGMA journal_mode", v, sizeof v);
     assert_string_equal(v, "wal");
     pfi_store_close(s);
@@ -105,11 +107,11 @@ static void test_samples_null_when_invalid(void **state)
     char v[64];
     query_text("SELECT power_w FROM samples WHERE gpu=0", v, sizeof v);
     assert_near(atof(v), 690.5, 1e-9);
-    query_text("SELECT sm_clock_mhz FROM samples WHERE gpu=0", v, sizeof v);
-    assert_near(atof(v), 1755, 1e-9);
+    query_text("SELECT sm_clock_hz FROM samples WHERE gpu=0", v, sizeof v);
+    assert_near(atof(v), 1755e6, 1e-3);
     query_text("SELECT count(*) FROM samples WHERE gpu=0 AND temp_c IS NULL", v, sizeof v);
     assert_string_equal(v, "1");
-    query_text("SELECT clock_reasons FROM samples WHERE gpu=1", v, sizeof v);
+    query_text("SELECT clock_events FROM samples WHERE gpu=1", v, sizeof v);
     assert_string_equal(v, "128");
     query_text("SELECT count(*) FROM samples", v, sizeof v);
     assert_string_equal(v, "2");
@@ -169,7 +171,7 @@ static void test_throughput_and_prune(void **state)
     assert_int_equal(pfi_store_throughput_count(s, "j", &cnt, &err), PFI_OK);
     assert_int_equal(cnt, 100);
     assert_int_equal(pfi_store_job_end(s, "k", 5, &err), PFI_OK);
-    pfi_store_cap c = {.gpu = 3, .watts = 400, .set_at = 0, .expires_at = 1, .default_w = 700};
+    pfi_store_cap c = {.gpu = 3, .watts = 400, .set_at = 0, .expires_at = 1, .prior_w = 700};
     assert_int_equal(pfi_store_cap_put(s, &c, &err), PFI_OK);
     /* Keep t >= 50: rows 50..99 of throughput, samples at 50..90, job j
      * (running), not k (ended at 5); the cap is never pruned. */
@@ -256,8 +258,8 @@ static void test_caps_survive_reopen(void **state)
     pfi_store *s;
     pfi_error err;
     assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
-    pfi_store_cap a = {.gpu = 2, .watts = 400, .set_at = 100, .expires_at = 200, .default_w = 700};
-    pfi_store_cap b = {.gpu = 0, .watts = 300, .set_at = 100, .expires_at = 150, .default_w = 700};
+    pfi_store_cap a = {.gpu = 2, .watts = 400, .set_at = 100, .expires_at = 200, .prior_w = 700};
+    pfi_store_cap b = {.gpu = 0, .watts = 300, .set_at = 100, .expires_at = 150, .prior_w = 700};
     assert_int_equal(pfi_store_cap_put(s, &a, &err), PFI_OK);
     assert_int_equal(pfi_store_cap_put(s, &b, &err), PFI_OK);
     a.watts = 450; /* a new cap on the same GPU replaces the old record */
@@ -275,7 +277,7 @@ static void test_caps_survive_reopen(void **state)
     assert_near(caps[0].expires_at, 150, 0);
     assert_int_equal(caps[1].gpu, 2);
     assert_near(caps[1].watts, 450, 0);
-    assert_near(caps[1].default_w, 700, 0);
+    assert_near(caps[1].prior_w, 700, 0);
     free(caps);
     assert_int_equal(pfi_store_cap_delete(s2, 0, &err), PFI_OK);
     assert_int_equal(pfi_store_cap_delete(s2, 5, &err), PFI_OK);

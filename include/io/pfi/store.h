@@ -1,5 +1,5 @@
-/* The node agent's SQLite store: GPU samples, jobs, throughput reports and
- * the power caps pfid has applied.
+/* The node agent's SQLite store: GPU samples, jobs, throughput reports, the
+ * power caps pfid has applied and the steady-state points of each job's curve.
  *
  * The cap table is what makes crash recovery possible: a cap is written
  * before it is applied and deleted only after the default limit is back, so
@@ -9,8 +9,13 @@
  * The database runs in WAL mode with synchronous=NORMAL (a commit survives a
  * process crash; a power loss can lose the last commits, never corrupt the
  * file), a busy timeout for other readers (sqlite3 CLI, backups), and a
- * schema version in PRAGMA user_version. Times are Unix seconds (wall clock:
- * they must mean the same after a restart).
+ * schema version in PRAGMA user_version (2) and pfid's PRAGMA application_id
+ * ('pfid'). A database of schema 1 is migrated in one transaction that keeps
+ * every row; a newer schema, another application's id or tables that are not
+ * pfid's are refused and the file is left untouched. Times are Unix seconds
+ * (wall clock: they must mean the same after a restart). Samples are stored
+ * in SI units, one column per GPU field (W, J, Hz, ratio 0-1, C, bytes,
+ * bytes/s; clock_events holds pfi_clock_event bits).
  *
  * Ownership: pfi_store_open returns a handle closed by pfi_store_close
  * (NULL-safe). Every function is safe to call from several threads: one
@@ -24,7 +29,8 @@
 #include "pfi/gpu_sample.h"
 #include "pfi/error.h"
 
-#define PFI_STORE_SCHEMA_VERSION 1
+#define PFI_STORE_SCHEMA_VERSION 2
+#define PFI_STORE_APPLICATION_ID 0x70666964 /* 'pfid' */
 #define PFI_STORE_JOB_ID_MAX 128
 #define PFI_STORE_MAX_JOB_GPUS 64
 
@@ -38,6 +44,8 @@ typedef struct pfi_store_job {
     char task[16]; /* "pt", "ft" or "" */
     double registered_at; /* Unix s */
     double ended_at;      /* Unix s, 0 while the job runs */
+    double sla_floor;     /* minimum throughput as a fraction of uncapped, (0, 1]; 0: none */
+    int exempt;           /* 1: never cap this job */
 } pfi_store_job;
 
 typedef struct pfi_store_cap {
@@ -45,8 +53,19 @@ typedef struct pfi_store_cap {
     double watts;      /* the cap pfid applied, W */
     double set_at;     /* Unix s */
     double expires_at; /* Unix s */
-    double default_w;  /* the limit to restore, W */
+    double prior_w;    /* the limit in force before pfid's first cap on this GPU: what a
+                          restore puts back, W */
 } pfi_store_cap;
+
+/* One steady-state point of a job's curve as the agent saw it: power_w and
+ * tokens_per_s are the job's totals over its GPUs at cap cap_w, the mean of
+ * n windows seen between t_first and t_last (tokens_sd their sd). */
+typedef struct pfi_store_point {
+    char job[PFI_STORE_JOB_ID_MAX + 1];
+    double cap_w, power_w, tokens_per_s, tokens_sd;
+    long n;
+    double t_first, t_last;
+} pfi_store_point;
 
 /* Opens (creating if needed) the database at path. A database written by a
  * newer schema is refused rather than misread. */
@@ -58,6 +77,8 @@ void pfi_store_close(pfi_store *s);
 int pfi_store_add_samples(pfi_store *s, double t, const pfi_gpu_sample *samples, unsigned n,
                           pfi_error *err);
 
+/* PFI_ESTATE when a running job has the same id; PFI_EINVAL when sla_floor is
+ * outside [0, 1] or exempt is not 0 or 1. */
 int pfi_store_job_add(pfi_store *s, const pfi_store_job *job, pfi_error *err);
 /* Marks the job ended at t; PFI_ENOTFOUND when no running job has that id. */
 int pfi_store_job_end(pfi_store *s, const char *id, double t, pfi_error *err);
@@ -89,8 +110,18 @@ int pfi_store_cap_delete(pfi_store *s, unsigned gpu, pfi_error *err);
 /* Every recorded cap, by GPU; *out malloc'd (caller frees). */
 int pfi_store_caps(pfi_store *s, pfi_store_cap **out, size_t *n, pfi_error *err);
 
+/* Records (insert or replace, keyed by job and cap_w) a point of a job's
+ * curve; PFI_EINVAL for an empty or too long job id, a non-finite value or a
+ * negative n. */
+int pfi_store_point_put(pfi_store *s, const pfi_store_point *p, pfi_error *err);
+/* The points of one job (job non-NULL) or of every job (NULL), by job then
+ * cap_w; *out malloc'd (caller frees), NULL when *n is 0. */
+int pfi_store_points(pfi_store *s, const char *job, pfi_store_point **out, size_t *n,
+                     pfi_error *err);
+
 /* Deletes samples and throughput reports older than `before` and jobs that
- * ended before it. Caps are never pruned. */
+ * ended before it. Caps and curve points are never pruned (a point outlives
+ * its job: it is what `pfi export` and the controller learn from). */
 int pfi_store_prune(pfi_store *s, double before, pfi_error *err);
 
 #endif

@@ -1,0 +1,587 @@
+/* See figures.h. One draw function per figure; each reads rd_data only. */
+#include "figures.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <plplot.h>
+
+#include "pfi/features.h"
+#include "pfi/gpumodel.h"
+#include "plot.h"
+
+static const rp_figure figures[PFI_PLOT_COUNT] = {
+    {PFI_PLOT_CURVES, "fig3_curves", "Fig. 3: power-throughput curves",
+     "Each line is one sweep group, from its lowest cap to the uncapped run. Left: per-GPU "
+     "power and throughput. Right: both normalised by the uncapped run; above the dashed "
+     "diagonal a job keeps more throughput than it gives up power (PFI > 1).",
+     1300, 520},
+    {PFI_PLOT_PFI, "fig4_pfi", "Fig. 4: PFI distribution, by regime and by cluster size",
+     "Left: histogram of the ratio PFI (Eq. 1). Middle: PFI by regime, bar = median. Right: "
+     "PFI against the job's GPU count.",
+     1300, 460},
+    {PFI_PLOT_FEATURES, "fig5_features", "Fig. 5/14: PFI against each telemetry feature",
+     "One panel per feature of the uncapped run, with the OLS line and Spearman rho; "
+     "* q < 0.05, ** q < 0.01 (Benjamini-Hochberg over the features). Held-out groups are "
+     "not shown.",
+     1400, 1700},
+    {PFI_PLOT_CLOCKS, "fig6_clocks", "Fig. 6: SM and memory clock against the power cap",
+     "Lines: the GPU model (H200) for the four probe loads. Markers: the real H200 probe, "
+     "measured at its 700 W default limit (the probe changed no cap). A cap lowers the SM "
+     "clock; the memory clock stays.",
+     1100, 520},
+    {PFI_PLOT_PREDICTED, "fig7_predicted", "Fig. 7: predicted against actual PFI",
+     "The DRAM copy product predictor: leave-one-out predictions for the training groups, "
+     "the fitted model's for the held-out groups (black outline). Dashed: perfect prediction.",
+     900, 640},
+    {PFI_PLOT_GAP, "fig8_gap", "Fig. 8: throughput gap to the oracle against power reduction",
+     "Mean over workloads of the oracle's total throughput minus the policy's, per job. "
+     "Lower is better; the oracle is exact for the measured curves.",
+     1300, 520},
+    {PFI_PLOT_CE, "fig9_ce", "Fig. 9: the constant-elasticity fit",
+     "log T = alpha log P + log k per group (normalised by the uncapped run): points are the "
+     "runs, lines the least-squares fits; PFI_CE = 1 - alpha.",
+     1000, 600},
+    {PFI_PLOT_DEFINITIONS, "fig10_definitions", "Fig. 10: the three PFI definitions",
+     "Each group's ratio (Eq. 1), area (Eq. 5) and constant-elasticity PFI against each "
+     "other; dashed: equality.",
+     1300, 460},
+    {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: one panel per group",
+     "Normalised throughput against normalised power for every group, with its ratio PFI; "
+     "dashed: the diagonal (PFI = 1).",
+     1400, 1300},
+};
+
+const rp_figure *rp_figure_of(pfi_plot_kind k)
+{
+    return (unsigned)k < PFI_PLOT_COUNT ? &figures[k] : NULL;
+}
+
+int rp_figure_available(pfi_plot_kind k, const rd_data *d, const char **why)
+{
+    switch (k) {
+    case PFI_PLOT_FEATURES:
+    case PFI_PLOT_PREDICTED:
+        if (!d->has_tm) {
+            *why = "it needs telemetry";
+            return 0;
+        }
+        if (k == PFI_PLOT_PREDICTED && d->ab[0].fit_rc != PFI_OK) {
+            *why = "the DRAM copy product predictor could not be fitted";
+            return 0;
+        }
+        return 1;
+    case PFI_PLOT_GAP:
+        if (!d->has_sim[0] && !d->has_sim[1]) {
+            *why = "it needs the allocation simulation (telemetry)";
+            return 0;
+        }
+        return 1;
+    default: return 1;
+    }
+}
+
+/* ---- helpers ---- */
+
+static double per_gpu(const pfi_group *g, double v) { return v / (g->meta.gpus > 0 ? g->meta.gpus : 1); }
+
+static void present_clusters(const rd_data *d, int held, int present[4])
+{
+    memset(present, 0, 4 * sizeof *present);
+    for (size_t i = 0; i < d->ng + (held ? d->nh : 0); i++) present[d->grp[i].cluster] = 1;
+}
+
+static void diagonal(double lo, double hi)
+{
+    double x[2] = {lo, hi};
+    plcol0(RP_GREY);
+    rp_line(2, x, x, 2, 1);
+}
+
+/* ---- Fig. 3 ---- */
+static void draw_curves(void *ctx)
+{
+    const rd_data *d = ctx;
+    double pmax = 0, tmax = 0;
+    for (size_t i = 0; i < d->ng; i++) {
+        const pfi_group *g = d->grp[i].g;
+        for (size_t k = 0; k < g->n_runs; k++) {
+            pmax = fmax(pmax, per_gpu(g, g->runs[k].power_w));
+            tmax = fmax(tmax, per_gpu(g, g->runs[k].tput));
+        }
+    }
+    pladv(0);
+    rp_panel(0.09, 0.40, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0,
+             "Power per GPU (W)", "Throughput per GPU (tokens/s)", "(a) raw");
+    double x[64], y[64];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            rp_panel(0.50, 0.83, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0,
+                     "Power / uncapped power (fraction)", "Throughput / uncapped (fraction)",
+                     "(b) normalised");
+            diagonal(0, 1.05);
+        }
+        for (size_t i = 0; i < d->ng; i++) {
+            const pfi_group *g = d->grp[i].g;
+            size_t n = g->n_runs < 64 ? g->n_runs : 64;
+            const pfi_run *u = &g->runs[g->n_runs - 1];
+            for (size_t k = 0; k < n; k++) {
+                x[k] = pass ? g->runs[k].power_w / u->power_w : per_gpu(g, g->runs[k].power_w);
+                y[k] = pass ? g->runs[k].tput / u->tput : per_gpu(g, g->runs[k].tput);
+            }
+            rp_cluster_colour(d->grp[i].cluster);
+            rp_line(n, x, y, 1, 1.2);
+            rp_points(d->grp[i].cluster, n, x, y);
+        }
+    }
+    int present[4];
+    present_clusters(d, 0, present);
+    rp_legend_clusters(present);
+}
+
+/* ---- Fig. 4 ---- */
+static void draw_pfi(void *ctx)
+{
+    const rd_data *d = ctx;
+    size_t n = d->ng;
+    double *v = calloc(n ? n : 1, sizeof *v);
+    if (!v) return;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (d->grp[i].idx.has_pfi) v[m++] = d->grp[i].idx.pfi;
+    double lo, hi;
+    rp_range(m, v, 0.08, &lo, &hi);
+    lo = floor(lo * 10) / 10;
+    hi = ceil(hi * 10) / 10;
+    /* (a) histogram in bins of 0.05, stacked by cluster */
+    size_t nb = (size_t)ceil((hi - lo) / 0.05);
+    if (nb < 1) nb = 1;
+    if (nb > 80) nb = 80;
+    double bw = (hi - lo) / (double)nb, count[80][4] = {{0}}, top = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!d->grp[i].idx.has_pfi) continue;
+        size_t b = (size_t)((d->grp[i].idx.pfi - lo) / bw);
+        if (b >= nb) b = nb - 1;
+        count[b][d->grp[i].cluster] += 1;
+    }
+    for (size_t b = 0; b < nb; b++) {
+        double s = 0;
+        for (int c = 0; c < 4; c++) s += count[b][c];
+        top = fmax(top, s);
+    }
+    pladv(0);
+    rp_panel(0.06, 0.33, 0.14, 0.90, lo, hi, 0, top + 1, 0, 0, "PFI (ratio, Eq. 1)",
+             "Sweep groups", "(a) distribution");
+    for (size_t b = 0; b < nb; b++) {
+        double base = 0;
+        for (int c = 0; c < 4; c++) {
+            if (count[b][c] <= 0) continue;
+            double bx[4] = {lo + b * bw, lo + (b + 1) * bw, lo + (b + 1) * bw, lo + b * bw};
+            double by[4] = {base, base, base + count[b][c], base + count[b][c]};
+            rp_cluster_colour(c);
+            plfill(4, bx, by);
+            plcol0(RP_BLACK);
+            plwidth(0.5);
+            double ox[5] = {bx[0], bx[1], bx[2], bx[3], bx[0]}, oy[5] = {by[0], by[1], by[2], by[3], by[0]};
+            plline(5, ox, oy);
+            plwidth(1);
+            base += count[b][c];
+        }
+    }
+    /* (b) by regime: jittered points, median bar */
+    /* categories: no numeric x ticks, the regime names instead */
+    plvpor(0.40, 0.62, 0.14, 0.90);
+    plwind(0.4, 3.6, lo, hi);
+    plcol0(RP_BLACK);
+    plbox("bc", 0, 0, "bcnstv", 0, 0);
+    plmtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
+    plmtex("t", 1.0, 0.5, 0.5, "(b) by regime");
+    static const char *const rname[3] = {"dense", "MoE PT", "MoE FT"};
+    plschr(0, 0.6);
+    for (int r = 0; r < 3; r++) plmtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
+    plschr(0, 0.78);
+    for (size_t i = 0; i < n; i++) {
+        const rd_group *g = &d->grp[i];
+        if (!g->idx.has_pfi) continue;
+        int r = g->cluster == PFI_CLUSTER_MOE_PT ? 1 : g->cluster == PFI_CLUSTER_MOE_FT ? 2 : 0;
+        double x = r + 1 + 0.25 * (((double)((i * 7919) % 17) / 16.0) - 0.5), y = g->idx.pfi;
+        rp_points(g->cluster, 1, &x, &y);
+    }
+    if (d->has_regimes) {
+        for (size_t j = 0; j < d->regimes.k; j++) {
+            const char *nm = d->regimes.name[j];
+            int r = strcmp(nm, "moe-pt") == 0 ? 1 : strcmp(nm, "moe-ft") == 0 ? 2 : 0;
+            double bx[2] = {r + 0.7, r + 1.3}, by[2] = {d->regimes.median[j], d->regimes.median[j]};
+            plcol0(RP_BLACK);
+            rp_line(2, bx, by, 1, 2.0);
+        }
+    }
+    /* (c) by cluster size */
+    double gmax = 8;
+    for (size_t i = 0; i < n; i++) gmax = fmax(gmax, d->grp[i].g->meta.gpus);
+    rp_panel(0.70, 0.86, 0.14, 0.90, 0, gmax * 1.12, lo, hi, 0, 0, "GPUs in the job",
+             "PFI (ratio)", "(c) by cluster size");
+    for (size_t i = 0; i < n; i++) {
+        const rd_group *g = &d->grp[i];
+        if (!g->idx.has_pfi) continue;
+        double x = (double)g->g->meta.gpus + 0.02 * gmax * (((double)(i % 5) / 4.0) - 0.5),
+               y = g->idx.pfi;
+        rp_points(g->cluster, 1, &x, &y);
+    }
+    int present[4];
+    present_clusters(d, 0, present);
+    rp_legend_clusters(present);
+    free(v);
+}
+
+/* ---- Fig. 5/14 ---- */
+static void draw_features(void *ctx)
+{
+    const rd_data *d = ctx;
+    const int cols = 4, rows = (PFI_FEAT_N_TELEMETRY + cols - 1) / cols;
+    double *x = malloc((d->nobs ? d->nobs : 1) * sizeof *x), *y = malloc((d->nobs ? d->nobs : 1) * sizeof *y);
+    int *cl = malloc((d->nobs ? d->nobs : 1) * sizeof *cl);
+    if (!x || !y || !cl) goto out;
+    pladv(0);
+    plschr(0, 0.6);
+    for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++) {
+        size_t m = 0;
+        for (size_t i = 0; i < d->nobs; i++) {
+            const pfi_obs *o = &d->obs[i];
+            if (o->holdout || !((o->f.valid >> f) & 1u)) continue;
+            x[m] = o->f.v[f];
+            y[m] = o->pfi;
+            cl[m++] = o->cluster;
+        }
+        int r = f / cols, c = f % cols;
+        double x0 = 0.04 + c * (0.95 / cols), y1 = 0.98 - r * (0.96 / rows);
+        double xlo, xhi, ylo, yhi;
+        rp_range(m, x, 0.08, &xlo, &xhi);
+        rp_range(m, y, 0.1, &ylo, &yhi);
+        char title[96];
+        const pfi_corr *co = &d->corr[f];
+        if (co->has)
+            snprintf(title, sizeof title, "ρ = %.2f%s", co->rho,
+                     co->q < 0.01 ? " **" : co->q < 0.05 ? " *" : "");
+        else
+            snprintf(title, sizeof title, "ρ undefined");
+        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.045, y1 - 0.02, xlo, xhi,
+                 ylo, yhi, 0, 0, NULL, c == 0 ? "PFI (ratio)" : NULL, title);
+        /* long labels in a smaller font, so neighbours' labels do not meet */
+        const char *lab = pfi_feature_label(f);
+        size_t ll = strlen(lab);
+        plschr(0, ll > 30 ? 0.6 * 30.0 / (double)ll : 0.6);
+        plmtex("b", 3.0, 0.5, 0.5, lab);
+        plschr(0, 0.6);
+        for (size_t i = 0; i < m; i++) rp_points(cl[i], 1, &x[i], &y[i]);
+        /* OLS line of PFI on the feature */
+        if (m >= 3) {
+            double mx = 0, my = 0, sxx = 0, sxy = 0;
+            for (size_t i = 0; i < m; i++) mx += x[i], my += y[i];
+            mx /= (double)m;
+            my /= (double)m;
+            for (size_t i = 0; i < m; i++) {
+                sxx += (x[i] - mx) * (x[i] - mx);
+                sxy += (x[i] - mx) * (y[i] - my);
+            }
+            if (sxx > 0) {
+                double b = sxy / sxx, lx[2] = {xlo, xhi}, ly[2] = {my + b * (xlo - mx), my + b * (xhi - mx)};
+                plcol0(RP_BLACK);
+                rp_line(2, lx, ly, 1, 1.2);
+            }
+        }
+    }
+    /* the legend in the empty cell after the last panel */
+    int f = PFI_FEAT_N_TELEMETRY, r = f / cols, c = f % cols;
+    double x0 = 0.04 + c * (0.95 / cols), y1 = 0.98 - r * (0.96 / rows);
+    plvpor(x0 + 0.02, x0 + 0.03, y1 - 0.96 / rows + 0.045, y1 - 0.02);
+    plwind(0, 1, 0, 1);
+    plschr(0, 1.0);
+    int present[4];
+    present_clusters(d, 0, present);
+    rp_legend_clusters(present);
+out:
+    free(x);
+    free(y);
+    free(cl);
+}
+
+/* ---- Fig. 6 ---- */
+static void draw_clocks(void *ctx)
+{
+    const rd_data *d = ctx;
+    const pfi_gpu_spec *gpu = pfi_gpumodel_h200();
+    static const char *const loads[4] = {"gemm", "stream", "dense_train", "moe_train"};
+    static const int colour[4] = {RP_POLICY0 + 1, RP_POLICY0 + 5, RP_CLUSTER0 + 0, RP_CLUSTER0 + 2};
+    double cap[51], sm[51], mem[51];
+    pladv(0);
+    rp_panel(0.08, 0.72, 0.13, 0.90, gpu->min_limit_w - 10, gpu->max_limit_w + 15, 0, 3500, 0, 0,
+             "Power cap per GPU (W)", "Clock (MHz)", "H200: the GPU model and the probe");
+    for (int l = 0; l < 4; l++) {
+        const pfi_job_model *job = pfi_gpumodel_preset(loads[l]);
+        size_t n = 0;
+        for (int k = 0; k <= 50 && job; k++) {
+            pfi_gpumodel_point p;
+            double c = gpu->min_limit_w + (gpu->max_limit_w - gpu->min_limit_w) * k / 50.0;
+            if (pfi_gpumodel_eval(gpu, job, c, &p) != PFI_OK) continue;
+            cap[n] = c;
+            sm[n] = p.sm_clock_mhz;
+            mem[n++] = p.mem_clock_mhz;
+        }
+        plcol0(colour[l]);
+        rp_line(n, cap, sm, 1, 2.0);
+        if (l == 0) {
+            plcol0(RP_GREY);
+            rp_line(n, cap, mem, 2, 2.0);
+        }
+    }
+    int col[10];
+    const char *gl[10], *tx[10];
+    static const char *const model_txt[4] = {"model SM: gemm", "model SM: stream",
+                                             "model SM: dense_train", "model SM: moe_train"};
+    static char probe_txt[4][40];
+    size_t n = 0;
+    for (int l = 0; l < 4; l++) col[n] = colour[l], gl[n] = NULL, tx[n++] = model_txt[l];
+    col[n] = RP_GREY, gl[n] = NULL, tx[n++] = "model memory clock";
+    for (size_t i = 0; d->has_probe && i < d->n_probe; i++) {
+        int l = 0;
+        while (l < 3 && strcmp(loads[l], d->probe_name[i]) != 0) l++;
+        double x = gpu->max_limit_w - 8 + 5.0 * (double)i, y = d->probe_sm[i], ym = d->probe_mem[i];
+        plcol0(colour[l]);
+        plstring(1, &x, &y, "◆");
+        plcol0(RP_GREY);
+        plstring(1, &x, &ym, "◇");
+        snprintf(probe_txt[i], sizeof probe_txt[i], "probe SM: %s", d->probe_name[i]);
+        col[n] = colour[l], gl[n] = "◆", tx[n++] = probe_txt[i];
+    }
+    if (d->has_probe) col[n] = RP_GREY, gl[n] = "◇", tx[n++] = "probe memory clock";
+    rp_legend(n, col, gl, tx);
+}
+
+/* ---- Fig. 7 ---- */
+static void draw_predicted(void *ctx)
+{
+    const rd_data *d = ctx;
+    double v[128];
+    size_t m = 0;
+    for (size_t i = 0; i < d->ng + d->nh && m < 126; i++)
+        if (d->grp[i].has_pred && d->grp[i].idx.has_pfi) {
+            v[m++] = d->grp[i].pred;
+            v[m++] = d->grp[i].idx.pfi;
+        }
+    double lo, hi;
+    rp_range(m, v, 0.08, &lo, &hi);
+    pladv(0);
+    char t[160];
+    const pfi_ablation *a = &d->ab[0];
+    snprintf(t, sizeof t, "DRAM copy product predictor: LOO R² %.2f%s", a->loo.rc == PFI_OK ? a->loo.cv.r2_oos : NAN,
+             a->has_val && a->val.has_r2 ? "" : "");
+    rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Measured PFI (ratio)",
+             "Predicted PFI", t);
+    diagonal(lo, hi);
+    for (size_t i = 0; i < d->ng + d->nh; i++) {
+        const rd_group *g = &d->grp[i];
+        if (!g->has_pred || !g->idx.has_pfi) continue;
+        double x = g->idx.pfi, y = g->pred;
+        if (g->held) {
+            plcol0(RP_BLACK);
+            PLFLT def, cur;
+            plgchr(&def, &cur);
+            plschr(0, 1.5 * cur / def);
+            plstring(1, &x, &y, "○");
+            plschr(0, cur / def);
+        }
+        rp_points(g->cluster, 1, &x, &y);
+    }
+    int present[4], col[6];
+    const char *gl[6], *tx[6];
+    present_clusters(d, 1, present);
+    size_t n = 0;
+    for (int c = 0; c < 4; c++)
+        if (present[c]) col[n] = RP_CLUSTER0 + c, gl[n] = rp_cluster_glyph(c), tx[n++] = rp_cluster_label(c);
+    if (d->nh) col[n] = RP_BLACK, gl[n] = "○", tx[n++] = "held out";
+    rp_legend(n, col, gl, tx);
+}
+
+/* ---- Fig. 8 ---- */
+static void draw_gap(void *ctx)
+{
+    const rd_data *d = ctx;
+    static const int order[] = {PFI_POLICY_EQUAL, PFI_POLICY_PFI, PFI_POLICY_MOE_FT,
+                                PFI_POLICY_DRAM_COPY, PFI_SIM_LEARN};
+    double top = 1, rmax = 0;
+    for (int mix = 0; mix < 2; mix++) {
+        if (!d->has_sim[mix]) continue;
+        const pfi_sim_result *r = &d->sim[mix];
+        for (size_t k = 0; k < r->n_reductions; k++) {
+            rmax = fmax(rmax, 100 * r->reductions[k]);
+            for (int p = 0; p < PFI_SIM_NPOLICIES; p++)
+                if (r->cells[k * PFI_SIM_NPOLICIES + p].ran && p != PFI_POLICY_ORACLE)
+                    top = fmax(top, r->cells[k * PFI_SIM_NPOLICIES + p].gap_per_job);
+        }
+    }
+    pladv(0);
+    for (int mix = 0; mix < 2; mix++) {
+        char title[64];
+        snprintf(title, sizeof title, "(%c) %s mix%s", 'a' + mix, mix ? "production" : "random",
+                 d->has_sim[mix] ? "" : " (not simulated)");
+        rp_panel(0.07 + 0.40 * mix, 0.40 + 0.40 * mix, 0.13, 0.90, 0, rmax * 1.04, 0, top * 1.08,
+                 0, 0, "Cluster power reduction (%)", mix ? NULL : "Gap to the oracle (tokens/s per job)",
+                 title);
+        if (!d->has_sim[mix]) continue;
+        const pfi_sim_result *r = &d->sim[mix];
+        double x[16], y[16];
+        for (size_t q = 0; q < sizeof order / sizeof *order; q++) {
+            size_t n = 0;
+            for (size_t k = 0; k < r->n_reductions && n < 16; k++) {
+                const pfi_sim_cell *c = &r->cells[k * PFI_SIM_NPOLICIES + order[q]];
+                if (!c->ran) continue;
+                x[n] = 100 * r->reductions[k];
+                y[n++] = c->gap_per_job;
+            }
+            rp_policy_colour(order[q]);
+            rp_line(n, x, y, order[q] == PFI_SIM_LEARN ? 2 : 1, 2.0);
+            plstring((PLINT)n, x, y, "●");
+        }
+    }
+    int col[5];
+    const char *gl[5], *tx[5];
+    for (int q = 0; q < 5; q++) col[q] = RP_POLICY0 + order[q], gl[q] = NULL, tx[q] = rp_policy_label(order[q]);
+    rp_legend(5, col, gl, tx);
+}
+
+/* ---- Fig. 9 ---- */
+static void draw_ce(void *ctx)
+{
+    const rd_data *d = ctx;
+    double lo = 0, x[64], y[64];
+    for (size_t i = 0; i < d->ng; i++) {
+        const pfi_group *g = d->grp[i].g;
+        const pfi_run *u = &g->runs[g->n_runs - 1];
+        for (size_t k = 0; k < g->n_runs; k++) lo = fmin(lo, log(g->runs[k].power_w / u->power_w));
+    }
+    lo = floor(lo * 10 - 0.5) / 10;
+    pladv(0);
+    rp_panel(0.09, 0.72, 0.12, 0.90, lo, 0.05, lo, 0.05, 0, 0,
+             "log(P / uncapped P) (natural log)", "log(T / uncapped T)",
+             "log T = alpha log P + log k, one fit per group");
+    diagonal(lo, 0.05);
+    for (size_t i = 0; i < d->ng; i++) {
+        const rd_group *r = &d->grp[i];
+        const pfi_group *g = r->g;
+        const pfi_run *u = &g->runs[g->n_runs - 1];
+        size_t n = g->n_runs < 64 ? g->n_runs : 64;
+        for (size_t k = 0; k < n; k++) {
+            x[k] = log(g->runs[k].power_w / u->power_w);
+            y[k] = log(g->runs[k].tput / u->tput);
+        }
+        rp_points(r->cluster, n, x, y);
+        if (r->idx.has_ce) {
+            /* the fit in the same normalised coordinates */
+            double lx[2] = {x[0], 0}, ly[2];
+            for (int e = 0; e < 2; e++)
+                ly[e] = r->ce_alpha * (lx[e] + log(u->power_w)) + r->ce_logk - log(u->tput);
+            rp_cluster_colour(r->cluster);
+            rp_line(2, lx, ly, 1, 1.0);
+        }
+    }
+    int present[4];
+    present_clusters(d, 0, present);
+    rp_legend_clusters(present);
+}
+
+/* ---- Fig. 10 ---- */
+static void draw_definitions(void *ctx)
+{
+    const rd_data *d = ctx;
+    double v[512];
+    size_t m = 0;
+    for (size_t i = 0; i < d->ng && m < 500; i++) {
+        const pfi_index_result *x = &d->grp[i].idx;
+        if (x->has_pfi) v[m++] = x->pfi;
+        if (x->has_area) v[m++] = x->pfi_area;
+        if (x->has_ce) v[m++] = x->pfi_ce;
+    }
+    double lo, hi;
+    rp_range(m, v, 0.06, &lo, &hi);
+    static const char *const name[3] = {"ratio PFI (Eq. 1)", "area PFI (Eq. 5)", "CE PFI (1 - alpha)"};
+    static const int pa[3] = {0, 0, 1}, pb[3] = {1, 2, 2};
+    pladv(0);
+    for (int p = 0; p < 3; p++) {
+        char t[64];
+        snprintf(t, sizeof t, "(%c)", 'a' + p);
+        rp_panel(0.06 + 0.28 * p, 0.28 + 0.28 * p, 0.14, 0.90, lo, hi, lo, hi, 0, 0, name[pa[p]],
+                 name[pb[p]], t);
+        diagonal(lo, hi);
+        for (size_t i = 0; i < d->ng; i++) {
+            const pfi_index_result *x = &d->grp[i].idx;
+            int has[3] = {x->has_pfi, x->has_area, x->has_ce};
+            double val[3] = {x->pfi, x->pfi_area, x->pfi_ce};
+            if (!has[pa[p]] || !has[pb[p]]) continue;
+            rp_points(d->grp[i].cluster, 1, &val[pa[p]], &val[pb[p]]);
+        }
+    }
+    int present[4];
+    present_clusters(d, 0, present);
+    rp_legend_clusters(present);
+}
+
+/* ---- Figs. 11-13 ---- */
+static void draw_groups(void *ctx)
+{
+    const rd_data *d = ctx;
+    size_t n = d->ng + d->nh, cols = n > 20 ? 5 : n > 9 ? 4 : 3, rows = (n + cols - 1) / cols;
+    if (!rows) return;
+    double x[64], y[64];
+    pladv(0);
+    plschr(0, 0.55);
+    for (size_t i = 0; i < n; i++) {
+        const rd_group *r = &d->grp[i];
+        const pfi_group *g = r->g;
+        const pfi_run *u = &g->runs[g->n_runs - 1];
+        size_t c = i % cols, rw = i / cols, m = g->n_runs < 64 ? g->n_runs : 64;
+        double x0 = 0.04 + c * (0.95 / cols), y1 = 0.975 - rw * (0.955 / rows);
+        char t[200];
+        /* the name without the platform prefix keeps the title inside its panel */
+        const char *paren = strchr(g->name, '(');
+        if (paren) snprintf(t, sizeof t, "%.*s, %d GPUs", (int)strcspn(paren + 1, ")"), paren + 1, g->meta.gpus);
+        else snprintf(t, sizeof t, "%s", g->name);
+        char sub[64];
+        if (r->idx.has_pfi) snprintf(sub, sizeof sub, "PFI %.2f%s", r->idx.pfi, r->held ? " (held out)" : "");
+        else snprintf(sub, sizeof sub, "PFI undefined");
+        rp_panel(x0 + 0.025, x0 + 0.95 / cols - 0.025, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
+                 1.05, 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
+                 c == 0 ? "T / uncapped T" : NULL, NULL);
+        size_t tl = strlen(t);
+        plschr(0, tl > 22 ? 0.5 * 22.0 / (double)tl : 0.5);
+        plmtex("t", 2.4, 0.5, 0.5, t);
+        plschr(0, 0.55);
+        plmtex("t", 0.8, 0.5, 0.5, sub);
+        diagonal(0, 1.05);
+        for (size_t k = 0; k < m; k++) {
+            x[k] = g->runs[k].power_w / u->power_w;
+            y[k] = g->runs[k].tput / u->tput;
+        }
+        rp_cluster_colour(r->cluster);
+        rp_line(m, x, y, 1, 1.2);
+        rp_points(r->cluster, m, x, y);
+    }
+}
+
+static const rp_draw_fn draws[PFI_PLOT_COUNT] = {
+    draw_curves, draw_pfi, draw_features, draw_clocks, draw_predicted,
+    draw_gap, draw_ce, draw_definitions, draw_groups,
+};
+
+int rp_figure_draw(pfi_plot_kind k, const rd_data *d, const char *path, int w, int h,
+                   pfi_error *err)
+{
+    const rp_figure *f = rp_figure_of(k);
+    const char *why = "";
+    if (!f) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown figure");
+    if (!rp_figure_available(k, d, &why))
+        return pfi_error_set(err, PFI_ENODATA, NULL, 0, "%s: %s", f->title, why);
+    return rp_render(path, w > 0 ? w : f->w, h > 0 ? h : f->h, draws[k], (void *)d, err);
+}

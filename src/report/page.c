@@ -1,0 +1,355 @@
+/* See page.h. Figures go into the page as base64 data: URIs of their SVG,
+ * so the page is one file that fetches nothing. */
+#include "page.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "figures.h"
+#include "pfi/fileio.h"
+#include "pfi/json.h"
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void base64(FILE *f, const unsigned char *b, size_t n)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)b[i] << 16 | (i + 1 < n ? (unsigned)b[i + 1] << 8 : 0) |
+                     (i + 2 < n ? b[i + 2] : 0);
+        fputc(a[v >> 18 & 63], f);
+        fputc(a[v >> 12 & 63], f);
+        fputc(i + 1 < n ? a[v >> 6 & 63] : '=', f);
+        fputc(i + 2 < n ? a[v & 63] : '=', f);
+    }
+}
+
+static const char *css =
+    "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1320px;margin:0 auto;"
+    "padding:16px 28px;color:#222;line-height:1.45}"
+    "h1{font-size:26px;margin:8px 0 2px}h2{font-size:20px;border-bottom:1px solid #ccc;"
+    "padding-bottom:4px;margin-top:34px}h3{font-size:16px;margin:22px 0 6px}"
+    ".sub{color:#555;margin:0 0 14px}"
+    ".summary{background:#f4f7fb;border:1px solid #d5dde8;border-radius:6px;padding:10px 18px}"
+    ".summary li{margin:3px 0}.note{color:#8a5a00;background:#fff7e6;border-left:4px solid "
+    "#e69f00;padding:6px 10px;margin:6px 0}"
+    "figure{margin:14px 0 22px}figure img{width:100%;height:auto;border:1px solid #e3e3e3}"
+    "figcaption{font-size:14px;color:#444;margin-top:4px}"
+    "table{border-collapse:collapse;font-size:13px;margin:6px 0 4px}"
+    "th,td{border:1px solid #ddd;padding:3px 7px;text-align:right;white-space:nowrap}"
+    "th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}"
+    "td.paper,th.paper{background:#f3f0fa}td.diff,th.diff{background:#fbf7ee}"
+    ".tnote{font-size:13px;color:#555;max-width:1100px}.scroll{overflow-x:auto}"
+    "code{background:#f2f2f2;padding:0 3px}";
+
+static const rp_table *find_table(const rp_page *p, const char *id)
+{
+    for (size_t i = 0; i < p->tables->n; i++)
+        if (strcmp(p->tables->t[i].id, id) == 0) return &p->tables->t[i];
+    return NULL;
+}
+
+static void table_html(FILE *f, const rp_table *t)
+{
+    if (!t) return;
+    fputs("<h3>", f);
+    html_text(f, t->title);
+    fprintf(f, " <small>(<code>tables/%s.csv</code>)</small></h3>\n<div class=\"scroll\"><table>\n<tr>", t->id);
+    for (size_t c = 0; c < t->ncol; c++) {
+        const char *h = t->head[c];
+        fprintf(f, "<th%s>", strncmp(h, "paper_", 6) == 0 ? " class=\"paper\""
+                              : strncmp(h, "diff_", 5) == 0 ? " class=\"diff\"" : "");
+        html_text(f, h);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    for (size_t r = 0; r < t->nrow; r++) {
+        fputs("<tr>", f);
+        for (size_t c = 0; c < t->ncol; c++) {
+            const char *h = t->head[c];
+            fprintf(f, "<td%s>", strncmp(h, "paper_", 6) == 0 ? " class=\"paper\""
+                                  : strncmp(h, "diff_", 5) == 0 ? " class=\"diff\"" : "");
+            html_text(f, t->cell[r * t->ncol + c]);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table></div>\n", f);
+    if (t->note[0]) {
+        fputs("<p class=\"tnote\">", f);
+        html_text(f, t->note);
+        fputs("</p>\n", f);
+    }
+}
+
+static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
+{
+    const rp_figure *fg = rp_figure_of(k);
+    const char *why = "";
+    if (!p->fig_ok[k]) {
+        rp_figure_available(k, p->d, &why);
+        fputs("<p class=\"note\">", f);
+        html_text(f, fg->title);
+        fputs(" is not drawn: ", f);
+        html_text(f, why && *why ? why : "it could not be drawn");
+        fputs(".</p>\n", f);
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/figures/%s.svg", p->dir, fg->name);
+    char *buf = NULL;
+    size_t len = 0;
+    if (pfi_file_read_all(path, &buf, &len, NULL) != PFI_OK) return;
+    fprintf(f, "<figure id=\"%s\"><img alt=\"", fg->name);
+    html_text(f, fg->title);
+    fputs("\" src=\"data:image/svg+xml;base64,", f);
+    base64(f, (const unsigned char *)buf, len);
+    fputs("\"><figcaption><b>", f);
+    html_text(f, fg->title);
+    fputs(".</b> ", f);
+    html_text(f, fg->caption);
+    fprintf(f, " Files: <code>figures/%s.svg</code>, <code>.png</code>, <code>.pdf</code>.</figcaption></figure>\n",
+            fg->name);
+    free(buf);
+}
+
+/* ---- the headline numbers, shared by the page's summary and summary.json ---- */
+
+typedef struct headline {
+    int has_pfi;
+    double lo, hi;
+    const char *lo_name, *hi_name;
+    size_t n_defined;
+} headline;
+
+static headline headline_of(const rd_data *d)
+{
+    headline h = {0};
+    for (size_t i = 0; i < d->ng; i++) {
+        const rd_group *r = &d->grp[i];
+        if (!r->idx.has_pfi) continue;
+        if (!h.has_pfi || r->idx.pfi < h.lo) h.lo = r->idx.pfi, h.lo_name = r->g->name;
+        if (!h.has_pfi || r->idx.pfi > h.hi) h.hi = r->idx.pfi, h.hi_name = r->g->name;
+        h.has_pfi = 1;
+        h.n_defined++;
+    }
+    return h;
+}
+
+static const int policy_order[] = {PFI_POLICY_EQUAL, PFI_POLICY_PFI, PFI_POLICY_MOE_FT,
+                                   PFI_POLICY_DRAM_COPY, PFI_SIM_LEARN, PFI_POLICY_ORACLE};
+#define N_ORDER (sizeof policy_order / sizeof policy_order[0])
+
+/* keeps: share of the uncapped cluster's throughput at 30% */
+static double keeps(const pfi_sim_result *r, int p)
+{
+    double base = r->cells[PFI_POLICY_ORACLE].tput_per_job;
+    return 100 * r->cells[RD_R30 * PFI_SIM_NPOLICIES + p].tput_per_job / base;
+}
+
+static void summary_html(FILE *f, const rp_page *p)
+{
+    const rd_data *d = p->d;
+    headline h = headline_of(d);
+    fputs("<div class=\"summary\"><ul>\n", f);
+    if (h.has_pfi) {
+        fprintf(f, "<li><b>PFI</b> ranges from %.2f (", h.lo);
+        html_text(f, h.lo_name);
+        fprintf(f, ") to %.2f (", h.hi);
+        html_text(f, h.hi_name);
+        fprintf(f, ") over %zu sweep groups.</li>\n", h.n_defined);
+    }
+    if (d->has_regimes) {
+        fputs("<li><b>Regime medians</b>: ", f);
+        for (size_t j = 0; j < d->regimes.k; j++)
+            fprintf(f, "%s%s %.2f (n = %zu)", j ? ", " : "", d->regimes.name[j],
+                    d->regimes.median[j], d->regimes.n[j]);
+        if (d->regimes.test_rc == PFI_OK)
+            fprintf(f, "; Kruskal-Wallis H = %.2f, p = %.4f", d->regimes.kw.H, d->regimes.kw.p);
+        fputs(".</li>\n", f);
+    }
+    if (d->has_tm && d->best_set >= 0) {
+        const pfi_ablation *a = &d->ab[d->best_set];
+        fputs("<li><b>Best predictor</b> (leave-one-cluster-out R&sup2;): <code>", f);
+        html_text(f, a->set.name);
+        fprintf(f, "</code>, LOCO R&sup2; %.2f, LOO R&sup2; %.2f, in-sample R&sup2; %.2f.</li>\n",
+                a->loco.cv.r2_oos, a->loo.rc == PFI_OK ? a->loo.cv.r2_oos : NAN, a->ols.r2);
+    }
+    for (int mix = 0; mix < 2; mix++) {
+        if (!d->has_sim[mix]) continue;
+        const pfi_sim_result *r = &d->sim[mix];
+        fprintf(f, "<li><b>At a 30%% power cut</b> (%s mix, %zu workloads of %zu jobs), the "
+                   "share of the uncapped throughput each policy keeps: ",
+                mix ? "production" : "random", d->workloads, d->jobs);
+        for (size_t q = 0; q < N_ORDER; q++) {
+            const pfi_sim_cell *c = &r->cells[RD_R30 * PFI_SIM_NPOLICIES + policy_order[q]];
+            if (!c->ran) continue;
+            fprintf(f, "%s%s %.1f%%", q ? ", " : "", pfi_sim_policy_name(policy_order[q]),
+                    keeps(r, policy_order[q]));
+            if (c->has_recovered && policy_order[q] != PFI_POLICY_EQUAL &&
+                policy_order[q] != PFI_POLICY_ORACLE)
+                fprintf(f, " (closes %.0f%% of equal's gap)", 100 * c->gap_recovered);
+        }
+        fputs(".</li>\n", f);
+    }
+    fputs("</ul></div>\n", f);
+}
+
+int rp_page_write_html(FILE *f, void *ctx)
+{
+    const rp_page *p = ctx;
+    const rd_data *d = p->d;
+    const pfi_report_opts *o = p->o;
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n", f);
+    fputs("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>", f);
+    html_text(f, o->title ? o->title : "pfi report");
+    fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>", css);
+    html_text(f, o->title ? o->title : "pfi report");
+    fputs("</h1>\n<p class=\"sub\">Sweeps <code>", f);
+    html_text(f, o->sweeps);
+    fputs("</code>", f);
+    if (o->telemetry) {
+        fputs(", telemetry <code>", f);
+        html_text(f, o->telemetry);
+        fputs("</code>", f);
+    }
+    if (o->heldout) {
+        fputs(", held-out <code>", f);
+        html_text(f, o->heldout);
+        fputs("</code>", f);
+    }
+    fprintf(f, ". %zu groups%s. Made by <code>pfi report</code> " PFI_VERSION ".%s</p>\n", d->ng,
+            d->nh ? " and held-out groups" : "",
+            d->paper ? " Groups named as the paper's: the columns <span class=\"paper\">paper_*</span>"
+                       " hold its published values and diff_* ours minus them." : "");
+    summary_html(f, p);
+    for (size_t i = 0; i < d->n_notes; i++) {
+        fputs("<p class=\"note\">", f);
+        html_text(f, d->notes[i]);
+        fputs("</p>\n", f);
+    }
+    fputs("<h2>1. The Power Flexibility Index of each job</h2>\n", f);
+    figure_html(f, p, PFI_PLOT_CURVES);
+    figure_html(f, p, PFI_PLOT_PFI);
+    table_html(f, find_table(p, "table6_pfi"));
+    figure_html(f, p, PFI_PLOT_GROUPS);
+    fputs("<h2>2. Definitions and the cap grid</h2>\n", f);
+    figure_html(f, p, PFI_PLOT_CE);
+    figure_html(f, p, PFI_PLOT_DEFINITIONS);
+    table_html(f, find_table(p, "table9_grid"));
+    fputs("<h2>3. PFI by regime</h2>\n", f);
+    table_html(f, find_table(p, "table10_regimes"));
+    table_html(f, find_table(p, "table11_dunn"));
+    fputs("<h2>4. Predicting PFI from telemetry</h2>\n", f);
+    figure_html(f, p, PFI_PLOT_FEATURES);
+    table_html(f, find_table(p, "fig5_correlations"));
+    table_html(f, find_table(p, "table3_ablation"));
+    figure_html(f, p, PFI_PLOT_PREDICTED);
+    table_html(f, find_table(p, "table7_heldout"));
+    table_html(f, find_table(p, "table12_leverage"));
+    table_html(f, find_table(p, "table13_subgroups"));
+    fputs("<h2>5. Why: the SM clock under a cap</h2>\n", f);
+    figure_html(f, p, PFI_PLOT_CLOCKS);
+    fputs("<h2>6. Allocating a power cut</h2>\n", f);
+    figure_html(f, p, PFI_PLOT_GAP);
+    table_html(f, find_table(p, "fig8_simulation"));
+    fputs("</body></html>\n", f);
+    return ferror(f) ? PFI_EIO : PFI_OK;
+}
+
+static json_t *num_or_null(int has, double v) { return has ? pfi_json_num(v) : json_null(); }
+
+int rp_page_write_summary(FILE *f, void *ctx)
+{
+    const rp_page *p = ctx;
+    const rd_data *d = p->d;
+    headline h = headline_of(d);
+    json_t *root = json_object();
+    pfi_json_set(root, "groups", json_integer((json_int_t)d->ng));
+    pfi_json_set(root, "heldout_groups", json_integer((json_int_t)d->nh));
+    json_t *pf = json_object();
+    pfi_json_set(pf, "n_defined", json_integer((json_int_t)h.n_defined));
+    pfi_json_set(pf, "min", num_or_null(h.has_pfi, h.lo));
+    pfi_json_set(pf, "min_group", h.has_pfi ? json_string(h.lo_name) : json_null());
+    pfi_json_set(pf, "max", num_or_null(h.has_pfi, h.hi));
+    pfi_json_set(pf, "max_group", h.has_pfi ? json_string(h.hi_name) : json_null());
+    pfi_json_set(root, "pfi", pf);
+    if (d->has_regimes) {
+        json_t *arr = json_array();
+        for (size_t j = 0; j < d->regimes.k; j++) {
+            json_t *o = json_object();
+            pfi_json_set(o, "name", json_string(d->regimes.name[j]));
+            pfi_json_set(o, "n", json_integer((json_int_t)d->regimes.n[j]));
+            pfi_json_set(o, "median", pfi_json_num(d->regimes.median[j]));
+            pfi_json_set(o, "mean", pfi_json_num(d->regimes.mean[j]));
+            json_array_append_new(arr, o);
+        }
+        pfi_json_set(root, "regimes", arr);
+        if (d->regimes.test_rc == PFI_OK) {
+            json_t *kw = json_object();
+            pfi_json_set(kw, "H", pfi_json_num(d->regimes.kw.H));
+            pfi_json_set(kw, "df", json_integer(d->regimes.kw.df));
+            pfi_json_set(kw, "p", pfi_json_num(d->regimes.kw.p));
+            pfi_json_set(root, "kruskal", kw);
+        }
+    }
+    if (d->has_tm && d->best_set >= 0) {
+        const pfi_ablation *a = &d->ab[d->best_set];
+        json_t *b = json_object();
+        pfi_json_set(b, "predictors", json_string(a->set.name));
+        pfi_json_set(b, "criterion", json_string("highest LOCO R2"));
+        pfi_json_set(b, "loco_r2", pfi_json_num(a->loco.cv.r2_oos));
+        pfi_json_set(b, "loo_r2", num_or_null(a->loo.rc == PFI_OK, a->loo.cv.r2_oos));
+        pfi_json_set(b, "r2_in", pfi_json_num(a->ols.r2));
+        pfi_json_set(root, "best_predictor", b);
+    }
+    if (d->has_sim[0] || d->has_sim[1]) {
+        json_t *sim = json_object();
+        pfi_json_set(sim, "workloads", json_integer((json_int_t)d->workloads));
+        pfi_json_set(sim, "jobs", json_integer((json_int_t)d->jobs));
+        pfi_json_set(sim, "reduction", pfi_json_num(rd_reductions[RD_R30]));
+        for (int mix = 0; mix < 2; mix++) {
+            if (!d->has_sim[mix]) continue;
+            const pfi_sim_result *r = &d->sim[mix];
+            json_t *m = json_object();
+            for (size_t q = 0; q < N_ORDER; q++) {
+                const pfi_sim_cell *c = &r->cells[RD_R30 * PFI_SIM_NPOLICIES + policy_order[q]];
+                if (!c->ran) continue;
+                json_t *o = json_object();
+                pfi_json_set(o, "tput_tok_s_per_job", pfi_json_num(c->tput_per_job));
+                pfi_json_set(o, "keeps_pct", pfi_json_num(keeps(r, policy_order[q])));
+                pfi_json_set(o, "gap_tok_s_per_job", pfi_json_num(c->gap_per_job));
+                pfi_json_set(o, "gap_recovered", num_or_null(c->has_recovered, c->gap_recovered));
+                pfi_json_set(m, pfi_sim_policy_name(policy_order[q]), o);
+            }
+            pfi_json_set(sim, mix ? "production" : "random", m);
+        }
+        pfi_json_set(root, "at_30pct", sim);
+    }
+    json_t *figs = json_array(), *tabs = json_array(), *notes = json_array();
+    for (int k = 0; k < PFI_PLOT_COUNT; k++)
+        if (p->fig_ok[k]) json_array_append_new(figs, json_string(rp_figure_of(k)->name));
+    for (size_t i = 0; i < p->tables->n; i++)
+        json_array_append_new(tabs, json_string(p->tables->t[i].id));
+    for (size_t i = 0; i < d->n_notes; i++) json_array_append_new(notes, json_string(d->notes[i]));
+    pfi_json_set(root, "figures", figs);
+    pfi_json_set(root, "tables", tabs);
+    pfi_json_set(root, "notes", notes);
+    int rc = pfi_json_print(f, root) == 0 ? PFI_OK : PFI_EIO;
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,379 @@
+/* See rdata.h: the report's numbers, computed through core and io. */
+#include "rdata.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pfi/csv.h"
+#include "pfi/features.h"
+#include "pfi/sim_groups.h"
+#include "pfi/sweeps_csv.h"
+
+/* 0 is there so "what a policy keeps" has the uncapped total to divide by. */
+const double rd_reductions[] = {0, 0.05, 0.10, 0.20, 0.30, 0.40};
+const size_t rd_n_reductions = sizeof rd_reductions / sizeof rd_reductions[0];
+
+void rd_note(rd_data *d, const char *fmt, ...)
+{
+    if (d->n_notes >= RD_MAX_NOTES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->notes[d->n_notes++], sizeof d->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+static int cluster_of(const pfi_group *g)
+{
+    int moe = strcmp(g->meta.arch, "moe") == 0, ft = strcmp(g->meta.task, "ft") == 0;
+    return moe ? (ft ? PFI_CLUSTER_MOE_FT : PFI_CLUSTER_MOE_PT)
+               : (ft ? PFI_CLUSTER_DENSE_FT : PFI_CLUSTER_DENSE_PT);
+}
+
+static int check_arch_task(const pfi_group *g, const char *file, pfi_error *err)
+{
+    if ((strcmp(g->meta.arch, "dense") && strcmp(g->meta.arch, "moe")) ||
+        (strcmp(g->meta.task, "pt") && strcmp(g->meta.task, "ft")))
+        return pfi_error_set(err, PFI_EPARSE, file, g->line,
+                             "group '%s': arch/task '%s/%s' is not dense|moe / pt|ft", g->name,
+                             g->meta.arch, g->meta.task);
+    return PFI_OK;
+}
+
+int rd_load(rd_data *d, const char *sweeps, const char *telemetry, const char *heldout,
+            pfi_error *err)
+{
+    memset(d, 0, sizeof *d);
+    if (!sweeps) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no sweeps file");
+    if (heldout && !telemetry)
+        return pfi_error_set(err, PFI_EINVAL, heldout, 0,
+                             "held-out groups need the telemetry file too");
+    int rc = pfi_sweeps_read(sweeps, 0, &d->s, err);
+    if (rc == PFI_OK && heldout) rc = pfi_sweeps_read(heldout, 0, &d->held, err);
+    if (rc == PFI_OK && telemetry) rc = pfi_telemetry_read(telemetry, &d->tm, err);
+    if (rc != PFI_OK) return rc;
+    size_t ns = pfi_sweeps_count(d->s), nh = d->held ? pfi_sweeps_count(d->held) : 0;
+    for (size_t i = 0; i < ns && rc == PFI_OK; i++)
+        rc = check_arch_task(pfi_sweeps_group(d->s, i), sweeps, err);
+    for (size_t i = 0; i < nh && rc == PFI_OK; i++)
+        rc = check_arch_task(pfi_sweeps_group(d->held, i), heldout, err);
+    if (rc != PFI_OK) return rc;
+    if (d->tm) {
+        rc = pfi_analysis_join(d->s, d->held, d->tm, PFI_FEAT_H200_BOOST_MHZ, &d->obs, &d->nobs,
+                               err);
+        if (rc != PFI_OK) {
+            snprintf(err->file, sizeof err->file, "%s", telemetry);
+            if (rc == PFI_ENOTFOUND && err->line > 0 && !heldout) {
+                size_t len = strlen(err->msg);
+                snprintf(err->msg + len, sizeof err->msg - len,
+                         " (validation groups: pass their sweeps as HELDOUT.csv)");
+            }
+            return rc;
+        }
+        d->has_tm = 1;
+    }
+    d->ng = ns;
+    d->nh = nh;
+    d->grp = calloc(ns + nh ? ns + nh : 1, sizeof *d->grp);
+    if (!d->grp) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    d->paper = ns > 0;
+    for (size_t i = 0; i < ns + nh; i++) {
+        rd_group *r = &d->grp[i];
+        r->g = i < ns ? pfi_sweeps_group(d->s, i) : pfi_sweeps_group(d->held, i - ns);
+        r->held = i >= ns;
+        r->cluster = cluster_of(r->g);
+        r->paper = pfi_paper_group_find(r->g->name);
+        if (i < ns && !r->paper) d->paper = 0;
+    }
+    if (!telemetry)
+        rd_note(d, "No telemetry file: the correlations (Fig. 5/14), the predictor (Table 3, "
+                   "Fig. 7), Tables 12-13 and the allocation simulation (Fig. 8) need one and "
+                   "are skipped.");
+    return PFI_OK;
+}
+
+/* Table 9's four-cap grid. */
+static const double grid4[] = {200, 500, 600, 700};
+
+static void subgrid4(rd_group *r)
+{
+    double P[4], T[4];
+    size_t m = 0;
+    if (r->g->n_runs <= 4) return;
+    for (size_t k = 0; k < 4; k++)
+        for (size_t j = 0; j < r->g->n_runs; j++)
+            if (fabs(r->g->runs[j].cap_w - grid4[k]) < 0.5) {
+                P[m] = r->g->runs[j].power_w;
+                T[m++] = r->g->runs[j].tput;
+            }
+    r->has4 = m == 4 && pfi_index_ratio(P, T, 4, NULL, &r->pfi4) == PFI_OK;
+}
+
+/* log T = alpha log P + log k over every run (the CE definition's fit). */
+static void ce_line(rd_group *r)
+{
+    if (!r->idx.has_ce) return;
+    double mp = 0, mt = 0;
+    for (size_t k = 0; k < r->g->n_runs; k++) {
+        mp += log(r->g->runs[k].power_w);
+        mt += log(r->g->runs[k].tput);
+    }
+    mp /= (double)r->g->n_runs;
+    mt /= (double)r->g->n_runs;
+    r->ce_alpha = 1 - r->idx.pfi_ce;
+    r->ce_logk = mt - r->ce_alpha * mp;
+}
+
+int rd_index(rd_data *d, size_t ci_draws, int threads, pfi_error *err)
+{
+    size_t n = d->ng + d->nh;
+    const pfi_group **gs = calloc(n ? n : 1, sizeof *gs);
+    pfi_ci *cis = calloc(n ? n : 1, sizeof *cis);
+    int rc = gs && cis ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    for (size_t i = 0; rc == PFI_OK && i < n; i++) {
+        rd_group *r = &d->grp[i];
+        gs[i] = r->g;
+        if (pfi_index_group(r->g, PFI_METHOD_ALL, NULL, &r->idx) != PFI_OK)
+            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "group '%s': PFI failed", r->g->name);
+        subgrid4(r);
+        ce_line(r);
+    }
+    if (rc == PFI_OK && ci_draws > 0) {
+        pfi_ci_opts o = {.draws = ci_draws, .seed = 1, .level = 0.95, .method = PFI_METHOD_RATIO};
+        rc = pfi_ci_batch(gs, n, &o, threads, cis);
+        if (rc != PFI_OK) pfi_error_set(err, rc, NULL, 0, "confidence intervals failed");
+        for (size_t i = 0; rc == PFI_OK && i < n; i++) d->grp[i].ci = cis[i];
+    }
+    for (size_t i = 0; rc == PFI_OK && i < d->ng; i++)
+        if (!d->grp[i].idx.has_pfi)
+            rd_note(d, "Group '%s': no capped run lost throughput, so its PFI is undefined; it "
+                       "is left out of the statistics.", d->grp[i].g->name);
+    free(gs);
+    free(cis);
+    return rc;
+}
+
+int rd_regimes(rd_data *d, pfi_error *err)
+{
+    double *x = calloc(d->ng ? d->ng : 1, sizeof *x);
+    int *moe = calloc(d->ng ? d->ng : 1, sizeof *moe), *ft = calloc(d->ng ? d->ng : 1, sizeof *ft);
+    int rc = x && moe && ft ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    size_t m = 0;
+    for (size_t i = 0; rc == PFI_OK && i < d->ng; i++) {
+        const rd_group *r = &d->grp[i];
+        if (!r->idx.has_pfi) continue;
+        x[m] = r->idx.pfi;
+        moe[m] = r->cluster == PFI_CLUSTER_MOE_PT || r->cluster == PFI_CLUSTER_MOE_FT;
+        ft[m++] = r->cluster == PFI_CLUSTER_DENSE_FT || r->cluster == PFI_CLUSTER_MOE_FT;
+    }
+    if (rc == PFI_OK && m > 0) {
+        rc = pfi_regime_stats_compute(x, moe, ft, m, PFI_REGIME_BY_REGIME, &d->regimes);
+        if (rc != PFI_OK) pfi_error_set(err, rc, NULL, 0, "group tests failed");
+        d->has_regimes = rc == PFI_OK;
+        if (rc == PFI_OK && d->regimes.test_rc != PFI_OK)
+            rd_note(d, "Kruskal-Wallis and Dunn tests (Tables 10-11) are undefined: %s.",
+                    d->regimes.test_rc == PFI_ENODATA ? "fewer than two regimes have groups"
+                                                      : "every PFI is equal");
+    } else if (rc == PFI_OK) {
+        rd_note(d, "No group has a defined PFI: the group tests are skipped.");
+    }
+    free(x);
+    free(moe);
+    free(ft);
+    return rc;
+}
+
+static rd_group *find_group(rd_data *d, const char *name)
+{
+    for (size_t i = 0; i < d->ng + d->nh; i++)
+        if (strcmp(d->grp[i].g->name, name) == 0) return &d->grp[i];
+    return NULL;
+}
+
+/* Fig. 7: LOO predictions of the first Table 3 set for the training groups,
+ * the fitted model's for the held-out ones. */
+static void predictions(rd_data *d)
+{
+    const pfi_ablation *a = &d->ab[0];
+    size_t n = d->nobs, rows = 0, p = a->set.p;
+    if (a->fit_rc != PFI_OK || n == 0) return;
+    double *X = malloc(n * p * sizeof *X), *y = malloc(n * sizeof *y), *pred = malloc(n * sizeof *pred);
+    pfi_cv cv;
+    if (X && y && pred && pfi_analysis_matrix(d->obs, n, &a->set, 0, X, y, &rows, NULL) == PFI_OK &&
+        pfi_model_cv(X, y, rows, p, NULL, 0, pred, &cv, NULL) == PFI_OK) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (d->obs[i].holdout) continue;
+            rd_group *r = find_group(d, d->obs[i].name);
+            if (r) {
+                r->pred = pred[k];
+                r->has_pred = 1;
+            }
+            k++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!d->obs[i].holdout) continue;
+        double x[PFI_MODEL_MAX_P];
+        int ok = 1;
+        for (size_t j = 0; j < p; j++) {
+            ok &= (d->obs[i].f.valid >> a->set.ids[j]) & 1u;
+            x[j] = d->obs[i].f.v[a->set.ids[j]];
+        }
+        rd_group *r = find_group(d, d->obs[i].name);
+        if (r && ok) {
+            r->pred = pfi_model_predict(&a->ols, x);
+            r->has_pred = 1;
+        }
+    }
+    free(X);
+    free(y);
+    free(pred);
+}
+
+int rd_telemetry(rd_data *d, pfi_error *err)
+{
+    if (!d->has_tm) return PFI_OK;
+    if (pfi_analysis_corr(d->obs, d->nobs, d->corr) != PFI_OK)
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "correlations failed");
+    pfi_feature_set sets[PFI_TABLE3_SETS];
+    pfi_analysis_table3_sets(sets);
+    d->best_set = -1;
+    for (int i = 0; i < PFI_TABLE3_SETS; i++) {
+        if (pfi_analysis_ablation(d->obs, d->nobs, &sets[i], &d->ab[i]) != PFI_OK)
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "predictor ablation failed");
+        const pfi_ablation *a = &d->ab[i];
+        if (a->loco.rc == PFI_OK &&
+            (d->best_set < 0 || a->loco.cv.r2_oos > d->ab[d->best_set].loco.cv.r2_oos))
+            d->best_set = i;
+    }
+    predictions(d);
+    /* Tables 12 and 13 on the DRAM copy product over the training groups, as pfi fit */
+    size_t m = 0, n = d->nobs ? d->nobs : 1, *idx = malloc(n * sizeof *idx);
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    int ok = idx && x && y;
+    for (size_t i = 0; ok && i < d->nobs; i++) {
+        if (d->obs[i].holdout) continue;
+        if (!((d->obs[i].f.valid >> PFI_FEAT_DRAM_COPY_PRODUCT) & 1u)) ok = 0;
+        idx[m] = i;
+        x[m] = d->obs[i].f.v[PFI_FEAT_DRAM_COPY_PRODUCT];
+        y[m++] = d->obs[i].pfi;
+    }
+    d->kmax = m > 8 ? 5 : 0;
+    d->has_lev = ok && m >= 3 && pfi_model_leverage_drop(x, y, m, d->kmax, d->lev, NULL) == PFI_OK;
+    for (size_t k = 1; d->has_lev && k <= d->kmax; k++)
+        d->lev_dropped[k] = d->obs[idx[d->lev[k].dropped]].name;
+    if (!d->has_lev) rd_note(d, "Table 12 (leverage) is undefined on these groups.");
+    pfi_analysis_subgroups(d->obs, d->nobs, PFI_FEAT_DRAM_COPY_PRODUCT, d->sub);
+    free(idx);
+    free(x);
+    free(y);
+    return PFI_OK;
+}
+
+/* Both mixes on one bar: the random mix is the first half. */
+typedef struct two_mixes {
+    void (*fn)(void *, size_t, size_t);
+    void *ctx;
+    size_t mix;
+} two_mixes;
+
+static void mix_progress(void *ctx, size_t done, size_t total)
+{
+    two_mixes *t = ctx;
+    if (t->fn) t->fn(t->ctx, t->mix * total + done, 2 * total);
+}
+
+int rd_simulate(rd_data *d, size_t workloads, int threads,
+                void (*progress)(void *, size_t, size_t), void *ctx, pfi_error *err)
+{
+    if (!d->has_tm) return PFI_OK;
+    pfi_feature_set sets[PFI_TABLE3_SETS];
+    pfi_analysis_table3_sets(sets);
+    pfi_ols m;
+    pfi_sim_groups sg;
+    pfi_error e = {0};
+    if (pfi_sim_groups_build(d->s, d->obs, d->nobs, &sets[0], &m, &sg, &e) != PFI_OK) {
+        rd_note(d, "The allocation simulation (Fig. 8) is skipped: %s.", e.msg);
+        return PFI_OK;
+    }
+    pfi_sim_opts o = pfi_sim_defaults();
+    o.workloads = d->workloads = workloads;
+    d->jobs = o.jobs;
+    o.reductions = rd_reductions;
+    o.n_reductions = rd_n_reductions;
+    o.threads = threads;
+    two_mixes tm = {progress, ctx, 0};
+    o.progress = mix_progress;
+    o.progress_ctx = &tm;
+    for (int mix = 0; mix < 2; mix++) {
+        o.mix = mix ? PFI_SIM_PRODUCTION : PFI_SIM_RANDOM;
+        tm.mix = (size_t)mix;
+        if (pfi_sim_run(sg.g, sg.n, &o, &d->sim[mix], &e) == PFI_OK) d->has_sim[mix] = 1;
+        else
+            rd_note(d, "The %s mix of the simulation is skipped: %s.", pfi_sim_mix_name(o.mix),
+                    e.msg);
+    }
+    pfi_sim_groups_free(&sg);
+    (void)err;
+    return PFI_OK;
+}
+
+static const char *const probe_loads[] = {"gemm", "stream", "dense_train", "moe_train"};
+
+int rd_probe(rd_data *d, const char *dir, pfi_error *err)
+{
+    if (!dir) {
+        rd_note(d, "No H200 probe folder: Fig. 6 shows the GPU model only.");
+        return PFI_OK;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace.csv", dir);
+    pfi_csv *c = NULL;
+    pfi_error e = {0};
+    static const char *const need[] = {"phase", "sm_clock", "mem_clock", NULL};
+    int rc = pfi_csv_read_file(path, &c, &e);
+    if (rc == PFI_OK) rc = pfi_csv_require(c, need, &e);
+    if (rc != PFI_OK) {
+        pfi_csv_destroy(c);
+        rd_note(d, "The H200 probe is not used in Fig. 6: %s: %s.", path, e.msg);
+        return PFI_OK;
+    }
+    size_t ph = (size_t)pfi_csv_col(c, "phase"), sm = (size_t)pfi_csv_col(c, "sm_clock"),
+           mem = (size_t)pfi_csv_col(c, "mem_clock");
+    for (size_t l = 0; l < 4; l++) {
+        double s = 0, t = 0, v, w;
+        size_t n = 0;
+        for (size_t r = 0; r < pfi_csv_rows(c); r++) {
+            if (strcmp(pfi_csv_field(c, r, ph), probe_loads[l]) != 0) continue;
+            if (pfi_csv_number(c, r, sm, 0, 0, &v, NULL) != PFI_OK ||
+                pfi_csv_number(c, r, mem, 0, 0, &w, NULL) != PFI_OK)
+                continue;
+            s += v;
+            t += w;
+            n++;
+        }
+        if (!n) continue;
+        snprintf(d->probe_name[d->n_probe], sizeof d->probe_name[0], "%s", probe_loads[l]);
+        d->probe_sm[d->n_probe] = s / (double)n;
+        d->probe_mem[d->n_probe++] = t / (double)n;
+    }
+    d->has_probe = d->n_probe > 0;
+    pfi_csv_destroy(c);
+    (void)err;
+    return PFI_OK;
+}
+
+void rd_free(rd_data *d)
+{
+    if (!d) return;
+    for (int m = 0; m < 2; m++) pfi_sim_result_free(&d->sim[m]);
+    free(d->grp);
+    free(d->obs);
+    pfi_telemetry_destroy(d->tm);
+    pfi_sweeps_destroy(d->s);
+    pfi_sweeps_destroy(d->held);
+    memset(d, 0, sizeof *d);
+}

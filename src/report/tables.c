@@ -1,0 +1,393 @@
+/* See tables.h. */
+#include "tables.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pfi/csv.h"
+#include "pfi/features.h"
+
+/* ---- a table of text cells ---- */
+
+static rp_table *table_new(rp_tables *ts, const char *id, const char *title, const char *const *head)
+{
+    rp_table *t = &ts->t[ts->n < RP_MAX_TABLES ? ts->n++ : RP_MAX_TABLES - 1];
+    memset(t, 0, sizeof *t);
+    t->id = id;
+    snprintf(t->title, sizeof t->title, "%s", title);
+    while (head[t->ncol] && t->ncol < RP_MAX_COLS) {
+        t->head[t->ncol] = head[t->ncol];
+        t->ncol++;
+    }
+    return t;
+}
+
+static int cell(rp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cell(rp_table *t, const char *fmt, ...)
+{
+    if (t->used == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        char **nc = realloc(t->cell, cap * sizeof *nc);
+        if (!nc) return PFI_ENOMEM;
+        t->cell = nc;
+        t->cap = cap;
+    }
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (!(t->cell[t->used] = strdup(buf))) return PFI_ENOMEM;
+    t->nrow = ++t->used / t->ncol;
+    return PFI_OK;
+}
+
+/* a number with `dec` decimals, or "" when undefined */
+static void num(rp_table *t, int has, double v, int dec)
+{
+    if (has && isfinite(v)) cell(t, "%.*f", dec, v);
+    else cell(t, "%s", "");
+}
+
+static void gnum(rp_table *t, int has, double v)
+{
+    if (has && isfinite(v)) cell(t, "%.3g", v);
+    else cell(t, "%s", "");
+}
+
+void rp_tables_free(rp_tables *ts)
+{
+    for (size_t i = 0; i < ts->n; i++) {
+        rp_table *t = &ts->t[i];
+        for (size_t k = 0; k < t->used; k++) free(t->cell[k]);
+        free(t->cell);
+    }
+    memset(ts, 0, sizeof *ts);
+}
+
+int rp_table_write_csv(FILE *f, const rp_table *t)
+{
+    for (size_t c = 0; c < t->ncol; c++) {
+        if (c) fputc(',', f);
+        pfi_csv_put_field(f, t->head[c]);
+    }
+    fputc('\n', f);
+    for (size_t r = 0; r < t->nrow; r++) {
+        for (size_t c = 0; c < t->ncol; c++) {
+            if (c) fputc(',', f);
+            pfi_csv_put_field(f, t->cell[r * t->ncol + c]);
+        }
+        fputc('\n', f);
+    }
+    return ferror(f) ? PFI_EIO : PFI_OK;
+}
+
+/* ---- the paper's values ---- */
+
+typedef struct paper {
+    pfi_csv *t6, *t7, *t9, *t3, *t10;
+} paper;
+
+static pfi_csv *paper_read(const char *dir, const char *file)
+{
+    if (!dir) return NULL;
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    pfi_csv *c = NULL;
+    return pfi_csv_read_file(p, &c, NULL) == PFI_OK ? c : NULL;
+}
+
+/* The value of column `col` in the row whose `keycol` equals key. */
+static int paper_value(const pfi_csv *c, const char *keycol, const char *key, const char *col,
+                       double *v)
+{
+    if (!c) return 0;
+    int kc = pfi_csv_col(c, keycol), vc = pfi_csv_col(c, col);
+    if (kc < 0 || vc < 0) return 0;
+    for (size_t r = 0; r < pfi_csv_rows(c); r++)
+        if (strcmp(pfi_csv_field(c, r, (size_t)kc), key) == 0)
+            return pfi_csv_number(c, r, (size_t)vc, 0, 0, v, NULL) == PFI_OK;
+    return 0;
+}
+
+/* Ours, the paper's and the difference. */
+static void vs_paper(rp_table *t, int has, double ours, const pfi_csv *c, const char *keycol,
+                     const char *key, const char *col, int dec)
+{
+    double p = 0;
+    int hp = paper_value(c, keycol, key, col, &p);
+    num(t, has, ours, dec);
+    num(t, hp, p, dec);
+    num(t, has && hp, ours - p, dec);
+}
+
+/* ---- the tables ---- */
+
+static void table6(const rd_data *d, const paper *pp, rp_tables *ts)
+{
+    static const char *const h[] = {"group", "arch", "task", "gpus", "runs", "pfi", "paper_pfi",
+                                    "diff_pfi", "ci_low", "ci_high", "paper_ci_low",
+                                    "paper_ci_high", "pfi_area", "pfi_ce", NULL};
+    rp_table *t = table_new(ts, "table6_pfi", "Table 6: PFI of every sweep group with a 95% CI", h);
+    snprintf(t->note, sizeof t->note,
+             "Ratio PFI (Eq. 1) with a Monte Carlo 95%% CI (seed 1), area (Eq. 5) and constant-"
+             "elasticity PFI. paper_*: the paper's Table 6 (PFI rounded to 2 decimals).");
+    for (size_t i = 0; i < d->ng; i++) {
+        const rd_group *r = &d->grp[i];
+        double pl = 0, ph = 0;
+        int hl = paper_value(pp->t6, "group", r->g->name, "ci_low", &pl);
+        int hh = paper_value(pp->t6, "group", r->g->name, "ci_high", &ph);
+        cell(t, "%s", r->g->name);
+        cell(t, "%s", r->g->meta.arch);
+        cell(t, "%s", r->g->meta.task);
+        cell(t, "%d", r->g->meta.gpus);
+        cell(t, "%zu", r->g->n_runs);
+        vs_paper(t, r->idx.has_pfi, r->idx.pfi, pp->t6, "group", r->g->name, "pfi", 3);
+        num(t, r->ci.has, r->ci.low, 3);
+        num(t, r->ci.has, r->ci.high, 3);
+        num(t, hl, pl, 3);
+        num(t, hh, ph, 3);
+        num(t, r->idx.has_area, r->idx.pfi_area, 3);
+        num(t, r->idx.has_ce, r->idx.pfi_ce, 3);
+    }
+}
+
+static void table7(const rd_data *d, const paper *pp, rp_tables *ts)
+{
+    if (!d->nh) return;
+    static const char *const h[] = {"group", "arch", "task", "gpus", "pfi", "paper_pfi",
+                                    "diff_pfi", "predicted_pfi", "prediction_error", NULL};
+    rp_table *t = table_new(ts, "table7_heldout", "Table 7: the held-out validation groups", h);
+    snprintf(t->note, sizeof t->note,
+             "Groups left out of every fit and test. predicted_pfi: the DRAM copy product "
+             "predictor fitted on the training groups.");
+    for (size_t i = d->ng; i < d->ng + d->nh; i++) {
+        const rd_group *r = &d->grp[i];
+        cell(t, "%s", r->g->name);
+        cell(t, "%s", r->g->meta.arch);
+        cell(t, "%s", r->g->meta.task);
+        cell(t, "%d", r->g->meta.gpus);
+        vs_paper(t, r->idx.has_pfi, r->idx.pfi, pp->t7, "group", r->g->name, "pfi", 3);
+        num(t, r->has_pred, r->pred, 3);
+        num(t, r->has_pred && r->idx.has_pfi, r->pred - r->idx.pfi, 3);
+    }
+}
+
+static void table9(const rd_data *d, const paper *pp, rp_tables *ts)
+{
+    static const char *const h[] = {"group", "pfi_all_caps", "paper_pfi_6caps", "pfi_4caps",
+                                    "paper_pfi_4caps", "diff_4caps", "delta", "delta_pct", NULL};
+    rp_table *t = table_new(ts, "table9_grid", "Table 9: PFI on the full grid and on 200/500/600/700 W", h);
+    snprintf(t->note, sizeof t->note,
+             "Groups measured at more than four caps, recomputed on the 4-cap grid of the "
+             "16/32-GPU groups. PFI depends on the grid.");
+    for (size_t i = 0; i < d->ng; i++) {
+        const rd_group *r = &d->grp[i];
+        if (!r->has4 || !r->idx.has_pfi) continue;
+        double p6 = 0;
+        int h6 = paper_value(pp->t9, "group", r->g->name, "pfi_6caps", &p6);
+        cell(t, "%s", r->g->name);
+        num(t, 1, r->idx.pfi, 3);
+        num(t, h6, p6, 3);
+        vs_paper(t, 1, r->pfi4, pp->t9, "group", r->g->name, "pfi_4caps", 3);
+        num(t, 1, r->pfi4 - r->idx.pfi, 3);
+        num(t, 1, 100 * (r->pfi4 - r->idx.pfi) / r->idx.pfi, 1);
+    }
+}
+
+/* The paper's Table 10 names its regimes "dense (pt+ft)", "moe pt", "moe ft". */
+static const char *paper_regime(const char *ours)
+{
+    return strcmp(ours, "dense") == 0 ? "dense (pt+ft)" : strcmp(ours, "moe-pt") == 0 ? "moe pt" : "moe ft";
+}
+
+/* Kruskal-Wallis as printed in the paper (Appendix D.4): H = 12.37, df = 2, p = 0.0021. */
+#define PAPER_KW_H 12.37
+#define PAPER_KW_P 0.0021
+
+static void tables10_11(const rd_data *d, const paper *pp, int is_paper, rp_tables *ts)
+{
+    if (!d->has_regimes) return;
+    const pfi_regime_stats *s = &d->regimes;
+    static const char *const h[] = {"regime", "n", "median_pfi", "paper_median_pfi", "diff_median",
+                                    "mean_pfi", "paper_mean_pfi", "diff_mean", NULL};
+    rp_table *t = table_new(ts, "table10_regimes", "Table 10: PFI by regime", h);
+    for (size_t j = 0; j < s->k; j++) {
+        const char *pk = paper_regime(s->name[j]);
+        cell(t, "%s", s->name[j]);
+        cell(t, "%zu", s->n[j]);
+        vs_paper(t, 1, s->median[j], pp->t10, "group_or_pair", pk, "median_pfi", 3);
+        vs_paper(t, 1, s->mean[j], pp->t10, "group_or_pair", pk, "mean_pfi", 3);
+    }
+    if (s->test_rc == PFI_OK)
+        snprintf(t->note, sizeof t->note, "Kruskal-Wallis (tie-corrected): H = %.2f, df = %d, p = %.4f%s",
+                 s->kw.H, s->kw.df, s->kw.p,
+                 is_paper ? "; the paper: H = 12.37, df = 2, p = 0.0021." : ".");
+    static const char *const h2[] = {"pair", "z", "paper_z", "diff_z", "p_raw", "paper_p_raw",
+                                     "p_holm", "paper_p_holm", NULL};
+    rp_table *u = table_new(ts, "table11_dunn", "Table 11: Dunn's post-hoc test between regimes", h2);
+    snprintf(u->note, sizeof u->note, "Tie-corrected z, two-sided p, Holm-Bonferroni over the %zu pairs.",
+             s->npairs);
+    for (size_t e = 0; e < s->npairs; e++) {
+        char key[64], ours[64];
+        snprintf(ours, sizeof ours, "%s vs %s", s->name[s->dunn[e].a], s->name[s->dunn[e].b]);
+        /* the paper's pair names, e.g. "dense vs moe ft" */
+        const char *a = s->name[s->dunn[e].a], *b = s->name[s->dunn[e].b];
+        snprintf(key, sizeof key, "%s vs %s", strcmp(a, "dense") == 0 ? "dense" : paper_regime(a),
+                 strcmp(b, "dense") == 0 ? "dense" : paper_regime(b));
+        double pr = 0, ph = 0;
+        int hr = paper_value(pp->t10, "group_or_pair", key, "p_raw", &pr);
+        int hh = paper_value(pp->t10, "group_or_pair", key, "p_holm", &ph);
+        cell(u, "%s", ours);
+        vs_paper(u, 1, s->dunn[e].z, pp->t10, "group_or_pair", key, "z", 2);
+        num(u, 1, s->dunn[e].p_raw, 4);
+        num(u, hr, pr, 4);
+        num(u, 1, s->dunn[e].p_holm, 4);
+        num(u, hh, ph, 4);
+    }
+    (void)PAPER_KW_H;
+    (void)PAPER_KW_P;
+}
+
+static void cv_cells(rp_table *t, const pfi_cv_outcome *o, const pfi_csv *c, const char *key,
+                     const char *r2, const char *rmse, const char *rho)
+{
+    int ok = o->rc == PFI_OK;
+    vs_paper(t, ok, o->cv.r2_oos, c, "predictors", key, r2, 3);
+    num(t, ok, o->cv.rmse, 3);
+    (void)rmse;
+    num(t, ok && o->cv.has_rho, o->cv.rho, 3);
+    (void)rho;
+}
+
+static void table3(const rd_data *d, const paper *pp, rp_tables *ts)
+{
+    static const char *const h[] = {"predictors", "p", "r2_in", "paper_r2_in", "diff_r2_in",
+                                    "loo_r2", "paper_loo_r2", "diff_loo_r2", "loo_rmse", "loo_rho",
+                                    "loco_r2", "paper_loco_r2", "diff_loco_r2", "loco_rmse",
+                                    "loco_rho", "validation_r2", NULL};
+    rp_table *t = table_new(ts, "table3_ablation", "Table 3: the PFI predictor ablation", h);
+    snprintf(t->note, sizeof t->note,
+             "OLS on the uncapped runs' telemetry. Out-of-sample R2 = 1 - SS_res(held-out "
+             "predictions) / SS_tot(full-sample mean): negative when predictions are worse than "
+             "the mean. LOCO holds out each arch x task cluster in turn.");
+    for (int i = 0; i < PFI_TABLE3_SETS; i++) {
+        const pfi_ablation *a = &d->ab[i];
+        cell(t, "%s", a->set.name);
+        cell(t, "%zu", a->set.p);
+        vs_paper(t, a->fit_rc == PFI_OK, a->ols.r2, pp->t3, "predictors", a->set.name, "r2_in", 3);
+        cv_cells(t, &a->loo, pp->t3, a->set.name, "loo_r2", "loo_rmse", "loo_rho");
+        cv_cells(t, &a->loco, pp->t3, a->set.name, "loco_r2", "loco_rmse", "loco_rho");
+        num(t, a->has_val && a->val.has_r2, a->val.r2, 3);
+    }
+}
+
+static void corr(const rd_data *d, rp_tables *ts)
+{
+    static const char *const h[] = {"feature", "label", "n", "rho", "p", "q", "stars", NULL};
+    rp_table *t = table_new(ts, "fig5_correlations", "Fig. 5/14: Spearman rho of each telemetry feature with PFI", h);
+    snprintf(t->note, sizeof t->note, "Over the training groups; q: Benjamini-Hochberg over the "
+                                      "features with a defined rho; * q < 0.05, ** q < 0.01.");
+    for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++) {
+        const pfi_corr *c = &d->corr[f];
+        cell(t, "%s", pfi_feature_name(f));
+        cell(t, "%s", pfi_feature_label(f));
+        cell(t, "%zu", c->n);
+        num(t, c->has, c->rho, 3);
+        gnum(t, c->has, c->p);
+        gnum(t, c->has, c->q);
+        cell(t, "%s", !c->has ? "" : c->q < 0.01 ? "**" : c->q < 0.05 ? "*" : "");
+    }
+}
+
+static void tables12_13(const rd_data *d, rp_tables *ts)
+{
+    if (d->has_lev) {
+        static const char *const h[] = {"k", "n", "rho", "p", "dropped", NULL};
+        rp_table *t = table_new(ts, "table12_leverage",
+                                "Table 12: DRAM copy product vs PFI as high-leverage groups are dropped", h);
+        for (size_t k = 0; k <= d->kmax; k++) {
+            cell(t, "%zu", k);
+            cell(t, "%zu", d->lev[k].n);
+            num(t, d->lev[k].has, d->lev[k].rho, 3);
+            gnum(t, d->lev[k].has, d->lev[k].p);
+            cell(t, "%s", k ? d->lev_dropped[k] : "");
+        }
+    }
+    static const char *const h[] = {"subgroup", "n", "rho", "p", NULL};
+    rp_table *t = table_new(ts, "table13_subgroups", "Table 13: DRAM copy product vs PFI within subgroups", h);
+    for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
+        cell(t, "%s", d->sub[s].name);
+        cell(t, "%zu", d->sub[s].n);
+        num(t, d->sub[s].has, d->sub[s].rho, 3);
+        gnum(t, d->sub[s].has, d->sub[s].p);
+    }
+}
+
+static void sim_table(const rd_data *d, rp_tables *ts)
+{
+    static const char *const h[] = {"mix", "reduction_pct", "policy", "tput_tok_s_per_job",
+                                    "keeps_pct_of_uncapped", "gap_tok_s_per_job",
+                                    "recovered_tok_s_per_job", "gap_recovered_pct", NULL};
+    rp_table *t = table_new(ts, "fig8_simulation", "Fig. 8: the curtailment simulation", h);
+    snprintf(t->note, sizeof t->note,
+             "%zu workloads of %zu jobs per mix, seed 1. keeps: the policy's throughput as a "
+             "share of the uncapped cluster's; gap: the oracle's throughput minus the policy's; "
+             "recovered: the share of equal weight's gap the policy closes.",
+             d->workloads, d->jobs);
+    for (int mix = 0; mix < 2; mix++) {
+        if (!d->has_sim[mix]) continue;
+        const pfi_sim_result *r = &d->sim[mix];
+        double base = r->cells[PFI_POLICY_ORACLE].tput_per_job; /* reduction 0 */
+        for (size_t k = 0; k < r->n_reductions; k++)
+            for (int p = 0; p < PFI_SIM_NPOLICIES; p++) {
+                const pfi_sim_cell *c = &r->cells[k * PFI_SIM_NPOLICIES + p];
+                if (!c->ran) continue;
+                cell(t, "%s", mix ? "production" : "random");
+                cell(t, "%g", 100 * r->reductions[k]);
+                cell(t, "%s", pfi_sim_policy_name(p));
+                num(t, 1, c->tput_per_job, 1);
+                num(t, base > 0, 100 * c->tput_per_job / base, 1);
+                num(t, 1, c->gap_per_job, 1);
+                num(t, c->has_recovered, c->recovered_per_job, 1);
+                num(t, c->has_recovered, 100 * c->gap_recovered, 1);
+            }
+    }
+}
+
+int rp_tables_build(const rd_data *d, const char *paper_dir, rp_tables *out, pfi_error *err)
+{
+    memset(out, 0, sizeof *out);
+    paper pp = {0};
+    if (d->paper) {
+        pp.t6 = paper_read(paper_dir, "table6_headline_pfi.csv");
+        pp.t7 = paper_read(paper_dir, "table7_heldout_pfi.csv");
+        pp.t9 = paper_read(paper_dir, "table9_grid_sensitivity.csv");
+        pp.t3 = paper_read(paper_dir, "table3_predictor_ablation.csv");
+        pp.t10 = paper_read(paper_dir, "table10_11_group_tests.csv");
+    }
+    table6(d, &pp, out);
+    table7(d, &pp, out);
+    table9(d, &pp, out);
+    tables10_11(d, &pp, d->paper, out);
+    if (d->has_tm) {
+        table3(d, &pp, out);
+        corr(d, out);
+        tables12_13(d, out);
+    }
+    if (d->has_sim[0] || d->has_sim[1]) sim_table(d, out);
+    pfi_csv_destroy(pp.t6);
+    pfi_csv_destroy(pp.t7);
+    pfi_csv_destroy(pp.t9);
+    pfi_csv_destroy(pp.t3);
+    pfi_csv_destroy(pp.t10);
+    /* a failed allocation leaves a row short */
+    for (size_t i = 0; i < out->n; i++)
+        if (out->t[i].used != out->t[i].nrow * out->t[i].ncol) {
+            rp_tables_free(out);
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+        }
+    return PFI_OK;
+}

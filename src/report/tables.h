@@ -1,0 +1,38 @@
+/* The report's tables, built once as text cells and written both as CSV
+ * (tables/ID.csv) and as HTML. Columns named paper_* hold the paper's value
+ * (from its tables as CSV) and diff_* ours minus the paper's. Private to
+ * src/report. */
+#ifndef PFI_REPORT_TABLES_H
+#define PFI_REPORT_TABLES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pfi/error.h"
+#include "rdata.h"
+
+#define RP_MAX_COLS 20
+#define RP_MAX_TABLES 12
+
+typedef struct rp_table {
+    const char *id;     /* file name without .csv */
+    char title[200];
+    char note[700];
+    size_t ncol, nrow;
+    const char *head[RP_MAX_COLS];
+    char **cell;        /* nrow * ncol malloc'd strings; "" when undefined */
+    size_t used, cap;   /* cells filled, allocated */
+} rp_table;
+
+typedef struct rp_tables {
+    rp_table t[RP_MAX_TABLES];
+    size_t n;
+} rp_tables;
+
+/* Builds every table d has data for; paper_dir (may be NULL) holds the
+ * paper's tables as CSV. */
+int rp_tables_build(const rd_data *d, const char *paper_dir, rp_tables *out, pfi_error *err);
+void rp_tables_free(rp_tables *t);
+int rp_table_write_csv(FILE *f, const rp_table *t);
+
+#endif

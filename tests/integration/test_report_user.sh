@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# pfi report on a small user dataset without telemetry: the sweeps-only
+# sections, a note for each skipped one; bad paths fail before any work, and
+# a failed run leaves the old report as it was. Also pfi plot.
+set -euo pipefail
+: "${PFI_BIN:?PFI_BIN not set (run through ctest)}"
+cd "$PFI_SOURCE_DIR"
+# the cairo drivers' font caches live until exit (ASan build)
+export LSAN_OPTIONS="suppressions=$PFI_SOURCE_DIR/tests/integration/lsan-plplot.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+WORK=$(mktemp -d /tmp/pfi-report-user-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+S="$WORK/mine.csv"
+cat >"$S" <<'CSV'
+group,platform,model,arch,task,gpus,config,cap_w,power_w,throughput_tok_s
+a,H200,m1,dense,pt,8,,300,2300,7000
+a,H200,m1,dense,pt,8,,500,3800,9500
+a,H200,m1,dense,pt,8,,700,5500,10000
+b,H200,m2,moe,ft,8,,300,2200,20000
+b,H200,m2,moe,ft,8,,500,3500,26000
+b,H200,m2,moe,ft,8,,700,4700,27000
+c,H200,m3,dense,ft,4,,300,1150,3000
+c,H200,m3,dense,ft,4,,700,2700,4000
+CSV
+"$PFI_BIN" report --workloads 10 -o "$WORK/rep" "$S" >"$WORK/out" 2>"$WORK/err"
+python3 - "$WORK/rep" <<'PY'
+import json, os, sys
+rep = sys.argv[1]
+S = json.load(open(f"{rep}/summary.json"))
+# hand-computed ratio PFI (Eq. 1): a = mean((1-2300/5500)/(1-7000/10000), (1-3800/5500)/(1-9500/10000))
+a = ((1 - 2300/5500) / (1 - 0.7) + (1 - 3800/5500) / (1 - 0.95)) / 2
+b = ((1 - 2200/4700) / (1 - 20/27) + (1 - 3500/4700) / (1 - 26/27)) / 2
+c = (1 - 1150/2700) / (1 - 0.75)
+assert abs(S["pfi"]["min"] - min(a, b, c)) < 1e-9 and abs(S["pfi"]["max"] - max(a, b, c)) < 1e-9, S["pfi"]
+assert "best_predictor" not in S and "at_30pct" not in S
+assert any("No telemetry" in n for n in S["notes"]), S["notes"]
+assert S["tables"][:1] == ["table6_pfi"] and "table3_ablation" not in S["tables"]
+assert "fig5_features" not in S["figures"] and "fig8_gap" not in S["figures"]
+assert "fig3_curves" in S["figures"] and "fig11_groups" in S["figures"]
+html = open(f"{rep}/report.html", encoding="utf-8").read()
+for fig in ("Fig. 5/14", "Fig. 7", "Fig. 8"):
+    assert f"{fig}" in html and "is not drawn" in html, fig
+# no paper columns filled for groups the paper does not have
+import csv
+rows = list(csv.DictReader(open(f"{rep}/tables/table6_pfi.csv")))
+assert all(r["paper_pfi"] == "" for r in rows)
+print("ok: user report", S["figures"])
+PY
+
+fail() { echo "FAIL: $*"; exit 1; }
+expect_error() { # rc pattern args...
+    local pat=$1; shift
+    if "$PFI_BIN" report "$@" >"$WORK/o" 2>"$WORK/e"; then fail "report $* succeeded"; fi
+    grep -q -- "$pat" "$WORK/e" || { cat "$WORK/e"; fail "no '$pat' for: $*"; }
+    grep -q "\[1/7\]" "$WORK/e" && fail "work started before the error: $*"
+    return 0
+}
+before=$(cd "$WORK/rep" && find . -type f | sort | xargs md5sum)
+expect_error "missing.csv" -o "$WORK/rep" "$WORK/missing.csv"
+expect_error "does not exist" -o "$WORK/no/such/dir/rep" "$S"
+chmod 555 "$WORK" 2>/dev/null
+if [ "$(id -u)" -ne 0 ]; then expect_error "cannot write" -o "$WORK/rep2" "$S"; fi
+chmod 755 "$WORK"
+printf 'x\n' >"$WORK/file"
+expect_error "not a folder" -o "$WORK/file" "$S"
+# telemetry whose groups do not match the sweeps
+expect_error "telemetry" -o "$WORK/rep" "$S" data/paper-h200/telemetry.csv
+after=$(cd "$WORK/rep" && find . -type f | sort | xargs md5sum)
+[ "$before" = "$after" ] || fail "a failed run changed the existing report"
+
+# pfi plot: every sweeps-only kind, each format, and gap from simulate --json
+for k in curves pfi ce definitions groups; do
+    "$PFI_BIN" plot $k "$S" -o "$WORK/$k.png" >/dev/null
+    head -c 8 "$WORK/$k.png" | od -An -c | grep -q "P   N   G" || fail "plot $k: not a PNG"
+done
+"$PFI_BIN" plot curves "$S" -o "$WORK/c.svg" >/dev/null && grep -q "<svg" "$WORK/c.svg" || fail "svg"
+"$PFI_BIN" plot curves "$S" -o "$WORK/c.pdf" >/dev/null && head -c 5 "$WORK/c.pdf" | grep -q "%PDF" || fail "pdf"
+"$PFI_BIN" simulate --json --workloads 10 --no-learn --reductions 10,30 data/paper-h200/sweeps.csv \
+    data/paper-h200/telemetry.csv >"$WORK/sim.json" 2>/dev/null
+"$PFI_BIN" plot gap "$WORK/sim.json" -o "$WORK/gap.png" >/dev/null || fail "plot gap"
+if "$PFI_BIN" plot gap "$S" -o "$WORK/bad.png" 2>"$WORK/e"; then fail "plot gap took a CSV"; fi
+grep -q "mine.csv" "$WORK/e" || fail "plot gap error does not name the file"
+[ ! -e "$WORK/bad.png" ] || fail "a failed plot left a file"
+if "$PFI_BIN" plot curves "$S" -o "$WORK/x.gif" 2>/dev/null; then fail "gif accepted"; fi
+echo "ok: report without telemetry, bad paths, pfi plot"
