@@ -10,7 +10,7 @@
  * "The prior limit" is the power-management limit in force before pfid's
  * first cap on the GPU (a site running 700 W parts at 600 W gets 600 W back,
  * not the default), recorded with the cap. Limits are compared as the
- * management limit (current_mw): an out-of-band limiter (a BMC) can hold the
+ * management limit (current_w): an out-of-band limiter (a BMC) can hold the
  * enforced limit lower, which is reported as externally limited, not as a
  * cap that failed.
  */
@@ -22,47 +22,47 @@
 #include "pfi/json.h"
 
 /* NVML takes milliwatts; a device may round. Within 1 W counts as set. */
-#define READBACK_TOL_MW 1000.0
+#define READBACK_TOL_W 1.0
 
 /* The limit set through power management; a backend that does not report
  * it leaves 0, and then the enforced limit is all there is. */
-static double in_force_mw(const pfi_gpu_limits *l)
+static double in_force_w(const pfi_gpu_limits *l)
 {
-    return l->current_mw > 0 ? l->current_mw : l->enforced_mw;
+    return l->current_w > 0 ? l->current_w : l->enforced_w;
 }
 
-static int at_mw(const pfi_gpu_limits *l, double mw)
+static int at_w(const pfi_gpu_limits *l, double w)
 {
-    return fabs(in_force_mw(l) - mw) <= READBACK_TOL_MW;
+    return fabs(in_force_w(l) - w) <= READBACK_TOL_W;
 }
 
 int agent_externally_limited(const pfi_gpu_limits *l)
 {
-    return l->current_mw > 0 && l->enforced_mw > 0 &&
-           l->enforced_mw < l->current_mw - READBACK_TOL_MW;
+    return l->current_w > 0 && l->enforced_w > 0 &&
+           l->enforced_w < l->current_w - READBACK_TOL_W;
 }
 
-/* Sets mw on gpu and reads it back: PFI_OK with *lim filled when the
- * device's power-management limit is now mw. Caller holds cap_mu. */
-static int set_and_verify(agent *a, unsigned gpu, double mw, pfi_gpu_limits *lim,
+/* Sets w (W) on gpu and reads it back: PFI_OK with *lim filled when the
+ * device's power-management limit is now w. Caller holds cap_mu. */
+static int set_and_verify(agent *a, unsigned gpu, double w, pfi_gpu_limits *lim,
                           pfi_error *err)
 {
-    int rc = pfi_backend_set_limit(a->be, gpu, mw);
+    int rc = pfi_backend_set_limit(a->be, gpu, w);
     if (rc == PFI_ENOTSUP)
         return pfi_error_set(err, PFI_ENOTSUP, NULL, 0,
                              "the %s backend cannot set power limits", a->o.backend);
     if (rc != PFI_OK)
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: setting %.0f W failed: %s",
-                             gpu, mw / 1000, pfi_backend_last_error(a->be));
+                             gpu, w, pfi_backend_last_error(a->be));
     if ((rc = pfi_backend_limits(a->be, gpu, lim)) != PFI_OK)
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: reading the limit back failed: %s", gpu,
                              pfi_backend_last_error(a->be));
-    double got = in_force_mw(lim);
-    if (!at_mw(lim, mw))
+    double got = in_force_w(lim);
+    if (!at_w(lim, w))
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: the device reports %.1f W after setting %.1f W", gpu,
-                             got / 1000, mw / 1000);
+                             got, w);
     return PFI_OK;
 }
 
@@ -77,12 +77,12 @@ static json_t *cap_json(const agent_gpu *x, unsigned gpu, const pfi_gpu_limits *
         pfi_json_set(o, "expires_at", pfi_json_num(x->cap_expires_at));
     }
     if (x->capped) pfi_json_set(o, "prior_w", pfi_json_num(x->cap_prior_w));
-    pfi_json_set(o, "limit_w", pfi_json_num(in_force_mw(lim) / 1000));
-    pfi_json_set(o, "enforced_w", pfi_json_num(lim->enforced_mw / 1000));
+    pfi_json_set(o, "limit_w", pfi_json_num(in_force_w(lim)));
+    pfi_json_set(o, "enforced_w", pfi_json_num(lim->enforced_w));
     pfi_json_set(o, "externally_limited", json_boolean(agent_externally_limited(lim)));
-    pfi_json_set(o, "default_w", pfi_json_num(lim->default_mw / 1000));
-    pfi_json_set(o, "min_w", pfi_json_num(lim->min_mw / 1000));
-    pfi_json_set(o, "max_w", pfi_json_num(lim->max_mw / 1000));
+    pfi_json_set(o, "default_w", pfi_json_num(lim->default_w));
+    pfi_json_set(o, "min_w", pfi_json_num(lim->min_w));
+    pfi_json_set(o, "max_w", pfi_json_num(lim->max_w));
     return o;
 }
 
@@ -126,17 +126,16 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
                            pfi_backend_last_error(a->be));
         goto out;
     }
-    if (!(in_force_mw(&lim) > 0)) {
+    if (!(in_force_w(&lim) > 0)) {
         /* Without the limit in force there is nothing safe to restore to. */
         rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u reports no power limit in force",
                            gpu);
         goto out;
     }
-    double mw = watts * 1000;
-    if (mw < lim.min_mw || mw > lim.max_mw) {
+    if (watts < lim.min_w || watts > lim.max_w) {
         rc = pfi_error_set(err, PFI_ERANGE, NULL, 0,
                            "%.1f W is outside GPU %u's limit constraints [%.0f, %.0f] W", watts,
-                           gpu, lim.min_mw / 1000, lim.max_mw / 1000);
+                           gpu, lim.min_w, lim.max_w);
         goto out;
     }
     pthread_mutex_lock(&a->mu);
@@ -148,10 +147,10 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
      * GPU (a second cap must not take the first cap as the prior). */
     double now = agent_now();
     pfi_store_cap rec = {gpu, watts, now, now + expires_s,
-                         was_capped ? prev.prior_w : in_force_mw(&lim) / 1000};
+                         was_capped ? prev.prior_w : in_force_w(&lim)};
     if ((rc = pfi_store_cap_put(a->store, &rec, err)) != PFI_OK) goto out;
     pfi_gpu_limits after;
-    rc = set_and_verify(a, gpu, mw, &after, err);
+    rc = set_and_verify(a, gpu, watts, &after, err);
     if (rc == PFI_ENOTSUP) {
         /* The backend cannot set limits: nothing happened (backend.h's
          * contract), so the record goes and no restore is needed. */
@@ -164,8 +163,8 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
          * the record goes, and there is nothing to restore. */
         pfi_gpu_limits tmp;
         pfi_error e2;
-        double back = was_capped ? prev.watts * 1000 : rec.prior_w * 1000;
-        if ((pfi_backend_limits(a->be, gpu, &tmp) == PFI_OK && at_mw(&tmp, back)) ||
+        double back = was_capped ? prev.watts : rec.prior_w;
+        if ((pfi_backend_limits(a->be, gpu, &tmp) == PFI_OK && at_w(&tmp, back)) ||
             set_and_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
             undo_record(a, gpu, was_capped, &prev);
         } else {
@@ -210,8 +209,8 @@ static int restore_locked(agent *a, unsigned gpu, double prior_w, const char *wh
                           pfi_gpu_limits *after, pfi_error *err)
 {
     int rc = PFI_OK;
-    if (pfi_backend_limits(a->be, gpu, after) != PFI_OK || !at_mw(after, prior_w * 1000))
-        rc = set_and_verify(a, gpu, prior_w * 1000, after, err);
+    if (pfi_backend_limits(a->be, gpu, after) != PFI_OK || !at_w(after, prior_w))
+        rc = set_and_verify(a, gpu, prior_w, after, err);
     pthread_mutex_lock(&a->mu);
     agent_gpu *x = &a->gpus[gpu];
     int failed_before = x->restore_failed;
@@ -303,18 +302,18 @@ void agent_caps_reconcile(agent *a)
         /* The tick's read first: a fresh one only when it shows a change. An
          * expired or failing cap is the expiry loop's (agent_caps_expire). */
         int check = x->capped && !x->restore_failed && x->have_limits &&
-                    x->cap_expires_at > agent_now() && !at_mw(&x->limits, x->cap_w * 1000);
+                    x->cap_expires_at > agent_now() && !at_w(&x->limits, x->cap_w);
         int was_drifting = x->drifting;
         double cap_w = x->cap_w;
-        if (!check && x->capped && x->have_limits && at_mw(&x->limits, x->cap_w * 1000))
+        if (!check && x->capped && x->have_limits && at_w(&x->limits, x->cap_w))
             x->drifting = 0;
         pthread_mutex_unlock(&a->mu);
         if (!check) continue;
         pfi_gpu_limits now;
-        if (pfi_backend_limits(a->be, g, &now) != PFI_OK || at_mw(&now, cap_w * 1000)) continue;
+        if (pfi_backend_limits(a->be, g, &now) != PFI_OK || at_w(&now, cap_w)) continue;
         pfi_gpu_limits after;
         pfi_error err;
-        int rc = set_and_verify(a, g, cap_w * 1000, &after, &err);
+        int rc = set_and_verify(a, g, cap_w, &after, &err);
         pthread_mutex_lock(&a->mu);
         if (!was_drifting) a->cap_drift_total++;
         x->drifting = rc != PFI_OK;
@@ -327,11 +326,11 @@ void agent_caps_reconcile(agent *a)
         if (!was_drifting && rc == PFI_OK)
             agent_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds (a "
                       "driver reload, another tool?); cap re-applied",
-                      g, in_force_mw(&now) / 1000, cap_w);
+                      g, in_force_w(&now), cap_w);
         else if (!was_drifting)
             agent_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds; "
                       "re-applying failed: %s (retried every sample)",
-                      g, in_force_mw(&now) / 1000, cap_w, err.msg);
+                      g, in_force_w(&now), cap_w, err.msg);
         else if (rc == PFI_OK)
             agent_log("GPU %u: cap of %.0f W re-applied", g, cap_w);
     }
@@ -385,7 +384,7 @@ int agent_caps_recover(agent *a, pfi_error *err)
         pfi_error e;
         if (c->expires_at <= now) {
             restore_locked(a, c->gpu, c->prior_w, "expired while pfid was down", &after, &e);
-        } else if (set_and_verify(a, c->gpu, c->watts * 1000, &after, &e) == PFI_OK) {
+        } else if (set_and_verify(a, c->gpu, c->watts, &after, &e) == PFI_OK) {
             agent_log("GPU %u: cap %.1f W re-applied after restart, expires in %.0f s", c->gpu,
                       c->watts, c->expires_at - now);
             pthread_mutex_lock(&a->mu);

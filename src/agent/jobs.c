@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "pfi/tm_aggregate.h"
 #include "pfi/features.h"
 #include "pfi/json.h"
 
@@ -166,41 +167,25 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
     return rc;
 }
 
-/* One value of field f over the job's GPUs: the mean of the GPUs that read
- * it (NaN when none did). by_gpu[g] is NULL for a GPU not read. */
-static double gpu_mean(const agent_job *j, const pfi_gpu_sample *const *by_gpu, pfi_gpu_field f,
-                       double scale, size_t off)
-{
-    double sum = 0;
-    size_t n = 0;
-    for (size_t k = 0; k < j->rec.n_gpus; k++) {
-        const pfi_gpu_sample *x = by_gpu[j->rec.gpus[k]];
-        if (!x || !pfi_gpu_sample_has(x, f)) continue;
-        sum += *(const double *)((const char *)x + off) * scale;
-        n++;
-    }
-    return n ? sum / (double)n : NAN;
-}
-
-#define GM(f, member, scale) gpu_mean(j, by_gpu, f, scale, offsetof(pfi_gpu_sample, member))
-
+/* The job's telemetry at one tick: each telemetry.csv field the mean over
+ * the job's GPUs that read it (NaN when none did), in DCGM's units through
+ * the GPU field table. by_gpu[g] is NULL for a GPU not read. */
 static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
 {
-    double v[JF_COUNT];
-    v[PFI_TM_SM_ACTIVE] = GM(PFI_GF_SM_ACTIVE, sm_active, 1);
-    v[PFI_TM_TENSOR_ACTIVE] = GM(PFI_GF_TENSOR_ACTIVE, tensor_active, 1);
-    v[PFI_TM_DRAM_ACTIVE] = GM(PFI_GF_DRAM_ACTIVE, dram_active, 1);
-    v[PFI_TM_MEM_COPY_UTIL] = GM(PFI_GF_UTIL_MEM, util_mem_pct, 1);
-    v[PFI_TM_GPU_UTIL] = GM(PFI_GF_UTIL_GPU, util_gpu_pct, 1);
-    v[PFI_TM_POWER] = GM(PFI_GF_POWER, power_mw, 1e-3);
-    v[PFI_TM_SM_CLOCK] = GM(PFI_GF_SM_CLOCK, sm_clock_mhz, 1);
-    v[PFI_TM_MEM_CLOCK] = GM(PFI_GF_MEM_CLOCK, mem_clock_mhz, 1);
-    v[PFI_TM_FB_USED] = GM(PFI_GF_FB_USED, fb_used_mib, 1);
-    v[PFI_TM_GPU_TEMP] = GM(PFI_GF_TEMP, temp_c, 1);
-    v[PFI_TM_NVLINK_TX] = GM(PFI_GF_NVLINK_TX, nvlink_tx, 1);
-    v[PFI_TM_NVLINK_RX] = GM(PFI_GF_NVLINK_RX, nvlink_rx, 1);
-    v[PFI_TM_PCIE_TX] = GM(PFI_GF_PCIE_TX, pcie_tx, 1);
-    v[PFI_TM_PCIE_RX] = GM(PFI_GF_PCIE_RX, pcie_rx, 1);
+    double v[JF_COUNT], sum[PFI_TM_NFIELDS] = {0};
+    size_t n[PFI_TM_NFIELDS] = {0};
+    for (size_t k = 0; k < j->rec.n_gpus; k++) {
+        const pfi_gpu_sample *x = by_gpu[j->rec.gpus[k]];
+        if (!x) continue;
+        pfi_tm_row row;
+        pfi_tm_from_gpu_sample(x, &row);
+        for (int f = 0; f < PFI_TM_NFIELDS; f++)
+            if (row.valid & (1u << f)) {
+                sum[f] += row.v[f];
+                n[f]++;
+            }
+    }
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) v[f] = n[f] ? sum[f] / (double)n[f] : NAN;
     /* Total power counts only when every GPU of the job read it: a sum
      * over some GPUs would look like a power drop. */
     double total = 0;
@@ -210,7 +195,7 @@ static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_
             total = NAN;
             break;
         }
-        total += x->power_mw * 1e-3;
+        total += x->v[PFI_GF_POWER];
     }
     v[JF_TOTAL_POWER] = total;
     j->last_power_w = total;

@@ -7,54 +7,9 @@
 
 #include "agent.h"
 #include "pfi/features.h"
+#include "pfi/gpu_field.h"
 #include "pfi/json.h"
 #include "pfi/prom_emit.h"
-
-/* A GPU field: metric name, help, type, the sample field, scale to the
- * metric's base unit. */
-typedef struct {
-    const char *name, *help;
-    pfi_prom_type type;
-    pfi_gpu_field field;
-    size_t off;
-    double scale;
-} gpu_metric;
-
-#define GF(f, m) f, offsetof(pfi_gpu_sample, m)
-static const gpu_metric gpu_metrics[] = {
-    {"pfi_gpu_power_watts", "GPU power draw (NVML power usage).", PFI_PROM_GAUGE,
-     GF(PFI_GF_POWER, power_mw), 1e-3},
-    {"pfi_gpu_energy_joules_total", "GPU energy since the driver loaded.", PFI_PROM_COUNTER,
-     GF(PFI_GF_ENERGY, energy_mj), 1e-3},
-    {"pfi_gpu_sm_clock_hertz", "SM clock.", PFI_PROM_GAUGE, GF(PFI_GF_SM_CLOCK, sm_clock_mhz), 1e6},
-    {"pfi_gpu_memory_clock_hertz", "Memory clock.", PFI_PROM_GAUGE,
-     GF(PFI_GF_MEM_CLOCK, mem_clock_mhz), 1e6},
-    {"pfi_gpu_utilization_ratio", "GPU utilization (DCGM_FI_DEV_GPU_UTIL / 100).",
-     PFI_PROM_GAUGE, GF(PFI_GF_UTIL_GPU, util_gpu_pct), 0.01},
-    {"pfi_gpu_memory_copy_utilization_ratio",
-     "Memory copy utilization (DCGM_FI_DEV_MEM_COPY_UTIL / 100).", PFI_PROM_GAUGE,
-     GF(PFI_GF_UTIL_MEM, util_mem_pct), 0.01},
-    {"pfi_gpu_temperature_celsius", "GPU temperature.", PFI_PROM_GAUGE, GF(PFI_GF_TEMP, temp_c), 1},
-    {"pfi_gpu_framebuffer_used_bytes", "Frame buffer memory used.", PFI_PROM_GAUGE,
-     GF(PFI_GF_FB_USED, fb_used_mib), 1048576.0},
-    {"pfi_gpu_sm_active_ratio", "SM activity (GPM SM util, DCGM_FI_PROF_SM_ACTIVE).",
-     PFI_PROM_GAUGE, GF(PFI_GF_SM_ACTIVE, sm_active), 1},
-    {"pfi_gpu_sm_occupancy_ratio", "SM occupancy (GPM, DCGM_FI_PROF_SM_OCCUPANCY).",
-     PFI_PROM_GAUGE, GF(PFI_GF_SM_OCCUPANCY, sm_occupancy), 1},
-    {"pfi_gpu_tensor_active_ratio",
-     "Tensor pipe activity (GPM any-tensor, DCGM_FI_PROF_PIPE_TENSOR_ACTIVE).", PFI_PROM_GAUGE,
-     GF(PFI_GF_TENSOR_ACTIVE, tensor_active), 1},
-    {"pfi_gpu_dram_active_ratio", "DRAM bandwidth activity (GPM, DCGM_FI_PROF_DRAM_ACTIVE).",
-     PFI_PROM_GAUGE, GF(PFI_GF_DRAM_ACTIVE, dram_active), 1},
-    {"pfi_gpu_pcie_tx_bytes_per_second", "PCIe transmit rate.", PFI_PROM_GAUGE,
-     GF(PFI_GF_PCIE_TX, pcie_tx), 1},
-    {"pfi_gpu_pcie_rx_bytes_per_second", "PCIe receive rate.", PFI_PROM_GAUGE,
-     GF(PFI_GF_PCIE_RX, pcie_rx), 1},
-    {"pfi_gpu_nvlink_tx_bytes_per_second", "NVLink transmit rate.", PFI_PROM_GAUGE,
-     GF(PFI_GF_NVLINK_TX, nvlink_tx), 1},
-    {"pfi_gpu_nvlink_rx_bytes_per_second", "NVLink receive rate.", PFI_PROM_GAUGE,
-     GF(PFI_GF_NVLINK_RX, nvlink_rx), 1},
-};
 
 static void gpu_label(char *buf, size_t len, unsigned g)
 {
@@ -77,43 +32,37 @@ static void emit_gpus(agent *a, FILE *f)
         const char *l[] = {"gpu", gl, NULL};
         pfi_prom_sample(f, "pfi_gpu_up", l, a->gpus[g].sample_ok);
     }
-    for (size_t m = 0; m < sizeof gpu_metrics / sizeof gpu_metrics[0]; m++) {
-        const gpu_metric *gm = &gpu_metrics[m];
+    /* One family per GPU field that has one (gpu_field.h), in SI times the
+     * table's factor. */
+    for (int k = 0; k < PFI_GF_COUNT; k++) {
+        const pfi_gpu_field_desc *d = &pfi_gpu_fields[k];
+        if (!d->prom_name) continue;
         int any = 0;
         for (unsigned g = 0; g < a->n_gpus; g++)
-            any |= a->gpus[g].sample_ok && pfi_gpu_sample_has(&a->gpus[g].last, gm->field);
+            any |= a->gpus[g].sample_ok && pfi_gpu_sample_has(&a->gpus[g].last, d->field);
         if (!any) continue; /* a family the backend cannot read is left out */
-        pfi_prom_family(f, gm->name, gm->type, gm->help);
+        pfi_prom_family(f, d->prom_name, d->prom_counter ? PFI_PROM_COUNTER : PFI_PROM_GAUGE,
+                        d->prom_help);
         for (unsigned g = 0; g < a->n_gpus; g++) {
             const agent_gpu *x = &a->gpus[g];
-            if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, gm->field)) continue;
+            if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, d->field)) continue;
             gpu_label(gl, sizeof gl, g);
             const char *l[] = {"gpu", gl, NULL};
-            double v = *(const double *)((const char *)&x->last + gm->off);
-            pfi_prom_sample(f, gm->name, l, v * gm->scale);
+            pfi_prom_sample(f, d->prom_name, l, x->last.v[k] * d->si_to_prom);
         }
-    }
-    pfi_prom_family(f, "pfi_gpu_clock_event_reasons", PFI_PROM_GAUGE,
-                    "NVML clock event (throttle) reasons bitmask.");
-    for (unsigned g = 0; g < a->n_gpus; g++) {
-        const agent_gpu *x = &a->gpus[g];
-        if (!x->sample_ok || !pfi_gpu_sample_has(&x->last, PFI_GF_CLOCK_EVENTS)) continue;
-        gpu_label(gl, sizeof gl, g);
-        const char *l[] = {"gpu", gl, NULL};
-        pfi_prom_sample(f, "pfi_gpu_clock_event_reasons", l, (double)x->last.clock_events);
     }
     static const struct {
         const char *name, *help;
         size_t off;
     } lims[] = {
         {"pfi_gpu_power_limit_watts", "Enforced power limit.",
-         offsetof(pfi_gpu_limits, enforced_mw)},
+         offsetof(pfi_gpu_limits, enforced_w)},
         {"pfi_gpu_power_limit_default_watts", "Default power limit.",
-         offsetof(pfi_gpu_limits, default_mw)},
+         offsetof(pfi_gpu_limits, default_w)},
         {"pfi_gpu_power_limit_min_watts", "Lowest settable power limit.",
-         offsetof(pfi_gpu_limits, min_mw)},
+         offsetof(pfi_gpu_limits, min_w)},
         {"pfi_gpu_power_limit_max_watts", "Highest settable power limit.",
-         offsetof(pfi_gpu_limits, max_mw)},
+         offsetof(pfi_gpu_limits, max_w)},
     };
     for (size_t k = 0; k < sizeof lims / sizeof lims[0]; k++) {
         pfi_prom_family(f, lims[k].name, PFI_PROM_GAUGE, lims[k].help);
@@ -122,7 +71,7 @@ static void emit_gpus(agent *a, FILE *f)
             gpu_label(gl, sizeof gl, g);
             const char *l[] = {"gpu", gl, NULL};
             double v = *(const double *)((const char *)&a->gpus[g].limits + lims[k].off);
-            if (v > 0) pfi_prom_sample(f, lims[k].name, l, v / 1000);
+            if (v > 0) pfi_prom_sample(f, lims[k].name, l, v);
         }
     }
     pfi_prom_family(f, "pfi_gpu_externally_limited", PFI_PROM_GAUGE,
@@ -309,27 +258,24 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "persistence_mode",
                  x->persistence < 0 ? json_null() : json_boolean(x->persistence));
     json_t *s = json_object();
-    for (size_t m = 0; m < sizeof gpu_metrics / sizeof gpu_metrics[0]; m++) {
-        const gpu_metric *gm = &gpu_metrics[m];
-        /* JSON keys: the metric name without the pfi_gpu_ prefix. */
-        const char *key = gm->name + strlen("pfi_gpu_");
-        if (x->sample_ok && pfi_gpu_sample_has(&x->last, gm->field))
-            pfi_json_set(s, key,
-                         pfi_json_num(*(const double *)((const char *)&x->last + gm->off) *
-                                      gm->scale));
+    /* Every GPU field under its table name, in the Prometheus family's unit
+     * (null when not read). */
+    for (int f = 0; f < PFI_GF_COUNT; f++) {
+        const pfi_gpu_field_desc *d = &pfi_gpu_fields[f];
+        if (x->sample_ok && pfi_gpu_sample_has(&x->last, d->field))
+            pfi_json_set(s, d->name, pfi_json_num(x->last.v[f] * d->si_to_prom));
         else
-            pfi_json_set(s, key, json_null());
+            pfi_json_set(s, d->name, json_null());
     }
     pfi_json_set(o, "sample", s);
     if (x->have_limits) {
         json_t *l = json_object();
-        pfi_json_set(l, "enforced_w", pfi_json_num(x->limits.enforced_mw / 1000));
-        pfi_json_set(l, "current_w", x->limits.current_mw > 0
-                                         ? pfi_json_num(x->limits.current_mw / 1000)
-                                         : json_null());
-        pfi_json_set(l, "default_w", pfi_json_num(x->limits.default_mw / 1000));
-        pfi_json_set(l, "min_w", pfi_json_num(x->limits.min_mw / 1000));
-        pfi_json_set(l, "max_w", pfi_json_num(x->limits.max_mw / 1000));
+        pfi_json_set(l, "enforced_w", pfi_json_num(x->limits.enforced_w));
+        pfi_json_set(l, "current_w",
+                     x->limits.current_w > 0 ? pfi_json_num(x->limits.current_w) : json_null());
+        pfi_json_set(l, "default_w", pfi_json_num(x->limits.default_w));
+        pfi_json_set(l, "min_w", pfi_json_num(x->limits.min_w));
+        pfi_json_set(l, "max_w", pfi_json_num(x->limits.max_w));
         pfi_json_set(l, "externally_limited", json_boolean(agent_externally_limited(&x->limits)));
         pfi_json_set(o, "limits", l);
     } else {

@@ -6,6 +6,8 @@
 
 #include <gsl/gsl_sort.h>
 
+#include "pfi/gpu_field.h"
+
 int pfi_tm_aggregate(const pfi_tm_row *samples, size_t n, double top_frac, pfi_tm_row *out,
                      pfi_error *err)
 {
@@ -88,4 +90,16 @@ void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out)
             out->v[map[k].f] = map[k].v;
             out->valid |= 1u << map[k].f;
         }
+}
+
+void pfi_tm_from_gpu_sample(const pfi_gpu_sample *s, pfi_tm_row *out)
+{
+    out->valid = 0;
+    for (int k = 0; k < PFI_TM_NFIELDS; k++) out->v[k] = NAN;
+    for (int f = 0; f < PFI_GF_COUNT; f++) {
+        const pfi_gpu_field_desc *d = &pfi_gpu_fields[f];
+        if (d->tm_field < 0 || !pfi_gpu_sample_has(s, d->field)) continue;
+        out->v[d->tm_field] = s->v[f] * d->si_to_tm;
+        out->valid |= 1u << d->tm_field;
+    }
 }

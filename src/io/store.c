@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "pfi/gpu_field.h"
 #include "store_schema.h"
 
 enum {
@@ -147,15 +148,14 @@ static int insert_sample(pfi_store *s, double t, unsigned gpu, const pfi_gpu_sam
     sqlite3_bind_double(st, 1, t);
     sqlite3_bind_int64(st, 2, gpu);
     sqlite3_bind_int64(st, 3, x->valid);
-    for (size_t i = 0; i < store_n_sample_cols; i++) {
-        const store_col *c = &store_sample_cols[i];
-        int p = (int)i + 4;
-        if (!pfi_gpu_sample_has(x, c->field))
+    for (int f = 0; f < PFI_GF_COUNT; f++) {
+        int p = f + 4;
+        if (!pfi_gpu_sample_has(x, (pfi_gpu_field)f))
             sqlite3_bind_null(st, p);
-        else if (c->integer)
-            sqlite3_bind_int64(st, p, *(const uint32_t *)((const char *)x + c->off));
+        else if (pfi_gpu_fields[f].store_integer)
+            sqlite3_bind_int64(st, p, (sqlite3_int64)x->v[f]);
         else
-            sqlite3_bind_double(st, p, *(const double *)((const char *)x + c->off) * c->to_si);
+            sqlite3_bind_double(st, p, x->v[f]);
     }
     return step_done(s, ST_SAMPLE, err);
 }
@@ -349,14 +349,11 @@ int pfi_store_samples_since(pfi_store *s, double t0,
         pfi_gpu_sample x;
         memset(&x, 0, sizeof x);
         x.valid = (uint32_t)sqlite3_column_int64(st, 2);
-        for (size_t i = 0; i < store_n_sample_cols; i++) {
-            const store_col *c = &store_sample_cols[i];
-            int k = (int)i + 3;
+        for (int f = 0; f < PFI_GF_COUNT; f++) {
+            int k = f + 3;
             if (sqlite3_column_type(st, k) == SQLITE_NULL) continue;
-            if (c->integer)
-                *(uint32_t *)((char *)&x + c->off) = (uint32_t)sqlite3_column_int64(st, k);
-            else
-                *(double *)((char *)&x + c->off) = sqlite3_column_double(st, k) / c->to_si;
+            x.v[f] = pfi_gpu_fields[f].store_integer ? (double)sqlite3_column_int64(st, k)
+                                                      : sqlite3_column_double(st, k);
         }
         if (fn(sqlite3_column_double(st, 0), (unsigned)sqlite3_column_int64(st, 1), &x, ctx))
             break;

@@ -1,38 +1,13 @@
-/* pfid's store schema (store_schema.h): version 2, created from the sample
- * column list; version 1 migrated. */
+/* pfid's store schema (store_schema.h): version 2, whose samples columns are
+ * the GPU field table's store columns (gpu_field.h); version 1 migrated. */
 #include "store_schema.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pfi/gpu_field.h"
 #include "pfi/store.h"
-
-#define COL(name, f, integer, m, to_si) {name, f, integer, offsetof(pfi_gpu_sample, m), to_si}
-/* The order is free (statements name their columns); the bit of a field in
- * valid is its pfi_gpu_field value, which stored rows keep, so that enum's
- * order is frozen. */
-const store_col store_sample_cols[] = {
-    COL("power_w", PFI_GF_POWER, 0, power_mw, 1e-3),
-    COL("energy_j", PFI_GF_ENERGY, 0, energy_mj, 1e-3),
-    COL("limit_w", PFI_GF_LIMIT, 0, limit_mw, 1e-3),
-    COL("sm_clock_hz", PFI_GF_SM_CLOCK, 0, sm_clock_mhz, 1e6),
-    COL("mem_clock_hz", PFI_GF_MEM_CLOCK, 0, mem_clock_mhz, 1e6),
-    COL("util_gpu_ratio", PFI_GF_UTIL_GPU, 0, util_gpu_pct, 0.01),
-    COL("util_mem_ratio", PFI_GF_UTIL_MEM, 0, util_mem_pct, 0.01),
-    COL("temp_c", PFI_GF_TEMP, 0, temp_c, 1),
-    COL("fb_used_bytes", PFI_GF_FB_USED, 0, fb_used_mib, 1048576.0),
-    COL("clock_events", PFI_GF_CLOCK_EVENTS, 1, clock_events, 1),
-    COL("sm_active_ratio", PFI_GF_SM_ACTIVE, 0, sm_active, 1),
-    COL("sm_occupancy_ratio", PFI_GF_SM_OCCUPANCY, 0, sm_occupancy, 1),
-    COL("tensor_active_ratio", PFI_GF_TENSOR_ACTIVE, 0, tensor_active, 1),
-    COL("dram_active_ratio", PFI_GF_DRAM_ACTIVE, 0, dram_active, 1),
-    COL("pcie_tx_bytes_per_s", PFI_GF_PCIE_TX, 0, pcie_tx, 1),
-    COL("pcie_rx_bytes_per_s", PFI_GF_PCIE_RX, 0, pcie_rx, 1),
-    COL("nvlink_tx_bytes_per_s", PFI_GF_NVLINK_TX, 0, nvlink_tx, 1),
-    COL("nvlink_rx_bytes_per_s", PFI_GF_NVLINK_RX, 0, nvlink_rx, 1),
-};
-const size_t store_n_sample_cols = sizeof store_sample_cols / sizeof store_sample_cols[0];
 
 /* New in schema 2: made by both a fresh database and the migration. */
 #define JOB_POINTS_DDL                                                                         \
@@ -220,9 +195,9 @@ static char *create_samples_sql(void)
     if (sb_open(&b)) return NULL;
     fputs("CREATE TABLE samples(t REAL NOT NULL, gpu INTEGER NOT NULL, valid INTEGER NOT NULL",
           b.f);
-    for (size_t i = 0; i < store_n_sample_cols; i++)
-        fprintf(b.f, ", %s %s", store_sample_cols[i].name,
-                store_sample_cols[i].integer ? "INTEGER" : "REAL");
+    for (int f = 0; f < PFI_GF_COUNT; f++)
+        fprintf(b.f, ", %s %s", pfi_gpu_fields[f].store_column,
+                pfi_gpu_fields[f].store_integer ? "INTEGER" : "REAL");
     fputs(");", b.f);
     return sb_close(&b);
 }
@@ -232,9 +207,9 @@ char *store_sample_insert_sql(void)
     sbuf b;
     if (sb_open(&b)) return NULL;
     fputs("INSERT INTO samples(t,gpu,valid", b.f);
-    for (size_t i = 0; i < store_n_sample_cols; i++) fprintf(b.f, ",%s", store_sample_cols[i].name);
+    for (int f = 0; f < PFI_GF_COUNT; f++) fprintf(b.f, ",%s", pfi_gpu_fields[f].store_column);
     fputs(") VALUES(?,?,?", b.f);
-    for (size_t i = 0; i < store_n_sample_cols; i++) fputs(",?", b.f);
+    for (int f = 0; f < PFI_GF_COUNT; f++) fputs(",?", b.f);
     fputs(")", b.f);
     return sb_close(&b);
 }
@@ -244,7 +219,7 @@ char *store_sample_select_sql(void)
     sbuf b;
     if (sb_open(&b)) return NULL;
     fputs("SELECT t,gpu,valid", b.f);
-    for (size_t i = 0; i < store_n_sample_cols; i++) fprintf(b.f, ",%s", store_sample_cols[i].name);
+    for (int f = 0; f < PFI_GF_COUNT; f++) fprintf(b.f, ",%s", pfi_gpu_fields[f].store_column);
     fputs(" FROM samples WHERE t>=? ORDER BY t, gpu", b.f);
     return sb_close(&b);
 }

@@ -8,19 +8,6 @@
 #include <sqlite3.h>
 
 #include "pfi/error.h"
-#include "pfi/gpu_sample.h"
-
-/* One column of samples after t, gpu and valid: a GPU field in SI units. */
-typedef struct store_col {
-    const char *name;    /* column name */
-    pfi_gpu_field field; /* its bit in valid */
-    int integer;         /* stored as INTEGER (bit masks), else REAL */
-    size_t off;          /* the value in pfi_gpu_sample */
-    double to_si;        /* sample unit to the column's SI unit */
-} store_col;
-
-extern const store_col store_sample_cols[];
-extern const size_t store_n_sample_cols;
 
 /* Checks that the database at path (open in db) is pfid's or empty, without
  * writing to it, then switches it to WAL and creates or migrates the schema
@@ -29,7 +16,8 @@ extern const size_t store_n_sample_cols;
 int store_schema_open(sqlite3 *db, const char *path, pfi_error *err);
 
 /* "INSERT INTO samples(t,gpu,valid,<cols>) VALUES(?,...)" and
- * "SELECT t,gpu,valid,<cols> FROM samples WHERE t>=? ORDER BY t, gpu",
+ * "SELECT t,gpu,valid,<cols> FROM samples WHERE t>=? ORDER BY t, gpu", the
+ * columns those of the GPU field table in pfi_gpu_field order,
  * malloc'd (caller frees); NULL when out of memory. */
 char *store_sample_insert_sql(void);
 char *store_sample_select_sql(void);

@@ -95,9 +95,9 @@ int pfi_backend_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
     return b->ops->limits(b, gpu, out);
 }
 
-int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double mw)
+int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double w)
 {
-    return b->ops->set_limit(b, gpu, mw);
+    return b->ops->set_limit(b, gpu, w);
 }
 
 int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s)

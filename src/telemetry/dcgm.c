@@ -1,5 +1,5 @@
 /* The dcgm backend: scrapes a dcgm-exporter /metrics URL with libcurl and
- * maps its DCGM_FI_* series to pfi_gpu_sample. Read-only: set_limit is
+ * maps its DCGM_FI_* series to pfi_gpu_sample through the GPU field table. Read-only: set_limit is
  * PFI_ENOTSUP (dcgm-exporter cannot change anything).
  *
  * Options: "URL" or "url=URL[,timeout_ms=N][,cache_ms=N]". http, https and
@@ -23,38 +23,14 @@
 #include <time.h>
 
 #include "backend_impl.h"
+#include "pfi/gpu_field.h"
 #include "pfi/prom.h"
 
 #define MAX_BODY (32u << 20) /* a scrape larger than this is refused */
 #define MAX_GPUS 1024
 
-/* The series pfi reads: DCGM field name, pfi field, factor to pfi's unit. */
-static const struct {
-    const char *name;
-    int field;
-    double scale;
-} fields[] = {
-    {"DCGM_FI_DEV_POWER_USAGE", PFI_GF_POWER, 1000.0}, /* W -> mW */
-    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", PFI_GF_ENERGY, 1.0},   /* mJ */
-    {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", PFI_GF_LIMIT, 1000.0},     /* W -> mW */
-    {"DCGM_FI_DEV_SM_CLOCK", PFI_GF_SM_CLOCK, 1.0},                 /* MHz */
-    {"DCGM_FI_DEV_MEM_CLOCK", PFI_GF_MEM_CLOCK, 1.0},               /* MHz */
-    {"DCGM_FI_DEV_GPU_UTIL", PFI_GF_UTIL_GPU, 1.0},                 /* percent */
-    {"DCGM_FI_DEV_MEM_COPY_UTIL", PFI_GF_UTIL_MEM, 1.0},            /* percent */
-    {"DCGM_FI_DEV_GPU_TEMP", PFI_GF_TEMP, 1.0},                     /* C */
-    {"DCGM_FI_DEV_FB_USED", PFI_GF_FB_USED, 1.0},                   /* MiB */
-    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", PFI_GF_CLOCK_EVENTS, 1.0},
-    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", PFI_GF_CLOCK_EVENTS, 1.0}, /* the old name */
-    {"DCGM_FI_PROF_SM_ACTIVE", PFI_GF_SM_ACTIVE, 1.0},              /* ratio */
-    {"DCGM_FI_PROF_SM_OCCUPANCY", PFI_GF_SM_OCCUPANCY, 1.0},        /* ratio */
-    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", PFI_GF_TENSOR_ACTIVE, 1.0}, /* ratio */
-    {"DCGM_FI_PROF_DRAM_ACTIVE", PFI_GF_DRAM_ACTIVE, 1.0},          /* ratio */
-    {"DCGM_FI_PROF_PCIE_TX_BYTES", PFI_GF_PCIE_TX, 1.0},            /* bytes/s */
-    {"DCGM_FI_PROF_PCIE_RX_BYTES", PFI_GF_PCIE_RX, 1.0},
-    {"DCGM_FI_PROF_NVLINK_TX_BYTES", PFI_GF_NVLINK_TX, 1.0},
-    {"DCGM_FI_PROF_NVLINK_RX_BYTES", PFI_GF_NVLINK_RX, 1.0},
-};
-enum { N_FIELDS = sizeof fields / sizeof fields[0] };
+/* The series pfi reads are the GPU field table's DCGM names and aliases
+ * (gpu_field.h), converted to SI by its factors. */
 
 /* The limit series (W), for limits(). */
 enum { L_MIN, L_MAX, L_DEF, L_CUR, L_ENF, N_LIM };
@@ -143,32 +119,14 @@ static int gpu_index(const char *v, unsigned *out)
     return 1;
 }
 
-static void set_field(pfi_gpu_sample *s, int f, double v)
+static void set_field(pfi_gpu_sample *s, const pfi_gpu_field_desc *d, double v)
 {
-    switch (f) {
-    case PFI_GF_POWER: s->power_mw = v; break;
-    case PFI_GF_ENERGY: s->energy_mj = v; break;
-    case PFI_GF_LIMIT: s->limit_mw = v; break;
-    case PFI_GF_SM_CLOCK: s->sm_clock_mhz = v; break;
-    case PFI_GF_MEM_CLOCK: s->mem_clock_mhz = v; break;
-    case PFI_GF_UTIL_GPU: s->util_gpu_pct = v; break;
-    case PFI_GF_UTIL_MEM: s->util_mem_pct = v; break;
-    case PFI_GF_TEMP: s->temp_c = v; break;
-    case PFI_GF_FB_USED: s->fb_used_mib = v; break;
     /* dcgm-exporter passes NVML's clocks event reasons mask on */
-    case PFI_GF_CLOCK_EVENTS:
-        s->clock_events = v >= 0 && v < 18446744073709551616.0 ? pfi_clock_events_from_nvml((uint64_t)v) : 0;
-        break;
-    case PFI_GF_SM_ACTIVE: s->sm_active = v; break;
-    case PFI_GF_SM_OCCUPANCY: s->sm_occupancy = v; break;
-    case PFI_GF_TENSOR_ACTIVE: s->tensor_active = v; break;
-    case PFI_GF_DRAM_ACTIVE: s->dram_active = v; break;
-    case PFI_GF_PCIE_TX: s->pcie_tx = v; break;
-    case PFI_GF_PCIE_RX: s->pcie_rx = v; break;
-    case PFI_GF_NVLINK_TX: s->nvlink_tx = v; break;
-    case PFI_GF_NVLINK_RX: s->nvlink_rx = v; break;
-    }
-    s->valid |= 1u << f;
+    if (d->field == PFI_GF_CLOCK_EVENTS)
+        v = v >= 0 && v < 18446744073709551616.0 ? pfi_clock_events_from_nvml((uint64_t)v) : 0;
+    else
+        v *= d->dcgm_to_si;
+    pfi_gpu_sample_set(s, d->field, v);
 }
 
 /* Maps a parsed scrape onto the per-GPU table. PFI_ENODATA when it holds no
@@ -198,11 +156,11 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
         used++;
         double v = se->value;
         if (!isfinite(v) || is_blank(v)) continue;
-        for (int f = 0; f < N_FIELDS; f++)
-            if (strcmp(se->name, fields[f].name) == 0) set_field(&d->s, fields[f].field, v * fields[f].scale);
+        const pfi_gpu_field_desc *fd = pfi_gpu_field_by_dcgm(se->name);
+        if (fd) set_field(&d->s, fd, v);
         for (int l = 0; l < N_LIM; l++)
             if (strcmp(se->name, limit_names[l]) == 0) {
-                d->lim[l] = v * 1000.0; /* W -> mW */
+                d->lim[l] = v;
                 d->lim_valid |= 1u << l;
             }
     }
@@ -404,24 +362,24 @@ static int dcgm_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
                                   gpu);
             rc = PFI_ENOTSUP;
         } else {
-            out->min_mw = g->lim[L_MIN];
-            out->max_mw = g->lim[L_MAX];
-            out->default_mw = g->lim[L_DEF];
-            out->enforced_mw = g->lim_valid & (1u << L_ENF)   ? g->lim[L_ENF]
-                               : g->lim_valid & (1u << L_CUR) ? g->lim[L_CUR]
-                                                              : g->lim[L_DEF];
-            out->current_mw = g->lim_valid & (1u << L_CUR) ? g->lim[L_CUR] : out->enforced_mw;
+            out->min_w = g->lim[L_MIN];
+            out->max_w = g->lim[L_MAX];
+            out->default_w = g->lim[L_DEF];
+            out->enforced_w = g->lim_valid & (1u << L_ENF)   ? g->lim[L_ENF]
+                              : g->lim_valid & (1u << L_CUR) ? g->lim[L_CUR]
+                                                             : g->lim[L_DEF];
+            out->current_w = g->lim_valid & (1u << L_CUR) ? g->lim[L_CUR] : out->enforced_w;
         }
     }
     pthread_mutex_unlock(&b->lock);
     return rc;
 }
 
-static int dcgm_set_limit(pfi_backend *b, unsigned gpu, double mw)
+static int dcgm_set_limit(pfi_backend *b, unsigned gpu, double w)
 {
     pthread_mutex_lock(&b->lock);
-    pfi_backend_set_error(b, "dcgm: the dcgm backend is read-only (GPU %u, %.0f mW not set)", gpu,
-                          mw);
+    pfi_backend_set_error(b, "dcgm: the dcgm backend is read-only (GPU %u, %.0f W not set)", gpu,
+                          w);
     pthread_mutex_unlock(&b->lock);
     return PFI_ENOTSUP;
 }

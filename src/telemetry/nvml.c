@@ -14,6 +14,9 @@
  * is treated as NOT_SUPPORTED for its field; only the five calls without
  * which nothing works are required at init.
  *
+ * Units: NVML reports mW, mJ, MHz, percent and MiB/s; the sample and the
+ * limits leave here in SI (gpu_sample.h), and mW exists nowhere else in pfi.
+ *
  * GPM metrics need two samples: each sample() takes a new GPM sample and
  * computes metrics against the previous one, so the first sample() of a GPU
  * has no GPM fields. NVML wants more than 100 ms between two GPM samples
@@ -29,6 +32,7 @@
 #include <string.h>
 
 #include "backend_impl.h"
+#include "pfi/gpu_field.h"
 #include "nvml_types.h"
 
 typedef struct {
@@ -384,8 +388,8 @@ static void sample_gpm(pfi_backend *b, unsigned i, pfi_gpu_sample *out, int *err
 
     static const struct {
         unsigned id;
-        int field;
-        double scale; /* NVML unit -> pfi unit */
+        pfi_gpu_field field;
+        double scale; /* NVML unit -> SI */
     } m[] = {
         {NVML_GPM_METRIC_SM_UTIL, PFI_GF_SM_ACTIVE, 0.01},           /* % -> ratio */
         {NVML_GPM_METRIC_SM_OCCUPANCY, PFI_GF_SM_OCCUPANCY, 0.01},   /* % -> ratio */
@@ -414,40 +418,38 @@ static void sample_gpm(pfi_backend *b, unsigned i, pfi_gpu_sample *out, int *err
     for (unsigned k = 0; k < nm; k++) {
         const nvmlGpmMetric_t *x = &mg->metrics[k];
         if (x->nvmlReturn != NVML_SUCCESS || !isfinite(x->value) || x->value < 0) {
-            char call[64];
-            snprintf(call, sizeof call, "nvmlGpmMetricsGet metric %u", m[k].id);
+            char call[96];
+            snprintf(call, sizeof call, "nvmlGpmMetricsGet metric %u (%s)", m[k].id,
+                     pfi_gpu_fields[m[k].field].nvml_source);
             field_failed(b, i, m[k].field, call,
                          x->nvmlReturn != NVML_SUCCESS ? x->nvmlReturn : NVML_ERROR_UNKNOWN);
             if (x->nvmlReturn != NVML_ERROR_NOT_SUPPORTED) (*errors)++;
             continue;
         }
-        double v = x->value * m[k].scale;
-        switch (m[k].field) {
-        case PFI_GF_SM_ACTIVE: out->sm_active = v; break;
-        case PFI_GF_SM_OCCUPANCY: out->sm_occupancy = v; break;
-        case PFI_GF_TENSOR_ACTIVE: out->tensor_active = v; break;
-        case PFI_GF_DRAM_ACTIVE: out->dram_active = v; break;
-        case PFI_GF_PCIE_TX: out->pcie_tx = v; break;
-        case PFI_GF_PCIE_RX: out->pcie_rx = v; break;
-        case PFI_GF_NVLINK_TX: out->nvlink_tx = v; break;
-        case PFI_GF_NVLINK_RX: out->nvlink_rx = v; break;
-        }
+        pfi_gpu_sample_set(out, m[k].field, x->value * m[k].scale);
         field_ok(b, i, m[k].field, out);
     }
 }
 
-/* One read: the call's status decides the field's bit. */
-#define READ(field, call, expr, store)                                                          \
+/* One read: the call's status decides the field's bit; value is the SI
+ * value set when it succeeded. */
+#define READ_CALL(field, call, expr, value)                                                    \
     do {                                                                                       \
         nvmlReturn_t r_ = (expr);                                                              \
         if (r_ == NVML_SUCCESS) {                                                              \
-            store;                                                                             \
+            pfi_gpu_sample_set(out, field, (value));                                           \
             field_ok(b, gpu, field, out);                                                      \
         } else {                                                                               \
             field_failed(b, gpu, field, call, r_);                                             \
             if (r_ != NVML_ERROR_NOT_SUPPORTED) errors++;                                      \
         }                                                                                      \
     } while (0)
+/* The same, the call named by the field table's NVML source. */
+#define READ(field, expr, value) READ_CALL(field, pfi_gpu_fields[field].nvml_source, expr, value)
+
+#define MW_TO_W 1e-3 /* also mJ -> J */
+#define MHZ_TO_HZ 1e6
+#define PCT_TO_RATIO 0.01
 
 static int nvml_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
 {
@@ -461,26 +463,20 @@ static int nvml_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
     unsigned u;
     unsigned long long ull;
 
-    if (s->get_power)
-        READ(PFI_GF_POWER, "nvmlDeviceGetPowerUsage", s->get_power(d, &u), out->power_mw = u);
-    if (s->get_energy)
-        READ(PFI_GF_ENERGY, "nvmlDeviceGetTotalEnergyConsumption", s->get_energy(d, &ull),
-             out->energy_mj = (double)ull);
+    if (s->get_power) READ(PFI_GF_POWER, s->get_power(d, &u), u * MW_TO_W);
+    if (s->get_energy) READ(PFI_GF_ENERGY, s->get_energy(d, &ull), (double)ull * MW_TO_W);
     if (s->get_enforced_limit)
-        READ(PFI_GF_LIMIT, "nvmlDeviceGetEnforcedPowerLimit", s->get_enforced_limit(d, &u),
-             out->limit_mw = u);
+        READ(PFI_GF_LIMIT, s->get_enforced_limit(d, &u), u * MW_TO_W);
     if (s->get_clock) {
-        READ(PFI_GF_SM_CLOCK, "nvmlDeviceGetClockInfo(SM)", s->get_clock(d, NVML_CLOCK_SM, &u),
-             out->sm_clock_mhz = u);
-        READ(PFI_GF_MEM_CLOCK, "nvmlDeviceGetClockInfo(MEM)",
-             s->get_clock(d, NVML_CLOCK_MEM, &u), out->mem_clock_mhz = u);
+        READ(PFI_GF_SM_CLOCK, s->get_clock(d, NVML_CLOCK_SM, &u), u * MHZ_TO_HZ);
+        READ(PFI_GF_MEM_CLOCK, s->get_clock(d, NVML_CLOCK_MEM, &u), u * MHZ_TO_HZ);
     }
     if (s->get_util) {
         nvmlUtilization_t ut;
         nvmlReturn_t r = s->get_util(d, &ut);
         if (r == NVML_SUCCESS) {
-            out->util_gpu_pct = ut.gpu;
-            out->util_mem_pct = ut.memory;
+            pfi_gpu_sample_set(out, PFI_GF_UTIL_GPU, ut.gpu * PCT_TO_RATIO);
+            pfi_gpu_sample_set(out, PFI_GF_UTIL_MEM, ut.memory * PCT_TO_RATIO);
             field_ok(b, gpu, PFI_GF_UTIL_GPU, out);
             field_ok(b, gpu, PFI_GF_UTIL_MEM, out);
         } else {
@@ -489,25 +485,22 @@ static int nvml_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
         }
     }
     if (s->get_temp) {
-        READ(PFI_GF_TEMP, "nvmlDeviceGetTemperature", s->get_temp(d, NVML_TEMPERATURE_GPU, &u),
-             out->temp_c = u);
+        READ_CALL(PFI_GF_TEMP, "nvmlDeviceGetTemperature",
+                  s->get_temp(d, NVML_TEMPERATURE_GPU, &u), u);
     } else if (s->get_temp_v) {
         nvmlTemperature_v1_t t = {.version = NVML_TEMPERATURE_V1_VERSION,
                                   .sensorType = NVML_TEMPERATURE_GPU};
-        READ(PFI_GF_TEMP, "nvmlDeviceGetTemperatureV", s->get_temp_v(d, &t),
-             out->temp_c = t.temperature);
+        READ_CALL(PFI_GF_TEMP, "nvmlDeviceGetTemperatureV", s->get_temp_v(d, &t), t.temperature);
     }
     if (s->get_mem) {
         nvmlMemory_t m;
-        READ(PFI_GF_FB_USED, "nvmlDeviceGetMemoryInfo", s->get_mem(d, &m),
-             out->fb_used_mib = (double)m.used / 1048576.0);
+        READ(PFI_GF_FB_USED, s->get_mem(d, &m), (double)m.used); /* bytes */
     }
     if (s->get_event_reasons)
-        READ(PFI_GF_CLOCK_EVENTS, "nvmlDeviceGetCurrentClocksEventReasons",
-             s->get_event_reasons(d, &ull), out->clock_events = pfi_clock_events_from_nvml(ull));
+        READ(PFI_GF_CLOCK_EVENTS, s->get_event_reasons(d, &ull), pfi_clock_events_from_nvml(ull));
     else if (s->get_throttle_reasons)
-        READ(PFI_GF_CLOCK_EVENTS, "nvmlDeviceGetCurrentClocksThrottleReasons",
-             s->get_throttle_reasons(d, &ull), out->clock_events = pfi_clock_events_from_nvml(ull));
+        READ_CALL(PFI_GF_CLOCK_EVENTS, "nvmlDeviceGetCurrentClocksThrottleReasons",
+                  s->get_throttle_reasons(d, &ull), pfi_clock_events_from_nvml(ull));
     sample_gpm(b, gpu, out, &errors);
 
     /* A GPU from which nothing could be read is a failed sample; a partial
@@ -518,9 +511,15 @@ done:
     return rc;
 }
 #undef READ
+#undef READ_CALL
+
+/* NVML's limits, mW. */
+typedef struct {
+    unsigned min, max, def, enf, cur;
+} limits_mw;
 
 /* Reads the limits with b->lock held. */
-static int read_limits(pfi_backend *b, unsigned gpu, nvml_gpu *g, pfi_gpu_limits *out)
+static int read_limits(pfi_backend *b, unsigned gpu, nvml_gpu *g, limits_mw *out)
 {
     nvml_state *s = b->priv;
     memset(out, 0, sizeof *out);
@@ -550,11 +549,7 @@ static int read_limits(pfi_backend *b, unsigned gpu, nvml_gpu *g, pfi_gpu_limits
         pfi_backend_set_error(b, "GPU %u: %s: %s (NVML error %d)", gpu, call, nvml_str(s, r), r);
         return r == NVML_ERROR_NOT_SUPPORTED ? PFI_ENOTSUP : PFI_EBACKEND;
     }
-    out->min_mw = lo;
-    out->max_mw = hi;
-    out->default_mw = def;
-    out->enforced_mw = enf;
-    out->current_mw = cur;
+    *out = (limits_mw){lo, hi, def, enf, cur};
     return PFI_OK;
 }
 
@@ -563,15 +558,22 @@ static int nvml_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
     int rc = PFI_OK;
     pthread_mutex_lock(&b->lock);
     nvml_gpu *g = gpu_of(b, gpu, &rc);
-    if (g) rc = read_limits(b, gpu, g, out);
+    limits_mw l;
+    memset(out, 0, sizeof *out);
+    if (g) rc = read_limits(b, gpu, g, &l);
+    if (g && rc == PFI_OK)
+        *out = (pfi_gpu_limits){.min_w = l.min / 1000.0, .max_w = l.max / 1000.0,
+                                .default_w = l.def / 1000.0, .enforced_w = l.enf / 1000.0,
+                                .current_w = l.cur / 1000.0};
     pthread_mutex_unlock(&b->lock);
     return rc;
 }
 
-/* Validates mw against the device's constraints (outside is refused, never
+/* Validates w against the device's constraints (outside is refused, never
  * clamped), sets it, and reads the management limit back. */
-static int nvml_set_limit(pfi_backend *b, unsigned gpu, double mw)
+static int nvml_set_limit(pfi_backend *b, unsigned gpu, double w)
 {
+    double mw = w * 1000.0;
     nvml_state *s = b->priv;
     int rc = PFI_OK;
     pthread_mutex_lock(&b->lock);
@@ -583,12 +585,12 @@ static int nvml_set_limit(pfi_backend *b, unsigned gpu, double mw)
         rc = PFI_ENOTSUP;
         goto done;
     }
-    pfi_gpu_limits lim;
+    limits_mw lim;
     rc = read_limits(b, gpu, g, &lim);
     if (rc != PFI_OK) goto done;
-    if (!isfinite(mw) || mw < lim.min_mw || mw > lim.max_mw) {
-        pfi_backend_set_error(b, "GPU %u: limit %.0f mW is outside the device's range %.0f-%.0f mW",
-                              gpu, mw, lim.min_mw, lim.max_mw);
+    if (!isfinite(mw) || mw < lim.min || mw > lim.max) {
+        pfi_backend_set_error(b, "GPU %u: limit %.0f mW is outside the device's range %u-%u mW",
+                              gpu, mw, lim.min, lim.max);
         rc = PFI_ERANGE;
         goto done;
     }

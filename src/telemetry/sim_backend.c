@@ -40,7 +40,7 @@ typedef enum { PH_IDLE, PH_WARMUP, PH_STARTUP, PH_TRAINING } sim_phase;
 
 typedef struct {
     double limit_w;
-    double energy_mj;
+    double energy_j;
     double last_t, last_power_w; /* for integrating energy */
 } sim_gpu;
 
@@ -251,7 +251,7 @@ static int sim_init(pfi_backend **out, const char *opts, pfi_error *err)
     s->t0 = mono_s();
     for (unsigned i = 0; i < s->n; i++)
         s->gpus[i] = (sim_gpu){.limit_w = s->spec->tdp_w,
-                               .energy_mj = 0,
+                               .energy_j = 0,
                                .last_t = 0,
                                .last_power_w = s->spec->idle_w};
     *out = b;
@@ -292,7 +292,7 @@ static void state_at(const sim_state *s, unsigned gpu, double t, pfi_gpumodel_po
 static void integrate(sim_state *s, unsigned gpu, double t, double power_w)
 {
     sim_gpu *g = &s->gpus[gpu];
-    if (t > g->last_t) g->energy_mj += g->last_power_w * (t - g->last_t) * 1000.0;
+    if (t > g->last_t) g->energy_j += g->last_power_w * (t - g->last_t);
     g->last_t = t;
     g->last_power_w = power_w;
 }
@@ -332,27 +332,33 @@ static int sim_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
     if (power < 0) power = 0;
     integrate(s, gpu, t, power);
 
-    out->power_mw = power * 1000.0;
-    out->energy_mj = s->gpus[gpu].energy_mj;
-    out->limit_mw = cap * 1000.0;
-    out->sm_clock_mhz = p.sm_clock_mhz;
-    out->mem_clock_mhz = p.mem_clock_mhz;
-    out->util_gpu_pct = p.gpu_util_pct;
-    out->util_mem_pct = p.mem_copy_util_pct;
-    out->temp_c = 32.1 + 0.0371 * power;
-    out->fb_used_mib = ph == PH_IDLE     ? IDLE_FB_MIB
-                       : ph == PH_WARMUP ? WARMUP_FB_MIB
-                                         : j->fb_mib;
+    /* SI, converted as the NVML backend converts the driver's units */
+    double fb_mib = ph == PH_IDLE ? IDLE_FB_MIB : ph == PH_WARMUP ? WARMUP_FB_MIB : j->fb_mib;
+    uint32_t events = 0;
     if (ph != PH_TRAINING)
-        out->clock_events = PFI_CLK_IDLE;
+        events = PFI_CLK_IDLE;
     else if (p.sm_clock_mhz < s->spec->sm_clock_max_mhz - 0.5)
-        out->clock_events = PFI_CLK_POWER_CAP;
-    out->sm_active = p.sm_active;
-    out->sm_occupancy = 0.34 * p.sm_active;
-    out->tensor_active = p.tensor_active;
-    out->dram_active = p.dram_active;
-    for (int f = PFI_GF_POWER; f <= PFI_GF_DRAM_ACTIVE; f++)
-        out->valid |= 1u << f;
+        events = PFI_CLK_POWER_CAP;
+    const struct {
+        pfi_gpu_field f;
+        double v;
+    } set[] = {
+        {PFI_GF_POWER, power},
+        {PFI_GF_ENERGY, s->gpus[gpu].energy_j},
+        {PFI_GF_LIMIT, cap},
+        {PFI_GF_SM_CLOCK, p.sm_clock_mhz * 1e6},
+        {PFI_GF_MEM_CLOCK, p.mem_clock_mhz * 1e6},
+        {PFI_GF_UTIL_GPU, p.gpu_util_pct * 0.01},
+        {PFI_GF_UTIL_MEM, p.mem_copy_util_pct * 0.01},
+        {PFI_GF_TEMP, 32.1 + 0.0371 * power},
+        {PFI_GF_FB_USED, fb_mib * 1048576.0},
+        {PFI_GF_CLOCK_EVENTS, events},
+        {PFI_GF_SM_ACTIVE, p.sm_active},
+        {PFI_GF_SM_OCCUPANCY, 0.34 * p.sm_active},
+        {PFI_GF_TENSOR_ACTIVE, p.tensor_active},
+        {PFI_GF_DRAM_ACTIVE, p.dram_active},
+    };
+    for (size_t k = 0; k < sizeof set / sizeof set[0]; k++) pfi_gpu_sample_set(out, set[k].f, set[k].v);
 done:
     pthread_mutex_unlock(&b->lock);
     return rc;
@@ -382,32 +388,32 @@ static int sim_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
     pthread_mutex_lock(&b->lock);
     int rc = check_gpu(b, gpu);
     if (rc == PFI_OK) {
-        out->min_mw = s->spec->min_limit_w * 1000.0;
-        out->max_mw = s->spec->max_limit_w * 1000.0;
-        out->default_mw = s->spec->tdp_w * 1000.0;
-        out->enforced_mw = out->current_mw = s->gpus[gpu].limit_w * 1000.0;
+        out->min_w = s->spec->min_limit_w;
+        out->max_w = s->spec->max_limit_w;
+        out->default_w = s->spec->tdp_w;
+        out->enforced_w = out->current_w = s->gpus[gpu].limit_w;
     }
     pthread_mutex_unlock(&b->lock);
     return rc;
 }
 
-static int sim_set_limit(pfi_backend *b, unsigned gpu, double mw)
+static int sim_set_limit(pfi_backend *b, unsigned gpu, double w)
 {
     sim_state *s = b->priv;
     pthread_mutex_lock(&b->lock);
     int rc = check_gpu(b, gpu);
     if (rc != PFI_OK) goto done;
-    double lo = s->spec->min_limit_w * 1000.0, hi = s->spec->max_limit_w * 1000.0;
-    if (!isfinite(mw) || mw < lo || mw > hi) {
-        pfi_backend_set_error(b, "GPU %u: limit %.0f mW is outside the device's range %.0f-%.0f mW",
-                              gpu, mw, lo, hi);
+    double lo = s->spec->min_limit_w, hi = s->spec->max_limit_w;
+    if (!isfinite(w) || w < lo || w > hi) {
+        pfi_backend_set_error(b, "GPU %u: limit %.3f W is outside the device's range %.0f-%.0f W",
+                              gpu, w, lo, hi);
         rc = PFI_ERANGE;
         goto done;
     }
     /* Energy up to now was drawn under the old limit. */
     double t = sim_now(s);
     integrate(s, gpu, t, s->gpus[gpu].last_power_w);
-    s->gpus[gpu].limit_w = round(mw) / 1000.0; /* whole mW, as NVML */
+    s->gpus[gpu].limit_w = round(w * 1000.0) / 1000.0; /* a whole 1/1000 W, as NVML's mW */
     pfi_gpumodel_point p;
     sim_phase ph;
     const sim_job *j;

@@ -36,54 +36,54 @@ static void test_fixture_fields(void **state)
     pfi_gpu_sample s;
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_int_equal(s.valid, (1u << PFI_GF_COUNT) - 1); /* every field */
-    assert_near(s.power_mw, 690517, 1e-6);               /* 690.517 W */
-    assert_near(s.energy_mj, 918273645, 0);
-    assert_near(s.limit_mw, 700000, 0);
-    assert_near(s.sm_clock_mhz, 1755, 0);
-    assert_near(s.mem_clock_mhz, 3201, 0);
-    assert_near(s.util_gpu_pct, 100, 0);
-    assert_near(s.util_mem_pct, 42, 0);
-    assert_near(s.temp_c, 58, 0);
-    assert_near(s.fb_used_mib, 70123, 0);
-    assert_true(s.clock_events == PFI_CLK_POWER_CAP); /* NVML 0x4, SW power cap */
-    assert_near(s.sm_active, 0.947, 1e-15);
-    assert_near(s.sm_occupancy, 0.32, 1e-15);
-    assert_near(s.tensor_active, 0.502, 1e-15);
-    assert_near(s.dram_active, 0.318, 1e-15);
-    assert_near(s.pcie_tx, 31457280, 0); /* bytes/s as DCGM_FI_PROF_PCIE_* */
-    assert_near(s.pcie_rx, 62914560, 0);
-    assert_near(s.nvlink_tx, 1.2582912e10, 0);
-    assert_near(s.nvlink_rx, 1.2582912e10, 0);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), 690517, 1e-6);               /* 690.517 W */
+    assert_near((s.v[PFI_GF_ENERGY] * 1e3), 918273645, 0);
+    assert_near((s.v[PFI_GF_LIMIT] * 1e3), 700000, 0);
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), 1755, 0);
+    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);
+    assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 100, 0);
+    assert_near((s.v[PFI_GF_UTIL_MEM] * 100), 42, 0);
+    assert_near(s.v[PFI_GF_TEMP], 58, 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 70123, 0);
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_POWER_CAP); /* NVML 0x4, SW power cap */
+    assert_near(s.v[PFI_GF_SM_ACTIVE], 0.947, 1e-15);
+    assert_near(s.v[PFI_GF_SM_OCCUPANCY], 0.32, 1e-15);
+    assert_near(s.v[PFI_GF_TENSOR_ACTIVE], 0.502, 1e-15);
+    assert_near(s.v[PFI_GF_DRAM_ACTIVE], 0.318, 1e-15);
+    assert_near(s.v[PFI_GF_PCIE_TX], 31457280, 0); /* bytes/s as DCGM_FI_PROF_PCIE_* */
+    assert_near(s.v[PFI_GF_PCIE_RX], 62914560, 0);
+    assert_near(s.v[PFI_GF_NVLINK_TX], 1.2582912e10, 0);
+    assert_near(s.v[PFI_GF_NVLINK_RX], 1.2582912e10, 0);
 
     /* GPU 1: DRAM_ACTIVE is NaN -> its bit is clear, the rest read */
     assert_int_equal(pfi_backend_sample(b, 1, &s), PFI_OK);
     assert_false(HAS(s, PFI_GF_DRAM_ACTIVE));
     assert_int_equal(s.valid, ((1u << PFI_GF_COUNT) - 1) & ~(1u << PFI_GF_DRAM_ACTIVE));
-    assert_near(s.power_mw, 395250, 1e-6);
-    assert_near(s.limit_mw, 400000, 0);
-    assert_near(s.sm_clock_mhz, 1185, 0);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), 395250, 1e-6);
+    assert_near((s.v[PFI_GF_LIMIT] * 1e3), 400000, 0);
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), 1185, 0);
 
     /* GPU 2: the MIG instance's 12.5 W does not replace the GPU's power */
     assert_int_equal(pfi_backend_sample(b, 2, &s), PFI_OK);
-    assert_near(s.power_mw, 77015, 1e-6);
-    assert_true(s.clock_events == PFI_CLK_IDLE); /* NVML 0x1, idle */
+    assert_near((s.v[PFI_GF_POWER] * 1e3), 77015, 1e-6);
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE); /* NVML 0x1, idle */
 
     assert_int_equal(pfi_backend_sample(b, 3, &s), PFI_ENOTFOUND);
     assert_int_equal(pfi_backend_throughput(b, 0, &(double){0}), PFI_ENOTSUP);
 
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 1, &l), PFI_OK);
-    assert_near(l.min_mw, 200000, 0);
-    assert_near(l.max_mw, 700000, 0);
-    assert_near(l.default_mw, 700000, 0);
-    assert_near(l.enforced_mw, 400000, 0);
-    assert_near(l.current_mw, 400000, 0);
+    assert_near((l.min_w * 1000), 200000, 0);
+    assert_near((l.max_w * 1000), 700000, 0);
+    assert_near((l.default_w * 1000), 700000, 0);
+    assert_near((l.enforced_w * 1000), 400000, 0);
+    assert_near((l.current_w * 1000), 400000, 0);
 
     /* read-only: nothing is set, and it says so */
-    assert_int_equal(pfi_backend_set_limit(b, 1, 500000), PFI_ENOTSUP);
+    assert_int_equal(pfi_backend_set_limit(b, 1, 500), PFI_ENOTSUP);
     assert_non_null(strstr(pfi_backend_last_error(b), "read-only"));
     assert_int_equal(pfi_backend_limits(b, 1, &l), PFI_OK);
-    assert_near(l.enforced_mw, 400000, 0);
+    assert_near((l.enforced_w * 1000), 400000, 0);
     pfi_backend_close(b);
 }
 
@@ -121,7 +121,7 @@ static void test_blanks_and_missing_limits(void **state)
     /* cache_ms=0: every sample scrapes again */
     write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 2201\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.mem_clock_mhz, 2201, 0);
+    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 2201, 0);
     /* a scrape that breaks is an error of this sample, not the end */
     write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\" 2201\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_EBACKEND);
@@ -135,7 +135,7 @@ static void test_blanks_and_missing_limits(void **state)
     b = open_url(url);
     write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 1000\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.mem_clock_mhz, 3201, 0);
+    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);
     pfi_backend_close(b);
     unlink(path);
 }

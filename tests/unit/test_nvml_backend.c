@@ -127,17 +127,17 @@ static void test_idle_fields(void **state)
     pfi_gpu_sample s;
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     const pfi_gpu_spec *h = pfi_gpumodel_h200();
-    assert_near(s.power_mw, round(h->idle_w * 1000), 0.5); /* mW, as NVML reports */
+    assert_near((s.v[PFI_GF_POWER] * 1e3), round(h->idle_w * 1000), 0.5); /* mW, as NVML reports */
     assert_true(HAS(s, PFI_GF_ENERGY));
-    assert_true(s.energy_mj >= 2384644.0); /* mJ, the fake's counter starts there */
-    assert_near(s.limit_mw, 700000, 0);
-    assert_near(s.sm_clock_mhz, 345, 0); /* the idle clock */
-    assert_near(s.mem_clock_mhz, 3201, 0);
-    assert_near(s.util_gpu_pct, 0, 0);
-    assert_near(s.util_mem_pct, 0, 0);
-    assert_near(s.temp_c, round(32.1 + 0.0371 * h->idle_w), 0);
-    assert_near(s.fb_used_mib, 615, 1e-9); /* bytes / 2^20 */
-    assert_true(s.clock_events == PFI_CLK_IDLE);
+    assert_true((s.v[PFI_GF_ENERGY] * 1e3) >= 2384644.0); /* mJ, the fake's counter starts there */
+    assert_near((s.v[PFI_GF_LIMIT] * 1e3), 700000, 0);
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), 345, 0); /* the idle clock */
+    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);
+    assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
+    assert_near((s.v[PFI_GF_UTIL_MEM] * 100), 0, 0);
+    assert_near(s.v[PFI_GF_TEMP], round(32.1 + 0.0371 * h->idle_w), 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 615, 1e-9); /* bytes / 2^20 */
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE);
     for (int f = PFI_GF_POWER; f <= PFI_GF_CLOCK_EVENTS; f++)
         assert_true(HAS(s, f));
     /* GPM needs two samples: the first has none. */
@@ -146,19 +146,19 @@ static void test_idle_fields(void **state)
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     for (int f = PFI_GF_SM_ACTIVE; f < PFI_GF_COUNT; f++)
         assert_true(HAS(s, f));
-    assert_near(s.sm_active, 0, 0);
-    assert_near(s.pcie_tx, 0.25 * 1048576, 1e-6);  /* 0.25 MiB/s in B/s */
-    assert_near(s.pcie_rx, 0.125 * 1048576, 1e-6);
-    assert_near(s.nvlink_tx, 0, 0);
+    assert_near(s.v[PFI_GF_SM_ACTIVE], 0, 0);
+    assert_near(s.v[PFI_GF_PCIE_TX], 0.25 * 1048576, 1e-6);  /* 0.25 MiB/s in B/s */
+    assert_near(s.v[PFI_GF_PCIE_RX], 0.125 * 1048576, 1e-6);
+    assert_near(s.v[PFI_GF_NVLINK_TX], 0, 0);
     assert_string_equal(pfi_backend_last_error(b), "");
 
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 1, &l), PFI_OK);
-    assert_near(l.min_mw, 200000, 0);
-    assert_near(l.max_mw, 700000, 0);
-    assert_near(l.default_mw, 700000, 0);
-    assert_near(l.enforced_mw, 700000, 0);
-    assert_near(l.current_mw, 700000, 0);
+    assert_near((l.min_w * 1000), 200000, 0);
+    assert_near((l.max_w * 1000), 700000, 0);
+    assert_near((l.default_w * 1000), 700000, 0);
+    assert_near((l.enforced_w * 1000), 700000, 0);
+    assert_near((l.current_w * 1000), 700000, 0);
 
     assert_int_equal(pfi_backend_sample(b, 2, &s), PFI_ENOTFOUND);
     assert_int_equal(pfi_backend_throughput(b, 0, &(double){0}), PFI_ENOTSUP);
@@ -180,36 +180,36 @@ static void test_job_and_cap(void **state)
 
     pfi_gpu_sample s;
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.power_mw, round(p700.power_w * 1000), 0.5);
-    assert_near(s.sm_clock_mhz, round(p700.sm_clock_mhz), 0);
-    assert_near(s.fb_used_mib, 70000, 1e-9);
-    assert_near(s.util_gpu_pct, round(p700.gpu_util_pct), 0);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), round(p700.power_w * 1000), 0.5);
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), round(p700.sm_clock_mhz), 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 70000, 1e-9);
+    assert_near((s.v[PFI_GF_UTIL_GPU] * 100), round(p700.gpu_util_pct), 0);
 
-    assert_int_equal(pfi_backend_set_limit(b, 0, 400000), PFI_OK);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 400), PFI_OK);
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_OK);
-    assert_near(l.enforced_mw, 400000, 0);
-    assert_near(l.current_mw, 400000, 0);
+    assert_near((l.enforced_w * 1000), 400000, 0);
+    assert_near((l.current_w * 1000), 400000, 0);
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.limit_mw, 400000, 0);
-    assert_near(s.power_mw, round(p400.power_w * 1000), 0.5);
-    assert_true(s.power_mw <= 400000);
-    assert_near(s.sm_clock_mhz, round(p400.sm_clock_mhz), 0);
-    assert_true(s.sm_clock_mhz < p700.sm_clock_mhz - 100); /* the cap lowers the clock */
-    assert_near(s.mem_clock_mhz, 3201, 0);                  /* and leaves memory alone */
-    assert_true(s.clock_events & PFI_CLK_POWER_CAP);
+    assert_near((s.v[PFI_GF_LIMIT] * 1e3), 400000, 0);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), round(p400.power_w * 1000), 0.5);
+    assert_true((s.v[PFI_GF_POWER] * 1e3) <= 400000);
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), round(p400.sm_clock_mhz), 0);
+    assert_true((s.v[PFI_GF_SM_CLOCK] * 1e-6) < p700.sm_clock_mhz - 100); /* the cap lowers the clock */
+    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);                  /* and leaves memory alone */
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) & PFI_CLK_POWER_CAP);
     /* GPM (second sample): percent -> ratio */
-    assert_near(s.sm_active, p400.sm_active, 1e-12);
-    assert_near(s.sm_occupancy, 0.34 * p400.sm_active, 1e-12);
-    assert_near(s.tensor_active, p400.tensor_active, 1e-12);
-    assert_near(s.dram_active, p400.dram_active, 1e-12);
-    assert_near(s.nvlink_rx, 200.0 * 1048576, 1e-6);
+    assert_near(s.v[PFI_GF_SM_ACTIVE], p400.sm_active, 1e-12);
+    assert_near(s.v[PFI_GF_SM_OCCUPANCY], 0.34 * p400.sm_active, 1e-12);
+    assert_near(s.v[PFI_GF_TENSOR_ACTIVE], p400.tensor_active, 1e-12);
+    assert_near(s.v[PFI_GF_DRAM_ACTIVE], p400.dram_active, 1e-12);
+    assert_near(s.v[PFI_GF_NVLINK_RX], 200.0 * 1048576, 1e-6);
 
     /* energy grows */
-    double e0 = s.energy_mj;
+    double e0 = (s.v[PFI_GF_ENERGY] * 1e3);
     usleep(20000);
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_true(s.energy_mj > e0);
+    assert_true((s.v[PFI_GF_ENERGY] * 1e3) > e0);
     pfi_backend_close(b);
 }
 
@@ -218,18 +218,18 @@ static void test_limit_validation(void **state)
 {
     (void)state;
     pfi_backend *b = open_ok("");
-    const double bad[] = {199999, 700001, 0, -5, NAN, INFINITY, 1e12};
+    const double bad[] = {199.999, 700.001, 0, -5, NAN, INFINITY, 1e9}; /* W */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(pfi_backend_set_limit(b, 0, bad[i]), PFI_ERANGE);
         assert_non_null(strstr(pfi_backend_last_error(b), "outside"));
         pfi_gpu_limits l;
         assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_OK);
-        assert_near(l.enforced_mw, 700000, 0);
+        assert_near((l.enforced_w * 1000), 700000, 0);
     }
     /* the bounds themselves are allowed */
-    assert_int_equal(pfi_backend_set_limit(b, 0, 200000), PFI_OK);
-    assert_int_equal(pfi_backend_set_limit(b, 0, 700000), PFI_OK);
-    assert_int_equal(pfi_backend_set_limit(b, 3, 500000), PFI_ENOTFOUND);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 200), PFI_OK);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 700), PFI_OK);
+    assert_int_equal(pfi_backend_set_limit(b, 3, 500), PFI_ENOTFOUND);
     pfi_backend_close(b);
 }
 
@@ -239,7 +239,7 @@ static void test_readback(void **state)
     (void)state;
     setenv("FAKE_NVML_SET_IGNORE", "1", 1);
     pfi_backend *b = open_ok("");
-    assert_int_equal(pfi_backend_set_limit(b, 0, 450000), PFI_EBACKEND);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_EBACKEND);
     assert_non_null(strstr(pfi_backend_last_error(b), "nvmlDeviceGetPowerManagementLimit reads 700000"));
     pfi_backend_close(b);
 }
@@ -256,11 +256,11 @@ static void test_external_limit(void **state)
     close(fd);
     setenv("FAKE_NVML_CTL", ctl, 1);
     pfi_backend *b = open_ok("");
-    assert_int_equal(pfi_backend_set_limit(b, 0, 450000), PFI_OK);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_OK);
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_OK);
-    assert_near(l.current_mw, 450000, 0);
-    assert_near(l.enforced_mw, 350000, 0);
+    assert_near(l.current_w, 450, 0);
+    assert_near(l.enforced_w, 350, 0);
     pfi_backend_close(b);
     unlink(ctl);
 }
@@ -292,21 +292,21 @@ static void test_set_failures(void **state)
     (void)state;
     setenv("FAKE_NVML_FAIL", "nvmlDeviceSetPowerManagementLimit=4", 1); /* NO_PERMISSION */
     pfi_backend *b = open_ok("");
-    assert_int_equal(pfi_backend_set_limit(b, 0, 450000), PFI_EBACKEND);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_EBACKEND);
     assert_non_null(strstr(pfi_backend_last_error(b), "needs root"));
     pfi_backend_close(b);
 
     setenv("FAKE_NVML_FAIL", "", 1);
     setenv("FAKE_NVML_NOTSUP", "nvmlDeviceSetPowerManagementLimit", 1);
     b = open_ok("");
-    assert_int_equal(pfi_backend_set_limit(b, 0, 450000), PFI_ENOTSUP);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_ENOTSUP);
     pfi_backend_close(b);
 
     /* constraints unreadable: no limit can be validated, so none is set */
     setenv("FAKE_NVML_NOTSUP", "", 1);
     setenv("FAKE_NVML_FAIL", "nvmlDeviceGetPowerManagementLimitConstraints", 1);
     b = open_ok("");
-    assert_int_equal(pfi_backend_set_limit(b, 0, 450000), PFI_EBACKEND);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_EBACKEND);
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_EBACKEND);
     pfi_backend_close(b);
@@ -400,7 +400,7 @@ static void test_device_failures(void **state)
     assert_non_null(strstr(pfi_backend_last_error(b), "GPU is lost"));
     assert_int_equal(pfi_backend_sample(b, 2, &s), PFI_EBACKEND);
     assert_non_null(strstr(pfi_backend_last_error(b), "no NVML handle"));
-    assert_int_equal(pfi_backend_set_limit(b, 2, 500000), PFI_EBACKEND);
+    assert_int_equal(pfi_backend_set_limit(b, 2, 500), PFI_EBACKEND);
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     pfi_backend_close(b);
 }
@@ -435,7 +435,7 @@ static void test_sparse_driver(void **state)
     assert_false(HAS(s, PFI_GF_ENERGY));
     assert_true(HAS(s, PFI_GF_CLOCK_EVENTS));
     assert_true(HAS(s, PFI_GF_TEMP));
-    assert_near(s.temp_c, round(32.1 + 0.0371 * s.power_mw / 1000), 1);
+    assert_near(s.v[PFI_GF_TEMP], round(32.1 + 0.0371 * (s.v[PFI_GF_POWER] * 1e3) / 1000), 1);
     assert_false(HAS(s, PFI_GF_SM_ACTIVE));
     assert_true(HAS(s, PFI_GF_POWER));
     pfi_backend_close(b);
@@ -474,14 +474,14 @@ static void test_state_persists(void **state)
     setenv("FAKE_NVML_STATE", path, 1);
     setenv("FAKE_NVML_GPUS", "2", 1);
     pfi_backend *b = open_ok("");
-    assert_int_equal(pfi_backend_set_limit(b, 1, 450000), PFI_OK);
+    assert_int_equal(pfi_backend_set_limit(b, 1, 450), PFI_OK);
     pfi_backend_close(b);
     b = open_ok("");
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 1, &l), PFI_OK);
-    assert_near(l.enforced_mw, 450000, 0);
+    assert_near((l.enforced_w * 1000), 450000, 0);
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_OK);
-    assert_near(l.enforced_mw, 700000, 0);
+    assert_near((l.enforced_w * 1000), 700000, 0);
     pfi_backend_close(b);
     unlink(path);
 }

@@ -69,13 +69,13 @@ static void test_idle(void **state)
     assert_int_equal(pfi_sim_set_time(b, 3), PFI_OK);
     assert_int_equal(pfi_backend_sample(b, 7, &s), PFI_OK);
     const pfi_gpu_spec *h = pfi_gpumodel_h200();
-    assert_near(s.power_mw, h->idle_w * 1000, 1e-6);
-    assert_near(s.fb_used_mib, 615, 0);
-    assert_near(s.util_gpu_pct, 0, 0);
-    assert_near(s.sm_clock_mhz, h->sm_clock_min_mhz, 0);
-    assert_near(s.mem_clock_mhz, 3201, 0);
-    assert_true(s.clock_events == PFI_CLK_IDLE);
-    assert_near(s.temp_c, 32.1 + 0.0371 * h->idle_w, 1e-9);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), h->idle_w * 1000, 1e-6);
+    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 615, 0);
+    assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), h->sm_clock_min_mhz, 0);
+    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE);
+    assert_near(s.v[PFI_GF_TEMP], 32.1 + 0.0371 * h->idle_w, 1e-9);
     assert_int_equal(s.valid, (1u << (PFI_GF_DRAM_ACTIVE + 1)) - 1); /* no PCIe/NVLink model */
     double t;
     assert_int_equal(pfi_backend_throughput(b, 7, &t), PFI_OK);
@@ -98,17 +98,17 @@ static void test_jobs_and_caps(void **state)
 
     pfi_sim_set_time(b, 1); /* warmup: framebuffer under 10 GiB, no kernels */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.fb_used_mib, 2127, 0);
-    assert_near(s.util_gpu_pct, 0, 0);
-    assert_near(s.power_mw, 118400, 1e-6); /* a CUDA context: probe's 118.4 W, 1980 MHz */
-    assert_near(s.sm_clock_mhz, 1980, 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 2127, 0);
+    assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), 118400, 1e-6); /* a CUDA context: probe's 118.4 W, 1980 MHz */
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), 1980, 0);
 
     pfi_sim_set_time(b, 7); /* startup: loaded, still idle */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.fb_used_mib, 70000, 0);
-    assert_near(s.util_gpu_pct, 0, 0);
-    assert_near(s.power_mw, 118400, 1e-6);
-    assert_true(s.clock_events == PFI_CLK_IDLE);
+    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 70000, 0);
+    assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), 118400, 1e-6);
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE);
     assert_int_equal(pfi_backend_throughput(b, 0, &tput), PFI_OK);
     assert_near(tput, 0, 0);
 
@@ -117,31 +117,31 @@ static void test_jobs_and_caps(void **state)
     assert_int_equal(pfi_gpumodel_eval(h, &dense, 700, &p700), PFI_OK);
     assert_int_equal(pfi_gpumodel_eval(h, &dense, 400, &p400), PFI_OK);
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.power_mw, p700.power_w * 1000, 1e-6);
-    assert_near(s.sm_clock_mhz, p700.sm_clock_mhz, 1e-9);
-    assert_near(s.util_gpu_pct, p700.gpu_util_pct, 1e-9);
-    assert_near(s.util_mem_pct, p700.mem_copy_util_pct, 1e-9);
-    assert_near(s.sm_active, p700.sm_active, 1e-12);
-    assert_near(s.sm_occupancy, 0.34 * p700.sm_active, 1e-12);
-    assert_near(s.tensor_active, p700.tensor_active, 1e-12);
-    assert_near(s.dram_active, p700.dram_active, 1e-12);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), p700.power_w * 1000, 1e-6);
+    assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), p700.sm_clock_mhz, 1e-9);
+    assert_near((s.v[PFI_GF_UTIL_GPU] * 100), p700.gpu_util_pct, 1e-9);
+    assert_near((s.v[PFI_GF_UTIL_MEM] * 100), p700.mem_copy_util_pct, 1e-9);
+    assert_near(s.v[PFI_GF_SM_ACTIVE], p700.sm_active, 1e-12);
+    assert_near(s.v[PFI_GF_SM_OCCUPANCY], 0.34 * p700.sm_active, 1e-12);
+    assert_near(s.v[PFI_GF_TENSOR_ACTIVE], p700.tensor_active, 1e-12);
+    assert_near(s.v[PFI_GF_DRAM_ACTIVE], p700.dram_active, 1e-12);
     assert_int_equal(pfi_backend_throughput(b, 0, &tput), PFI_OK);
     assert_near(tput, p700.tput, 1e-9);
 
-    assert_int_equal(pfi_backend_set_limit(b, 0, 400000), PFI_OK);
+    assert_int_equal(pfi_backend_set_limit(b, 0, 400), PFI_OK);
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_OK);
-    assert_near(l.enforced_mw, 400000, 0);
-    assert_near(l.current_mw, 400000, 0);
-    assert_near(l.min_mw, 200000, 0);
-    assert_near(l.max_mw, 700000, 0);
-    assert_near(l.default_mw, 700000, 0);
+    assert_near((l.enforced_w * 1000), 400000, 0);
+    assert_near((l.current_w * 1000), 400000, 0);
+    assert_near((l.min_w * 1000), 200000, 0);
+    assert_near((l.max_w * 1000), 700000, 0);
+    assert_near((l.default_w * 1000), 700000, 0);
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.limit_mw, 400000, 0);
-    assert_near(s.power_mw, p400.power_w * 1000, 1e-6);
-    assert_true(s.power_mw <= 400000);
-    assert_true(s.sm_clock_mhz < p700.sm_clock_mhz - 100);
-    assert_true(s.clock_events == PFI_CLK_POWER_CAP);
+    assert_near((s.v[PFI_GF_LIMIT] * 1e3), 400000, 0);
+    assert_near((s.v[PFI_GF_POWER] * 1e3), p400.power_w * 1000, 1e-6);
+    assert_true((s.v[PFI_GF_POWER] * 1e3) <= 400000);
+    assert_true((s.v[PFI_GF_SM_CLOCK] * 1e-6) < p700.sm_clock_mhz - 100);
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_POWER_CAP);
     assert_int_equal(pfi_backend_throughput(b, 0, &tput), PFI_OK);
     assert_near(tput, p400.tput, 1e-9);
     assert_true(tput < p700.tput);
@@ -158,8 +158,8 @@ static void test_jobs_and_caps(void **state)
 
     pfi_sim_set_time(b, 73); /* dense ended at 5 + 8 + 60 s */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near(s.fb_used_mib, 615, 0);
-    assert_true(s.clock_events == PFI_CLK_IDLE);
+    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 615, 0);
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE);
     pfi_sim_set_time(b, 1e6); /* moe runs until the end */
     assert_int_equal(pfi_backend_throughput(b, 1, &tput), PFI_OK);
     assert_near(tput, pm.tput, 1e-9);
@@ -170,16 +170,16 @@ static void test_limit_validation(void **state)
 {
     (void)state;
     pfi_backend *b = open_sim("gpus=1");
-    const double bad[] = {199999.4, 700000.5, 0, NAN, -INFINITY};
+    const double bad[] = {199.9994, 700.0005, 0, NAN, -INFINITY}; /* W */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(pfi_backend_set_limit(b, 0, bad[i]), PFI_ERANGE);
         assert_non_null(strstr(pfi_backend_last_error(b), "outside"));
     }
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_OK);
-    assert_near(l.enforced_mw, 700000, 0); /* never clamped */
-    assert_int_equal(pfi_backend_set_limit(b, 0, 200000), PFI_OK);
-    assert_int_equal(pfi_backend_set_limit(b, 1, 300000), PFI_ENOTFOUND);
+    assert_near((l.enforced_w * 1000), 700000, 0); /* never clamped */
+    assert_int_equal(pfi_backend_set_limit(b, 0, 200), PFI_OK);
+    assert_int_equal(pfi_backend_set_limit(b, 1, 300), PFI_ENOTFOUND);
     pfi_backend_close(b);
 }
 
@@ -193,11 +193,11 @@ static void test_energy(void **state)
     assert_int_equal(pfi_backend_sample(b, 0, &s0), PFI_OK);
     pfi_sim_set_time(b, 110);
     assert_int_equal(pfi_backend_sample(b, 0, &s1), PFI_OK);
-    assert_near(s1.energy_mj - s0.energy_mj, pfi_gpumodel_h200()->idle_w * 10 * 1000, 1e-6);
-    assert_true(s0.energy_mj > 0); /* 0-100 s counted too */
+    assert_near((s1.v[PFI_GF_ENERGY] * 1e3) - (s0.v[PFI_GF_ENERGY] * 1e3), pfi_gpumodel_h200()->idle_w * 10 * 1000, 1e-6);
+    assert_true((s0.v[PFI_GF_ENERGY] * 1e3) > 0); /* 0-100 s counted too */
     pfi_sim_set_time(b, -1);  /* back to the wall clock, from 110 s */
     assert_int_equal(pfi_backend_sample(b, 0, &s0), PFI_OK);
-    assert_true(s0.energy_mj >= s1.energy_mj);
+    assert_true((s0.v[PFI_GF_ENERGY] * 1e3) >= (s1.v[PFI_GF_ENERGY] * 1e3));
     assert_int_equal(pfi_sim_set_time(NULL, 1), PFI_EINVAL);
     pfi_backend_close(b);
 }
@@ -215,8 +215,8 @@ static void test_noise(void **state)
         for (int i = 0; i < 20; i++) {
             pfi_gpu_sample s;
             assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-            assert_true(s.power_mw <= 700000);
-            (run ? c : a)[i] = s.power_mw;
+            assert_true((s.v[PFI_GF_POWER] * 1e3) <= 700000);
+            (run ? c : a)[i] = (s.v[PFI_GF_POWER] * 1e3);
         }
         pfi_backend_close(b);
     }
@@ -285,13 +285,13 @@ static void test_bad_options_and_files(void **state)
                                  .clock_spread = 0.05, .floor_mhz = 900, .extra_w = 40};
         pfi_gpumodel_point p;
         assert_int_equal(pfi_gpumodel_eval(pfi_gpumodel_h200(), &m, 300, &p), PFI_OK);
-        assert_int_equal(pfi_backend_set_limit(b, 0, 300000), PFI_OK);
+        assert_int_equal(pfi_backend_set_limit(b, 0, 300), PFI_OK);
         pfi_gpu_sample s;
         double tp;
         pfi_sim_set_time(b, 1);
         assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
         assert_int_equal(pfi_backend_throughput(b, 0, &tp), PFI_OK);
-        assert_near(s.power_mw, p.power_w * 1000, 1e-6);
+        assert_near((s.v[PFI_GF_POWER] * 1e3), p.power_w * 1000, 1e-6);
         assert_near(tp, p.tput, 1e-9);
         pfi_backend_close(b);
     }

@@ -98,11 +98,11 @@ static void test_samples_null_when_invalid(void **state)
     pfi_gpu_sample x[2];
     memset(x, 0, sizeof x);
     x[0].valid = (1u << PFI_GF_POWER) | (1u << PFI_GF_SM_CLOCK);
-    x[0].power_mw = 690500; /* stored in W */
-    x[0].sm_clock_mhz = 1755;
-    x[0].temp_c = 99; /* not valid: must be NULL */
+    x[0].v[PFI_GF_POWER] = (690500) * 1e-3; /* stored in W */
+    x[0].v[PFI_GF_SM_CLOCK] = (1755) * 1e6;
+    x[0].v[PFI_GF_TEMP] = 99; /* not valid: must be NULL */
     x[1].valid = 1u << PFI_GF_CLOCK_EVENTS;
-    x[1].clock_events = 0x80;
+    x[1].v[PFI_GF_CLOCK_EVENTS] = 0x80;
     assert_int_equal(pfi_store_add_samples(s, 1000.5, x, 2, &err), PFI_OK);
     char v[64];
     query_text("SELECT power_w FROM samples WHERE gpu=0", v, sizeof v);
@@ -165,7 +165,7 @@ static void test_throughput_and_prune(void **state)
     assert_int_equal(pfi_store_job_add(s, &b, &err), PFI_OK);
     for (int i = 0; i < 100; i++)
         assert_int_equal(pfi_store_add_throughput(s, "j", i, 1000 + i, &err), PFI_OK);
-    pfi_gpu_sample x = {.valid = 1u << PFI_GF_POWER, .power_mw = 1};
+    pfi_gpu_sample x = {.valid = 1u << PFI_GF_POWER, .v = {[PFI_GF_POWER] = 1e-3}};
     for (int i = 0; i < 10; i++) assert_int_equal(pfi_store_add_samples(s, i * 10, &x, 1, &err), PFI_OK);
     long long cnt;
     assert_int_equal(pfi_store_throughput_count(s, "j", &cnt, &err), PFI_OK);
@@ -221,12 +221,12 @@ static void test_replay(void **state)
     memset(x, 0, sizeof x);
     for (int k = 0; k < 3; k++) {
         x[0].valid = (1u << PFI_GF_POWER) | (1u << PFI_GF_FB_USED) | (1u << PFI_GF_CLOCK_EVENTS);
-        x[0].power_mw = 600000 + k;
-        x[0].fb_used_mib = 20000;
-        x[0].clock_events = 4;
+        x[0].v[PFI_GF_POWER] = (600000 + k) * 1e-3;
+        x[0].v[PFI_GF_FB_USED] = (20000) * 1048576.0;
+        x[0].v[PFI_GF_CLOCK_EVENTS] = 4;
         x[1].valid = 1u << PFI_GF_UTIL_GPU;
-        x[1].util_gpu_pct = 97;
-        x[1].power_mw = 123; /* not valid: comes back as 0 */
+        x[1].v[PFI_GF_UTIL_GPU] = (97) * 0.01;
+        x[1].v[PFI_GF_POWER] = (123) * 1e-3; /* not valid: comes back as 0 */
         assert_int_equal(pfi_store_add_samples(s, 100 + k, x, 2, &err), PFI_OK);
     }
     walk w = {0};
@@ -236,13 +236,13 @@ static void test_replay(void **state)
     assert_int_equal(w.gpu[0], 0);
     assert_int_equal(w.gpu[1], 1);
     assert_near(w.t[3], 102, 0);
-    assert_near(w.x[0].power_mw, 600001, 1e-6);
-    assert_near(w.x[0].fb_used_mib, 20000, 0);
-    assert_int_equal(w.x[0].clock_events, 4);
+    assert_near((w.x[0].v[PFI_GF_POWER] * 1e3), 600001, 1e-6);
+    assert_near((w.x[0].v[PFI_GF_FB_USED] * (1/1048576.0)), 20000, 0);
+    assert_int_equal(((uint32_t)w.x[0].v[PFI_GF_CLOCK_EVENTS]), 4);
     assert_int_equal(w.x[0].valid, x[0].valid);
     assert_int_equal(w.x[1].valid, 1u << PFI_GF_UTIL_GPU);
-    assert_near(w.x[1].util_gpu_pct, 97, 0);
-    assert_near(w.x[1].power_mw, 0, 0);
+    assert_near((w.x[1].v[PFI_GF_UTIL_GPU] * 100), 97, 0);
+    assert_near((w.x[1].v[PFI_GF_POWER] * 1e3), 0, 0);
     pfi_store_job j = {.id = "r", .gpus = {0}, .n_gpus = 1, .registered_at = 1};
     assert_int_equal(pfi_store_job_add(s, &j, &err), PFI_OK);
     for (int k = 0; k < 5; k++) assert_int_equal(pfi_store_add_throughput(s, "r", 10 + k, 100 * (k + 1), &err), PFI_OK);

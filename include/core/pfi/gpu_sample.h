@@ -30,21 +30,24 @@ typedef enum {
     PFI_CLK_OTHER = 1u << 9        /* a reason pfi does not know */
 } pfi_clock_event;
 
+/* The GPU fields, described once in pfi/gpu_field.h (names, units, DCGM and
+ * NVML sources, metric, store column). A field's value is its bit in a
+ * sample's valid mask, which the store keeps: append, never reorder. */
 typedef enum {
-    PFI_GF_POWER,         /* power_mw */
-    PFI_GF_ENERGY,        /* energy_mj */
-    PFI_GF_LIMIT,         /* enforced limit, limit_mw */
-    PFI_GF_SM_CLOCK,      /* sm_clock_mhz */
-    PFI_GF_MEM_CLOCK,     /* mem_clock_mhz */
-    PFI_GF_UTIL_GPU,      /* util_gpu_pct */
-    PFI_GF_UTIL_MEM,      /* util_mem_pct */
-    PFI_GF_TEMP,          /* temp_c */
-    PFI_GF_FB_USED,       /* fb_used_mib */
-    PFI_GF_CLOCK_EVENTS,  /* clock_events, pfi_clock_event bits */
-    PFI_GF_SM_ACTIVE,     /* GPM/DCGM sm_active, ratio */
-    PFI_GF_SM_OCCUPANCY,  /* GPM/DCGM sm_occupancy, ratio */
-    PFI_GF_TENSOR_ACTIVE, /* GPM any-tensor / DCGM tensor active, ratio */
-    PFI_GF_DRAM_ACTIVE,   /* GPM/DCGM DRAM bandwidth util, ratio */
+    PFI_GF_POWER,         /* power draw, W */
+    PFI_GF_ENERGY,        /* total energy since driver load, J */
+    PFI_GF_LIMIT,         /* enforced power limit, W */
+    PFI_GF_SM_CLOCK,      /* Hz */
+    PFI_GF_MEM_CLOCK,     /* Hz */
+    PFI_GF_UTIL_GPU,      /* GPU utilisation, ratio 0-1 */
+    PFI_GF_UTIL_MEM,      /* memory copy utilisation (NVML memory util), ratio 0-1 */
+    PFI_GF_TEMP,          /* degrees C */
+    PFI_GF_FB_USED,       /* frame buffer used, bytes */
+    PFI_GF_CLOCK_EVENTS,  /* pfi_clock_event bits, held exactly as an integer value */
+    PFI_GF_SM_ACTIVE,     /* ratio 0-1 */
+    PFI_GF_SM_OCCUPANCY,  /* ratio 0-1 */
+    PFI_GF_TENSOR_ACTIVE, /* ratio 0-1 */
+    PFI_GF_DRAM_ACTIVE,   /* ratio 0-1 */
     PFI_GF_PCIE_TX,       /* bytes/s */
     PFI_GF_PCIE_RX,       /* bytes/s */
     PFI_GF_NVLINK_TX,     /* bytes/s */
@@ -52,32 +55,20 @@ typedef enum {
     PFI_GF_COUNT
 } pfi_gpu_field;
 
+/* One read of a GPU: every field in SI units (see the enum), v[f] meaningful
+ * only when bit f of valid is set. */
 typedef struct pfi_gpu_sample {
     uint32_t valid;          /* bit (1u << pfi_gpu_field) set when read */
-    double power_mw;         /* mW */
-    double energy_mj;        /* total energy since driver load, mJ */
-    double limit_mw;         /* enforced power limit, mW */
-    double sm_clock_mhz;     /* MHz */
-    double mem_clock_mhz;    /* MHz */
-    double util_gpu_pct;     /* percent */
-    double util_mem_pct;     /* percent (NVML memory util = DCGM MEM_COPY_UTIL) */
-    double temp_c;           /* C */
-    double fb_used_mib;      /* MiB */
-    uint32_t clock_events;   /* why clocks are below maximum: pfi_clock_event bits */
-    double sm_active;        /* ratio 0-1 */
-    double sm_occupancy;     /* ratio 0-1 */
-    double tensor_active;    /* ratio 0-1 */
-    double dram_active;      /* ratio 0-1 */
-    double pcie_tx, pcie_rx;     /* bytes/s */
-    double nvlink_tx, nvlink_rx; /* bytes/s */
+    double v[PFI_GF_COUNT];  /* SI */
 } pfi_gpu_sample;
 
+/* Power-limit constraints and settings, W. */
 typedef struct pfi_gpu_limits {
-    double min_mw, max_mw; /* power limit constraints, mW */
-    double default_mw;     /* default limit, mW */
-    double enforced_mw;    /* currently enforced limit, mW */
-    double current_mw;     /* limit set through power management (may differ from
-                              enforced when another limiter is lower), mW */
+    double min_w, max_w; /* the range a limit may be set to */
+    double default_w;    /* the device's default limit */
+    double enforced_w;   /* the limit in force */
+    double current_w;    /* the limit set through power management (may differ from
+                            enforced when another limiter is lower) */
 } pfi_gpu_limits;
 
 typedef struct pfi_gpu_info {
@@ -89,6 +80,19 @@ typedef struct pfi_gpu_info {
 static inline int pfi_gpu_sample_has(const pfi_gpu_sample *s, pfi_gpu_field f)
 {
     return (s->valid >> (unsigned)f) & 1u;
+}
+
+/* Field f's SI value, or fallback when it was not read. */
+static inline double pfi_gpu_sample_get(const pfi_gpu_sample *s, pfi_gpu_field f, double fallback)
+{
+    return pfi_gpu_sample_has(s, f) ? s->v[f] : fallback;
+}
+
+/* Sets field f to an SI value and marks it read. */
+static inline void pfi_gpu_sample_set(pfi_gpu_sample *s, pfi_gpu_field f, double v)
+{
+    s->v[f] = v;
+    s->valid |= 1u << (unsigned)f;
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "pfi/error.h"
+#include "pfi/gpu_sample.h"
 #include "pfi/gpumodel_fit.h"
 #include "pfi/telemetry.h"
 
@@ -27,5 +28,10 @@ int pfi_tm_aggregate(const pfi_tm_row *samples, size_t n, double top_frac, pfi_t
  * row: SM/tensor/DRAM active, memory copy and GPU util (when not NaN), power
  * and SM clock are valid; the other fields are not measured there. */
 void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out);
+
+/* One GPU sample (SI, gpu_sample.h) as a telemetry row in DCGM's units, by
+ * the GPU field table's telemetry column and factor (gpu_field.h): a field
+ * the sample read and the table maps is valid, the others NaN. */
+void pfi_tm_from_gpu_sample(const pfi_gpu_sample *s, pfi_tm_row *out);
 
 #endif

@@ -30,9 +30,9 @@ typedef struct pfi_backend_ops {
     /* Reads every field it can; per-field failures clear the field's bit. */
     int (*sample)(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out);
     int (*limits)(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out);
-    /* Sets the power limit; PFI_ENOTSUP when the backend cannot (read-only
+    /* Sets the power limit, W; PFI_ENOTSUP when the backend cannot (read-only
      * backends), never PFI_OK for an action that did not happen. */
-    int (*set_limit)(pfi_backend *b, unsigned gpu, double mw);
+    int (*set_limit)(pfi_backend *b, unsigned gpu, double w);
     /* Optional (NULL when the backend has no such knowledge): the modelled
      * throughput of the job on the GPU, tokens/s (sim only). */
     int (*throughput)(pfi_backend *b, unsigned gpu, double *tok_s);
@@ -62,7 +62,7 @@ int pfi_backend_count(pfi_backend *b, unsigned *n);
 int pfi_backend_info(pfi_backend *b, unsigned gpu, pfi_gpu_info *out);
 int pfi_backend_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out);
 int pfi_backend_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out);
-int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double mw);
+int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double w);
 /* PFI_ENOTSUP when the backend does not model throughput. */
 int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s);
 /* PFI_ENOTSUP when the backend cannot tell. */
