@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "pfi/agent_api.h"
 #include "pfi/json.h"
 
 /* NVML takes milliwatts; a device may round. Within 1 W counts as set. */
@@ -355,6 +356,37 @@ void agent_caps_check_persistence(agent *a)
                   off);
 }
 
+/* A record is trusted only as far as it is usable (store.h reads unusable
+ * values as NaN): a cap without watts or expiry is restored now, a prior
+ * limit that is missing becomes the device's default, and an expiry beyond
+ * the API's one-week maximum (from when it was set, or now if that is
+ * later than now) is clamped and written back. */
+static void sanitize_record(agent *a, pfi_store_cap *c, double now)
+{
+    const agent_gpu *x = &a->gpus[c->gpu];
+    if (!(c->prior_w > 0)) {
+        double def = x->have_limits ? x->limits.default_w : NAN;
+        agent_log("GPU %u: the recorded prior limit is unusable; the device default %.0f W is "
+                  "restored instead",
+                  c->gpu, def);
+        c->prior_w = def;
+    }
+    if (!(c->watts > 0) || isnan(c->expires_at)) {
+        agent_log("GPU %u: the cap record is unusable (watts or expiry); restoring", c->gpu);
+        c->expires_at = now;
+        if (!(c->watts > 0)) c->watts = c->prior_w;
+    }
+    double from = isnan(c->set_at) || c->set_at > now ? now : c->set_at;
+    if (c->expires_at > from + PFI_API_MAX_EXPIRES_S) {
+        agent_log("GPU %u: the recorded cap expires in %.3g s, beyond the %.0f s maximum; "
+                  "clamped",
+                  c->gpu, c->expires_at - now, PFI_API_MAX_EXPIRES_S);
+        c->expires_at = from + PFI_API_MAX_EXPIRES_S;
+        if (isnan(c->set_at)) c->set_at = now;
+        pfi_store_cap_put(a->store, c, NULL);
+    }
+}
+
 int agent_caps_recover(agent *a, pfi_error *err)
 {
     pfi_store_cap *caps;
@@ -364,7 +396,7 @@ int agent_caps_recover(agent *a, pfi_error *err)
     pthread_mutex_lock(&a->cap_mu);
     double now = agent_now();
     for (size_t i = 0; i < n; i++) {
-        const pfi_store_cap *c = &caps[i];
+        pfi_store_cap *c = &caps[i];
         if (c->gpu >= a->n_gpus) {
             agent_log("recorded cap on GPU %u: no such GPU now; record dropped", c->gpu);
             pfi_store_cap_delete(a->store, c->gpu, NULL);
@@ -377,6 +409,7 @@ int agent_caps_recover(agent *a, pfi_error *err)
             continue;
         }
         agent_gpu *x = &a->gpus[c->gpu];
+        sanitize_record(a, c, now);
         pthread_mutex_lock(&a->mu);
         note_cap(x, c);
         pthread_mutex_unlock(&a->mu);

@@ -227,12 +227,47 @@ static int open_backend(agent *a, pfi_error *err)
 }
 
 /* Jobs registered before a restart come back from the store. */
+/* The ids of running jobs whose stored row could not be read (store.h's
+ * bad-row hook, called under the store's lock: collected, ended after). */
+typedef struct bad_jobs {
+    char (*ids)[PFI_STORE_JOB_ID_MAX + 1];
+    size_t n, cap;
+} bad_jobs;
+
+static void on_bad_row(const char *table, const char *id, const char *why, void *ctx)
+{
+    agent_log("store: a %s row%s%s is unusable (%s); skipped", table, id ? " for " : "",
+              id ? id : "", why);
+    bad_jobs *b = ctx;
+    if (!b || !id || strcmp(table, "jobs") != 0) return;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 8;
+        void *p = realloc(b->ids, cap * sizeof *b->ids);
+        if (!p) return;
+        b->ids = p;
+        b->cap = cap;
+    }
+    snprintf(b->ids[b->n++], sizeof b->ids[0], "%s", id);
+}
+
+/* Jobs registered before a restart come back from the store; one whose row
+ * is unusable is ended, so that its id and GPUs can be registered again. */
 static void reload_jobs(agent *a)
 {
     pfi_store_job *jobs;
     size_t n;
     pfi_error err;
-    if (pfi_store_jobs_running(a->store, &jobs, &n, &err) != PFI_OK) {
+    bad_jobs bad = {0};
+    pfi_store_on_bad_row(a->store, on_bad_row, &bad);
+    int rc = pfi_store_jobs_running(a->store, &jobs, &n, &err);
+    pfi_store_on_bad_row(a->store, on_bad_row, NULL);
+    for (size_t i = 0; i < bad.n; i++) {
+        pfi_store_job_end(a->store, bad.ids[i], agent_now(), NULL);
+        agent_log("job %s: marked ended (its stored row is unusable); it may register again",
+                  bad.ids[i]);
+    }
+    free(bad.ids);
+    if (rc != PFI_OK) {
         agent_log("cannot reload jobs: %s", err.msg);
         return;
     }
@@ -385,6 +420,7 @@ int main(int argc, char **argv)
     if (rc == PFI_OK) rc = open_backend(&a, &err);
     if (rc == PFI_OK) rc = agent_lock_gpus(&a, &err);
     if (rc == PFI_OK) rc = pfi_store_open(a.o.db, &a.store, &err);
+    if (rc == PFI_OK) pfi_store_on_bad_row(a.store, on_bad_row, NULL);
     if (rc == PFI_OK && a.o.model) rc = agent_model_load(&a, a.o.model, &err);
     if (rc != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
