@@ -21,6 +21,8 @@
 
 struct MHD_Daemon;
 struct MHD_Response;
+struct MHD_Connection;
+typedef struct http_guard http_guard;
 
 typedef struct agent_opts {
     const char *backend;
@@ -39,6 +41,8 @@ typedef struct agent_opts {
     int share_gpus;      /* several jobs may register the same GPU (MPS, time-slicing) */
     unsigned http_threads;
     const char *lock_dir; /* per-GPU lock files (lock.c) */
+    unsigned http_max_conns, http_conns_per_ip;
+    unsigned http_timeout_s; /* a connection idle this long is closed */
 } agent_opts;
 
 typedef struct agent_gpu {
@@ -108,6 +112,7 @@ typedef struct agent {
     unsigned long long metrics_gen;
 
     struct MHD_Daemon *httpd;
+    http_guard *guard; /* http_guard.c */
     int listen_fd;     /* bound at start, before anything else (http.c), -1 */
     int store_lock_fd; /* the store file's lock (lock.c), -1 */
     pthread_t sampler;

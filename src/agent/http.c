@@ -22,6 +22,7 @@
 #include <microhttpd.h>
 
 #include "agent.h"
+#include "http_guard.h"
 #include "pfi/agent_api.h"
 #include "pfi/json.h"
 
@@ -355,9 +356,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     req *r = *con_cls;
     if (!r) {
         /* First call: headers only. Refuse what needs no body to refuse. */
+        const char *bad = agent_guard_framing(c);
+        if (bad) return send_error(c, MHD_HTTP_BAD_REQUEST, bad);
         if (is_write(method)) {
             if (!authorized(a, c))
                 return send_error(c, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+            agent_guard_trust(a->guard, c);
             if (a->o.read_only && is_limit_call(url))
                 return send_error(c, MHD_HTTP_CONFLICT,
                                   "pfid runs --read-only: power limits are not changed");
@@ -475,10 +479,20 @@ int agent_http_start(agent *a, pfi_error *err)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "no listening socket for %s", a->o.listen);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (!a->guard && !(a->guard = agent_guard_create(a->o.http_max_conns)))
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    /* Bounds a client cannot push past: connections in all and per address
+     * (a few thousand slow connections from one host took the API away),
+     * idle time of a connection, a reserve for authorized clients (the
+     * accept policy), and STRICT_FOR_CLIENT 1 (malformed requests refused,
+     * not guessed at). */
     a->httpd = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, a, MHD_OPTION_LISTEN_SOCKET, a->listen_fd,
+        flags, 0, agent_guard_accept, a->guard, handler, a, MHD_OPTION_EXTERNAL_LOGGER,
+        agent_guard_log, a->guard, MHD_OPTION_LISTEN_SOCKET, a->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)a->o.http_threads, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)4096, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+        a->o.http_max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, a->o.http_conns_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, a->o.http_timeout_s, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+        MHD_OPTION_NOTIFY_CONNECTION, agent_guard_notify, a->guard,
         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
     if (!a->httpd)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP on %s", a->o.listen);
@@ -512,4 +526,6 @@ void agent_http_stop(agent *a)
     a->httpd = NULL;
     if (a->metrics_resp) MHD_destroy_response(a->metrics_resp);
     a->metrics_resp = NULL;
+    agent_guard_destroy(a->guard);
+    a->guard = NULL;
 }

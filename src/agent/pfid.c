@@ -310,11 +310,14 @@ int main(int argc, char **argv)
     a.o.phase_hold_s = 10;
     a.o.http_threads = 4;
     a.o.lock_dir = "/run/pfid";
+    a.o.http_max_conns = 4096;
+    a.o.http_conns_per_ip = 64;
+    a.o.http_timeout_s = 10;
     a.listen_fd = -1;
     a.store_lock_fd = -1;
 
     enum { O_SIMG = 256, O_SIMJ, O_DCGM, O_LISTEN, O_DB, O_INT, O_TOK, O_RO, O_MODEL, O_RET,
-           O_WIN, O_THR, O_HOLD, O_SHARE, O_LOCKDIR };
+           O_WIN, O_THR, O_HOLD, O_SHARE, O_LOCKDIR, O_MAXC, O_PERIP, O_HTO };
     static const struct option lo[] = {
         {"backend", required_argument, 0, 'b'}, {"sim-gpus", required_argument, 0, O_SIMG},
         {"sim-jobs", required_argument, 0, O_SIMJ}, {"dcgm-url", required_argument, 0, O_DCGM},
@@ -324,6 +327,9 @@ int main(int argc, char **argv)
         {"retention", required_argument, 0, O_RET}, {"window", required_argument, 0, O_WIN},
         {"http-threads", required_argument, 0, O_THR}, {"phase-hold", required_argument, 0, O_HOLD},
         {"share-gpus", no_argument, 0, O_SHARE}, {"lock-dir", required_argument, 0, O_LOCKDIR},
+        {"http-max-conns", required_argument, 0, O_MAXC},
+        {"http-conns-per-ip", required_argument, 0, O_PERIP},
+        {"http-timeout", required_argument, 0, O_HTO},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
@@ -358,6 +364,22 @@ int main(int argc, char **argv)
             break;
         case O_SHARE: a.o.share_gpus = 1; break;
         case O_LOCKDIR: a.o.lock_dir = optarg; break;
+        case O_MAXC:
+            if (parse_seconds(optarg, 16, 65536, &v) || v != floor(v))
+                return usage_error("--http-max-conns must be an integer 16-65536, not '%s'", optarg);
+            a.o.http_max_conns = (unsigned)v;
+            break;
+        case O_PERIP:
+            if (parse_seconds(optarg, 1, 65536, &v) || v != floor(v))
+                return usage_error("--http-conns-per-ip must be an integer 1-65536, not '%s'",
+                                   optarg);
+            a.o.http_conns_per_ip = (unsigned)v;
+            break;
+        case O_HTO:
+            if (parse_seconds(optarg, 1, 3600, &v) || v != floor(v))
+                return usage_error("--http-timeout must be 1-3600 whole seconds, not '%s'", optarg);
+            a.o.http_timeout_s = (unsigned)v;
+            break;
         case O_HOLD:
             if (parse_seconds(optarg, 0, 3600, &a.o.phase_hold_s))
                 return usage_error("--phase-hold must be 0-3600 seconds, not '%s'", optarg);
