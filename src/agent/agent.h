@@ -79,6 +79,11 @@ typedef struct agent_job {
      * change, however many scrapes ask (see agent_job_aggregate). */
     unsigned long long ticks, tput_pushes, agg_ticks, agg_pushes;
     int agg_valid;
+    /* The live estimate is from uncapped telemetry only (jobs.c). */
+    double last_t, last_uncapped_t; /* Unix s of the newest tick, of the newest uncapped one */
+    int capped_now;                  /* the newest tick was capped telemetry */
+    double kept_pfi, kept_t;         /* the last estimate from uncapped samples, and their time */
+    int has_kept;
     struct job_agg *agg;
 } agent_job;
 
@@ -139,8 +144,10 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
 int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err); /* takes mu */
 int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned long long *n,
                      pfi_error *err); /* takes mu */
-/* One tick of a job: by_gpu[g] is GPU g's sample, NULL when not read. */
-void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu);
+/* One tick of a job: by_gpu[g] is GPU g's sample, NULL when not read;
+ * prior_w[g] its prior limit (agent_gpu_prior_w). */
+void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu,
+                         const double *prior_w);
 /* After a restart: feeds the stored samples and reports since `since` into
  * the reloaded jobs, so phases and aggregates survive a crash. Takes mu. */
 void agent_jobs_replay(agent *a, double since);
@@ -155,7 +162,8 @@ typedef struct job_agg {
     double tput;               /* throughput top-10% mean, NaN */
     size_t n_samples, n_reports;
     int has_pfi;
-    double pfi; /* the model's live estimate */
+    double pfi;     /* the model's live estimate, from uncapped samples */
+    double basis_t; /* Unix s of the newest uncapped sample behind it */
 } job_agg;
 void agent_job_aggregate(agent *a, agent_job *j, job_agg *out);
 struct pfi_features;
@@ -175,6 +183,9 @@ double agent_caps_expire(agent *a);
 void agent_caps_reconcile(agent *a);
 /* At start: warns when persistence mode is off (caps may revert). */
 void agent_caps_check_persistence(agent *a);
+/* The limit the GPU runs at without pfid: the recorded prior while capped,
+ * else the limit in force; NaN when unknown. Caller holds mu. */
+double agent_gpu_prior_w(const agent_gpu *x);
 /* An out-of-band limiter holds the enforced limit below the one set. */
 int agent_externally_limited(const pfi_gpu_limits *l);
 /* At start: restore expired recorded caps, re-apply unexpired ones. */

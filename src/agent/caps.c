@@ -37,6 +37,12 @@ static int at_w(const pfi_gpu_limits *l, double w)
     return fabs(in_force_w(l) - w) <= READBACK_TOL_W;
 }
 
+double agent_gpu_prior_w(const agent_gpu *x)
+{
+    if (x->capped) return x->cap_prior_w;
+    return x->have_limits ? in_force_w(&x->limits) : NAN;
+}
+
 int agent_externally_limited(const pfi_gpu_limits *l)
 {
     return l->current_w > 0 && l->enforced_w > 0 &&

@@ -167,10 +167,28 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
     return rc;
 }
 
+/* Whether x is capped telemetry: the predictor was fitted on uncapped runs
+ * (paper Sec. 6), so a sample taken under a limit below the GPU's prior one
+ * that binds (the clock-event power-cap bit set, or not known) would move
+ * the estimate with the cap. At the prior limit the power-cap bit is the
+ * uncapped run's own behaviour (a dense job binds at its 700 W TDP) and the
+ * sample counts; so does one under a cap that does not bind. */
+static int capped_sample(const pfi_gpu_sample *x, double prior_w)
+{
+    if (!pfi_gpu_sample_has(x, PFI_GF_LIMIT) || !(prior_w > 0)) return 0;
+    if (!(x->v[PFI_GF_LIMIT] < prior_w - 1.0)) return 0;
+    return !pfi_gpu_sample_has(x, PFI_GF_CLOCK_EVENTS) ||
+           ((uint32_t)x->v[PFI_GF_CLOCK_EVENTS] & PFI_CLK_POWER_CAP);
+}
+
 /* The job's telemetry at one tick: each telemetry.csv field the mean over
  * the job's GPUs that read it (NaN when none did), in DCGM's units through
- * the GPU field table. by_gpu[g] is NULL for a GPU not read. */
-static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
+ * the GPU field table. by_gpu[g] is NULL for a GPU not read; prior_w[g] is
+ * its prior limit. A tick where any of the job's GPUs is capped telemetry
+ * keeps its power and phase but not its features (NaN: the aggregates skip
+ * it), so the estimate stays the uncapped one. */
+static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu,
+                        const double *prior_w)
 {
     double v[JF_COUNT], sum[PFI_TM_NFIELDS] = {0};
     size_t n[PFI_TM_NFIELDS] = {0};
@@ -186,6 +204,14 @@ static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_
             }
     }
     for (int f = 0; f < PFI_TM_NFIELDS; f++) v[f] = n[f] ? sum[f] / (double)n[f] : NAN;
+    double fb = v[PFI_TM_FB_USED], util = v[PFI_TM_GPU_UTIL];
+    int capped = 0;
+    for (size_t k = 0; k < j->rec.n_gpus; k++) {
+        unsigned g = j->rec.gpus[k];
+        if (by_gpu[g] && capped_sample(by_gpu[g], prior_w[g])) capped = 1;
+    }
+    if (capped)
+        for (int f = 0; f < PFI_TM_NFIELDS; f++) v[f] = NAN;
     /* Total power counts only when every GPU of the job read it: a sum
      * over some GPUs would look like a power drop. */
     double total = 0;
@@ -201,12 +227,16 @@ static void push_values(agent_job *j, double t, const pfi_gpu_sample *const *by_
     j->last_power_w = total;
     pfi_trace_roll_push(j->roll, t, v);
     j->ticks++;
-    j->phase = pfi_trace_seg_push(j->seg, t, v[PFI_TM_FB_USED], v[PFI_TM_GPU_UTIL]);
+    j->phase = pfi_trace_seg_push(j->seg, t, fb, util);
+    j->last_t = t;
+    j->capped_now = capped;
+    if (!capped) j->last_uncapped_t = t;
 }
 
-void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu)
+void agent_job_push_tick(agent_job *j, double t, const pfi_gpu_sample *const *by_gpu,
+                         const double *prior_w)
 {
-    push_values(j, t, by_gpu);
+    push_values(j, t, by_gpu, prior_w);
 }
 
 /* Replay after a restart: the samples of one tick, gathered by GPU. */
@@ -215,6 +245,7 @@ typedef struct {
     double t;
     pfi_gpu_sample *s;
     const pfi_gpu_sample **map;
+    double *prior_w; /* today's: the past's are not stored */
     size_t rows;
 } replay;
 
@@ -222,7 +253,8 @@ static void replay_flush(replay *r)
 {
     if (r->t < 0) return;
     for (size_t i = 0; i < r->a->n_jobs; i++)
-        if (r->a->jobs[i]->rec.registered_at <= r->t) push_values(r->a->jobs[i], r->t, r->map);
+        if (r->a->jobs[i]->rec.registered_at <= r->t)
+            push_values(r->a->jobs[i], r->t, r->map, r->prior_w);
     for (unsigned g = 0; g < r->a->n_gpus; g++) r->map[g] = NULL;
 }
 
@@ -257,9 +289,12 @@ void agent_jobs_replay(agent *a, double since)
     replay r = {.a = a, .t = -1};
     r.s = calloc(a->n_gpus, sizeof *r.s);
     r.map = calloc(a->n_gpus, sizeof *r.map);
+    r.prior_w = calloc(a->n_gpus, sizeof *r.prior_w);
     pfi_error err;
     pthread_mutex_lock(&a->mu);
-    if (r.s && r.map) {
+    for (unsigned g = 0; r.prior_w && g < a->n_gpus; g++)
+        r.prior_w[g] = agent_gpu_prior_w(&a->gpus[g]);
+    if (r.s && r.map && r.prior_w) {
         if (pfi_store_samples_since(a->store, since, replay_sample, &r, &err) != PFI_OK)
             agent_log("replaying samples: %s", err.msg);
         replay_flush(&r);
@@ -277,6 +312,7 @@ void agent_jobs_replay(agent *a, double since)
     pthread_mutex_unlock(&a->mu);
     free(r.s);
     free(r.map);
+    free(r.prior_w);
 }
 
 static void aggregate(agent *a, agent_job *j, job_agg *out);
@@ -311,6 +347,17 @@ static void aggregate(agent *a, agent_job *j, job_agg *out)
         PFI_OK)
         out->tput = NAN;
     agent_model_estimate(a, j, out);
+    /* The window's uncapped samples give the estimate; once a cap has held
+     * longer than the window there are none, and the last one is kept. */
+    if (out->has_pfi) {
+        j->kept_pfi = out->pfi;
+        j->kept_t = j->last_uncapped_t;
+        j->has_kept = 1;
+    } else if (j->has_kept) {
+        out->pfi = j->kept_pfi;
+        out->has_pfi = 1;
+    }
+    out->basis_t = j->has_kept ? j->kept_t : NAN;
 }
 
 void agent_job_features(agent *a, const agent_job *j, const job_agg *agg, pfi_features *ft)
@@ -369,5 +416,13 @@ json_t *agent_job_json(agent *a, agent_job *j)
     }
     pfi_json_set(o, "features", fo);
     pfi_json_set(o, "pfi_estimate", agg.has_pfi ? pfi_json_num(agg.pfi) : json_null());
+    /* "uncapped": the newest sample is uncapped telemetry; "last_uncapped":
+     * a cap binds now and the estimate is from the samples before it, taken
+     * estimate_age_s before the newest sample. */
+    pfi_json_set(o, "estimate_basis",
+                 !agg.has_pfi ? json_null()
+                              : json_string(j->capped_now ? "last_uncapped" : "uncapped"));
+    pfi_json_set(o, "estimate_age_s",
+                 agg.has_pfi ? pfi_json_num(j->last_t - agg.basis_t) : json_null());
     return o;
 }

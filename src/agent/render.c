@@ -165,6 +165,11 @@ static void emit_jobs(agent *a, FILE *f)
                "Live PFI estimate from the --model predictor (absent without a model or "
                "before training).",
                agg[i].has_pfi ? agg[i].pfi : NAN);
+    JOB_SERIES("pfi_job_pfi_estimate_age_seconds", PFI_PROM_GAUGE,
+               "How much older than the newest sample the uncapped telemetry behind the "
+               "estimate is (grows while a cap binds: the estimate is never from capped "
+               "telemetry).",
+               agg[i].has_pfi ? j->last_t - agg[i].basis_t : NAN);
 #undef JOB_SERIES
     pfi_prom_family(f, "pfi_job_telemetry", PFI_PROM_GAUGE,
                     "Top-10% mean over the training phase of a DCGM field (telemetry.csv "

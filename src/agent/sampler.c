@@ -20,7 +20,9 @@ void agent_tick(agent *a)
     pfi_gpu_limits *lim = calloc(n ? n : 1, sizeof *lim);
     int *ok = calloc(n ? n : 1, sizeof *ok), *lok = calloc(n ? n : 1, sizeof *lok);
     const pfi_gpu_sample **by_gpu = calloc(n ? n : 1, sizeof *by_gpu);
-    if (!s || !lim || !ok || !lok || !by_gpu) {
+    double *prior = calloc(n ? n : 1, sizeof *prior);
+    if (!s || !lim || !ok || !lok || !by_gpu || !prior) {
+        free(prior);
         free(by_gpu);
         free(s);
         free(lim);
@@ -62,7 +64,8 @@ void agent_tick(agent *a)
         }
     }
     for (unsigned g = 0; g < n; g++) by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
-    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a->jobs[i], t, by_gpu);
+    for (unsigned g = 0; g < n; g++) prior[g] = agent_gpu_prior_w(&a->gpus[g]);
+    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a->jobs[i], t, by_gpu, prior);
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
@@ -74,6 +77,7 @@ void agent_tick(agent *a)
     free(ok);
     free(lok);
     free(by_gpu);
+    free(prior);
 }
 
 static struct timespec mono_ts(double sec)

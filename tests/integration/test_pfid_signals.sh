@@ -42,9 +42,11 @@ EOM
 model 0.93
 FAKE_NVML_JOB=0.8,0.9,0.4,0.6,16000 pfid_start "$WORK/hup.log" "${NV[@]}" --phase-hold 0.4 --model "$WORK/model.json"
 req POST /v1/jobs '{"id":"j","gpus":[0],"arch":"dense","task":"pt"}'; expect 201 "register"
-req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":600}'; expect 200 "cap before SIGHUP"
 estimate() { req GET /v1/jobs/j "" no; E=$(jq_py 'd["pfi_estimate"]'); X=$(jq_py 'd["features"].get("dram_copy_product")'); [ "$E" != None ]; }
 wait_until 10 estimate || fail "no estimate: $BODY"
+# The cap after the first estimate: the reloaded model is applied to the
+# uncapped samples before it (the estimate is never from capped telemetry).
+req PUT /v1/gpus/0/limit '{"watts":400,"expires_s":600}'; expect 200 "cap before SIGHUP"
 python3 -c "import sys; e,x=map(float,sys.argv[1:]); assert abs(e-(0.93+0.047*x))<1e-9,(e,x)" "$E" "$X" || fail "estimate $E before SIGHUP"
 model 1.93
 kill -HUP "$PFID_PID"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The live PFI estimate is from uncapped telemetry only (README "Phases and
+# aggregates"): capping a modelled job's GPUs (the fake NVML slows the clocks
+# and sets the power-cap clock event) leaves the estimate where it was, says
+# "last_uncapped" with a growing age, even once the window holds nothing but
+# capped samples; lifting the cap makes it "uncapped" again.
+. "$(dirname "$0")/pfid_lib.sh"
+
+: "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
+export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
+export FAKE_NVML_GPUS=2
+export FAKE_NVML_JOB=0.8,0.9,0.4,0.6,16000
+cat >"$WORK/model.json" <<'EOF_M'
+{"format":"pfi-model","version":1,"kind":"ols","features":["dram_copy_product","clock_frac_boost"],
+ "intercept":0.93,"coefficients":[0.047,0.2],"boost_mhz":1980,"n_train":25,"r2_in":0.67,"rmse_in":0.2}
+EOF_M
+pfid_start "$WORK/pfid.log" --backend nvml --lock-dir "$WORK/locks" --db "$WORK/pfid.db" \
+    --interval 0.2 --phase-hold 0.4 --window 10 --model "$WORK/model.json"
+req POST /v1/jobs '{"id":"llama","gpus":[0,1],"arch":"dense","task":"pt"}'; expect 201 "register"
+est() { req GET /v1/jobs/llama "" no; E=$(jq_py 'd["pfi_estimate"]'); B=$(jq_py 'd["estimate_basis"]'); A=$(jq_py 'd["estimate_age_s"]'); [ "$E" != None ]; }
+wait_until 10 est || fail "no estimate: $BODY"
+sleep 1
+est
+E0=$E
+[ "$B" = uncapped ] || fail "basis before the cap: $B"
+python3 -c "import sys; assert float(sys.argv[1]) == 0, sys.argv[1]" "$A" || fail "age while uncapped: $A"
+ok "uncapped estimate $E0"
+
+req PUT /v1/gpus/0/limit '{"watts":300,"expires_s":600}'; expect 200 "cap GPU 0"
+req PUT /v1/gpus/1/limit '{"watts":300,"expires_s":600}'; expect 200 "cap GPU 1"
+sleep 11 # longer than the window: only capped samples are left in it
+est
+[ "$B" = last_uncapped ] || fail "basis while capped: $B ($BODY)"
+python3 -c "
+import sys; e, e0, a = map(float, sys.argv[1:])
+assert e == e0, ('estimate moved under the cap', e0, e)
+assert a > 10, ('age', a)" "$E" "$E0" "$A" || fail "estimate under the cap: $E (was $E0), age $A"
+req GET /metrics "" no
+grep -q '^pfi_job_pfi_estimate_age_seconds{job_id="llama"} 1[0-9]' <<<"$BODY" || fail "age metric: $(grep estimate_age <<<"$BODY")"
+ok "capped for longer than the window: estimate still $E, basis last_uncapped, age ${A}s"
+
+req DELETE /v1/gpus/0/limit; expect 200 "uncap GPU 0"
+req DELETE /v1/gpus/1/limit; expect 200 "uncap GPU 1"
+back() { est && [ "$B" = uncapped ]; }
+wait_until 5 back || fail "basis after the cap: $B"
+python3 -c "import sys; e, e0 = map(float, sys.argv[1:]); assert abs(e - e0) < 0.01, (e, e0)" "$E" "$E0" || fail "uncapped again: $E vs $E0"
+ok "uncapped again: basis uncapped, estimate $E"
+pfid_stop TERM
+echo PASS
