@@ -66,6 +66,8 @@ typedef struct agent_gpu {
  * fields (mean over the job's GPUs) and the job's total power. */
 enum { JF_TOTAL_POWER = PFI_TM_NFIELDS, JF_COUNT };
 
+typedef struct curve_point curve_point; /* curve.c */
+
 typedef struct agent_job {
     pfi_store_job rec;
     pfi_trace_seg *seg;
@@ -84,6 +86,11 @@ typedef struct agent_job {
     int capped_now;                  /* the newest tick was capped telemetry */
     double kept_pfi, kept_t;         /* the last estimate from uncapped samples, and their time */
     int has_kept;
+    /* The curve seen so far (curve.c): one point per steady cap level. */
+    curve_point *points;
+    size_t n_points, cap_points;
+    double level_w;             /* the level of the newest tick, NaN when mixed */
+    unsigned long level_ticks;  /* ticks at that level in a row */
     struct job_agg *agg;
 } agent_job;
 
@@ -199,6 +206,19 @@ unsigned agent_caps_restore_all(agent *a);
 int agent_lock_store(agent *a, pfi_error *err);
 int agent_lock_gpus(agent *a, pfi_error *err); /* after the backend is open */
 void agent_unlock_all(agent *a);
+
+/* curve.c (caller holds mu). A tick, after agent_job_push_tick; a report. */
+void agent_curve_tick(agent *a, agent_job *j, double t);
+void agent_curve_report(agent *a, agent_job *j, double t, double tokens_per_s);
+int agent_curve_steady(const agent_job *j);
+/* Copies of the points changed since the last call, for the store; *out
+ * malloc'd (caller frees). */
+size_t agent_curve_take_dirty(agent *a, pfi_store_point **out);
+/* A job restored after a restart gets its stored points back. */
+void agent_curve_restore(agent *a, agent_job *j);
+size_t agent_curve_copy(const agent_job *j, pfi_store_point **out); /* malloc'd */
+/* {"job","points":[...]} by cap, from pts (sorted in place). */
+json_t *agent_curve_json(const char *id, pfi_store_point *pts, size_t n);
 
 /* http.c: agent_http_bind takes the address first (a pfid that cannot listen
  * stops before it changes anything); agent_http_start serves on it. */

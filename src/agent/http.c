@@ -194,6 +194,29 @@ static enum MHD_Result job_reply(agent *a, struct MHD_Connection *c, const char 
     return send_json(c, status, v);
 }
 
+/* A running job's curve from memory; an ended one's from the store. */
+static enum MHD_Result curve(agent *a, struct MHD_Connection *c, const char *id)
+{
+    pfi_store_point *pts = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&a->mu);
+    int i = agent_job_find(a, id);
+    if (i >= 0) n = agent_curve_copy(a->jobs[i], &pts);
+    pthread_mutex_unlock(&a->mu);
+    if (i < 0) {
+        pfi_error err;
+        if (pfi_store_points(a->store, id, &pts, &n, &err) != PFI_OK)
+            return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg);
+        if (n == 0) {
+            free(pts);
+            return send_error(c, MHD_HTTP_NOT_FOUND, "no such job, or no curve stored for it");
+        }
+    }
+    json_t *v = agent_curve_json(id, pts, n);
+    free(pts);
+    return send_json(c, MHD_HTTP_OK, v);
+}
+
 static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const req *r)
 {
     pfi_store_job j;
@@ -334,6 +357,7 @@ static enum MHD_Result route(agent *a, struct MHD_Connection *c, const char *url
             if (del) return delete_job(a, c, id);
             return not_allowed(c, "GET, HEAD, DELETE");
         }
+        if (strcmp(slash, "/curve") == 0) return get ? curve(a, c, id) : not_allowed(c, "GET, HEAD");
         if (strcmp(slash, "/throughput") == 0)
             return post ? post_throughput(a, c, id, r) : not_allowed(c, "POST");
         return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");

@@ -26,6 +26,7 @@ static void job_free(agent_job *j)
     pfi_trace_seg_destroy(j->seg);
     pfi_trace_roll_destroy(j->roll);
     pfi_trace_roll_destroy(j->tput);
+    free(j->points);
     free(j->agg);
     free(j);
 }
@@ -58,6 +59,7 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     j->rec = *rec;
     j->last_tput = NAN;
     j->last_power_w = NAN;
+    j->level_w = NAN;
     j->agg = calloc(1, sizeof *j->agg);
     /* Reports: 20/s over the window is far beyond a trainer's rate; beyond
      * it the window keeps the newest (older ones are in the store). */
@@ -160,6 +162,7 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
         j->tput_pushes++;
         j->last_tput = tokens_per_s;
         j->last_tput_t = t;
+        agent_curve_report(a, j, t, tokens_per_s);
         *n = ++j->reports;
         a->gen++;
     }

@@ -277,6 +277,10 @@ static void reload_jobs(agent *a)
                       err.msg);
             pfi_store_job_end(a->store, jobs[i].id, agent_now(), NULL);
         } else {
+            pthread_mutex_lock(&a->mu);
+            int k = agent_job_find(a, jobs[i].id);
+            if (k >= 0) agent_curve_restore(a, a->jobs[k]);
+            pthread_mutex_unlock(&a->mu);
             agent_log("job %s restored from the store", jobs[i].id);
         }
     }

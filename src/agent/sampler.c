@@ -65,13 +65,23 @@ void agent_tick(agent *a)
     }
     for (unsigned g = 0; g < n; g++) by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
     for (unsigned g = 0; g < n; g++) prior[g] = agent_gpu_prior_w(&a->gpus[g]);
-    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a->jobs[i], t, by_gpu, prior);
+    for (size_t i = 0; i < a->n_jobs; i++) {
+        agent_job_push_tick(a->jobs[i], t, by_gpu, prior);
+        agent_curve_tick(a, a->jobs[i], t);
+    }
+    pfi_store_point *pts;
+    size_t n_pts = agent_curve_take_dirty(a, &pts);
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
     a->last_tick_s = agent_mono() - m0;
     a->gen++;
     pthread_mutex_unlock(&a->mu);
+    /* The curve points that changed, outside mu (scrapes do not wait on SQLite). */
+    for (size_t i = 0; i < n_pts; i++)
+        if (pfi_store_point_put(a->store, &pts[i], &err) != PFI_OK && i == 0)
+            agent_log("store: curve point of %s: %s", pts[i].job, err.msg);
+    free(pts);
     free(s);
     free(lim);
     free(ok);
