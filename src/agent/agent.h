@@ -50,6 +50,8 @@ typedef struct agent_gpu {
     pfi_gpu_sample last; /* (mu) */
     double last_t;       /* (mu) Unix s of `last`, 0 before the first sample */
     int sample_ok;       /* (mu) the last read succeeded */
+    char read_error[160]; /* (mu) why it did not */
+    double data_age_s;   /* (mu) age of the data behind it (dcgm's page), NaN: read live */
     pfi_gpu_limits limits; /* (mu) */
     int have_limits;       /* (mu) */
     /* The cap pfid holds on this GPU (mu). */

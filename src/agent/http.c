@@ -159,8 +159,9 @@ static enum MHD_Result healthz(agent *a, struct MHD_Connection *c)
     }
     for (unsigned g = 0; g < a->n_gpus; g++)
         if (!a->gpus[g].sample_ok) {
-            snprintf(buf, sizeof buf, "backend down: GPU %u could not be read at the last sample",
-                     g);
+            snprintf(buf, sizeof buf,
+                     "backend down: GPU %u could not be read at the last sample: %s", g,
+                     a->gpus[g].read_error);
             json_array_append_new(reasons, json_string(buf));
         }
     pthread_mutex_unlock(&a->mu);

@@ -74,6 +74,19 @@ static void emit_gpus(agent *a, FILE *f)
             if (v > 0) pfi_prom_sample(f, lims[k].name, l, v);
         }
     }
+    int any_age = 0;
+    for (unsigned g = 0; g < a->n_gpus; g++) any_age |= isfinite(a->gpus[g].data_age_s);
+    if (any_age) {
+        pfi_prom_family(f, "pfi_gpu_data_age_seconds", PFI_PROM_GAUGE,
+                        "Age of the data behind the GPU's last sample (dcgm: since the "
+                        "exporter's page last changed).");
+        for (unsigned g = 0; g < a->n_gpus; g++) {
+            if (!isfinite(a->gpus[g].data_age_s)) continue;
+            gpu_label(gl, sizeof gl, g);
+            const char *l[] = {"gpu", gl, NULL};
+            pfi_prom_sample(f, "pfi_gpu_data_age_seconds", l, a->gpus[g].data_age_s);
+        }
+    }
     pfi_prom_family(f, "pfi_gpu_externally_limited", PFI_PROM_GAUGE,
                     "1 when an out-of-band limiter holds the enforced limit below the one set.");
     for (unsigned g = 0; g < a->n_gpus; g++) {
@@ -260,6 +273,8 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "uuid", json_string(x->info.uuid));
     pfi_json_set(o, "up", json_boolean(x->sample_ok));
     pfi_json_set(o, "sampled_at", x->last_t > 0 ? pfi_json_num(x->last_t) : json_null());
+    pfi_json_set(o, "data_age_s",
+                 isfinite(x->data_age_s) ? pfi_json_num(x->data_age_s) : json_null());
     pfi_json_set(o, "persistence_mode",
                  x->persistence < 0 ? json_null() : json_boolean(x->persistence));
     json_t *s = json_object();

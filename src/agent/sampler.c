@@ -20,8 +20,11 @@ void agent_tick(agent *a)
     pfi_gpu_limits *lim = calloc(n ? n : 1, sizeof *lim);
     int *ok = calloc(n ? n : 1, sizeof *ok), *lok = calloc(n ? n : 1, sizeof *lok);
     const pfi_gpu_sample **by_gpu = calloc(n ? n : 1, sizeof *by_gpu);
-    double *prior = calloc(n ? n : 1, sizeof *prior);
-    if (!s || !lim || !ok || !lok || !by_gpu || !prior) {
+    double *prior = calloc(n ? n : 1, sizeof *prior), *age = calloc(n ? n : 1, sizeof *age);
+    char(*why)[sizeof a->gpus[0].read_error] = calloc(n ? n : 1, sizeof *why);
+    if (!s || !lim || !ok || !lok || !by_gpu || !prior || !age || !why) {
+        free(why);
+        free(age);
         free(prior);
         free(by_gpu);
         free(s);
@@ -37,8 +40,10 @@ void agent_tick(agent *a)
         ok[g] = pfi_backend_sample(a->be, g, &s[g]) == PFI_OK;
         if (!ok[g]) {
             memset(&s[g], 0, sizeof s[g]); /* stored as a row of NULLs */
+            snprintf(why[g], sizeof why[g], "%s", pfi_backend_last_error(a->be));
             errors++;
         }
+        if (pfi_backend_data_age(a->be, g, &age[g]) != PFI_OK) age[g] = NAN;
         lok[g] = pfi_backend_limits(a->be, g, &lim[g]) == PFI_OK;
     }
     pfi_error err;
@@ -54,6 +59,8 @@ void agent_tick(agent *a)
     for (unsigned g = 0; g < n; g++) {
         agent_gpu *x = &a->gpus[g];
         x->sample_ok = ok[g];
+        x->data_age_s = age[g];
+        memcpy(x->read_error, why[g], sizeof x->read_error);
         if (ok[g]) {
             x->last = s[g];
             x->last_t = t;
@@ -88,6 +95,8 @@ void agent_tick(agent *a)
     free(lok);
     free(by_gpu);
     free(prior);
+    free(age);
+    free(why);
 }
 
 static struct timespec mono_ts(double sec)

@@ -8,8 +8,20 @@
  * younger than cache_ms (default 500), so sampling all GPUs once per
  * interval costs one HTTP request. timeout_ms (default 2000) bounds a scrape.
  *
- * GPUs are keyed by the "gpu" label (the device index); series carrying MIG
- * labels (GPU_I_ID) describe a GPU instance, not the GPU, and are skipped.
+ * GPUs are keyed by the "gpu" label (the device index). Under MIG each GPU
+ * instance has its own series (a GPU_I_ID label) and dcgm-exporter repeats
+ * the whole GPU's device-level fields (power, energy, clocks, temperature,
+ * clock events, limits) in every one of them: those are taken once per GPU
+ * (UUID), from the first series that has them; an instance's own fields
+ * (profiling, frame buffer, utilization) describe the instance, not the
+ * GPU, and are left out.
+ *
+ * Page age: dcgm-exporter collects every collect_ms (its -c, default 30000)
+ * and serves the same page in between, so a scrape may be old news. The
+ * page's age is the time since its content last changed (a hash of the
+ * body); past stale_intervals (default 3, 0: never) collect intervals the
+ * GPUs' samples fail ("stale"), so nothing is computed on a frozen page.
+ * Options: ...,collect_ms=N,stale_intervals=N.
  * A NaN or infinite value, or a DCGM "blank" sentinel (dcgm-exporter up to
  * 4.x prints e.g. 9223372036854775794 for a field the GPU does not support),
  * leaves the field's bit clear.
@@ -56,6 +68,9 @@ typedef struct {
     size_t body_len, body_cap;
     int body_overflow;
     double scraped_at; /* monotonic seconds, < 0 never */
+    long collect_ms, stale_intervals;
+    uint64_t body_hash; /* FNV-1a of the last body */
+    double changed_at;  /* monotonic seconds the body last changed */
     unsigned n;        /* max gpu label + 1 */
     dcgm_gpu *gpus;    /* MAX_GPUS entries */
 } dcgm_state;
@@ -129,6 +144,14 @@ static void set_field(pfi_gpu_sample *s, const pfi_gpu_field_desc *d, double v)
     pfi_gpu_sample_set(s, d->field, v);
 }
 
+/* A device-level field: the whole GPU's, repeated in every MIG instance's
+ * series. Utilization and frame buffer are per instance under MIG. */
+static int device_level(const char *name)
+{
+    return strncmp(name, "DCGM_FI_DEV_", 12) == 0 && !strstr(name, "_UTIL") &&
+           strncmp(name, "DCGM_FI_DEV_FB_", 15) != 0;
+}
+
 /* Maps a parsed scrape onto the per-GPU table. PFI_ENODATA when it holds no
  * DCGM series with a gpu label. */
 static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
@@ -141,7 +164,9 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
         if (strncmp(se->name, "DCGM_FI_", 8) != 0) continue;
         unsigned g;
         if (!gpu_index(pfi_prom_series_label(se, "gpu"), &g)) continue;
-        if (pfi_prom_series_label(se, "GPU_I_ID")) continue; /* a MIG instance */
+        /* A MIG instance's own reading says the GPU is there (its labels
+         * are the GPU's), but its value is not the GPU's. */
+        int mig = pfi_prom_series_label(se, "GPU_I_ID") != NULL;
         dcgm_gpu *d = &gpus[g];
         if (!d->present) {
             d->present = 1;
@@ -154,12 +179,14 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n)
         }
         if (g + 1 > *n) *n = g + 1;
         used++;
+        if (mig && !device_level(se->name)) continue;
         double v = se->value;
         if (!isfinite(v) || is_blank(v)) continue;
         const pfi_gpu_field_desc *fd = pfi_gpu_field_by_dcgm(se->name);
-        if (fd) set_field(&d->s, fd, v);
+        /* Once per GPU: a MIG page repeats it per instance. */
+        if (fd && !(mig && pfi_gpu_sample_has(&d->s, fd->field))) set_field(&d->s, fd, v);
         for (int l = 0; l < N_LIM; l++)
-            if (strcmp(se->name, limit_names[l]) == 0) {
+            if (strcmp(se->name, limit_names[l]) == 0 && !(mig && (d->lim_valid & (1u << l)))) {
                 d->lim[l] = v;
                 d->lim_valid |= 1u << l;
             }
@@ -191,6 +218,10 @@ static int scrape(pfi_backend *b, pfi_error *err)
         pfi_backend_set_error(b, "dcgm: %s", msg);
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "%s", b->last_error);
     }
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < s->body_len; i++) h = (h ^ (unsigned char)s->body[i]) * 1099511628211ULL;
+    if (s->scraped_at < 0 || h != s->body_hash) s->changed_at = mono_s();
+    s->body_hash = h;
     rc = map_scrape(doc, s->gpus, &s->n);
     pfi_prom_doc_destroy(doc);
     if (rc != PFI_OK) {
@@ -221,6 +252,8 @@ static int parse_opts(dcgm_state *s, const char *opts, pfi_error *err)
 {
     s->timeout_ms = 2000;
     s->cache_ms = 500;
+    s->collect_ms = 30000;
+    s->stale_intervals = 3;
     if (!opts || !*opts)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                              "dcgm: no URL (e.g. http://127.0.0.1:9400/metrics)");
@@ -245,9 +278,21 @@ static int parse_opts(dcgm_state *s, const char *opts, pfi_error *err)
             if (end == tok + 9 || *end || s->cache_ms < 0 || s->cache_ms > 3600000)
                 return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                                      "dcgm: %s is not a cache age from 0 to 3600000 ms", tok);
+        } else if (strncmp(tok, "collect_ms=", 11) == 0) {
+            s->collect_ms = strtol(tok + 11, &end, 10);
+            if (end == tok + 11 || *end || s->collect_ms < 1 || s->collect_ms > 3600000)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "dcgm: %s is not an interval from 1 to 3600000 ms", tok);
+        } else if (strncmp(tok, "stale_intervals=", 16) == 0) {
+            s->stale_intervals = strtol(tok + 16, &end, 10);
+            if (end == tok + 16 || *end || s->stale_intervals < 0 || s->stale_intervals > 1000)
+                return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                     "dcgm: %s is not a count from 0 to 1000", tok);
         } else {
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "dcgm: unknown option '%s' (url=, timeout_ms=, cache_ms=)", tok);
+                                 "dcgm: unknown option '%s' (url=, timeout_ms=, cache_ms=, "
+                                 "collect_ms=, stale_intervals=)",
+                                 tok);
         }
     }
     if (!s->url[0]) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "dcgm: empty url=");
@@ -336,13 +381,37 @@ static int dcgm_info(pfi_backend *b, unsigned gpu, pfi_gpu_info *out)
     return rc;
 }
 
+static double page_age(const dcgm_state *s)
+{
+    return mono_s() - s->changed_at;
+}
+
 static int dcgm_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
 {
     int rc;
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&b->lock);
+    dcgm_state *s = b->priv;
     dcgm_gpu *g = gpu_of(b, gpu, &rc);
-    if (g) *out = g->s;
+    double age = page_age(s), stale_s = (double)s->stale_intervals * s->collect_ms / 1000.0;
+    if (g && s->stale_intervals > 0 && age > stale_s) {
+        pfi_backend_set_error(b,
+                              "dcgm: GPU %u: %s has not changed for %.0f s, more than %ld "
+                              "collect intervals of %.0f s: stale",
+                              gpu, s->url, age, s->stale_intervals, s->collect_ms / 1000.0);
+        rc = PFI_EBACKEND;
+    } else if (g) {
+        *out = g->s;
+    }
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+static int dcgm_data_age(pfi_backend *b, unsigned gpu, double *age_s)
+{
+    int rc;
+    pthread_mutex_lock(&b->lock);
+    if (gpu_of(b, gpu, &rc)) *age_s = page_age(b->priv);
     pthread_mutex_unlock(&b->lock);
     return rc;
 }
@@ -400,4 +469,5 @@ const pfi_backend_ops pfi_backend_dcgm_ops = {
     .limits = dcgm_limits,
     .set_limit = dcgm_set_limit,
     .throughput = NULL,
+    .data_age = dcgm_data_age,
 };

@@ -40,6 +40,10 @@ typedef struct pfi_backend_ops {
      * client (NVML persistence mode). Without it an idle GPU's driver may
      * unload and the power limit a cap set is lost (nvml only). */
     int (*persistence)(pfi_backend *b, unsigned gpu, int *enabled);
+    /* Optional (NULL: the sample is read from the device when asked): how
+     * old the data behind the GPU's last sample are, s (dcgm: the time
+     * since the exporter's page last changed). */
+    int (*data_age)(pfi_backend *b, unsigned gpu, double *age_s);
 } pfi_backend_ops;
 
 /* The table entry for a backend name ("nvml", "dcgm", "sim"), or NULL. */
@@ -67,5 +71,7 @@ int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double w);
 int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s);
 /* PFI_ENOTSUP when the backend cannot tell. */
 int pfi_backend_persistence(pfi_backend *b, unsigned gpu, int *enabled);
+/* PFI_ENOTSUP for a backend that reads the device directly (age 0). */
+int pfi_backend_data_age(pfi_backend *b, unsigned gpu, double *age_s);
 
 #endif
