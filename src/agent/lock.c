@@ -86,7 +86,7 @@ int agent_lock_gpus(agent *a, pfi_error *err)
         else
             snprintf(name, sizeof name, "index-%u", g); /* no UUID: the index is all there is */
         snprintf(path, sizeof path, "%s/gpu-%s.lock", dir, name);
-        int fd;
+        int fd = -1;
         int rc = lock_file(path, 0644, &fd, err);
         if (rc == PFI_ESTATE) {
             char holder[32] = "";
