@@ -68,7 +68,7 @@ typedef struct agent_gpu {
  * fields (mean over the job's GPUs) and the job's total power. */
 enum { JF_TOTAL_POWER = PFI_TM_NFIELDS, JF_COUNT };
 
-typedef struct curve_point curve_point; /* curve.c */
+typedef struct curve_point curve_point; /* job_curve.c */
 
 typedef struct agent_job {
     pfi_store_job rec;
@@ -88,7 +88,7 @@ typedef struct agent_job {
     int capped_now;                  /* the newest tick was capped telemetry */
     double kept_pfi, kept_t;         /* the last estimate from uncapped samples, and their time */
     int has_kept;
-    /* The curve seen so far (curve.c): one point per steady cap level. */
+    /* The curve seen so far (job_curve.c): one point per steady cap level. */
     curve_point *points;
     size_t n_points, cap_points;
     double level_w;             /* the level of the newest tick, NaN when mixed */
@@ -209,7 +209,7 @@ int agent_lock_store(agent *a, pfi_error *err);
 int agent_lock_gpus(agent *a, pfi_error *err); /* after the backend is open */
 void agent_unlock_all(agent *a);
 
-/* curve.c (caller holds mu). A tick, after agent_job_push_tick; a report. */
+/* job_curve.c (caller holds mu). A tick, after agent_job_push_tick; a report. */
 void agent_curve_tick(agent *a, agent_job *j, double t);
 void agent_curve_report(agent *a, agent_job *j, double t, double tokens_per_s);
 int agent_curve_steady(const agent_job *j);

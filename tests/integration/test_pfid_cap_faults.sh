@@ -8,18 +8,10 @@
 # answers 501.
 . "$(dirname "$0")/pfid_lib.sh"
 
-: "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
 : "${PFI_SHARED_DIR:?}"
-export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
-export FAKE_NVML_GPUS=2
-export FAKE_NVML_STATE=$WORK/nvml-state
-export FAKE_NVML_CTL=$WORK/nvml-ctl
-: >"$FAKE_NVML_CTL"
+fake_nvml 2
 DB=$WORK/pfid.db
 NV=(--backend nvml --lock-dir "$WORK/locks" --db "$DB" --interval 0.2)
-dev_limit() { awk -v g="$1" '$1 == g { print $2 }' "$FAKE_NVML_STATE"; }
-N=0
-ctl() { N=$((N + 1)); { printf '%s\n' "$@"; echo "# $N"; } >"$FAKE_NVML_CTL.tmp"; mv "$FAKE_NVML_CTL.tmp" "$FAKE_NVML_CTL"; }
 at() { [ "$(dev_limit "$1")" = "$2" ]; }
 drift_is() { [ "$(metric pfi_agent_cap_drift_total)" = "$1" ]; }
 metric() { req GET /metrics "" no; awk -v m="$1" '$1 == m { print $2 }' <<<"$BODY"; }
@@ -53,30 +45,30 @@ ok "the prior limit (600 W) comes back on DELETE, expiry, restart and SIGTERM"
 pfid_start "$WORK/drift.log" "${NV[@]}"
 req PUT /v1/gpus/1/limit '{"watts":300,"expires_s":600}'; expect 200 "cap GPU 1"
 [ "$(metric pfi_agent_cap_drift_total)" = 0 ] || fail "drift before any"
-ctl "revert 1"
+nvml_ctl "revert 1"
 # The fake applies the revert at pfid's next NVML call, and pfid re-applies
 # the cap at the sample after: the count says both happened.
 wait_until 5 drift_is 1 || fail "drift_total $(metric pfi_agent_cap_drift_total)"
 wait_until 5 at 1 300000 || fail "reverted cap not re-applied: $(dev_limit 1)"
-ctl "revert 1"
+nvml_ctl "revert 1"
 wait_until 5 at 1 300000 || fail "second revert not re-applied"
 wait_until 5 drift_is 2 || fail "drift_total $(metric pfi_agent_cap_drift_total), expected 2"
 [ "$(grep -c "not the cap of 300 W" "$WORK/drift.log")" = 2 ] || fail "drift log lines: $(grep "not the cap" "$WORK/drift.log")"
 ok "a reverted cap is re-applied within a sample, counted (2 episodes), logged once each"
-ctl "revert 1" "fail nvmlDeviceSetPowerManagementLimit:1"
+nvml_ctl "revert 1" "fail nvmlDeviceSetPowerManagementLimit:1"
 notheld() { req GET /healthz "" no; [ "$CODE" = 503 ] && grep -q "cap not held: GPU 1" <<<"$BODY"; }
 wait_until 5 notheld || fail "a cap that cannot be re-applied not on /healthz: $CODE $BODY"
 sleep 1 # five more samples: still one line for the episode
 [ "$(grep -c "re-applying failed" "$WORK/drift.log")" = 1 ] || fail "log lines while failing: $(grep -c "re-applying failed" "$WORK/drift.log")"
 [ "$(metric pfi_agent_cap_drift_total)" = 3 ] || fail "one episode counted more than once: $(metric pfi_agent_cap_drift_total)"
-ctl ""
+nvml_ctl ""
 wait_until 5 at 1 300000 || fail "not re-applied once the driver works"
 healthy() { req GET /healthz "" no; [ "$CODE" = 200 ]; }
 wait_until 5 healthy || fail "not healthy again: $BODY"
 ok "a re-apply the driver refuses: 503, one log line for the episode, re-applied when it works"
 
 # --- item 9: an out-of-band limiter below the cap ---
-ctl "external 1 250000"
+nvml_ctl "external 1 250000"
 ext() { req GET /v1/gpus "" no; [ "$(jq_py 'd["gpus"][1]["limits"]["externally_limited"]')" = True ]; }
 wait_until 5 ext || fail "externally_limited not shown: $BODY"
 [ "$(jq_py 'd["gpus"][1]["limits"]["enforced_w"]')" = 250.0 ] || fail "enforced_w: $BODY"
@@ -89,7 +81,7 @@ req PUT /v1/gpus/1/limit '{"watts":400,"expires_s":600}'; expect 200 "cap above 
 [ "$(jq_py 'd["externally_limited"]')" = True ] && [ "$(jq_py 'd["limit_w"]')" = 400.0 ] || fail "cap response: $BODY"
 [ "$(metric pfi_agent_cap_drift_total)" = 3 ] || fail "external limit counted as drift"
 ok "an out-of-band limit below the cap: externally_limited in JSON and /metrics, the cap holds"
-ctl ""
+nvml_ctl ""
 pfid_stop TERM
 [ "$RC" = 0 ] || fail "exit $RC"
 

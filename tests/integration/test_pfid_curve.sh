@@ -7,11 +7,8 @@
 # the fake NVML's own power read through /v1/gpus.
 . "$(dirname "$0")/pfid_lib.sh"
 
-: "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
-export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
-export FAKE_NVML_GPUS=2
+fake_nvml 2
 export FAKE_NVML_JOB=0.8,0.9,0.4,0.6,16000
-export FAKE_NVML_STATE=$WORK/nvml-state
 NV=(--backend nvml --lock-dir "$WORK/locks" --db "$WORK/pfid.db" --interval 0.2 --phase-hold 0.4)
 report() { for v in "$@"; do req POST /v1/jobs/llama/throughput "{\"tokens_per_s\":$v}"; [ "$CODE" = 200 ] || fail "report $v: $CODE"; done; }
 gpu_power() { req GET /v1/gpus "" no; jq_py "d['gpus'][0]['sample']['power_watts'] + d['gpus'][1]['sample']['power_watts']"; }

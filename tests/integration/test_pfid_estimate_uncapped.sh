@@ -6,9 +6,7 @@
 # capped samples; lifting the cap makes it "uncapped" again.
 . "$(dirname "$0")/pfid_lib.sh"
 
-: "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
-export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
-export FAKE_NVML_GPUS=2
+fake_nvml 2
 export FAKE_NVML_JOB=0.8,0.9,0.4,0.6,16000
 cat >"$WORK/model.json" <<'EOF_M'
 {"format":"pfi-model","version":1,"kind":"ols","features":["dram_copy_product","clock_frac_boost"],

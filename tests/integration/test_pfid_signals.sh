@@ -6,18 +6,10 @@
 # restore failing, the store failing, a GPU that cannot be read).
 . "$(dirname "$0")/pfid_lib.sh"
 
-: "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
-export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
-export FAKE_NVML_GPUS=2
-export FAKE_NVML_STATE=$WORK/nvml-state
-export FAKE_NVML_CTL=$WORK/nvml-ctl
-: >"$FAKE_NVML_CTL"
+fake_nvml 2
 DB=$WORK/pfid.db
 NV=(--backend nvml --lock-dir "$WORK/locks" --db "$DB" --interval 0.2)
-dev_limit() { awk -v g="$1" '$1 == g { print $2 }' "$FAKE_NVML_STATE"; }
 caps() { sqlite3 "$DB" 'SELECT count(*) FROM caps'; }
-# ctl LINE...: what the fake driver does from now on (FAKE_NVML_CTL).
-ctl() { printf '%s\n' "$@" >"$FAKE_NVML_CTL.tmp"; mv "$FAKE_NVML_CTL.tmp" "$FAKE_NVML_CTL"; }
 
 # --- every terminating signal restores ---
 for sig in TERM INT QUIT USR1 USR2 ALRM VTALRM PROF XCPU IO PWR RTMIN RTMAX; do
@@ -66,7 +58,7 @@ ok "SIGHUP reloads the model (estimate moved by the new intercept), a broken fil
 pfid_start "$WORK/refuse.log" "${NV[@]}"
 req GET /healthz "" no; expect 200 "healthy at start"
 req PUT /v1/gpus/1/limit '{"watts":300,"expires_s":600}'; expect 200 "cap GPU 1"
-ctl "fail nvmlDeviceSetPowerManagementLimit:1"
+nvml_ctl "fail nvmlDeviceSetPowerManagementLimit:1"
 req DELETE /v1/gpus/1/limit; expect 502 "restore refused by the driver"
 req GET /healthz "" no; expect 503 "/healthz while a restore fails"
 grep -q "restore failed: GPU 1 cannot be put back to 700 W (cap 300 W)" <<<"$BODY" || fail "healthz reason: $BODY"
@@ -76,16 +68,16 @@ grep -q "GPU 1: restoring 700 W at shutdown failed: .*the cap of 300 W" "$WORK/r
 [ "$(caps)" = 1 ] || fail "record of the unrestored cap dropped"
 [ "$(dev_limit 1)" = 300000 ] || fail "fake driver state: $(dev_limit 1)"
 ok "a refused restore: 503 with the reason, exit 3, the GPU and watts logged, record kept"
-ctl ""
+nvml_ctl ""
 pfid_start "$WORK/after.log" "${NV[@]}"
 [ "$(dev_limit 1)" = 700000 ] || fail "next start did not restore GPU 1"
 req GET /healthz "" no; expect 200 "healthy once restored"
 
 # --- a GPU that cannot be read ---
-ctl "fail *:1=15"
+nvml_ctl "fail *:1=15"
 lost() { req GET /healthz "" no; [ "$CODE" = 503 ] && grep -q "backend down: GPU 1" <<<"$BODY"; }
 wait_until 5 lost || fail "lost GPU not on /healthz: $CODE $BODY"
-ctl ""
+nvml_ctl ""
 
 healthy() { req GET /healthz "" no; [ "$CODE" = 200 ]; }
 wait_until 5 healthy || fail "not healthy again: $CODE $BODY"

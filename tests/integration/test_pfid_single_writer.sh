@@ -5,14 +5,10 @@
 # on the device, its cap records stay in the store as they were.
 . "$(dirname "$0")/pfid_lib.sh"
 
-: "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
-export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
-export FAKE_NVML_GPUS=2
-export FAKE_NVML_STATE=$WORK/nvml-state
+fake_nvml 2
 DB=$WORK/pfid.db
 LOCKS=$WORK/locks
 NV=(--backend nvml --lock-dir "$LOCKS" --interval 0.2)
-dev_limit() { awk -v g="$1" '$1 == g { print $2 }' "$FAKE_NVML_STATE"; }
 caps_rows() { sqlite3 "$DB" 'SELECT gpu, watts, set_at, expires_at FROM caps ORDER BY gpu'; }
 
 pfid_start "$WORK/first.log" "${NV[@]}" --db "$DB"
