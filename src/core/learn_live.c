@@ -53,7 +53,10 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
  * noisy reading's loss at a small cut is within its SD, where probing
  * deeper only adds noise to chase. Chosen on the families' table (README). */
 #define PRIOR_SHARE_EXACT 0.25
-#define OPTIMISM 1.0 /* exploring rounds: how far towards the optimistic bound (see estimate) */
+/* exploring rounds: how far towards the optimistic bound (see estimate);
+ * a little past it (never above the next knot) draws the probes that find
+ * dead zones and knees within the rounds. Chosen on the families' table. */
+#define OPTIMISM 1.2
 /* the last EXPLOIT exploring rounds use the plain estimate: the kept
  * combination then has readings where the estimated optimum is */
 #define EXPLOIT 1
