@@ -37,7 +37,7 @@
  * exploring stops early when the equal round's measured losses (Tmax - T)
  * are within 4 SD of their noise (no gain could be told from luck: the
  * equal share is kept), or when the exploring rounds' measured losses
- * against the equal round add up to more than those losses; a
+ * against the equal round add up to more than twice those losses; a
  * round that measures worse than equal halves the trust region, one that
  * gains widens it (probing is 0 once exploring has stopped). Readings are
  * kept across epochs: a budget change re-explores from what was learned.
