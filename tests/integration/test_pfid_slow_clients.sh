@@ -88,9 +88,12 @@ ok "two Content-Length headers, or one with Transfer-Encoding: 400"
 pfid_stop TERM
 
 # --- every ordinary slot taken: the reserve for authorized clients ---
-pfid_start "$WORK/b.log" "${SIM[@]}" --db "$WORK/b.db" --http-max-conns 64 --http-conns-per-ip 1000 --http-timeout 5
+# The idle timeout and the hold are long (the flood is killed once checked):
+# on a loaded machine, connecting 200 sockets can take seconds, and a slot
+# freed by the timeout would let the untrusted address in for the wrong reason.
+pfid_start "$WORK/b.log" "${SIM[@]}" --db "$WORK/b.db" --http-max-conns 64 --http-conns-per-ip 1000 --http-timeout 60
 req PUT /v1/gpus/1/limit '{"watts":300,"expires_s":600}'; expect 200 "the controller caps GPU 1 (127.0.0.1 is now trusted)"
-flood 127.0.0.2 "$PORT" 200 4
+flood 127.0.0.2 "$PORT" 200 60
 wait_until 20 flooded || fail "flood did not start"
 sleep 0.3
 [ "$(fast GET /healthz 127.0.0.3)" = 000 ] || fail "an untrusted address got a reserved slot"
