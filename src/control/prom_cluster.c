@@ -112,11 +112,24 @@ static void *grow(void *p, size_t *cap, size_t n, size_t elem)
     return q;
 }
 
+static size_t node_find(builder *b, const char *inst, int create, int *oom);
+static size_t job_find(builder *b, const char *id, int create, int *oom);
+
 /* The node of that instance, created when asked; SIZE_MAX when the name is
  * unusable (or no memory, then *oom). */
-static size_t node_of(builder *b, const char *inst, int create, int *oom)
+static size_t node_of(builder *b, const char *inst, int create, int *oom, size_t *hint)
 {
     if (!inst || !inst[0] || strlen(inst) > PFI_PC_INSTANCE_MAX) return SIZE_MAX;
+    /* Prometheus lists the groups of every "by (instance)" query in the same
+     * order: the row after the last one found is the first guess */
+    if (*hint < b->v->n_nodes && strcmp(b->v->nodes[*hint].instance, inst) == 0) return (*hint)++;
+    size_t pos = node_find(b, inst, create, oom);
+    *hint = pos == SIZE_MAX ? SIZE_MAX : pos + 1;
+    return pos;
+}
+
+static size_t node_find(builder *b, const char *inst, int create, int *oom)
+{
     uint64_t h = ctl_hash_str(inst);
     const void *k[2] = {b, inst};
     size_t pos = ctl_index_get(&b->node_ix, h, node_eq, k);
@@ -126,15 +139,23 @@ static size_t node_of(builder *b, const char *inst, int create, int *oom)
     b->v->nodes = arr;
     pfi_pc_node *nd = &arr[b->v->n_nodes];
     memset(nd, 0, sizeof *nd);
-    snprintf(nd->instance, sizeof nd->instance, "%s", inst);
+    memcpy(nd->instance, inst, strlen(inst) + 1); /* length checked by node_of */
     nd->n_gpus = nd->max_sum_w = nd->lo_w = nd->hi_w = nd->idle_w = NAN;
     if (ctl_index_put(&b->node_ix, h, b->v->n_nodes) != 0) return *oom = 1, SIZE_MAX;
     return b->v->n_nodes++;
 }
 
-static size_t job_of(builder *b, const char *id, int create, int *oom)
+static size_t job_of(builder *b, const char *id, int create, int *oom, size_t *hint)
 {
     if (!id || !id[0] || strlen(id) > PFI_CL_ID_MAX) return SIZE_MAX;
+    if (*hint < b->v->n_jobs && strcmp(b->v->jobs[*hint].id, id) == 0) return (*hint)++;
+    size_t pos = job_find(b, id, create, oom);
+    *hint = pos == SIZE_MAX ? SIZE_MAX : pos + 1;
+    return pos;
+}
+
+static size_t job_find(builder *b, const char *id, int create, int *oom)
+{
     uint64_t h = ctl_hash_str(id);
     const void *k[2] = {b, id};
     size_t pos = ctl_index_get(&b->job_ix, h, job_eq, k);
@@ -144,7 +165,7 @@ static size_t job_of(builder *b, const char *id, int create, int *oom)
     b->v->jobs = arr;
     pfi_pc_job *j = &arr[b->v->n_jobs];
     memset(j, 0, sizeof *j);
-    snprintf(j->id, sizeof j->id, "%s", id);
+    memcpy(j->id, id, strlen(id) + 1); /* length checked by job_of */
     j->power_w = j->tokens_per_s = j->pfi = NAN;
     if (ctl_index_put(&b->job_ix, h, b->v->n_jobs) != 0) return *oom = 1, SIZE_MAX;
     return b->v->n_jobs++;
@@ -187,14 +208,15 @@ int pfi_pc_view_build(const pfi_prom_vec a[PFI_PC_NQ], pfi_pc_view *out, pfi_err
     int oom = 0;
     /* members first: they make the jobs (a job without GPUs cannot be capped) */
     const pfi_prom_vec *m = &a[PFI_PC_MEMBERS];
+    size_t nh = SIZE_MAX, jh = SIZE_MAX;
     for (size_t i = 0; i < m->n && !oom; i++) {
         pfi_pc_member mb = {0};
-        size_t nd = node_of(&b, pfi_prom_vec_label(m, i, 0), 1, &oom);
+        size_t nd = node_of(&b, pfi_prom_vec_label(m, i, 0), 1, &oom, &nh);
         if (nd == SIZE_MAX || parse_gpus(pfi_prom_vec_label(m, i, 2), mb.gpus, &mb.n_gpus) != 0) {
             v.skipped++;
             continue;
         }
-        size_t j = job_of(&b, pfi_prom_vec_label(m, i, 1), 1, &oom);
+        size_t j = job_of(&b, pfi_prom_vec_label(m, i, 1), 1, &oom, &jh);
         if (j == SIZE_MAX) {
             v.skipped += !oom;
             continue;
@@ -220,11 +242,12 @@ int pfi_pc_view_build(const pfi_prom_vec a[PFI_PC_NQ], pfi_pc_view *out, pfi_err
     for (int q = 0; q < PFI_PC_NQ && !oom; q++) {
         if (q == PFI_PC_MEMBERS) continue;
         const pfi_prom_vec *x = &a[q];
+        size_t hint = SIZE_MAX;
         for (size_t i = 0; i < x->n && !oom; i++) {
             double val = x->values[i];
             const char *key = pfi_prom_vec_label(x, i, 0);
             if (Q[q].by_job) {
-                size_t j = job_of(&b, key, 0, &oom);
+                size_t j = job_of(&b, key, 0, &oom, &hint);
                 if (j == SIZE_MAX || !isfinite(val)) continue; /* a job with no GPUs known */
                 pfi_pc_job *jb = &v.jobs[j];
                 if (q == PFI_PC_JPOWER) jb->power_w = val;
@@ -233,7 +256,7 @@ int pfi_pc_view_build(const pfi_prom_vec a[PFI_PC_NQ], pfi_pc_view *out, pfi_err
                 else if (q == PFI_PC_JTRAIN) jb->training = val == 1;
                 continue;
             }
-            size_t n = node_of(&b, key, 1, &oom);
+            size_t n = node_of(&b, key, 1, &oom, &hint);
             if (n == SIZE_MAX) {
                 v.skipped += !oom;
                 continue;

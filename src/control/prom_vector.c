@@ -33,6 +33,10 @@ static void ws(parser *P)
 
 static int expect(parser *P, char c)
 {
+    if (P->p < P->e && *P->p == c) { /* the usual case: no blank before it */
+        P->p++;
+        return PFI_OK;
+    }
     ws(P);
     if (P->p >= P->e || *P->p != c) {
         char m[32];
@@ -46,6 +50,10 @@ static int expect(parser *P, char c)
 /* Is the next non-blank byte c? Consumes it if so. */
 static int take(parser *P, char c)
 {
+    if (P->p < P->e && *P->p == c) {
+        P->p++;
+        return 1;
+    }
     ws(P);
     if (P->p < P->e && *P->p == c) {
         P->p++;
@@ -126,6 +134,16 @@ static size_t put_utf8(char *d, unsigned cp)
     return 4;
 }
 
+/* PLAIN[c]: c may stand for itself in a string and needs no check. */
+static const unsigned char PLAIN[256] = {
+#define R8(x) x, x, x, x, x, x, x, x
+    R8(0), R8(0), R8(0), R8(0),                       /* 0x00-0x1f: control characters */
+    1, 1, 0, 1, 1, 1, 1, 1, R8(1), R8(1), R8(1),      /* 0x20-0x3f: '"' at 0x22 */
+    R8(1), R8(1), R8(1), 1, 1, 1, 1, 0, 1, 1, 1,      /* 0x40-0x5f: '\\' at 0x5c */
+    R8(1), R8(1), R8(1), R8(1),                       /* 0x60-0x7f */
+#undef R8
+};
+
 /* A string at P->p (after blanks). Validated; when out is non-NULL its
  * decoded bytes are appended to the vector's text (NUL-terminated) and
  * *out is their offset. raw and raw_len give the undecoded span when it has
@@ -142,10 +160,9 @@ static int string(parser *P, size_t *out, const char **raw, size_t *raw_len)
     }
     for (;;) {
         const char *q = P->p;
-        /* the common run: printable ASCII */
-        while (q < P->e && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20 &&
-               (unsigned char)*q < 0x80)
-            q++;
+        /* the common run: printable ASCII but '"' and '\\' (one load a byte;
+         * 8 bytes a word was slower on strings this short) */
+        while (q < P->e && PLAIN[(unsigned char)*q]) q++;
         if (out && q > P->p) {
             if (grow_text(P, (size_t)(q - P->p)) != PFI_OK) return P->rc;
             memcpy(P->v->text + P->v->text_len, P->p, (size_t)(q - P->p));
@@ -300,6 +317,43 @@ static int key_is(const char *raw, size_t n, const char *k)
     return raw && strlen(k) == n && memcmp(raw, k, n) == 0;
 }
 
+/* Plain decimals ("-12.5", "4") of at most 15 significant digits and 22
+ * decimals, the most of what Prometheus writes: the digits are an exact
+ * integer m < 2^53 and 10^k is exact, so m / 10^k is the correctly rounded
+ * value strtod would give (Clinger's fast path), at a tenth of its cost.
+ * 0 for anything else (exponents, NaN, Inf, long digits): strtod reads it. */
+static int fast_decimal(const char *s, size_t n, double *out)
+{
+    static const double P10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0;
+    int neg = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    uint64_t m = 0;
+    int digits = 0, frac = -1, lead = 1;
+    if (i == n) return 0;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == '.') {
+            if (frac >= 0) return 0;
+            frac = 0;
+            continue;
+        }
+        if (c < '0' || c > '9') return 0;
+        if (frac >= 0) frac++;
+        if (lead && c == '0') continue; /* leading zeros are not significant */
+        lead = 0;
+        if (++digits > 15) return 0;
+        m = m * 10 + (uint64_t)(c - '0');
+    }
+    if (frac == 0 || frac > 22 || (s[n - 1] == '.') || (s[neg || s[0] == '+'] == '.')) return 0;
+    double v = (double)m;
+    if (frac > 0) v /= P10[frac];
+    *out = neg ? -v : v;
+    return 1;
+}
+
 /* [<time>, "<value>"] */
 static int sample(parser *P, double *v)
 {
@@ -312,10 +366,12 @@ static int sample(parser *P, double *v)
     if (string(P, NULL, &raw, &n) != PFI_OK) return P->rc;
     char buf[64], *end;
     if (!raw || n == 0 || n >= sizeof buf) return fail(P, PFI_EINVAL, "a sample's value is not a number");
-    memcpy(buf, raw, n);
-    buf[n] = '\0';
-    *v = strtod(buf, &end);
-    if (*end) return fail(P, PFI_EINVAL, "a sample's value is not a number");
+    if (!fast_decimal(raw, n, v)) {
+        memcpy(buf, raw, n);
+        buf[n] = '\0';
+        *v = strtod(buf, &end);
+        if (*end) return fail(P, PFI_EINVAL, "a sample's value is not a number");
+    }
     return expect(P, ']');
 }
 

@@ -129,6 +129,50 @@ static void test_escapes(void **st)
     pfi_prom_vec_free(&v);
 }
 
+/* Every value as strtod reads it, bit for bit: the short decimals go
+ * through a fast path, the rest (17 digits, exponents, NaN, Inf) through
+ * strtod; both must agree with strtod on the same text. */
+static void test_values_exact(void **st)
+{
+    (void)st;
+    enum { N = 20000 };
+    char *doc = malloc((size_t)N * 64 + 256), (*txt)[40] = malloc(N * sizeof *txt);
+    size_t o = (size_t)sprintf(doc, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[");
+    uint64_t x = 88172645463325252ULL;
+    static const char *const odd[] = {"NaN", "+Inf", "-Inf", "1e3", "-0", "0.000", "007.5",
+                                      "123456789012345.6", "1234567890123456", "0.1", "-0.3",
+                                      "9007199254740993", "2780.3999999996463", "1e-320"};
+    for (int i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (i < (int)(sizeof odd / sizeof odd[0])) {
+            snprintf(txt[i], sizeof txt[i], "%s", odd[i]);
+        } else {
+            int digits = 1 + (int)(x % 17), point = (int)((x >> 8) % (unsigned)(digits + 1));
+            char d[24];
+            for (int k = 0; k < digits; k++) d[k] = (char)('0' + (x >> (12 + 2 * k)) % 10);
+            d[digits] = '\0';
+            if (point == 0 || point == digits)
+                snprintf(txt[i], sizeof txt[i], "%s%s", (x >> 60) & 1 ? "-" : "", d);
+            else
+                snprintf(txt[i], sizeof txt[i], "%s%.*s.%s", (x >> 60) & 1 ? "-" : "", point, d, d + point);
+        }
+        o += (size_t)sprintf(doc + o, "%s{\"metric\":{},\"value\":[1.5,\"%s\"]}", i ? "," : "", txt[i]);
+    }
+    sprintf(doc + o, "]}}");
+    pfi_prom_vec v = {0};
+    pfi_error err;
+    assert_int_equal(parse(doc, NULL, 0, &v, &err), PFI_OK);
+    assert_int_equal(v.n, N);
+    for (int i = 0; i < N; i++) {
+        double want = strtod(txt[i], NULL);
+        if (memcmp(&want, &v.values[i], sizeof want) != 0 && !(isnan(want) && isnan(v.values[i])))
+            fail_msg("'%s': %.17g, strtod %.17g", txt[i], v.values[i], want);
+    }
+    pfi_prom_vec_free(&v);
+    free(doc);
+    free(txt);
+}
+
 static void load_all(pfi_prom_vec a[PFI_PC_NQ])
 {
     static const char *const names[PFI_PC_NQ] = {
@@ -258,7 +302,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recorded_members), cmocka_unit_test(test_recorded_shapes),
-        cmocka_unit_test(test_escapes),          cmocka_unit_test(test_view_recorded),
+        cmocka_unit_test(test_escapes),          cmocka_unit_test(test_values_exact),
+        cmocka_unit_test(test_view_recorded),
         cmocka_unit_test(test_view_bad_rows),    cmocka_unit_test(test_query_text)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
