@@ -27,13 +27,6 @@
 #define JOBS 10000
 #define RUNS 9
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 typedef struct sbuf {
     char *s;
     size_t n, cap;
@@ -162,7 +155,7 @@ int main(void)
     double t[RUNS], tp[RUNS], tv[RUNS];
     size_t rows = 0, n_members = 0, n_gpus = 0;
     for (int r = 0; r < RUNS; r++) {
-        double t0 = cpu_now();
+        double t0 = bench_cpu_now();
         pfi_prom_vec a[PFI_PC_NQ];
         memset(a, 0, sizeof a);
         rows = 0;
@@ -176,11 +169,11 @@ int main(void)
             }
             rows += a[q].n;
         }
-        double t1 = cpu_now();
+        double t1 = bench_cpu_now();
         pfi_pc_view v = {0};
         if (pfi_pc_view_build(a, &v, NULL) != PFI_OK || v.n_jobs != JOBS) exit(1);
         for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
-        double t2 = cpu_now();
+        double t2 = bench_cpu_now();
         /* the merge: every job's GPUs, its cap range, its figures */
         n_members = v.n_members;
         n_gpus = 0;
@@ -209,7 +202,7 @@ int main(void)
         if (pfi_plan_set_jobs(plan, pj, v.n_jobs, NULL) != PFI_OK) exit(1);
         pfi_plan_result res;
         if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, NULL) != PFI_OK) exit(1);
-        t[r] = cpu_now() - t0;
+        t[r] = bench_cpu_now() - t0;
         tp[r] = t1 - t0;
         tv[r] = t2 - t1;
         if (res.total_power_w > 0.7 * gpu_w * (1 + 1e-9) || n_gpus != (size_t)NODES * GPUS) exit(1);

@@ -68,3 +68,19 @@ for g in json.load(sys.stdin)['gpus']:
     print($i, g['gpu'], g['sample']['power_watts'], g['limits']['enforced_w'], 1 if g['cap'] else 0)"
     done
 }
+
+# sum_power: the GPUs' power on every live node, W (their own readings).
+sum_power() { gpu_state | awk '{s += $3} END {printf "%.1f", s}'; }
+
+# under_after SECONDS: sum_power stays <= $LIMIT (+1 W) for SECONDS.
+under_after() {
+    local end=$(($(date +%s) + $1))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        local p; p=$(sum_power)
+        python3 -c "import sys; sys.exit(0 if $p <= $LIMIT + 1 else 1)" || { echo "over: $p > $LIMIT" >&2; return 1; }
+        sleep 0.2
+    done
+}
+
+# caps_of NODE GPU: the enforced limit of that GPU.
+caps_of() { gpu_state | awk -v n="$1" -v g="$2" '$1 == n && $2 == g {print $4}'; }

@@ -53,7 +53,6 @@ query() { curl -s --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1";
 scalar() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")' 2>/dev/null || echo nan; }
 seen_all() { [ "$(scalar 'count(pfi_job_info{job="pfid"})')" = 8 ] && [ "$(scalar 'count(pfi_gpu_power_watts{job="pfid"})')" = 16 ]; }
 wait_until 40 seen_all || fail "Prometheus never saw the 8 job series and 16 GPUs: $(tail -3 "$WORK/prometheus.log")"
-sum_power() { gpu_state | awk '{s += $3} END {printf "%.1f", s}'; }
 wait_until 15 python3 -c "import sys; sys.exit(0 if $(sum_power) > 8000 else 1)" || fail "the jobs never reached full power"
 
 ctl_start "$WORK/ctl.log" --db "$WORK/ctl.db" --period $PERIOD --policy pfi \
@@ -89,19 +88,10 @@ fi
 END=$(python3 -c "import time; print(int(time.time()) + 90)")
 creq POST /v1/targets "{\"id\":\"dr-1\",\"gpu_power_w\":$LIMIT,\"start\":$(date +%s),\"duration_s\":90}"
 expect 201 "POST a target at 70%"
-under_after() {  # under_after SECONDS: the sum stays <= LIMIT for SECONDS
-    local end=$(($(date +%s) + $1))
-    while [ "$(date +%s)" -lt "$end" ]; do
-        local p; p=$(sum_power)
-        python3 -c "import sys; sys.exit(0 if $p <= $LIMIT + 1 else 1)" || { echo "over: $p > $LIMIT" >&2; return 1; }
-        sleep 0.2
-    done
-}
 sleep $(python3 -c "print(3 * $PERIOD + 0.5)")
 under_after 3 || fail "over the target after 3 periods"
 ok "under $LIMIT W from 3 periods (and a scrape) after the step, for 3 s"
 
-caps_of() { gpu_state | awk -v n="$1" -v g="$2" '$1 == n && $2 == g {print $4}'; }
 [ "$(caps_of 0 0)" = "$(caps_of 1 0)" ] && [ "$(caps_of 0 1)" = "$(caps_of 1 1)" ] && [ "$(caps_of 0 0)" = "$(caps_of 0 1)" ] ||
     fail "the job across nodes 0 and 1 has different caps: $(caps_of 0 0) $(caps_of 0 1) $(caps_of 1 0) $(caps_of 1 1)"
 [ "$(gpu_state | awk '$5 == 1' | wc -l)" = 16 ] || fail "not every GPU capped: $(gpu_state)"
