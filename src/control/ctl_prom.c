@@ -73,7 +73,9 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
     if (rc != PFI_OK) {
         char why[256];
         snprintf(why, sizeof why, "Prometheus: %.240s", err.msg);
-        if (c->periods % 12 == 1 || c->prev_active) ctl_log("%s: caps held stay as they are", why);
+        int was_up = 0; /* said when it stops answering, then once a minute or so */
+        for (size_t a = 0; a < pfi_agents_count(c->agents); a++) was_up |= pfi_agents_get(c->agents, a)->up;
+        if (was_up || c->periods % 12 == 1) ctl_log("%s: caps held stay as they are", why);
         all_down(c, why, now, fixed_w, measured_w);
         goto out;
     }

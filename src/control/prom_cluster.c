@@ -354,16 +354,19 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
         const char *const *labels = pfi_pc_query_labels((pfi_pc_query)q, &nl);
         pfi_error pe;
         pfi_error_clear(&pe);
+        char text[4096]; /* said in an error: which query */
+        pfi_pc_query_text((pfi_pc_query)q, match, text, sizeof text, NULL);
         if (x[q].cc != CURLE_OK)
-            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "Prometheus %.200s: %s", url,
+            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "%.200s: %s", url,
                                curl_easy_strerror(x[q].cc));
         else if (x[q].buf.too_big)
-            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "Prometheus %.200s: answer too large", url);
+            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "%.200s: answer too large", url);
         else if ((rc = pfi_prom_vec_parse(x[q].buf.data, x[q].buf.len, labels, nl, &a[q], &pe)) !=
                  PFI_OK)
-            pfi_error_set(err, rc, NULL, 0, "Prometheus query %d (HTTP %ld): %.300s", q, st, pe.msg);
+            pfi_error_set(err, rc, NULL, 0, "'%.120s' (HTTP %ld): %.300s", text, st,
+                          pe.msg);
         else if (st != 200)
-            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "Prometheus query %d: HTTP %ld", q, st);
+            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "'%.120s': HTTP %ld", text, st);
     }
     for (int q = 0; q < PFI_PC_NQ; q++) {
         if (x[q].h) {
