@@ -85,9 +85,22 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
     /* the agents: who is up, their size */
     for (size_t n = 0; n < v.n_nodes; n++) ag[n] = agent_of(c, v.nodes[n].instance);
     char *seen = calloc(pfi_agents_count(c->agents) + 1, 1);
-    for (size_t n = 0; seen && n < v.n_nodes; n++) {
-        if (ag[n] == SIZE_MAX) continue;
+    if (!seen) {
+        all_down(c, "out of memory", now, fixed_w, measured_w);
+        goto out;
+    }
+    for (size_t n = 0; n < v.n_nodes; n++) {
         const pfi_pc_node *nd = &v.nodes[n];
+        if (ag[n] == SIZE_MAX) {
+            /* no agent to cap it through (an instance no URL can be made
+             * of): all it may draw is fixed */
+            double w = isfinite(nd->max_sum_w) ? nd->max_sum_w
+                       : isfinite(nd->n_gpus)  ? nd->n_gpus * UNKNOWN_GPU_W
+                                               : 0;
+            *fixed_w += w;
+            *measured_w += w;
+            continue;
+        }
         pfi_agent_info *g = pfi_agents_get(c->agents, ag[n]);
         seen[ag[n]] = 1;
         if (nd->down) {
@@ -104,7 +117,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         if (nd->read_only) g->cannot_cap = 1;
         (*up)++;
     }
-    for (size_t a = 0; seen && a < pfi_agents_count(c->agents); a++) {
+    for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
         pfi_agent_info *g = pfi_agents_get(c->agents, a);
         if (!seen[a]) {
             g->up = 0;
