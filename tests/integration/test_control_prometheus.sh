@@ -98,22 +98,7 @@ ok "under $LIMIT W from 3 periods (and a scrape) after the step, for 3 s"
 ok "every GPU capped, one cap for the job spanning two nodes ($(caps_of 0 0) W)"
 
 # --- SIGKILL of an agent: Prometheus says up == 0; counted at 4 x 700 W ---
-kill -KILL "${NODE_PID[3]}"
-wait "${NODE_PID[3]}" 2>/dev/null || true
-sleep $(python3 -c "print(4 * $PERIOD + 1)")
-LIVE=$(sum_power)
-python3 -c "import sys; sys.exit(0 if $LIVE + 2800 <= $LIMIT + 1 else 1)" ||
-    fail "with node 3 dead: live $LIVE W + 2800 W counted > $LIMIT W"
-creq GET /v1/status "" no
-[ "$(jq_py 'd["agents_up"]')" = 3 ] || fail "agents_up: $BODY"
-ok "node 3 killed: live $LIVE W + its 2800 W maximum under $LIMIT W"
-node_restart 3 4 "$WORK/jobs3.csv"
-wait_until 5 bash -c "curl -sf ${NODES[3]}/healthz" || fail "node 3 did not come back"
-sleep $(python3 -c "print(3 * $PERIOD + 1)")
-under_after 2 || fail "over after node 3 came back"
-creq GET /v1/status "" no
-[ "$(jq_py 'd["agents_up"]')" = 4 ] || fail "node 3 did not rejoin: $BODY"
-ok "node 3 back: rejoined, still under"
+agent_death 3 4 "$WORK/jobs3.csv" $(python3 -c "print(4 * $PERIOD + 1)")
 
 # --- SIGKILL and restart of the controller mid-event: the caps stay ---
 kill -KILL "$CTL_PID"
