@@ -27,13 +27,6 @@
 #define GPUS 8
 #define JOBS 10000
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Node n's /v1/gpus and /v1/jobs: 8 GPUs; jobs of 10 GPUs laid over the
  * nodes in order (so most span two nodes). */
 static void listings(int n, char *g, size_t gl, char *j, size_t jl)
@@ -78,7 +71,7 @@ static void bench_period(void)
     pfi_plan_create(&plan);
     double t[5], tp[5];
     for (int r = 0; r < 5; r++) {
-        double t0 = cpu_now();
+        double t0 = bench_cpu();
         memset(mj, 0, JOBS * sizeof *mj);
         double gpu_w = 0;
         for (int n = 0; n < NODES; n++) {
@@ -100,7 +93,7 @@ static void bench_period(void)
             }
             pfi_cl_node_clear(&node);
         }
-        double t1 = cpu_now();
+        double t1 = bench_cpu();
         tp[r] = t1 - t0;
         for (int i = 0; i < JOBS; i++)
             pj[i] = (pfi_plan_job){.id = mj[i].id, .n_gpus = mj[i].n, .min_w = 200, .max_w = 700,
@@ -108,7 +101,7 @@ static void bench_period(void)
         if (pfi_plan_set_jobs(plan, pj, JOBS, NULL) != PFI_OK) exit(1);
         pfi_plan_result res;
         if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, NULL) != PFI_OK) exit(1);
-        t[r] = cpu_now() - t0;
+        t[r] = bench_cpu() - t0;
         if (res.total_power_w > 0.7 * gpu_w * (1 + 1e-9)) exit(1);
     }
     struct rusage ru;

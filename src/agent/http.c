@@ -24,52 +24,16 @@
 #include "agent.h"
 #include "http_guard.h"
 #include "pfi/agent_api.h"
+#include "pfi/http_server.h"
 #include "pfi/json.h"
 
-typedef struct req {
-    char *body;
-    size_t len, cap;
-    int too_big;
-} req;
-
-static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *type,
-                                 char *text, size_t len)
-{
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(text);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* Sends v (stolen) as the JSON body; 15 significant digits keep Unix times
- * to 10 us and drop binary noise. */
-static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *v)
-{
-    char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-    json_decref(v);
-    if (!s) return MHD_NO;
-    size_t n = strlen(s);
-    char *t = realloc(s, n + 2);
-    if (!t) {
-        free(s);
-        return MHD_NO;
-    }
-    t[n] = '\n';
-    t[n + 1] = '\0';
-    return send_text(c, status, "application/json", t, n + 1);
-}
-
-static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg)
-{
-    json_t *o = json_object();
-    pfi_json_set(o, "error", json_string(msg));
-    return send_json(c, status, o);
-}
+/* The conventions pfid shares with the controller (pfi/http_server.h),
+ * under this file's short names. */
+typedef pfi_http_body req;
+#define send_text pfi_http_send_text
+#define send_json pfi_http_send_json
+#define send_error pfi_http_send_error
+#define not_allowed pfi_http_not_allowed
 
 static unsigned status_of(int rc)
 {
@@ -90,16 +54,9 @@ static enum MHD_Result send_pfi_error(struct MHD_Connection *c, int rc, const pf
     return send_error(c, status_of(rc), err->msg[0] ? err->msg : pfi_strerror(rc));
 }
 
-/* Constant-time comparison of the Authorization header with the token. */
 static int authorized(const agent *a, struct MHD_Connection *c)
 {
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!h || strncmp(h, "Bearer ", 7) != 0) return 0;
-    h += 7;
-    size_t n = strlen(h), m = strlen(a->token);
-    unsigned char diff = (unsigned char)(n != m);
-    for (size_t i = 0; i < m; i++) diff |= (unsigned char)(a->token[i] ^ (i < n ? h[i] : 0));
-    return diff == 0;
+    return pfi_http_authorized(c, a->token);
 }
 
 static enum MHD_Result metrics(agent *a, struct MHD_Connection *c)
@@ -270,25 +227,6 @@ static enum MHD_Result delete_limit(agent *a, struct MHD_Connection *c, unsigned
     return send_json(c, MHD_HTTP_OK, resp);
 }
 
-static enum MHD_Result not_allowed(struct MHD_Connection *c, const char *allow)
-{
-    json_t *o = json_object();
-    pfi_json_set(o, "error", json_string("method not allowed"));
-    char *s = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    if (!s) return MHD_NO;
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(s);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
 /* "/v1/gpus/N/limit" -> N; -1 when the path is not that shape. */
 static long gpu_limit_path(const char *url)
 {
@@ -377,9 +315,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             if (a->o.read_only && is_limit_call(url))
                 return send_error(c, MHD_HTTP_CONFLICT,
                                   "pfid runs --read-only: power limits are not changed");
-            const char *cl =
-                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-            if (cl && strtoull(cl, NULL, 10) > PFI_API_MAX_BODY)
+            if (pfi_http_declared_too_large(c, PFI_API_MAX_BODY))
                 return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
         }
         r = calloc(1, sizeof *r);
@@ -387,84 +323,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *con_cls = r;
         return MHD_YES;
     }
-    if (*upload_size > 0) {
-        size_t n = *upload_size;
-        *upload_size = 0;
-        if (r->too_big || r->len + n > PFI_API_MAX_BODY) {
-            r->too_big = 1; /* keep reading (chunked bodies have no length) but drop it */
-            return MHD_YES;
-        }
-        if (r->len + n + 1 > r->cap) {
-            size_t cap = (r->len + n + 1) * 2;
-            if (cap > PFI_API_MAX_BODY + 1) cap = PFI_API_MAX_BODY + 1;
-            char *b = realloc(r->body, cap);
-            if (!b) return MHD_NO;
-            r->body = b;
-            r->cap = cap;
-        }
-        memcpy(r->body + r->len, upload, n);
-        r->len += n;
-        r->body[r->len] = '\0';
-        return MHD_YES;
-    }
+    if (*upload_size > 0)
+        return pfi_http_body_add(r, upload, upload_size, PFI_API_MAX_BODY) == 0 ? MHD_YES : MHD_NO;
     if (r->too_big) return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
     return route(a, c, url, method, r);
-}
-
-static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                      enum MHD_RequestTerminationCode toe)
-{
-    req *r = *con_cls;
-    if (r) {
-        free(r->body);
-        free(r);
-        *con_cls = NULL;
-    }
-}
-
-/* "A:P", "[V6]:P". */
-static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl,
-                        pfi_error *err)
-{
-    char host[256];
-    const char *port;
-    if (s[0] == '[') {
-        const char *e = strchr(s, ']');
-        if (!e || e[1] != ':' || (size_t)(e - s - 1) >= sizeof host) goto bad;
-        memcpy(host, s + 1, (size_t)(e - s - 1));
-        host[e - s - 1] = '\0';
-        port = e + 2;
-    } else {
-        const char *colon = strrchr(s, ':');
-        if (!colon || (size_t)(colon - s) >= sizeof host || strchr(s, ':') != colon) goto bad;
-        memcpy(host, s, (size_t)(colon - s));
-        host[colon - s] = '\0';
-        port = colon + 1;
-    }
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (!*port || *end || p < 0 || p > 65535 || !host[0]) goto bad;
-    struct addrinfo hints = {0}, *res = NULL;
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
-    int gr = getaddrinfo(host, port, &hints, &res);
-    if (gr != 0 || !res)
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "--listen %s: %s", s, gai_strerror(gr));
-    memcpy(ss, res->ai_addr, res->ai_addrlen);
-    *sl = res->ai_addrlen;
-    freeaddrinfo(res);
-    return PFI_OK;
-bad:
-    return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                         "--listen must be ADDR:PORT or [IPV6]:PORT, not '%s'", s);
 }
 
 int agent_http_bind(agent *a, pfi_error *err)
 {
     struct sockaddr_storage ss;
     socklen_t sl = 0;
-    int rc = parse_listen(a->o.listen, &ss, &sl, err);
+    int rc = pfi_http_parse_listen(a->o.listen, &ss, &sl, err);
     if (rc != PFI_OK) return rc;
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -505,7 +374,7 @@ int agent_http_start(agent *a, pfi_error *err)
         a->o.http_max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, a->o.http_conns_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, a->o.http_timeout_s, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
         MHD_OPTION_NOTIFY_CONNECTION, agent_guard_notify, a->guard,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, pfi_http_completed, NULL, MHD_OPTION_END);
     if (!a->httpd)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP on %s", a->o.listen);
     a->listen_fd = -1; /* MHD owns it now and closes it when it stops */

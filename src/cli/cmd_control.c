@@ -15,6 +15,7 @@
 #include "pfi/ctl_time.h"
 #include "pfi/json.h"
 #include "pfi/openadr.h"
+#include "pfi/prom_cluster.h"
 #include "pfi/target_io.h"
 #include "pfi/ven.h"
 
@@ -39,8 +40,8 @@ static const char *help =
     "--token-file F (for add and rm), --json.\n";
 
 static const char *run_help =
-    "Usage: pfi control run --db PATH --token-file F (--agents URL,... | --agents-file F)\n"
-    "                       [OPTIONS]\n"
+    "Usage: pfi control run --db PATH --token-file F (--agents URL,... | --agents-file F |\n"
+    "                       --cluster-from prometheus --prometheus URL) [OPTIONS]\n"
     "\n"
     "Options:\n"
     "  --db PATH                 the controller's SQLite store (created if missing)\n"
@@ -54,7 +55,11 @@ static const char *run_help =
     "  --other-load-w W          the site's non-GPU load, W (0)\n"
     "  --site-meter QUERY        or a Prometheus query for the site's metered power, W:\n"
     "                            the non-GPU load is it less the GPUs' measured power\n"
-    "  --prometheus URL          the Prometheus that --site-meter asks\n"
+    "  --prometheus URL          the Prometheus that --site-meter and --cluster-from ask\n"
+    "  --cluster-from SRC        agents (default: poll every agent) | prometheus (read\n"
+    "                            jobs, GPUs and power from Prometheus; caps still go to\n"
+    "                            each agent, at http://INSTANCE or the https:// URL listed)\n"
+    "  --prometheus-match M      the label matchers of pfid's series (job=\"pfid\")\n"
     "  --margin-w W              kept below every site limit, W (0)\n"
     "  --ramp-w-per-s R          how fast the GPU budget may rise (0 = at once)\n"
     "  --cap-margin-s S          caps expire this long after the target's end (60)\n"
@@ -106,7 +111,8 @@ static int cmd_run(int argc, char **argv)
         {"vtn", 1, 0, 'v'},         {"program", 1, 0, 'g'},      {"vtn-client-id", 1, 0, 'i'},
         {"vtn-client-secret-file", 1, 0, 'S'}, {"vtn-poll-s", 1, 0, 'V'},
         {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"prometheus", 1, 0, 'Q'},
-        {"site-meter", 1, 0, 'W'},  {"help", 0, 0, 'h'},
+        {"site-meter", 1, 0, 'W'},  {"cluster-from", 1, 0, 'C'}, {"prometheus-match", 1, 0, 'N'},
+        {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     pfi_ctl_opts o = {.listen = "127.0.0.1:9478", .period_s = 5, .agent_timeout_s = 2,
                       .policy = PFI_PLAN_PFI, .cap_margin_s = 60, .cap_max_s = 3600,
@@ -149,6 +155,12 @@ static int cmd_run(int argc, char **argv)
         case 'J': jobs_file = optarg; break;
         case 'Q': o.prometheus_url = optarg; break;
         case 'W': o.site_meter = optarg; break;
+        case 'C':
+            if (strcmp(optarg, "prometheus") == 0) o.cluster_from_prometheus = 1;
+            else if (strcmp(optarg, "agents") != 0)
+                bad = pfi_cli_usage_error("control run", "--cluster-from must be agents or prometheus");
+            break;
+        case 'N': o.prometheus_match = optarg; break;
         case 'v': o.vtn_url = optarg; break;
         case 'g': o.vtn_program = optarg; break;
         case 'i': o.vtn_client_id = optarg; break;
@@ -166,7 +178,15 @@ static int cmd_run(int argc, char **argv)
     }
     if (!bad && optind < argc) bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", argv[optind]);
     if (!bad && (!o.db || !token_file)) bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
-    if (!bad && n_urls == 0) bad = pfi_cli_usage_error("control run", "give --agents or --agents-file");
+    if (!bad && n_urls == 0 && !o.cluster_from_prometheus)
+        bad = pfi_cli_usage_error("control run", "give --agents, --agents-file or --cluster-from prometheus");
+    if (!bad && o.cluster_from_prometheus && !o.prometheus_url)
+        bad = pfi_cli_usage_error("control run", "--cluster-from prometheus needs --prometheus URL");
+    if (!bad && o.prometheus_match) {
+        char q[4096];
+        if (pfi_pc_query_text(PFI_PC_MEMBERS, o.prometheus_match, q, sizeof q, &err) != PFI_OK)
+            bad = pfi_cli_usage_error("control run", "--prometheus-match: %s", err.msg);
+    }
     if (!bad && o.site_meter && !o.prometheus_url)
         bad = pfi_cli_usage_error("control run", "--site-meter needs --prometheus URL");
     if (!bad && o.vtn_url && (!o.vtn_program || !o.vtn_client_id || !secret_file))

@@ -2,6 +2,7 @@
 #include "pfi/agents.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +10,13 @@
 #include <jansson.h>
 
 #include "ctl_http.h"
+#include "ctl_index.h"
 #include "pfi/fileio.h"
 
 struct pfi_agents {
     pfi_agent_info *ag;
-    size_t n;
+    size_t n, cap;
+    ctl_index by_url;
     char *token;
     double timeout_s;
     CURLM *m;
@@ -39,7 +42,6 @@ int pfi_agents_create(const char *const *urls, size_t n, const char *token, doub
     a->ag = calloc(n ? n : 1, sizeof *a->ag);
     a->token = strdup(token ? token : "");
     a->m = curl_multi_init();
-    a->n = n;
     a->timeout_s = timeout_s > 0 ? timeout_s : 2;
     if (!a->ag || !a->token || !a->m) {
         pfi_agents_destroy(a);
@@ -47,17 +49,15 @@ int pfi_agents_create(const char *const *urls, size_t n, const char *token, doub
     }
     curl_multi_setopt(a->m, CURLMOPT_MAX_HOST_CONNECTIONS, 8L);
     curl_multi_setopt(a->m, CURLMOPT_MAXCONNECTS, (long)(n * 2 + 8));
+    a->n = 0;
+    a->cap = n ? n : 1;
     for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(urls[i]);
-        if (len == 0 || len >= sizeof a->ag[i].url ||
-            (strncmp(urls[i], "http://", 7) != 0 && strncmp(urls[i], "https://", 8) != 0)) {
+        size_t ix;
+        int rc = pfi_agents_add(a, urls[i], &ix, err);
+        if (rc != PFI_OK) {
             pfi_agents_destroy(a);
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "agent %zu: '%.200s' is not an http(s):// URL", i + 1, urls[i]);
+            return rc;
         }
-        memcpy(a->ag[i].url, urls[i], len + 1);
-        while (len > 0 && a->ag[i].url[len - 1] == '/') a->ag[i].url[--len] = '\0';
-        snprintf(a->ag[i].error, sizeof a->ag[i].error, "not polled yet");
     }
     *out = a;
     return PFI_OK;
@@ -68,6 +68,7 @@ void pfi_agents_destroy(pfi_agents *a)
     if (!a) return;
     for (size_t i = 0; a->ag && i < a->n; i++) pfi_cl_node_clear(&a->ag[i].node);
     free(a->ag);
+    ctl_index_free(&a->by_url);
     if (a->token) {
         memset(a->token, 0, strlen(a->token));
         free(a->token);
@@ -84,6 +85,66 @@ size_t pfi_agents_count(const pfi_agents *a)
 pfi_agent_info *pfi_agents_get(pfi_agents *a, size_t i)
 {
     return i < a->n ? &a->ag[i] : NULL;
+}
+
+typedef struct url_key {
+    const pfi_agents *a;
+    const char *url;
+    size_t len;
+} url_key;
+
+static int url_eq(size_t pos, const void *x)
+{
+    const url_key *k = x;
+    return strncmp(k->a->ag[pos].url, k->url, k->len) == 0 && k->a->ag[pos].url[k->len] == '\0';
+}
+
+static uint64_t hash_n(const char *s, size_t n)
+{
+    char buf[sizeof ((pfi_agent_info *)0)->url];
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return ctl_hash_str(buf);
+}
+
+size_t pfi_agents_find(const pfi_agents *a, const char *url)
+{
+    size_t len = strlen(url);
+    while (len > 0 && url[len - 1] == '/') len--;
+    if (len == 0 || len >= sizeof a->ag[0].url) return SIZE_MAX;
+    url_key k = {a, url, len};
+    return ctl_index_get(&a->by_url, hash_n(url, len), url_eq, &k);
+}
+
+int pfi_agents_add(pfi_agents *a, const char *url, size_t *index, pfi_error *err)
+{
+    size_t len = strlen(url);
+    while (len > 0 && url[len - 1] == '/') len--;
+    if (len == 0 || len >= sizeof a->ag[0].url ||
+        (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "agent %zu: '%.200s' is not an http(s):// URL",
+                             a->n + 1, url);
+    uint64_t h = hash_n(url, len);
+    size_t pos = pfi_agents_find(a, url);
+    if (pos != SIZE_MAX) {
+        *index = pos;
+        return PFI_OK;
+    }
+    if (a->n == a->cap) {
+        pfi_agent_info *g = realloc(a->ag, 2 * a->cap * sizeof *g);
+        if (!g) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+        a->ag = g;
+        a->cap *= 2;
+    }
+    if (ctl_index_put(&a->by_url, h, a->n) != 0)
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    pfi_agent_info *g = &a->ag[a->n];
+    memset(g, 0, sizeof *g);
+    memcpy(g->url, url, len);
+    g->url[len] = '\0';
+    snprintf(g->error, sizeof g->error, "not polled yet");
+    *index = a->n++;
+    return PFI_OK;
 }
 
 /* Runs x[0..n) to completion on the multi handle. */

@@ -1,6 +1,7 @@
 /* pfi control's service: start-up (store, targets, VEN, agents, server),
  * the period loop, shut-down (include/control/pfi/controller.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +42,12 @@ static int resume(ctl *c, pfi_error *err)
     pfi_ctl_cap_rec *caps;
     if ((rc = pfi_ctl_store_load_caps(c->store, &caps, &n, err)) != PFI_OK) return rc;
     for (size_t i = 0; i < n; i++) {
-        size_t a;
-        for (a = 0; a < pfi_agents_count(c->agents); a++)
-            if (strcmp(pfi_agents_get(c->agents, a)->url, caps[i].agent) == 0) break;
-        if (a == pfi_agents_count(c->agents)) continue; /* an agent no longer listed */
+        /* Read from Prometheus, the agents are those its answers name: one
+         * holding a cap rejoins under its URL (its caps are renewed, not lost). */
+        size_t a = pfi_agents_find(c->agents, caps[i].agent);
+        if (a == SIZE_MAX && c->o.cluster_from_prometheus)
+            pfi_agents_add(c->agents, caps[i].agent, &a, NULL);
+        if (a == SIZE_MAX) continue; /* an agent no longer listed */
         ctl_held *h = realloc(c->held, (c->n_held + 1) * sizeof *h);
         if (!h) break;
         c->held = h;
@@ -151,8 +154,12 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
         teardown(&c);
         return rc;
     }
-    ctl_log("%zu agent(s), policy %s, period %.3g s", o->n_agents, pfi_plan_policy_name(o->policy),
-            o->period_s);
+    if (o->cluster_from_prometheus)
+        ctl_log("the cluster from Prometheus %s, policy %s, period %.3g s", o->prometheus_url,
+                pfi_plan_policy_name(o->policy), o->period_s);
+    else
+        ctl_log("%zu agent(s), policy %s, period %.3g s", o->n_agents,
+                pfi_plan_policy_name(o->policy), o->period_s);
     while (!*stop) {
         double t0 = ctl_now();
         ctl_period(&c);

@@ -120,6 +120,20 @@ void ctl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ctl_period.c: one period of the loop. */
 void ctl_period(ctl *c);
+/* The period's job table: begin empties it (keeping each job's last cap,
+ * by id, for get), get finds or adds a job, end drops what was kept. */
+typedef struct ctl_carry ctl_carry;
+ctl_carry *ctl_jobs_begin(ctl *c);
+ctl_job *ctl_job_get(ctl *c, ctl_carry *carry, const char *id);
+void ctl_jobs_end(ctl_carry *carry);
+/* Counts an agent that cannot be moved (down, or refusing caps) at its
+ * GPUs' maximum, one never seen at the size in the store; records an up
+ * agent's size in the store now and then. */
+void ctl_agent_count(ctl *c, pfi_agent_info *g, double now, double *fixed_w, double *measured_w);
+/* ctl_prom.c: the same as polling and merging, from Prometheus
+ * (--cluster-from prometheus). */
+void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, double *live_w,
+                   size_t *up);
 /* The index keys (ctl_period.c), for the entries the store gives back. */
 uint64_t ctl_held_key(size_t agent, unsigned gpu);
 uint64_t ctl_obs_key(const char *job, double cap_w);

@@ -79,6 +79,12 @@ typedef struct old_job {
     int periods;
 } old_job;
 
+struct ctl_carry {
+    old_job *old;
+    size_t n;
+    ctl_index ix;
+};
+
 typedef struct old_ctx {
     const old_job *old;
     const char *id;
@@ -90,72 +96,101 @@ static int old_eq(size_t pos, const void *x)
     return strcmp(k->old[pos].id, k->id) == 0;
 }
 
-/* Merges every up, cappable agent's jobs by id; everything else is fixed. */
-static void merge(ctl *c, double *fixed_w, double *measured_w, double *live_w, size_t *up)
+ctl_carry *ctl_jobs_begin(ctl *c)
 {
     /* carry last period's caps per job id */
-    size_t n_old = c->n_jobs;
-    old_job *old = calloc(n_old + 1, sizeof *old);
-    ctl_index old_ix = {0};
-    for (size_t i = 0; old && i < n_old; i++) {
-        snprintf(old[i].id, sizeof old[i].id, "%s", c->jobs[i].id);
-        old[i].cap = c->jobs[i].last_cap_w;
-        old[i].periods = c->jobs[i].cap_periods;
-        ctl_index_put(&old_ix, ctl_hash_str(old[i].id), i);
+    ctl_carry *k = calloc(1, sizeof *k);
+    if (k) k->old = calloc(c->n_jobs + 1, sizeof *k->old);
+    for (size_t i = 0; k && k->old && i < c->n_jobs; i++) {
+        snprintf(k->old[i].id, sizeof k->old[i].id, "%s", c->jobs[i].id);
+        k->old[i].cap = c->jobs[i].last_cap_w;
+        k->old[i].periods = c->jobs[i].cap_periods;
+        ctl_index_put(&k->ix, ctl_hash_str(k->old[i].id), i);
+        k->n++;
     }
     jobs_clear(c);
+    return k;
+}
+
+void ctl_jobs_end(ctl_carry *k)
+{
+    if (!k) return;
+    free(k->old);
+    ctl_index_free(&k->ix);
+    free(k);
+}
+
+ctl_job *ctl_job_get(ctl *c, ctl_carry *carry, const char *id)
+{
+    ctl_job *m = job_find(c, id);
+    if (m) return m;
+    ctl_job *arr = grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
+    if (!arr) return NULL;
+    c->jobs = arr;
+    m = &c->jobs[c->n_jobs++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->id, sizeof m->id, "%s", id);
+    m->min_w = 0;
+    m->max_w = INFINITY;
+    m->last_cap_w = NAN;
+    m->training = 1;
+    ctl_index_put(&c->job_ix, ctl_hash_str(m->id), c->n_jobs - 1);
+    old_ctx oc = {carry ? carry->old : NULL, m->id};
+    size_t o = carry && carry->old ? ctl_index_get(&carry->ix, ctl_hash_str(m->id), old_eq, &oc)
+                                   : SIZE_MAX;
+    if (o != SIZE_MAX) {
+        m->last_cap_w = carry->old[o].cap;
+        m->cap_periods = carry->old[o].periods;
+    }
+    return m;
+}
+
+void ctl_agent_count(ctl *c, pfi_agent_info *g, double now, double *fixed_w, double *measured_w)
+{
+    if (!g->ever_up) {
+        size_t ng = 0;
+        double mw = 0;
+        if (pfi_ctl_store_get_agent(c->store, g->url, &ng, &mw, NULL) == PFI_OK) {
+            *fixed_w += mw;
+            *measured_w += mw;
+        } else if (c->periods % 12 == 1) {
+            /* Nothing known of its size: it cannot be counted. Said, not hidden. */
+            ctl_log("agent %s has never answered and its size is unknown: counted at 0 W", g->url);
+        }
+        return;
+    }
+    if (!g->up || g->cannot_cap) {
+        *fixed_w += g->max_sum_w;
+        *measured_w += g->max_sum_w;
+    }
+    if (g->up && c->periods % 12 == 1)
+        pfi_ctl_store_put_agent(c->store, g->url, g->n_gpus, g->max_sum_w, now, NULL);
+}
+
+/* Merges every up, cappable agent's jobs by id; everything else is fixed. */
+static void merge(ctl *c, double now, double *fixed_w, double *measured_w, double *live_w, size_t *up)
+{
+    ctl_carry *carry = ctl_jobs_begin(c);
     *fixed_w = *measured_w = *live_w = 0;
     *up = 0;
     for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
         pfi_agent_info *g = pfi_agents_get(c->agents, a);
-        if (g->up) (*up)++;
-        if (!g->ever_up) {
-            size_t ng = 0;
-            double mw = 0;
-            if (pfi_ctl_store_get_agent(c->store, g->url, &ng, &mw, NULL) == PFI_OK) {
-                *fixed_w += mw;
-                *measured_w += mw;
-            } else if (c->periods % 12 == 1) {
-                /* Nothing known of its size: it cannot be counted. Said, not hidden. */
-                ctl_log("agent %s has never answered and its size is unknown: counted at 0 W",
-                        g->url);
-            }
-            continue;
-        }
         const pfi_cl_node *nd = &g->node;
-        if (!g->up || g->cannot_cap) {
-            for (size_t k = 0; k < nd->n_gpus; k++) {
-                *fixed_w += counted_max(&nd->gpus[k]);
-                *measured_w += counted_max(&nd->gpus[k]);
-            }
-            continue;
+        if (g->up) {
+            (*up)++;
+            g->n_gpus = nd->n_gpus;
+            g->max_sum_w = 0;
+            for (size_t k = 0; k < nd->n_gpus; k++) g->max_sum_w += counted_max(&nd->gpus[k]);
         }
+        ctl_agent_count(c, g, now, fixed_w, measured_w);
+        if (!g->up || g->cannot_cap) continue;
         for (size_t k = 0; k < nd->n_gpus; k++)
             if (isfinite(nd->gpus[k].power_w)) *live_w += nd->gpus[k].power_w;
         char *in_job = calloc(nd->n_gpus + 1, 1);
         for (size_t j = 0; j < nd->n_jobs; j++) {
             const pfi_cl_job *cj = &nd->jobs[j];
-            ctl_job *m = job_find(c, cj->id);
-            if (!m) {
-                ctl_job *arr = grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
-                if (!arr) continue;
-                c->jobs = arr;
-                m = &c->jobs[c->n_jobs++];
-                memset(m, 0, sizeof *m);
-                snprintf(m->id, sizeof m->id, "%s", cj->id);
-                m->min_w = 0;
-                m->max_w = INFINITY;
-                m->last_cap_w = NAN;
-                m->training = 1;
-                ctl_index_put(&c->job_ix, ctl_hash_str(m->id), c->n_jobs - 1);
-                old_ctx oc = {old, m->id};
-                size_t o = old ? ctl_index_get(&old_ix, ctl_hash_str(m->id), old_eq, &oc) : SIZE_MAX;
-                if (o != SIZE_MAX) {
-                    m->last_cap_w = old[o].cap;
-                    m->cap_periods = old[o].periods;
-                }
-                m->tps = 0;
-            }
+            ctl_job *m = ctl_job_get(c, carry, cj->id);
+            if (!m) continue;
             size_t add = cj->n_gpus;
             size_t *ga = realloc(m->gpu_agent, (m->n_gpus + add) * sizeof *ga);
             if (ga) m->gpu_agent = ga;
@@ -194,8 +229,7 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, double *live_w, s
             }
         free(in_job);
     }
-    free(old);
-    ctl_index_free(&old_ix);
+    ctl_jobs_end(carry);
 }
 
 static int known_eq(size_t pos, const void *x)
@@ -352,7 +386,7 @@ static json_t *status_json(ctl *c, double now, const pfi_target_now *tn, const p
         pfi_json_set(x, "url", json_string(g->url));
         pfi_json_set(x, "up", json_boolean(g->up));
         pfi_json_set(x, "cannot_cap", json_boolean(g->cannot_cap));
-        pfi_json_set(x, "gpus", json_integer((json_int_t)g->node.n_gpus));
+        pfi_json_set(x, "gpus", json_integer((json_int_t)g->n_gpus));
         pfi_json_set(x, "error", g->error[0] ? json_string(g->error) : json_null());
         json_array_append_new(ag, x);
     }
@@ -469,16 +503,13 @@ void ctl_period(ctl *c)
 
     double fixed, measured, live;
     size_t up;
-    pfi_agents_poll(c->agents, now);
-    merge(c, &fixed, &measured, &live, &up);
-    other_load(c, live);
-    for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
-        pfi_agent_info *g = pfi_agents_get(c->agents, a);
-        if (!g->up) continue;
-        double mw = 0;
-        for (size_t k = 0; k < g->node.n_gpus; k++) mw += counted_max(&g->node.gpus[k]);
-        if (c->periods % 12 == 1) pfi_ctl_store_put_agent(c->store, g->url, g->node.n_gpus, mw, now, NULL);
+    if (c->o.cluster_from_prometheus) {
+        ctl_prom_read(c, now, &fixed, &measured, &live, &up);
+    } else {
+        pfi_agents_poll(c->agents, now);
+        merge(c, now, &fixed, &measured, &live, &up);
     }
+    other_load(c, live);
 
     ctl_ven_task(c, now, measured + c->other_w);
 

@@ -1,15 +1,20 @@
 /* libFuzzer target: what the controller reads over HTTP: pfid's GET
  * /v1/gpus and GET /v1/jobs answers, and Prometheus' /api/v1/query answers
- * (--site-meter). Accepted listings hold what the planner may use as it is
- * (job GPU counts in range, ids bounded); an accepted query a finite number;
- * refused ones a message. Never a crash or a leak. */
+ * (--site-meter's one number; --cluster-from prometheus's vectors, read as
+ * job memberships and as per-node/per-job aggregates into a cluster view).
+ * Accepted listings hold what the planner may use as it is (job GPU counts
+ * in range, ids bounded); an accepted query a finite number; an accepted
+ * vector labels that are NUL-terminated inside its text, a view only jobs
+ * with GPUs; refused ones a message. Never a crash or a leak. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "pfi/cluster.h"
+#include "pfi/prom_cluster.h"
 #include "pfi/prom_query.h"
+#include "pfi/prom_vector.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -37,5 +42,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err.msg[0]) {
         __builtin_trap();
     }
+    pfi_prom_vec a[PFI_PC_NQ];
+    memset(a, 0, sizeof a);
+    size_t nl;
+    const char *const *l = pfi_pc_query_labels(PFI_PC_MEMBERS, &nl);
+    pfi_error_clear(&err);
+    if (pfi_prom_vec_parse((const char *)data, size, l, nl, &a[PFI_PC_MEMBERS], &err) == PFI_OK) {
+        const pfi_prom_vec *m = &a[PFI_PC_MEMBERS];
+        for (size_t i = 0; i < m->n; i++)
+            for (size_t k = 0; k < nl; k++) {
+                size_t o = m->lab[i * nl + k];
+                if (o >= m->text_len || (o && strlen(m->text + o) >= m->text_len - o)) __builtin_trap();
+            }
+        /* the same rows as every other query's (their first label is
+         * instance or job_id, as members' instance) */
+        for (int q = 0; q < PFI_PC_NQ; q++) {
+            if (q == PFI_PC_MEMBERS) continue;
+            const char *const *lq = pfi_pc_query_labels((pfi_pc_query)q, &nl);
+            if (pfi_prom_vec_parse((const char *)data, size, lq, nl, &a[q], NULL) != PFI_OK)
+                __builtin_trap(); /* the same text cannot be refused for other labels */
+        }
+        pfi_pc_view view = {0};
+        if (pfi_pc_view_build(a, &view, &err) == PFI_OK) {
+            for (size_t i = 0; i < view.n_members; i++)
+                if (view.members[i].node >= view.n_nodes || view.members[i].job >= view.n_jobs ||
+                    view.members[i].n_gpus == 0 || view.members[i].n_gpus > PFI_CL_JOB_GPUS)
+                    __builtin_trap();
+            pfi_pc_view_clear(&view);
+        }
+    } else if (!err.msg[0]) {
+        __builtin_trap();
+    }
+    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
     return 0;
 }

@@ -68,3 +68,43 @@ for g in json.load(sys.stdin)['gpus']:
     print($i, g['gpu'], g['sample']['power_watts'], g['limits']['enforced_w'], 1 if g['cap'] else 0)"
     done
 }
+
+# sum_power: the GPUs' power on every live node, W (their own readings).
+sum_power() { gpu_state | awk '{s += $3} END {printf "%.1f", s}'; }
+
+# under_after SECONDS: sum_power stays <= $LIMIT (+1 W) for SECONDS.
+under_after() {
+    local end=$(($(date +%s) + $1))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        local p; p=$(sum_power)
+        python3 -c "import sys; sys.exit(0 if $p <= $LIMIT + 1 else 1)" || { echo "over: $p > $LIMIT" >&2; return 1; }
+        sleep 0.2
+    done
+}
+
+# caps_of NODE GPU: the enforced limit of that GPU.
+caps_of() { gpu_state | awk -v n="$1" -v g="$2" '$1 == n && $2 == g {print $4}'; }
+
+# agent_death I GPUS JOBS_CSV SETTLE_S: SIGKILLs node I mid-event; after
+# SETTLE_S the live GPUs plus its GPUS x 700 W maximum must be under $LIMIT
+# and the controller must count it down; then restarts it on its store and
+# checks it rejoins with the site still under.
+agent_death() {
+    local i=$1 gpus=$2 jobs=$3 settle=$4 live max=$(($2 * 700))
+    kill -KILL "${NODE_PID[$i]}"
+    wait "${NODE_PID[$i]}" 2>/dev/null || true
+    sleep "$settle"
+    live=$(sum_power)
+    python3 -c "import sys; sys.exit(0 if $live + $max <= $LIMIT + 1 else 1)" ||
+        fail "with node $i dead: live $live W + $max W counted > $LIMIT W"
+    creq GET /v1/status "" no
+    [ "$(jq_py 'd["agents_up"]')" = $((${#NODES[@]} - 1)) ] || fail "agents_up: $BODY"
+    ok "node $i killed: live $live W + its $max W maximum under $LIMIT W"
+    node_restart "$i" "$gpus" "$jobs"
+    wait_until 5 bash -c "curl -sf ${NODES[$i]}/healthz" || fail "node $i did not come back"
+    sleep "$settle"
+    under_after 2 || fail "over after node $i came back"
+    creq GET /v1/status "" no
+    [ "$(jq_py 'd["agents_up"]')" = ${#NODES[@]} ] || fail "node $i did not rejoin: $BODY"
+    ok "node $i back (its pfid re-applied its caps from its store): rejoined, still under"
+}

@@ -26,6 +26,8 @@ typedef struct pfi_agent_info {
     pfi_cl_node node;    /* the last good listing */
     double last_ok;      /* Unix s of the last good poll; 0 never */
     int cannot_cap;      /* its last limit call was refused (409 read-only, 501) */
+    size_t n_gpus;       /* its GPUs at the last good reading */
+    double max_sum_w;    /* what they may draw (their maximum limits), W */
 } pfi_agent_info;
 
 typedef struct pfi_agents pfi_agents;
@@ -35,6 +37,12 @@ int pfi_agents_create(const char *const *urls, size_t n, const char *token, doub
 void pfi_agents_destroy(pfi_agents *a);
 size_t pfi_agents_count(const pfi_agents *a);
 pfi_agent_info *pfi_agents_get(pfi_agents *a, size_t i);
+/* The agent with that base URL (trailing '/' ignored), added (not polled
+ * yet) when new: how agents found in Prometheus join. Indices never change;
+ * pointers from pfi_agents_get do when one is added. */
+int pfi_agents_add(pfi_agents *a, const char *url, size_t *index, pfi_error *err);
+/* The index of the agent with that base URL, or SIZE_MAX. */
+size_t pfi_agents_find(const pfi_agents *a, const char *url);
 
 /* Reads every agent (in parallel); returns how many are up. */
 size_t pfi_agents_poll(pfi_agents *a, double now);

@@ -32,6 +32,8 @@ typedef struct pfi_ctl_opts {
     double other_load_w;        /* the non-GPU load, W (stated constant) */
     const char *prometheus_url; /* for site_meter */
     const char *site_meter;     /* a query for the site's metered power, W, or NULL */
+    int cluster_from_prometheus; /* read jobs, GPUs and power from prometheus_url */
+    const char *prometheus_match; /* its label matcher for pfid's series (job="pfid") */
     double margin_w;            /* kept below the limit, W */
     double ramp_w_per_s;        /* default ramp when a target has none; 0 = at once */
     double cap_margin_s;        /* caps expire this long after the target's end (60) */

@@ -1,0 +1,197 @@
+/* The period's reading of the cluster from Prometheus (--cluster-from
+ * prometheus): the same job table, fixed load and agents' state that
+ * polling every agent gives (ctl_period.c's merge), from per-node and
+ * per-job aggregates (include/control/pfi/prom_cluster.h). Caps are still
+ * pushed to the agents: each node's instance label is its agent,
+ * https://INSTANCE when --agents/--agents-file lists that, else
+ * http://INSTANCE.
+ *
+ * What cannot be moved is counted as polling counts it: a node Prometheus
+ * cannot scrape (up == 0), or that has left its answer, at its GPUs' maximum
+ * as last seen; a read-only node at its maximum; idle GPUs at their
+ * measured power. When Prometheus itself does not answer every agent is
+ * down: no cap is renewed or released (each pfid holds its caps to their
+ * expiry) until it answers again. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_internal.h"
+#include "pfi/prom_cluster.h"
+
+#define UNKNOWN_GPU_W 700.0 /* an H200's TDP: a GPU whose limits are not exported */
+
+/* The agent of instance inst, added when new; SIZE_MAX if unusable. */
+static size_t agent_of(ctl *c, const char *inst)
+{
+    char url[600];
+    snprintf(url, sizeof url, "https://%s", inst);
+    size_t ix = pfi_agents_find(c->agents, url);
+    if (ix != SIZE_MAX) return ix;
+    snprintf(url, sizeof url, "http://%s", inst);
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_agents_add(c->agents, url, &ix, &err) != PFI_OK) {
+        if (c->periods % 12 == 1) ctl_log("Prometheus instance '%.100s': %s", inst, err.msg);
+        return SIZE_MAX;
+    }
+    return ix;
+}
+
+static void all_down(ctl *c, const char *why, double now, double *fixed_w, double *measured_w)
+{
+    for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
+        pfi_agent_info *g = pfi_agents_get(c->agents, a);
+        g->up = 0;
+        snprintf(g->error, sizeof g->error, "%s", why);
+        ctl_agent_count(c, g, now, fixed_w, measured_w);
+    }
+}
+
+void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, double *live_w,
+                   size_t *up)
+{
+    *fixed_w = *measured_w = *live_w = 0;
+    *up = 0;
+    pfi_prom_vec ans[PFI_PC_NQ];
+    memset(ans, 0, sizeof ans);
+    pfi_pc_view v = {0};
+    pfi_error err;
+    pfi_error_clear(&err);
+    const char *match = c->o.prometheus_match ? c->o.prometheus_match : PFI_PC_DEFAULT_MATCH;
+    int rc = pfi_pc_fetch(c->o.prometheus_url, match, c->o.agent_timeout_s, ans, &err);
+    if (rc == PFI_OK) rc = pfi_pc_view_build(ans, &v, &err);
+    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&ans[q]);
+    ctl_carry *carry = ctl_jobs_begin(c);
+    size_t *ag = calloc(v.n_nodes + 1, sizeof *ag);
+    double *in_jobs = calloc(v.n_nodes + 1, sizeof *in_jobs); /* GPUs in jobs, per node */
+    size_t *slot = malloc((v.n_jobs + 1) * sizeof *slot);     /* view job -> c->jobs */
+    double *all_gpus = calloc(v.n_jobs + 1, sizeof *all_gpus); /* per job, on every node */
+    if (rc == PFI_OK && (!ag || !in_jobs || !slot || !all_gpus))
+        rc = pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
+    if (rc != PFI_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "Prometheus: %.240s", err.msg);
+        int was_up = 0; /* said when it stops answering, then once a minute or so */
+        for (size_t a = 0; a < pfi_agents_count(c->agents); a++) was_up |= pfi_agents_get(c->agents, a)->up;
+        if (was_up || c->periods % 12 == 1) ctl_log("%s: caps held stay as they are", why);
+        all_down(c, why, now, fixed_w, measured_w);
+        goto out;
+    }
+    if (v.skipped && c->periods % 12 == 1)
+        ctl_log("Prometheus: %zu row(s) left out (no instance, a bad job_id or gpus label)", v.skipped);
+
+    /* the agents: who is up, their size */
+    for (size_t n = 0; n < v.n_nodes; n++) ag[n] = agent_of(c, v.nodes[n].instance);
+    char *seen = calloc(pfi_agents_count(c->agents) + 1, 1);
+    if (!seen) {
+        all_down(c, "out of memory", now, fixed_w, measured_w);
+        goto out;
+    }
+    for (size_t n = 0; n < v.n_nodes; n++) {
+        const pfi_pc_node *nd = &v.nodes[n];
+        if (ag[n] == SIZE_MAX) {
+            /* no agent to cap it through (an instance no URL can be made
+             * of): all it may draw is fixed */
+            double w = isfinite(nd->max_sum_w) ? nd->max_sum_w
+                       : isfinite(nd->n_gpus)  ? nd->n_gpus * UNKNOWN_GPU_W
+                                               : 0;
+            *fixed_w += w;
+            *measured_w += w;
+            continue;
+        }
+        pfi_agent_info *g = pfi_agents_get(c->agents, ag[n]);
+        seen[ag[n]] = 1;
+        if (nd->down) {
+            g->up = 0;
+            snprintf(g->error, sizeof g->error, "Prometheus cannot scrape it (up == 0)");
+            continue;
+        }
+        g->up = g->ever_up = 1;
+        g->error[0] = '\0';
+        g->last_ok = now;
+        if (isfinite(nd->n_gpus) && nd->n_gpus >= 0) g->n_gpus = (size_t)nd->n_gpus;
+        if (isfinite(nd->max_sum_w)) g->max_sum_w = nd->max_sum_w;
+        else g->max_sum_w = (double)g->n_gpus * UNKNOWN_GPU_W;
+        if (nd->read_only) g->cannot_cap = 1;
+        (*up)++;
+    }
+    for (size_t a = 0; a < pfi_agents_count(c->agents); a++) {
+        pfi_agent_info *g = pfi_agents_get(c->agents, a);
+        if (!seen[a]) {
+            g->up = 0;
+            snprintf(g->error, sizeof g->error, "not in Prometheus' answer");
+        }
+        ctl_agent_count(c, g, now, fixed_w, measured_w);
+    }
+    free(seen);
+
+    /* the jobs: one per job id, its GPUs on the nodes that take caps */
+    for (size_t j = 0; j < v.n_jobs; j++) slot[j] = SIZE_MAX;
+    for (size_t i = 0; i < v.n_members; i++) {
+        const pfi_pc_member *mb = &v.members[i];
+        const pfi_pc_node *nd = &v.nodes[mb->node];
+        all_gpus[mb->job] += (double)mb->n_gpus;
+        in_jobs[mb->node] += (double)mb->n_gpus;
+        if (ag[mb->node] == SIZE_MAX) continue;
+        pfi_agent_info *g = pfi_agents_get(c->agents, ag[mb->node]);
+        if (!g->up || g->cannot_cap) continue; /* its GPUs are counted at their maximum */
+        ctl_job *m = ctl_job_get(c, carry, v.jobs[mb->job].id);
+        if (!m) continue;
+        slot[mb->job] = (size_t)(m - c->jobs);
+        size_t *ga = realloc(m->gpu_agent, (m->n_gpus + mb->n_gpus) * sizeof *ga);
+        if (ga) m->gpu_agent = ga;
+        unsigned *gi = realloc(m->gpu_idx, (m->n_gpus + mb->n_gpus) * sizeof *gi);
+        if (gi) m->gpu_idx = gi;
+        if (!ga || !gi) continue;
+        for (size_t k = 0; k < mb->n_gpus; k++) {
+            m->gpu_agent[m->n_gpus] = ag[mb->node];
+            m->gpu_idx[m->n_gpus++] = mb->gpus[k];
+        }
+        if (isfinite(nd->lo_w) && nd->lo_w > m->min_w) m->min_w = nd->lo_w;
+        if (isfinite(nd->hi_w) && nd->hi_w < m->max_w) m->max_w = nd->hi_w;
+        m->capped |= nd->capped > 0;
+    }
+    for (size_t j = 0; j < v.n_jobs; j++) {
+        if (slot[j] == SIZE_MAX) continue;
+        ctl_job *m = &c->jobs[slot[j]];
+        const pfi_pc_job *vj = &v.jobs[j];
+        /* The aggregates cover the job on every node; a part on a node that
+         * refuses caps is already counted at that node's maximum. */
+        double frac = all_gpus[j] > 0 ? (double)m->n_gpus / all_gpus[j] : 1;
+        double per_gpu = isfinite(m->max_w) ? m->max_w : UNKNOWN_GPU_W;
+        m->power_w = isfinite(vj->power_w) ? vj->power_w * frac : (double)m->n_gpus * per_gpu;
+        if (isfinite(vj->power_w)) *live_w += m->power_w;
+        *measured_w += m->power_w;
+        m->tps = isfinite(vj->tokens_per_s) ? vj->tokens_per_s * frac : 0;
+        if (isfinite(vj->pfi)) {
+            m->pfi_sum = vj->pfi;
+            m->pfi_n = 1;
+        }
+        m->training = vj->training;
+    }
+    /* what no job draws on the nodes that take caps */
+    for (size_t n = 0; n < v.n_nodes; n++) {
+        if (ag[n] == SIZE_MAX) continue;
+        const pfi_pc_node *nd = &v.nodes[n];
+        const pfi_agent_info *g = pfi_agents_get(c->agents, ag[n]);
+        if (!g->up || g->cannot_cap) continue;
+        double idle = nd->idle_w;
+        if (isfinite(idle)) {
+            *live_w += idle;
+        } else {
+            double free_gpus = isfinite(nd->n_gpus) ? fmax(0, nd->n_gpus - in_jobs[n]) : 0;
+            idle = free_gpus * (isfinite(nd->hi_w) ? nd->hi_w : UNKNOWN_GPU_W);
+        }
+        *fixed_w += idle;
+        *measured_w += idle;
+    }
+out:
+    ctl_jobs_end(carry);
+    free(ag);
+    free(in_jobs);
+    free(slot);
+    free(all_gpus);
+    pfi_pc_view_clear(&v);
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The controller reading the cluster from a real Prometheus (--cluster-from
+# prometheus) instead of polling the agents: 4 pfid (sim backend, 4 GPUs
+# each; a job spanning nodes 0 and 1), Prometheus scraping them every 0.5 s,
+# the controller given no agent list (it finds them in the instance label).
+# Asserted from the agents' own readings: under a GPU target at 70% within 3
+# periods plus a scrape, and after; one cap for the job across its nodes;
+# SIGKILL of an agent (Prometheus' up == 0: counted at its maximum, still
+# under); SIGKILL and restart of the controller (it resumes the caps of the
+# agents it had found); Prometheus killed (the caps stay, none released);
+# the target deleted: every GPU back at its prior limit.
+# PFI_RECORD_DIR=DIR also saves Prometheus' answer to each query the
+# controller asks (how tests/data/prometheus/ was recorded).
+. "$(dirname "$0")/pfid_lib.sh"
+. "$(dirname "$0")/control_lib.sh"
+command -v prometheus >/dev/null || fail "prometheus not installed (scripts/install-deps.sh)"
+
+PERIOD=1
+for i in 0 1 2 3; do
+    cat >"$WORK/jobs$i.csv" <<CSV
+gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,warmup_s,startup_s
+0,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
+1,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
+2,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
+3,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
+CSV
+    node_start $i 4 "$WORK/jobs$i.csv"
+done
+register 0 span '[0,1]'
+register 1 span '[0,1]'
+register 2 dense-2 '[0,1]'
+register 3 dense-3 '[0,1]'
+for i in 0 1 2 3; do register $i "moe-$i" '[2,3]'; done
+
+PROM_PORT=$(free_port)
+PROM=http://127.0.0.1:$PROM_PORT
+cat >"$WORK/prometheus.yml" <<EOF
+global:
+  scrape_interval: 500ms
+scrape_configs:
+  - job_name: pfid
+    static_configs:
+      - targets: ['${NODES[0]#http://}', '${NODES[1]#http://}', '${NODES[2]#http://}', '${NODES[3]#http://}']
+EOF
+prom_start() {
+    prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+        --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >>"$WORK/prometheus.log" 2>&1 &
+    PROM_PID=$!
+    PIDS+=("$PROM_PID")
+}
+prom_start
+query() { curl -s --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1"; }
+scalar() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")' 2>/dev/null || echo nan; }
+seen_all() { [ "$(scalar 'count(pfi_job_info{job="pfid"})')" = 8 ] && [ "$(scalar 'count(pfi_gpu_power_watts{job="pfid"})')" = 16 ]; }
+wait_until 40 seen_all || fail "Prometheus never saw the 8 job series and 16 GPUs: $(tail -3 "$WORK/prometheus.log")"
+wait_until 15 python3 -c "import sys; sys.exit(0 if $(sum_power) > 8000 else 1)" || fail "the jobs never reached full power"
+
+ctl_start "$WORK/ctl.log" --db "$WORK/ctl.db" --period $PERIOD --policy pfi \
+    --cluster-from prometheus --prometheus "$PROM" --agent-timeout-s 2
+sleep 2
+U=$(sum_power)
+LIMIT=$(python3 -c "print(round(0.7 * $U))")
+echo "uncapped GPU power $U W; target $LIMIT W"
+
+creq GET /v1/status "" no
+python3 - "$WORK/resp" "${NODES[@]}" <<'PY' || fail "the agents found in Prometheus: $BODY"
+import json, sys
+d = json.load(open(sys.argv[1]))
+urls = sorted(a["url"] for a in d["agents"])
+assert urls == sorted(sys.argv[2:]), (urls, sys.argv[2:])
+assert d["agents_up"] == 4 and all(a["gpus"] == 4 for a in d["agents"]), d["agents"]
+jobs = {j["id"]: j for j in d["jobs"]}
+assert sorted(jobs) == sorted(["span", "dense-2", "dense-3"] + ["moe-%d" % i for i in range(4)]), sorted(jobs)
+assert jobs["span"]["gpus"] == 4 and jobs["moe-0"]["gpus"] == 2, jobs
+assert jobs["span"]["power_w"] > 600, jobs["span"]  # both nodes' share of it
+PY
+ok "the 4 agents, their 16 GPUs and the 7 jobs (span on 4 GPUs of 2 nodes) read from Prometheus"
+
+if [ -n "${PFI_RECORD_DIR:-}" ]; then
+    mkdir -p "$PFI_RECORD_DIR"
+    i=0
+    while IFS= read -r q; do
+        query "$q" >"$PFI_RECORD_DIR/q$i.json"
+        i=$((i + 1))
+    done <"$PFI_RECORD_DIR/queries.txt"
+fi
+
+END=$(python3 -c "import time; print(int(time.time()) + 90)")
+creq POST /v1/targets "{\"id\":\"dr-1\",\"gpu_power_w\":$LIMIT,\"start\":$(date +%s),\"duration_s\":90}"
+expect 201 "POST a target at 70%"
+sleep $(python3 -c "print(3 * $PERIOD + 0.5)")
+under_after 3 || fail "over the target after 3 periods"
+ok "under $LIMIT W from 3 periods (and a scrape) after the step, for 3 s"
+
+[ "$(caps_of 0 0)" = "$(caps_of 1 0)" ] && [ "$(caps_of 0 1)" = "$(caps_of 1 1)" ] && [ "$(caps_of 0 0)" = "$(caps_of 0 1)" ] ||
+    fail "the job across nodes 0 and 1 has different caps: $(caps_of 0 0) $(caps_of 0 1) $(caps_of 1 0) $(caps_of 1 1)"
+[ "$(gpu_state | awk '$5 == 1' | wc -l)" = 16 ] || fail "not every GPU capped: $(gpu_state)"
+ok "every GPU capped, one cap for the job spanning two nodes ($(caps_of 0 0) W)"
+
+# --- SIGKILL of an agent: Prometheus says up == 0; counted at 4 x 700 W ---
+agent_death 3 4 "$WORK/jobs3.csv" $(python3 -c "print(4 * $PERIOD + 1)")
+
+# --- SIGKILL and restart of the controller mid-event: the caps stay ---
+kill -KILL "$CTL_PID"
+wait "$CTL_PID" 2>/dev/null || true
+ctl_start "$WORK/ctl2.log" --db "$WORK/ctl.db" --period $PERIOD --policy pfi \
+    --cluster-from prometheus --prometheus "$PROM" --agent-timeout-s 2
+grep -q "resumed: 16 cap(s) held" "$WORK/ctl2.log" || fail "no resume of 16 caps: $(cat "$WORK/ctl2.log")"
+sleep $(python3 -c "print(3 * $PERIOD)")
+under_after 2 || fail "over after the controller's restart"
+[ "$(gpu_state | awk '$5 == 1' | wc -l)" = 16 ] || fail "caps lost over the restart: $(gpu_state)"
+ok "controller restarted: its 16 caps resumed on the agents found again, still under"
+
+# --- Prometheus dies: nothing is released ---
+kill -KILL "$PROM_PID"
+wait "$PROM_PID" 2>/dev/null || true
+sleep $(python3 -c "print(3 * $PERIOD)")
+[ "$(gpu_state | awk '$5 == 1' | wc -l)" = 16 ] || fail "caps released while Prometheus is down: $(gpu_state)"
+under_after 2 || fail "over while Prometheus is down"
+creq GET /v1/status "" no
+[ "$(jq_py 'd["agents_up"]')" = 0 ] || fail "agents still up without Prometheus: $BODY"
+jq_py 'd["agents"][0]["error"]' | grep -q '^Prometheus: ' || fail "no Prometheus error in the status: $BODY"
+ok "Prometheus killed: the 16 caps stay, still under, the status says why"
+prom_start
+wait_until 20 seen_all || fail "Prometheus did not come back"
+sleep 2
+creq GET /v1/status "" no
+[ "$(jq_py 'd["agents_up"]')" = 4 ] || fail "agents not back with Prometheus: $BODY"
+ok "Prometheus back: 4 agents up"
+
+# --- the target deleted: every GPU back at its prior limit ---
+creq DELETE /v1/targets/dr-1; expect 200 "DELETE dr-1"
+back() { [ "$(gpu_state | awk '$4 != 700 || $5 != 0' | wc -l)" = 0 ]; }
+wait_until 8 back || fail "not every GPU back at 700 W: $(gpu_state)"
+ok "target deleted: all 16 GPUs back at 700 W (their prior limit), uncapped"
