@@ -247,7 +247,7 @@ static void obs_put(ctl *c, const char *id, double cap, double p, double t, doub
         o = &c->obs[c->n_obs++];
         snprintf(o->job, sizeof o->job, "%s", id);
         ctl_index_put(&c->obs_ix, ctl_obs_key(id, cap), c->n_obs - 1);
-        o->o = (pfi_plan_obs){cap, p, t};
+        o->o = (pfi_plan_obs){cap, p, t, 0};
     } else {
         /* an exponential mean: the curve follows a job whose phase changes */
         o->o.power_w += 0.3 * (p - o->o.power_w);

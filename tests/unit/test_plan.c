@@ -97,7 +97,7 @@ static void test_infeasible(void **st)
  * (not the prior's 4000 W), so 3000 W is reached at 500 W. */
 static void test_measured(void **st)
 {
-    pfi_plan_obs obs[2] = {{700, 3600, 100}, {500, 3000, 95}};
+    pfi_plan_obs obs[2] = {{700, 3600, 100, 0}, {500, 3000, 95, 0}};
     pfi_plan_job j[1] = {job8("a", 0.5)};
     j[0].pmax_w = 3600;
     j[0].obs = obs;
@@ -179,7 +179,7 @@ static void test_sla(void **st)
     unlink(path);
 }
 
-static void test_learn_not_wired(void **st)
+static void test_learn_needs_use(void **st)
 {
     pfi_plan *p;
     pfi_plan_create(&p);
@@ -188,7 +188,7 @@ static void test_learn_not_wired(void **st)
     pfi_plan_set_jobs(p, j, 1, &err);
     pfi_plan_cap c[1];
     pfi_plan_result r;
-    assert_int_equal(pfi_plan_run(p, PFI_PLAN_LEARN, 3000, 0, 0, c, &r, &err), PFI_ENOTSUP);
+    assert_int_equal(pfi_plan_run(p, PFI_PLAN_LEARN, 3000, 0, 0, c, &r, &err), PFI_EINVAL);
     j[0].min_w = 0;
     assert_int_equal(pfi_plan_set_jobs(p, j, 1, &err), PFI_EINVAL);
     pfi_plan_destroy(p);
@@ -200,7 +200,7 @@ int main(void)
         cmocka_unit_test(test_equal),      cmocka_unit_test(test_pfi),
         cmocka_unit_test(test_uncut),      cmocka_unit_test(test_infeasible),
         cmocka_unit_test(test_measured),   cmocka_unit_test(test_flexibility),
-        cmocka_unit_test(test_sla),        cmocka_unit_test(test_learn_not_wired),
+        cmocka_unit_test(test_sla),        cmocka_unit_test(test_learn_needs_use),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
