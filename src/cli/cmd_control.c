@@ -51,6 +51,7 @@ static const char *run_help =
     "  --listen A:P              HTTP address (127.0.0.1:9478; port 0: any free port)\n"
     "  --period S                control period, 0.1-3600 s (5)\n"
     "  --policy P                equal | pfi (default) | learn\n"
+    "  --learn-rounds N          learn: exploring periods after each budget change (8)\n"
     "  --other-load-w W          the site's non-GPU load, W (0)\n"
     "  --site-meter QUERY        or a Prometheus query for the site's metered power, W:\n"
     "                            the non-GPU load is it less the GPUs' measured power\n"
@@ -106,7 +107,7 @@ static int cmd_run(int argc, char **argv)
         {"vtn", 1, 0, 'v'},         {"program", 1, 0, 'g'},      {"vtn-client-id", 1, 0, 'i'},
         {"vtn-client-secret-file", 1, 0, 'S'}, {"vtn-poll-s", 1, 0, 'V'},
         {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"prometheus", 1, 0, 'Q'},
-        {"site-meter", 1, 0, 'W'},  {"help", 0, 0, 'h'},
+        {"site-meter", 1, 0, 'W'},  {"learn-rounds", 1, 0, 'L'}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     pfi_ctl_opts o = {.listen = "127.0.0.1:9478", .period_s = 5, .agent_timeout_s = 2,
                       .policy = PFI_PLAN_PFI, .cap_margin_s = 60, .cap_max_s = 3600,
@@ -154,6 +155,12 @@ static int cmd_run(int argc, char **argv)
         case 'i': o.vtn_client_id = optarg; break;
         case 'S': secret_file = optarg; break;
         case 'V': bad = parse_pos("control run", "--vtn-poll-s", optarg, 0.1, 86400, &o.vtn_poll_s); break;
+        case 'L': {
+            double r;
+            bad = parse_pos("control run", "--learn-rounds", optarg, 1, 64, &r);
+            o.learn_rounds = (size_t)r;
+            break;
+        }
         case 'H': {
             double h;
             bad = parse_pos("control run", "--http-threads", optarg, 1, 64, &h);

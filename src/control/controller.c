@@ -100,6 +100,7 @@ static void teardown(ctl *c)
     ctl_index_free(&c->held_ix);
     ctl_index_free(&c->obs_ix);
     ctl_index_free(&c->known_ix);
+    ctl_priors_free(c);
     free(c->obs);
     free(c->known);
     free(c->targets);
@@ -125,6 +126,8 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     pthread_cond_init(&c.wake, NULL);
     int rc = pfi_ctl_store_open(o->db, &c.store, err);
     if (rc == PFI_OK) rc = pfi_plan_create(&c.plan);
+    if (rc == PFI_OK && o->policy == PFI_PLAN_LEARN)
+        rc = pfi_plan_use_learn(c.plan, o->learn_rounds, 2, err); /* caps go up a period late */
     if (rc == PFI_OK)
         rc = pfi_agents_create((const char *const *)o->agents, o->n_agents, o->agent_token,
                                o->agent_timeout_s, &c.agents, err);

@@ -75,7 +75,7 @@ static double counted_max(const pfi_cl_gpu *g)
 
 typedef struct old_job {
     char id[PFI_CL_ID_MAX + 1];
-    double cap;
+    double cap, plan;
     int periods;
 } old_job;
 
@@ -100,6 +100,7 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, double *live_w, s
     for (size_t i = 0; old && i < n_old; i++) {
         snprintf(old[i].id, sizeof old[i].id, "%s", c->jobs[i].id);
         old[i].cap = c->jobs[i].last_cap_w;
+        old[i].plan = c->jobs[i].last_plan_w;
         old[i].periods = c->jobs[i].cap_periods;
         ctl_index_put(&old_ix, ctl_hash_str(old[i].id), i);
     }
@@ -135,6 +136,19 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, double *live_w, s
         char *in_job = calloc(nd->n_gpus + 1, 1);
         for (size_t j = 0; j < nd->n_jobs; j++) {
             const pfi_cl_job *cj = &nd->jobs[j];
+            if (cj->exempt) {
+                /* Never capped: its GPUs count at their measured power (the
+                 * feedback sees a rise), or their maximum when unread. */
+                for (size_t k = 0; k < cj->n_gpus; k++) {
+                    const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
+                    if (!gp || in_job[gp - nd->gpus]) continue;
+                    in_job[gp - nd->gpus] = 1;
+                    double pw = isfinite(gp->power_w) ? gp->power_w : counted_max(gp);
+                    *fixed_w += pw;
+                    *measured_w += pw;
+                }
+                continue;
+            }
             ctl_job *m = job_find(c, cj->id);
             if (!m) {
                 ctl_job *arr = grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
@@ -145,17 +159,20 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, double *live_w, s
                 snprintf(m->id, sizeof m->id, "%s", cj->id);
                 m->min_w = 0;
                 m->max_w = INFINITY;
-                m->last_cap_w = NAN;
+                m->last_cap_w = m->last_plan_w = NAN;
                 m->training = 1;
                 ctl_index_put(&c->job_ix, ctl_hash_str(m->id), c->n_jobs - 1);
                 old_ctx oc = {old, m->id};
                 size_t o = old ? ctl_index_get(&old_ix, ctl_hash_str(m->id), old_eq, &oc) : SIZE_MAX;
                 if (o != SIZE_MAX) {
                     m->last_cap_w = old[o].cap;
+                    m->last_plan_w = old[o].plan;
                     m->cap_periods = old[o].periods;
                 }
                 m->tps = 0;
+                m->sla = NAN;
             }
+            if (cj->sla_floor > 0 && !(m->sla >= cj->sla_floor)) m->sla = cj->sla_floor;
             size_t add = cj->n_gpus;
             size_t *ga = realloc(m->gpu_agent, (m->n_gpus + add) * sizeof *ga);
             if (ga) m->gpu_agent = ga;
@@ -288,7 +305,21 @@ static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
         pfi_ctl_store_begin(c->store, NULL);
         return 1;
     }
-    size_t ok = pfi_agents_push(c->agents, cmds, n);
+    /* Down before up: the caps that lower a GPU (or hold it) go first and
+     * are answered before any is raised or released, so that moving watts
+     * from one job to another never has the site over for a moment (an
+     * agent samples as soon as a cap changes). */
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ctl_held *h = held_find(c, cmds[i].agent, cmds[i].gpu);
+        if (cmds[i].watts > 0 && (!h || cmds[i].watts <= h->watts)) {
+            pfi_cap_cmd t = cmds[nd];
+            cmds[nd++] = cmds[i];
+            cmds[i] = t;
+        }
+    }
+    size_t ok = pfi_agents_push(c->agents, cmds, nd);
+    ok += pfi_agents_push(c->agents, cmds + nd, n - nd);
     c->pushes += n;
     pfi_ctl_store_begin(c->store, NULL); /* the period's records; committed by the caller */
     int logged = 0;
@@ -502,16 +533,30 @@ void ctl_period(ctl *c)
         return;
     }
     size_t npo = 0;
+    int learn = c->o.policy == PFI_PLAN_LEARN;
+    if (learn) ctl_priors_fetch(c);
     for (size_t i = 0; i < c->n_jobs; i++) {
         ctl_job *j = &c->jobs[i];
         if (!j->capped && j->training) known_put(c, j->id, j->power_w, j->tps, now);
         const ctl_known *k = known_find(c, j->id);
+        double sla = pfi_sla_of(c->o.sla, c->o.n_sla, j->id);
+        if (j->sla > sla) sla = j->sla; /* the registration's floor, where it is higher */
         pj[i] = (pfi_plan_job){.id = j->id, .n_gpus = j->n_gpus, .min_w = j->min_w,
                                .max_w = isfinite(j->max_w) ? j->max_w : 700,
                                .pmax_w = k ? k->pmax_w : NAN, .tmax = k ? k->tmax : NAN,
                                .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN,
-                               .sla_frac = pfi_sla_of(c->o.sla, c->o.n_sla, j->id)};
+                               .sla_frac = sla};
         if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
+        if (!learn) continue;
+        const ctl_prior *pr = ctl_prior_find(c, j->id);
+        if (pr) {
+            pj[i].prior = pr->pts;
+            pj[i].n_prior = pr->n;
+        }
+        /* This period's reading: what the cap pushed last period gave. */
+        if (c->prev_active && c->prev_push_ok && isfinite(j->last_cap_w) && j->training &&
+            j->tps > 0 && j->power_w > 0)
+            pj[i].reading = (pfi_plan_obs){j->last_cap_w, j->power_w, j->tps, 0};
     }
     /* Each job's learned points, contiguous in po: count, offsets, fill. */
     size_t *first = calloc(c->n_jobs + 1, sizeof *first);
@@ -533,6 +578,7 @@ void ctl_period(ctl *c)
     free(owner);
     pfi_error err;
     pfi_error_clear(&err);
+    pfi_plan_set_time(c->plan, now);
     int plan_ok = pfi_plan_set_jobs(c->plan, pj, c->n_jobs, &err) == PFI_OK;
     if (!plan_ok) ctl_log("plan: %s", err.msg);
 
@@ -584,6 +630,14 @@ void ctl_period(ctl *c)
         ctl_job *j = &c->jobs[i];
         double cap = floor(caps[i].cap_w / CAP_STEP_W) * CAP_STEP_W;
         if (cap < pj[i].min_w) cap = ceil(pj[i].min_w);
+        /* Up one period late: a cap is at most what this period's and the
+         * last period's plans give it. Watts moved between jobs then leave
+         * one job a period before they reach another, so that readings of
+         * different nodes a period apart (Prometheus scrapes its targets at
+         * different instants) never add up over the budget. */
+        double plan = cap;
+        if (isfinite(j->last_plan_w) && cap > j->last_plan_w) cap = j->last_plan_w;
+        j->last_plan_w = plan;
         caps[i].cap_w = cap;
         j->cap_periods = j->last_cap_w == cap ? j->cap_periods + 1 : 0;
         if (j->training && j->cap_periods >= 2 && j->tps > 0 && isfinite(j->power_w))
@@ -597,7 +651,7 @@ void ctl_period(ctl *c)
         }
     }
     if (!controlling)
-        for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = NAN;
+        for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = c->jobs[i].last_plan_w = NAN;
     /* Release what is held but not wanted (no target, or the job ended),
      * on agents that answer; a dead agent's caps expire on their own. When
      * the plan failed during an event, the caps held are renewed as they

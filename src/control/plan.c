@@ -40,12 +40,12 @@ int pfi_plan_create(pfi_plan **out)
     return *out ? PFI_OK : PFI_ENOMEM;
 }
 
-int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, pfi_error *err)
+int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, size_t hold, pfi_error *err)
 {
     if (p->learn) return PFI_OK;
     pfi_live_opts o = pfi_live_defaults();
     if (explore_rounds) o.explore_rounds = explore_rounds;
-    return plan_learn_create(&o, &p->learn, err);
+    return plan_learn_create(&o, hold, &p->learn, err);
 }
 
 void pfi_plan_set_time(pfi_plan *p, double now_s)

@@ -18,6 +18,7 @@ typedef struct lj {
     pfi_live_job set;    /* what the loop was last given */
     int primed;          /* its learned points were fed */
     int prior_fed;       /* its prior points were fed */
+    pfi_alloc_out last;  /* its share of the last proposal */
 } lj;
 
 struct plan_learn {
@@ -31,6 +32,9 @@ struct plan_learn {
     pfi_live_reading *rd;
     size_t cap_sh, cap_rd;
     double level, last_t;
+    size_t hold, held;   /* periods per round; proposals reused since the last made */
+    int dirty;           /* the job set or a range moved since the last proposal */
+    int proposed;        /* a proposal has been made */
 };
 
 typedef struct {
@@ -51,7 +55,7 @@ static int key_eq(size_t pos, const void *x)
     return k->l->e[pos].key == k->key;
 }
 
-int plan_learn_create(const pfi_live_opts *o, plan_learn **out, pfi_error *err)
+int plan_learn_create(const pfi_live_opts *o, size_t hold, plan_learn **out, pfi_error *err)
 {
     *out = NULL;
     plan_learn *l = calloc(1, sizeof *l);
@@ -62,6 +66,7 @@ int plan_learn_create(const pfi_live_opts *o, plan_learn **out, pfi_error *err)
         return rc;
     }
     l->level = l->last_t = NAN;
+    l->hold = hold ? hold : 1;
     *out = l;
     return PFI_OK;
 }
@@ -126,7 +131,9 @@ static lj *entry(plan_learn *l, const char *id, int *created)
 
 static int changed(const pfi_live_job *a, const pfi_live_job *b)
 {
-    double r = 1e-9;
+    /* Each set starts an epoch, so only a move of 1% counts: a measured
+     * point's running mean moves the plan's curve a little every period. */
+    double r = 0.01;
     if (fabs(a->pmax_w - b->pmax_w) > r * b->pmax_w || fabs(a->tmax - b->tmax) > r * b->tmax ||
         fabs(a->floor_w - b->floor_w) > r * b->floor_w)
         return 1;
@@ -160,6 +167,9 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
 {
     l->gen++;
     size_t k = 0;
+    /* a period's reading counts only at the end of a round (the caps of the
+     * round's first periods are still moving) */
+    int round_end = l->held + 1 >= l->hold;
     /* points from before this period must not count as this round's measurement */
     double before = isfinite(l->last_t) ? l->last_t : now_s;
     for (size_t i = 0; i < n; i++) {
@@ -178,6 +188,7 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
             int rc = pfi_live_job_set(l->live, &s, err);
             if (rc != PFI_OK) return rc;
             x->set = s;
+            l->dirty = 1;
         }
         /* Readings are tokens/s: they mean something only against a known Tmax. */
         if (!(isfinite(j->tmax) && j->tmax > 0)) continue;
@@ -191,7 +202,7 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
                 rc = queue(l, &k, x->key, &j->prior[o], before, 1);
             x->prior_fed = 1;
         }
-        if (!rc && j->reading.power_w > 0) rc = queue(l, &k, x->key, &j->reading, now_s, 0);
+        if (!rc && round_end && j->reading.power_w > 0) rc = queue(l, &k, x->key, &j->reading, now_s, 0);
         if (rc) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
     /* The jobs that left. */
@@ -207,6 +218,7 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
         gone = 1;
     }
     l->n = m;
+    l->dirty |= gone;
     if (gone) {
         ctl_index_clear(&l->by_id);
         ctl_index_clear(&l->by_key);
@@ -223,23 +235,39 @@ int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, dou
     if (nj == 0) return PFI_OK;
     if (nj != n)
         return pfi_error_set(err, PFI_ERANGE, NULL, 0, "learn: %zu jobs synced, %zu planned", nj, n);
+    double was = l->level;
     if (!(l->level <= budget_w) || l->level < budget_w / (1 + LEVEL_BAND))
         l->level = budget_w * (1 - LEVEL_DROP);
     if (l->level < floor_total_w) l->level = floor_total_w < budget_w ? floor_total_w : budget_w;
+    if (l->proposed && !l->dirty && l->level == was && l->held + 1 < l->hold) {
+        /* inside a round: the round's proposal again */
+        l->held++;
+        for (size_t i = 0; i < l->n; i++) out[l->e[i].idx] = l->e[i].last;
+        return PFI_OK;
+    }
     pfi_live_share *sh = grow(l->sh, &l->cap_sh, n, sizeof *sh);
     if (!sh) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     l->sh = sh;
     if (isfinite(l->last_t) && now_s < l->last_t) now_s = l->last_t; /* a clock step back */
     int rc = pfi_live_propose(l->live, l->level, now_s, sh, n, err);
+    if (rc == PFI_EINFEASIBLE && l->level < budget_w) {
+        /* the loop's floors sit up to 1% off the plan's (above): the whole budget */
+        l->level = budget_w;
+        rc = pfi_live_propose(l->live, l->level, now_s, sh, n, err);
+    }
     if (rc != PFI_OK) return rc;
     l->last_t = now_s;
     for (size_t s = 0; s < n; s++) {
         eq_ctx k = {.l = l, .key = sh[s].id};
         size_t pos = ctl_index_get(&l->by_key, ctl_hash_2(sh[s].id, 0), key_eq, &k);
         if (pos == SIZE_MAX) continue;
-        const lj *x = &l->e[pos];
-        out[x->idx] = (pfi_alloc_out){.power_w = sh[s].power_w, .cap_w = NAN, .tput = sh[s].tput_est,
-                                      .at_floor = sh[s].power_w <= x->set.floor_w * (1 + 1e-9)};
+        lj *x = &l->e[pos];
+        x->last = (pfi_alloc_out){.power_w = sh[s].power_w, .cap_w = NAN, .tput = sh[s].tput_est,
+                                  .at_floor = sh[s].power_w <= x->set.floor_w * (1 + 1e-9)};
+        out[x->idx] = x->last;
     }
+    l->held = 0;
+    l->dirty = 0;
+    l->proposed = 1;
     return PFI_OK;
 }

@@ -9,8 +9,9 @@
  * range and prior are set again only when they change (every set starts
  * an epoch of the loop). Its prior points (pfid's observed curve) and the
  * controller's learned points (its store: how a restart resumes) enter
- * once, when the job joins the loop; a period's reading every period it
- * has one.
+ * once, when the job joins the loop; a period's reading at the end of
+ * each round. A job's range counts as changed when it moves by 1% (a
+ * measured point's running mean moves the plan's curve a little).
  *
  * The budget: an epoch starts whenever the budget moves, and the
  * controller's budget moves a little every period (trim, idle GPUs,
@@ -28,16 +29,23 @@
 
 typedef struct plan_learn plan_learn;
 
-int plan_learn_create(const pfi_live_opts *o, plan_learn **out, pfi_error *err);
+/* hold: periods per round of the loop (0 means 1): a proposal is kept that
+ * many periods, and only the readings of a round's last period are fed
+ * (the caps of its first periods are still moving: the controller raises
+ * caps one period late). */
+int plan_learn_create(const pfi_live_opts *o, size_t hold, plan_learn **out, pfi_error *err);
 void plan_learn_destroy(plan_learn *l);
 
 /* Brings the loop's jobs in line with jobs[0..n) (their ranges from prob,
- * built from the same jobs) and takes their readings at time now_s. */
+ * built from the same jobs) and takes their readings at time now_s when a
+ * round ends. */
 int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
                     const pfi_alloc_problem *prob, double now_s, pfi_error *err);
 
 /* The jobs' powers for budget_w at now_s into out[0..n) (power_w, tput,
- * at_floor), in the order of the last sync. floor_total_w <= budget_w. */
+ * at_floor), in the order of the last sync. floor_total_w <= budget_w. A
+ * new proposal at the end of a round, or when the job set, a job's range
+ * or the budget level moved; the round's proposal again otherwise. */
 int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, double now_s,
                        pfi_alloc_out *out, size_t n, pfi_error *err);
 

@@ -69,14 +69,16 @@ static double period(pfi_plan *p, tjob *j, size_t n, double t, double budget, pf
     return tot;
 }
 
-static pfi_plan *make(size_t rounds)
+static pfi_plan *make_held(size_t rounds, size_t hold)
 {
     pfi_plan *p;
     pfi_error err;
     assert_int_equal(pfi_plan_create(&p), PFI_OK);
-    assert_int_equal(pfi_plan_use_learn(p, rounds, &err), PFI_OK);
+    assert_int_equal(pfi_plan_use_learn(p, rounds, hold, &err), PFI_OK);
     return p;
 }
+
+static pfi_plan *make(size_t rounds) { return make_held(rounds, 1); }
 
 /* The loop learns the split, follows a budget change, takes jobs that
  * arrive and leave and a job whose readings stop. */
@@ -204,12 +206,37 @@ static void test_flex_and_uncapped(void **st)
     pfi_plan_destroy(p);
 }
 
+/* Rounds of two periods (the controller's): a proposal holds two periods,
+ * the reading of the first (its caps still moving) is not taken, and the
+ * loop learns as it does with rounds of one. A job that arrives inside a
+ * round is planned at once. */
+static void test_rounds_of_two(void **st)
+{
+    pfi_plan *p = make_held(4, 2);
+    tjob j[3] = {{"flat", 0, NAN, 0}, {"steep", 1, NAN, 0}, {"late", 1, NAN, 0}};
+    double prev[2] = {NAN, NAN}, got = 0;
+    for (int k = 0; k < 24; k++) {
+        got = period(p, j, 2, k, 8000, NULL, NULL);
+        if (k % 2 == 1) {
+            assert_near(j[0].cap, prev[0], 0); /* the second period of a round: the same caps */
+            assert_near(j[1].cap, prev[1], 0);
+        }
+        prev[0] = j[0].cap;
+        prev[1] = j[1].cap;
+    }
+    assert_true(got >= 0.985 * 198.57);
+    /* a job arrives in the middle of a round: planned at once, under the budget */
+    period(p, j, 3, 24, 8000, NULL, NULL);
+    assert_true(isfinite(j[2].cap));
+    pfi_plan_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_closed_loop),       cmocka_unit_test(test_resume_from_store),
         cmocka_unit_test(test_prior_points),      cmocka_unit_test(test_fresh_prior),
-        cmocka_unit_test(test_flex_and_uncapped),
+        cmocka_unit_test(test_flex_and_uncapped), cmocka_unit_test(test_rounds_of_two),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,8 +89,10 @@ void pfi_plan_destroy(pfi_plan *p);
 /* Enables the learn policy: the live closed loop (pfi/learn_live.h, with
  * explore_rounds proposals per epoch, 0 for its default) that learns each
  * job's curve from the readings set_jobs passes and keeps what it learned
- * across periods. Without it PFI_PLAN_LEARN is PFI_EINVAL. */
-int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, pfi_error *err);
+ * across periods. A proposal holds for hold periods (0 means 1) and only
+ * the readings of the last of them are taken. Without it PFI_PLAN_LEARN is
+ * PFI_EINVAL. */
+int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, size_t hold, pfi_error *err);
 /* The period's time (seconds, any clock that does not step back): the
  * time of set_jobs' readings and of the next learn proposal. */
 void pfi_plan_set_time(pfi_plan *p, double now_s);
