@@ -628,7 +628,10 @@ void ctl_period(ctl *c)
     char *want_held = calloc(c->n_held + 1, 1);
     for (size_t i = 0; cmds && controlling && plan_ok && i < c->n_jobs; i++) {
         ctl_job *j = &c->jobs[i];
-        double cap = floor(caps[i].cap_w / CAP_STEP_W) * CAP_STEP_W;
+        /* down to the step, up for a job at its floor (its SLA) */
+        double cap = caps[i].at_floor ? ceil(caps[i].cap_w / CAP_STEP_W - 1e-9) * CAP_STEP_W
+                                      : floor(caps[i].cap_w / CAP_STEP_W) * CAP_STEP_W;
+        if (cap > pj[i].max_w) cap = pj[i].max_w;
         if (cap < pj[i].min_w) cap = ceil(pj[i].min_w);
         /* Up one period late: a cap is at most what this period's and the
          * last period's plans give it. Watts moved between jobs then leave

@@ -128,6 +128,7 @@ void ctl_priors_fetch(ctl *c)
             snprintf(p->job, sizeof p->job, "%s", c->jobs[owner[s]].id);
             p->pts = calloc(total + 1, sizeof *p->pts);
             p->n = p->pts ? combine(pts, np, k, p->pts) : 0;
+            if (p->n) ctl_log("learn: job %s: %zu curve point(s) from pfid as priors", p->job, p->n);
             ctl_index_put(&c->prior_ix, ctl_hash_str(p->job), c->n_priors++);
         }
         for (size_t r = 0; r < k; r++) free(pts[r]);

@@ -89,7 +89,19 @@ static int grow(pfi_plan *p, size_t n, size_t pts)
     return PFI_OK;
 }
 
-/* Job j's points into cap/P/T (room for PRIOR_POINTS + n_obs); returns how many. */
+/* The prior's shape, (P / Pmax)^(1 - PFI). */
+static double shape(double p, double pmax, double pfi)
+{
+    return pow(p / pmax, 1 - pfi);
+}
+
+/* Job j's points into cap/P/T (room for PRIOR_POINTS + n_obs); returns how
+ * many. Where the job has been measured the prior keeps only its shape: a
+ * prior point between two measured points (the uncapped point above the
+ * highest) is put where the prior's shape between them says, below the
+ * lowest it is scaled to it. So one measurement that finds the prior
+ * optimistic moves the whole curve near it, and the curve rises with power
+ * (an SLA floor, the lowest power reaching a throughput, is read off it). */
 static size_t curve(const pfi_plan_job *j, double *cap, double *P, double *T)
 {
     double n = (double)j->n_gpus;
@@ -104,10 +116,23 @@ static size_t curve(const pfi_plan_job *j, double *cap, double *P, double *T)
         int measured = 0;
         for (size_t o = 0; o < j->n_obs; o++) measured |= fabs(j->obs[o].cap_w - c) <= 5;
         if (measured) continue;
-        double pw = fmin(n * c, pmax);
+        double pw = fmin(n * c, pmax), t = tmax * shape(pw, pmax, pfi);
+        double pl = NAN, tl = NAN, pu = pmax, tu = tmax; /* measured neighbours */
+        for (size_t o = 0; o < j->n_obs; o++) {
+            const pfi_plan_obs *ob = &j->obs[o];
+            if (!(ob->power_w > 0) || !(ob->tput >= 0) || ob->power_w > pmax) continue;
+            if (ob->power_w <= pw && !(ob->power_w <= pl)) pl = ob->power_w, tl = ob->tput;
+            if (ob->power_w > pw && ob->power_w < pu) pu = ob->power_w, tu = ob->tput;
+        }
+        if (isfinite(pl)) {
+            double a = shape(pl, pmax, pfi), b = shape(pu, pmax, pfi);
+            t = b > a ? tl + (tu - tl) * (shape(pw, pmax, pfi) - a) / (b - a) : tl;
+        } else if (pu < pmax) {
+            t = tu * shape(pw, pmax, pfi) / shape(pu, pmax, pfi);
+        }
         cap[k] = c;
         P[k] = pw;
-        T[k] = tmax * pow(pw / pmax, 1 - pfi);
+        T[k] = t;
         k++;
     }
     for (size_t o = 0; o < j->n_obs; o++) {
@@ -230,8 +255,10 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
         double c = p->out[i].power_w >= pm * (1 - 1e-9)
                        ? p->max_w[i]
                        : pfi_alloc_problem_cap_at(p->prob, i, p->out[i].power_w);
-        /* Whole watts, rounded down (never above the plan), within the range. */
-        c = floor(c + 1e-9);
+        /* Whole watts, rounded down (never above the plan), within the
+         * range; up for a job at its floor (never below its SLA). */
+        int floor_job = res->infeasible || p->out[i].at_floor;
+        c = floor_job ? ceil(c - 1e-9) : floor(c + 1e-9);
         if (c < p->min_w[i]) c = p->min_w[i];
         if (c > p->max_w[i]) c = p->max_w[i];
         caps[i] = (pfi_plan_cap){.power_w = p->out[i].power_w, .cap_w = c, .tput = p->out[i].tput,
