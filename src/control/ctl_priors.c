@@ -86,9 +86,9 @@ void ctl_priors_fetch(ctl *c)
         const ctl_job *j = &c->jobs[i];
         if (ctl_prior_find(c, j->id) || !url_safe(j->id)) continue;
         for (size_t g = 0; g < j->n_gpus; g++) {
-            size_t q;
-            for (q = n; q > 0 && !(owner[q - 1] == i && agent[q - 1] == j->gpu_agent[g]); q--) continue;
-            if (q > 0) continue; /* this node is asked already */
+            int asked = 0; /* this node, among the job's requests (the last ones) */
+            for (size_t q = n; q > 0 && owner[q - 1] == i && !asked; q--) asked = agent[q - 1] == j->gpu_agent[g];
+            if (asked) continue;
             char *pa = malloc(sizeof j->id + 32);
             if (!pa) break;
             snprintf(pa, sizeof j->id + 32, "/v1/jobs/%s/curve", j->id);

@@ -76,16 +76,7 @@ python3 "$PFI_SOURCE_DIR/tests/integration/sim_reporter.py" --spec "$WORK/report
     --token-file "$TOKEN_FILE" --interval 0.2 2>"$WORK/reporter.log" &
 PIDS+=($!)
 
-SECRET=s3cret-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
-printf '%s\n' "$SECRET" >"$WORK/secret"
-chmod 600 "$WORK/secret"
-echo '[]' >"$WORK/events.json"
-python3 "$PFI_SOURCE_DIR/tests/vtn/vtn.py" --spec "$PFI_SHARED_DIR/data/openadr3/openadr3-3.1.0.yaml" \
-    --events "$WORK/events.json" --reports "$WORK/reports.jsonl" --log "$WORK/vtn.log" \
-    --port-file "$WORK/vtn.port" --client-secret "$SECRET" 2>"$WORK/vtn.err" &
-PIDS+=($!)
-wait_until 20 test -s "$WORK/vtn.port" || fail "the VTN did not start: $(cat "$WORK/vtn.err")"
-VURL=http://127.0.0.1:$(cat "$WORK/vtn.port")
+vtn_start
 
 CTLS=()
 for c in 0 1 2; do
@@ -109,8 +100,6 @@ PROM=http://127.0.0.1:$PROM_PORT
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
     --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
 PIDS+=($!)
-query() { curl -s --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1"; }
-scalar() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")' 2>/dev/null || echo nan; }
 # Ready: Prometheus sees 48 GPUs and 18 job series with throughput, every
 # controller knows every job uncapped (its status lists 4 jobs with tokens/s).
 ready() {

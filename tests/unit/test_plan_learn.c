@@ -69,6 +69,15 @@ static double period(pfi_plan *p, tjob *j, size_t n, double t, double budget, pf
     return tot;
 }
 
+/* flat and steep as the plan is told of them: no readings. */
+static void two_jobs(pfi_plan_job pj[2])
+{
+    const char *ids[2] = {"flat", "steep"};
+    for (int i = 0; i < 2; i++)
+        pj[i] = (pfi_plan_job){.id = ids[i], .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600,
+                               .tmax = 100, .pfi = NAN};
+}
+
 static pfi_plan *make_held(size_t rounds, size_t hold)
 {
     pfi_plan *p;
@@ -132,9 +141,8 @@ static void resume(int as_prior)
 
     pfi_plan *q = make(4);
     tjob k2[2] = {{"flat", 0, NAN, 0}, {"steep", 1, NAN, 0}};
-    pfi_plan_job pj[2] = {
-        {.id = "flat", .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = NAN},
-        {.id = "steep", .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = NAN}};
+    pfi_plan_job pj[2];
+    two_jobs(pj);
     if (as_prior) {
         pj[0].prior = seen;
         pj[0].n_prior = n_seen;
@@ -166,9 +174,8 @@ static void test_prior_points(void **st) { resume(1); }
 static void test_fresh_prior(void **st)
 {
     pfi_plan *p = make(4);
-    pfi_plan_job pj[2] = {
-        {.id = "flat", .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = NAN},
-        {.id = "steep", .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = NAN}};
+    pfi_plan_job pj[2];
+    two_jobs(pj);
     pfi_error err;
     pfi_plan_set_time(p, 0);
     assert_int_equal(pfi_plan_set_jobs(p, pj, 2, &err), PFI_OK);
@@ -185,9 +192,8 @@ static void test_flex_and_uncapped(void **st)
 {
     pfi_plan *p = make(4);
     tjob j[2] = {{"flat", 0, NAN, 0}, {"steep", 1, NAN, 0}};
-    pfi_plan_job pj[2] = {
-        {.id = "flat", .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = NAN},
-        {.id = "steep", .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = NAN}};
+    pfi_plan_job pj[2];
+    two_jobs(pj);
     pfi_error err;
     pfi_plan_set_time(p, 0);
     assert_int_equal(pfi_plan_set_jobs(p, pj, 2, &err), PFI_OK);

@@ -10,7 +10,14 @@
  * job of n GPUs draws at most min(n c, Pmax) (the hardware enforces the cap,
  * so this never under-counts power) and keeps T = Tmax (P/Pmax)^(1 - PFI),
  * the constant-elasticity curve whose PFI is the job's estimate (0.5 when
- * pfid has none). A measured point replaces the prior within 5 W of its cap.
+ * pfid has none). A measured point replaces the prior within 5 W of its cap,
+ * and pins the prior around it: between two measured points (the uncapped
+ * one above the highest) the prior keeps only its shape, below the lowest
+ * it is scaled to it.
+ *
+ * Policies: equal and pfi (the allocation library's), learn (the live
+ * closed loop of pfi/learn_live.h kept across periods, pfi_plan_use_learn;
+ * src/control/plan_learn.h).
  *
  * Budget. The jobs share budget_w - fixed_w - trim_w: fixed_w is GPU power
  * the controller cannot move (dead agents at their GPUs' maximum, idle or
