@@ -11,16 +11,6 @@
 
 #define CAP_STEP_W 5.0 /* caps in multiples of 5 W: less churn, learned points that repeat */
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (q) *cap = c;
-    return q;
-}
-
 uint64_t ctl_held_key(size_t agent, unsigned gpu)
 {
     return ctl_hash_2(agent, gpu);
@@ -151,7 +141,7 @@ static void merge(ctl *c, double *fixed_w, double *measured_w, double *live_w, s
             }
             ctl_job *m = job_find(c, cj->id);
             if (!m) {
-                ctl_job *arr = grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
+                ctl_job *arr = ctl_grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
                 if (!arr) continue;
                 c->jobs = arr;
                 m = &c->jobs[c->n_jobs++];
@@ -232,7 +222,7 @@ static void known_put(ctl *c, const char *id, double pmax, double tmax, double n
 {
     ctl_known *k = (ctl_known *)known_find(c, id);
     if (!k) {
-        ctl_known *arr = grow(c->known, &c->cap_known, c->n_known + 1, sizeof *arr);
+        ctl_known *arr = ctl_grow(c->known, &c->cap_known, c->n_known + 1, sizeof *arr);
         if (!arr) return;
         c->known = arr;
         k = &c->known[c->n_known++];
@@ -258,7 +248,7 @@ static void obs_put(ctl *c, const char *id, double cap, double p, double t, doub
     size_t pos = ctl_index_get(&c->obs_ix, ctl_obs_key(id, cap), obs_eq, &k);
     ctl_obs *o = pos == SIZE_MAX ? NULL : &c->obs[pos];
     if (!o) {
-        ctl_obs *arr = grow(c->obs, &c->cap_obs, c->n_obs + 1, sizeof *arr);
+        ctl_obs *arr = ctl_grow(c->obs, &c->cap_obs, c->n_obs + 1, sizeof *arr);
         if (!arr) return;
         c->obs = arr;
         o = &c->obs[c->n_obs++];
@@ -330,7 +320,7 @@ static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
         ctl_held *h = held_find(c, m->agent, m->gpu);
         if (m->status == 200 && m->watts > 0) {
             if (!h) {
-                ctl_held *arr = grow(c->held, &c->cap_held, c->n_held + 1, sizeof *arr);
+                ctl_held *arr = ctl_grow(c->held, &c->cap_held, c->n_held + 1, sizeof *arr);
                 if (!arr) continue;
                 c->held = arr;
                 h = &c->held[c->n_held++];

@@ -89,16 +89,6 @@ double plan_learn_level(const plan_learn *l)
     return l ? l->level : NAN;
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (q) *cap = c;
-    return q;
-}
-
 static int index_entry(plan_learn *l, size_t pos)
 {
     if (ctl_index_put(&l->by_id, ctl_hash_str(l->e[pos].id), pos)) return -1;
@@ -112,7 +102,7 @@ static lj *entry(plan_learn *l, const char *id, int *created)
     size_t pos = ctl_index_get(&l->by_id, ctl_hash_str(id), id_eq, &k);
     *created = 0;
     if (pos != SIZE_MAX) return &l->e[pos];
-    lj *arr = grow(l->e, &l->cap, l->n + 1, sizeof *arr);
+    lj *arr = ctl_grow(l->e, &l->cap, l->n + 1, sizeof *arr);
     if (!arr) return NULL;
     l->e = arr;
     lj *x = &l->e[l->n];
@@ -153,7 +143,7 @@ static int good(const pfi_plan_obs *o)
 static int queue(plan_learn *l, size_t *k, uint64_t key, const pfi_plan_obs *o, double t, int prior)
 {
     if (!good(o)) return 0;
-    pfi_live_reading *r = grow(l->rd, &l->cap_rd, *k + 1, sizeof *r);
+    pfi_live_reading *r = ctl_grow(l->rd, &l->cap_rd, *k + 1, sizeof *r);
     if (!r) return -1;
     l->rd = r;
     r[(*k)++] = (pfi_live_reading){.id = key, .power_w = o->power_w, .cap_w = o->cap_w,
@@ -245,7 +235,7 @@ int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, dou
         for (size_t i = 0; i < l->n; i++) out[l->e[i].idx] = l->e[i].last;
         return PFI_OK;
     }
-    pfi_live_share *sh = grow(l->sh, &l->cap_sh, n, sizeof *sh);
+    pfi_live_share *sh = ctl_grow(l->sh, &l->cap_sh, n, sizeof *sh);
     if (!sh) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     l->sh = sh;
     if (isfinite(l->last_t) && now_s < l->last_t) now_s = l->last_t; /* a clock step back */
