@@ -6,7 +6,9 @@
 # controller started (a cap set by hand) enters learn as prior points. One
 # pfid (sim backend, 8 GPUs, embedded-dataset jobs) with real throughput
 # (sim_reporter.py), a GPU target at 70% of the uncapped power through the
-# API. Checked on the agent's own readings every 0.5 s. The floor is a point
+# API; the controller SIGKILLed and restarted mid-event (it resumes its caps
+# and learned points from its store). Checked on the agent's own readings
+# every 0.5 s. The floor is a point
 # on the job's curve, which is the prior until the job has been measured near
 # it (the first rounds), so it is checked from 8 periods on.
 . "$(dirname "$0")/pfid_lib.sh"
@@ -118,6 +120,20 @@ assert seen >= 10 and not over, over
 assert worst_sla >= 0.75 - 0.01, worst_sla
 PY
 ok "under $TARGET W from 3 periods on; the exempt job never capped; sla kept >= 75% of its throughput"
+# --- SIGKILL and restart of the learn controller mid-event ---
+kill -KILL "$CTL_PID"
+wait "$CTL_PID" 2>/dev/null || true
+ctl_start "$WORK/ctl2.log" --db "$WORK/ctl.db" --period $PERIOD --policy learn --learn-rounds 4 \
+    --agents "${NODES[0]}" --agent-timeout-s 0.5
+grep -Eq "resumed: [1-9][0-9]* cap\(s\) held, 1 target\(s\), [1-9][0-9]* learned point\(s\)" "$WORK/ctl2.log" ||
+    fail "the restarted controller did not resume caps and learned points: $(cat "$WORK/ctl2.log")"
+for i in $(seq 12); do
+    sleep 0.5
+    tot=$(gpu_state | awk '{s += $3} END {print s}')
+    python3 -c "import sys; sys.exit(0 if $tot <= $TARGET + 1 else 1)" || fail "over the target after the restart: $tot W"
+    [ "$(gpu_state | awk '$2 <= 1 && $5 == 1' | wc -l)" = 0 ] || fail "the exempt job capped after the restart"
+done
+ok "a SIGKILLed learn controller resumes its caps and learned points; under $TARGET W throughout"
 creq DELETE /v1/targets/t; expect 200 "the target deleted"
 back() { [ "$(gpu_state | awk '$4 == 700 && $5 == 0' | wc -l)" = 8 ]; }
 wait_until 10 back || fail "not every GPU is back at 700 W: $(gpu_state)"
