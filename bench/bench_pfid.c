@@ -105,7 +105,9 @@ static void start_pfid(const char *self)
         if (fd >= 0) dup2(fd, 2);
         execl(bin, bin, "--backend", "sim", "--sim-gpus", "8", "--sim-jobs", jobs, "--listen",
               "127.0.0.1:0", "--db", db, "--interval", "1", "--token-file", tokf, "--share-gpus",
-              "--phase-hold", "2", (char *)NULL);
+              "--phase-hold", "2",
+              /* 200 connections from one address stand for many scrapers */
+              "--http-conns-per-ip", "256", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 100 && !port; i++) {

@@ -1,4 +1,4 @@
-/* Shared by the benchmarks: a monotonic clock and sorting for medians. */
+/* Shared by the benchmarks: a monotonic clock, CPU time and sorting for medians. */
 #ifndef PFI_BENCH_UTIL_H
 #define PFI_BENCH_UTIL_H
 
@@ -9,6 +9,15 @@ static inline double bench_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of the process, all threads: on a shared machine the wall
+ * clock also counts others' work, this does not (as much). */
+static inline double bench_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

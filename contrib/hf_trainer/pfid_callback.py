@@ -11,7 +11,11 @@ this node's share (global tokens/s x local GPUs / world size), so that they
 match the power pfid measures on the same GPUs.
 
 Only the standard library is used (urllib). pfid being down never stops
-training: a failed call is logged once and retried at the next report.
+training: a failed call is logged once and retried at the next report. A
+registration that fails because pfid is not there (yet: it may come up
+after training started, or restart with an empty store) is retried from
+on_step_end with exponential backoff (retry_s, doubling up to retry_max_s),
+one short call per attempt; a refusal (401, 400) is not retried.
 Without transformers installed the class still imports (a plain base class),
 so that it can be tested and reused by other training loops: call
 on_train_begin / on_step_end / on_train_end with objects carrying the
@@ -54,7 +58,8 @@ def _gpus_from_env():
 
 class PfidCallback(TrainerCallback):
     def __init__(self, url=None, token_file=None, job_id=None, gpus=None, arch=None,
-                 task=None, seq_len=None, tokens_per_step=None, every_steps=10, timeout=2.0):
+                 task=None, seq_len=None, tokens_per_step=None, every_steps=10, timeout=2.0,
+                 retry_s=5.0, retry_max_s=300.0):
         """tokens_per_step: tokens of one optimizer step over the whole job;
         without it, seq_len x per-device batch x gradient accumulation x
         world size from the TrainingArguments."""
@@ -75,6 +80,9 @@ class PfidCallback(TrainerCallback):
         self._active = False
         self._last = None  # (time, step) of the last report
         self._warned = False
+        self._retry_s, self._retry_max_s = float(retry_s), float(retry_max_s)
+        self._backoff = self._retry_s
+        self._next_try = None  # monotonic time of the next registration attempt
 
     # -- HTTP -------------------------------------------------------------
     def _call(self, method, path, body=None):
@@ -115,9 +123,9 @@ class PfidCallback(TrainerCallback):
         return min(1.0, len(self.gpus) / world)
 
     # -- Trainer hooks ------------------------------------------------------
-    def on_train_begin(self, args, state, control, **kwargs):
-        if not getattr(state, "is_local_process_zero", True):
-            return
+    def _register(self):
+        """One registration attempt; schedules the next one when pfid was not
+        reachable or not able to answer (5xx), not when it refused."""
         body = {"id": self.job_id, "gpus": self.gpus}
         if self.arch:
             body["arch"] = self.arch
@@ -126,11 +134,29 @@ class PfidCallback(TrainerCallback):
         status, resp = self._call("POST", "/v1/jobs", body)
         if status in (200, 201) or (status == 409 and "already registered" in resp.get("error", "")):
             self._active = True  # a restarted process keeps its registration
+            self._next_try = None
+            self._backoff = self._retry_s
+            if self._warned:
+                log.warning("pfid registration succeeded")
+            return
+        self._warn("registration", status, resp)
+        if status is None or status >= 500:
+            self._next_try = time.monotonic() + self._backoff
+            self._backoff = min(self._backoff * 2, self._retry_max_s)
         else:
-            self._warn("registration", status, resp)
+            self._next_try = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not getattr(state, "is_local_process_zero", True):
+            return
+        self._register()
         self._last = (time.monotonic(), state.global_step)
 
     def on_step_end(self, args, state, control, **kwargs):
+        if not self._active and self._next_try is not None and time.monotonic() >= self._next_try:
+            self._register()
+            if self._active:  # rates from here on, not over the time it was down
+                self._last = (time.monotonic(), state.global_step)
         if not self._active or state.global_step % self.every_steps:
             return
         now = time.monotonic()
@@ -142,7 +168,10 @@ class PfidCallback(TrainerCallback):
         rate = (state.global_step - s0) * tps / (now - t0) * self._node_share(args)
         status, resp = self._call("POST", "/v1/jobs/%s/throughput" % self.job_id,
                                   {"tokens_per_s": rate})
-        if status != 200:
+        if status == 404:  # pfid forgot the job (a new store): register again
+            self._active = False
+            self._next_try = time.monotonic()
+        elif status != 200:
             self._warn("throughput report", status, resp)
 
     def on_train_end(self, args, state, control, **kwargs):

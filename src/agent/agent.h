@@ -21,6 +21,8 @@
 
 struct MHD_Daemon;
 struct MHD_Response;
+struct MHD_Connection;
+typedef struct http_guard http_guard;
 
 typedef struct agent_opts {
     const char *backend;
@@ -38,6 +40,9 @@ typedef struct agent_opts {
     double phase_hold_s; /* how long util must hold for training (trace.h sustain_s) */
     int share_gpus;      /* several jobs may register the same GPU (MPS, time-slicing) */
     unsigned http_threads;
+    const char *lock_dir; /* per-GPU lock files (lock.c) */
+    unsigned http_max_conns, http_conns_per_ip;
+    unsigned http_timeout_s; /* a connection idle this long is closed */
 } agent_opts;
 
 typedef struct agent_gpu {
@@ -47,13 +52,17 @@ typedef struct agent_gpu {
     double sample_age_s; /* (mu) how old `last`'s data were when read (dcgm: the
                             exporter's page), NaN when the backend reads live */
     int sample_ok;       /* (mu) the last read succeeded */
+    char read_error[160]; /* (mu) why it did not */
     pfi_gpu_limits limits; /* (mu) */
     int have_limits;       /* (mu) */
     /* The cap pfid holds on this GPU (mu). */
     int capped;
-    double cap_w, cap_set_at, cap_expires_at, cap_default_w;
+    double cap_w, cap_set_at, cap_expires_at, cap_prior_w;
     int restore_failed; /* (mu) an expired cap could not be restored yet */
+    int drifting;       /* (mu) the device's limit moved off the cap; re-applying */
+    int persistence;    /* NVML persistence mode at start: 1, 0, -1 unknown */
     int job;            /* (mu) index into agent.jobs of the (first) job on this GPU, -1 */
+    int lock_fd;        /* this GPU's lock file (lock.c), -1 when not locked */
 } agent_gpu;
 
 /* Per-tick values of a job kept in its rolling window: the 14 telemetry.csv
@@ -120,7 +129,10 @@ typedef struct agent {
     unsigned long long gen; /* (mu) bumps on every change /metrics shows */
     unsigned long long samples_total, sample_errors_total, store_errors_total;
     unsigned long long caps_set_total, caps_restored_total, cap_restore_errors_total;
+    unsigned long long cap_drift_total; /* (mu) episodes of a held cap found changed */
     double last_tick_s;  /* (mu) seconds the last sampler tick took */
+    int store_failing;   /* (mu) the last tick's samples could not be written */
+    char store_error[512]; /* (mu) why, while store_failing */
     double started_at;   /* Unix s */
 
     /* The cached /metrics response, rebuilt when gen moved (mu). */
@@ -128,6 +140,9 @@ typedef struct agent {
     unsigned long long metrics_gen;
 
     struct MHD_Daemon *httpd;
+    http_guard *guard; /* http_guard.c */
+    int listen_fd;     /* bound at start, before anything else (http.c), -1 */
+    int store_lock_fd; /* the store file's lock (lock.c), -1 */
     pthread_t sampler;
 } agent;
 
@@ -196,10 +211,21 @@ int agent_cap_clear(agent *a, unsigned gpu, const char *why, json_t **resp, pfi_
 /* Restores every expired cap; returns the earliest remaining expiry (Unix s)
  * or INFINITY. */
 double agent_caps_expire(agent *a);
+/* After each tick: a held cap the device no longer shows (a driver reload
+ * brings the stock limit back) is re-applied and counted. */
+void agent_caps_reconcile(agent *a);
+/* At start: warns when persistence mode is off (caps may revert). */
+void agent_caps_check_persistence(agent *a);
+/* The limit the GPU runs at without pfid: the recorded prior while capped,
+ * else the limit in force; NaN when unknown. Caller holds mu. */
+double agent_gpu_prior_w(const agent_gpu *x);
+/* An out-of-band limiter holds the enforced limit below the one set. */
+int agent_externally_limited(const pfi_gpu_limits *l);
 /* At start: restore expired recorded caps, re-apply unexpired ones. */
 int agent_caps_recover(agent *a, pfi_error *err);
-/* At shutdown: restore every cap. */
-void agent_caps_restore_all(agent *a);
+/* At shutdown: restore every cap; returns how many could not be (each
+ * logged with its GPU and watts). */
+unsigned agent_caps_restore_all(agent *a);
 
 /* job_curve.c (caller holds mu unless noted) */
 /* Loads the job's stored points (before the job is listed; no lock). */
@@ -211,6 +237,10 @@ void agent_curve_report(agent *a, agent_job *j, double t, double tokens_per_s);
 /* The points changed since the last write, copied (*out malloc'd, NULL when
  * none); marks them written. */
 size_t agent_curve_take_dirty(agent_job *j, double now, pfi_store_point **out);
+/* Every job's points left unwritten for an interval (the sampler's tick: the
+ * reports since a write are stored even when no report follows, so a
+ * SIGKILL loses at most an interval of them); *out malloc'd, NULL when none. */
+size_t agent_curves_take_due(agent *a, double now, pfi_store_point **out);
 /* Writes points to the store (no lock needed; logs failures). */
 void agent_curve_save(agent *a, const char *job, const pfi_store_point *pts, size_t n);
 void agent_curve_free(agent_curve *c);
@@ -218,7 +248,15 @@ void agent_curve_free(agent_curve *c);
  * ended job; PFI_ENOTFOUND when neither. Takes mu itself. */
 int agent_curve_get(agent *a, const char *id, json_t **out, pfi_error *err);
 
-/* http.c */
+/* lock.c: one pfid per store and per GPU (see there). Taken before any GPU
+ * setting or store record is touched; PFI_ESTATE when another pfid holds one. */
+int agent_lock_store(agent *a, pfi_error *err);
+int agent_lock_gpus(agent *a, pfi_error *err); /* after the backend is open */
+void agent_unlock_all(agent *a);
+
+/* http.c: agent_http_bind takes the address first (a pfid that cannot listen
+ * stops before it changes anything); agent_http_start serves on it. */
+int agent_http_bind(agent *a, pfi_error *err);
 int agent_http_start(agent *a, pfi_error *err);
 void agent_http_stop(agent *a);
 
@@ -227,8 +265,12 @@ char *agent_render_metrics(agent *a, size_t *len);
 json_t *agent_gpus_json(agent *a);
 json_t *agent_jobs_json(agent *a);
 
-/* model.c: the --model file and the live PFI estimate. */
+/* predictor.c: the --model file and the live PFI estimate. Loading takes mu
+ * (SIGHUP reloads while pfid runs); a failed load keeps the model in use. */
 int agent_model_load(agent *a, const char *path, pfi_error *err);
+/* The clock-fraction feature's boost clock without a model saying otherwise:
+ * H200, the GPU the model was fitted on and the only one the backends know. */
+#define PFI_AGENT_BOOST_MHZ 1980.0
 /* Fills agg->pfi from agg->tm when a model is loaded and every feature it
  * needs is present. */
 void agent_model_estimate(agent *a, const agent_job *j, job_agg *agg);

@@ -17,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "agent.h"
+#include "http_guard.h"
 #include "pfi/agent_api.h"
 #include "pfi/json.h"
 
@@ -124,6 +126,54 @@ static enum MHD_Result metrics(agent *a, struct MHD_Connection *c)
     enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, a->metrics_resp);
     pthread_mutex_unlock(&a->mu);
     return ret;
+}
+
+/* 200 "ok" or 503 with every reason that holds: a cap that cannot be
+ * restored, a store that cannot be written, a GPU that cannot be read. A
+ * probe (readiness, a controller) must not send work to a node whose caps
+ * are not under control. */
+static enum MHD_Result healthz(agent *a, struct MHD_Connection *c)
+{
+    json_t *reasons = json_array();
+    char buf[768];
+    pthread_mutex_lock(&a->mu);
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        const agent_gpu *x = &a->gpus[g];
+        if (x->capped && x->restore_failed) {
+            snprintf(buf, sizeof buf,
+                     "restore failed: GPU %u cannot be put back to %.0f W (cap %.0f W); retrying",
+                     g, x->cap_prior_w, x->cap_w);
+            json_array_append_new(reasons, json_string(buf));
+        }
+        if (x->capped && x->drifting) {
+            snprintf(buf, sizeof buf,
+                     "cap not held: GPU %u's limit moved off the cap of %.0f W and cannot be "
+                     "re-applied; retrying",
+                     g, x->cap_w);
+            json_array_append_new(reasons, json_string(buf));
+        }
+    }
+    if (a->store_failing) {
+        snprintf(buf, sizeof buf, "store failing: %s", a->store_error);
+        json_array_append_new(reasons, json_string(buf));
+    }
+    for (unsigned g = 0; g < a->n_gpus; g++)
+        if (!a->gpus[g].sample_ok) {
+            snprintf(buf, sizeof buf,
+                     "backend down: GPU %u could not be read at the last sample: %s", g,
+                     a->gpus[g].read_error);
+            json_array_append_new(reasons, json_string(buf));
+        }
+    pthread_mutex_unlock(&a->mu);
+    if (json_array_size(reasons) == 0) {
+        json_decref(reasons);
+        char *ok = strdup("ok\n");
+        return ok ? send_text(c, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
+    }
+    json_t *o = json_object();
+    pfi_json_set(o, "status", json_string("failing"));
+    pfi_json_set(o, "reasons", reasons);
+    return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, o);
 }
 
 static enum MHD_Result get_locked(agent *a, struct MHD_Connection *c, json_t *(*fn)(agent *))
@@ -272,11 +322,7 @@ static enum MHD_Result route(agent *a, struct MHD_Connection *c, const char *url
     int del = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
 
     if (strcmp(url, "/metrics") == 0) return get ? metrics(a, c) : not_allowed(c, "GET, HEAD");
-    if (strcmp(url, "/healthz") == 0) {
-        if (!get) return not_allowed(c, "GET, HEAD");
-        char *ok = strdup("ok\n");
-        return ok ? send_text(c, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
-    }
+    if (strcmp(url, "/healthz") == 0) return get ? healthz(a, c) : not_allowed(c, "GET, HEAD");
     if (strcmp(url, "/v1/gpus") == 0)
         return get ? get_locked(a, c, agent_gpus_json) : not_allowed(c, "GET, HEAD");
     if (strcmp(url, "/v1/jobs") == 0) {
@@ -322,9 +368,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     req *r = *con_cls;
     if (!r) {
         /* First call: headers only. Refuse what needs no body to refuse. */
+        const char *bad = agent_guard_framing(c);
+        if (bad) return send_error(c, MHD_HTTP_BAD_REQUEST, bad);
         if (is_write(method)) {
             if (!authorized(a, c))
                 return send_error(c, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+            agent_guard_trust(a->guard, c);
             if (a->o.read_only && is_limit_call(url))
                 return send_error(c, MHD_HTTP_CONFLICT,
                                   "pfid runs --read-only: power limits are not changed");
@@ -411,30 +460,64 @@ bad:
                          "--listen must be ADDR:PORT or [IPV6]:PORT, not '%s'", s);
 }
 
+int agent_http_bind(agent *a, pfi_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = 0;
+    int rc = parse_listen(a->o.listen, &ss, &sl, err);
+    if (rc != PFI_OK) return rc;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "--listen %s: socket: %s", a->o.listen,
+                             strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
+        int e = errno;
+        close(fd);
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s: %s", a->o.listen,
+                             strerror(e));
+    }
+    a->listen_fd = fd;
+    return PFI_OK;
+}
+
 int agent_http_start(agent *a, pfi_error *err)
 {
     struct sockaddr_storage ss;
-    socklen_t sl;
-    int rc = parse_listen(a->o.listen, &ss, &sl, err);
-    if (rc != PFI_OK) return rc;
+    socklen_t sl = sizeof ss;
+    if (a->listen_fd < 0 || getsockname(a->listen_fd, (struct sockaddr *)&ss, &sl) != 0)
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "no listening socket for %s", a->o.listen);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (!a->guard && !(a->guard = agent_guard_create(a->o.http_max_conns)))
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    /* Bounds a client cannot push past: connections in all and per address
+     * (a few thousand slow connections from one host took the API away),
+     * idle time of a connection, a reserve for authorized clients (the
+     * accept policy), and STRICT_FOR_CLIENT 1 (malformed requests refused,
+     * not guessed at). */
     a->httpd = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        flags, 0, agent_guard_accept, a->guard, handler, a, MHD_OPTION_EXTERNAL_LOGGER,
+        agent_guard_log, a->guard, MHD_OPTION_LISTEN_SOCKET, a->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)a->o.http_threads, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)4096, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_NOTIFY_COMPLETED, completed,
-        NULL, MHD_OPTION_END);
+        a->o.http_max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, a->o.http_conns_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, a->o.http_timeout_s, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+        MHD_OPTION_NOTIFY_CONNECTION, agent_guard_notify, a->guard,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
     if (!a->httpd)
-        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s (in use, or no such "
-                                                    "address?)",
-                             a->o.listen);
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(a->httpd, MHD_DAEMON_INFO_BIND_PORT);
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP on %s", a->o.listen);
+    a->listen_fd = -1; /* MHD owns it now and closes it when it stops */
     char addr[INET6_ADDRSTRLEN] = "?";
-    if (ss.ss_family == AF_INET6)
+    unsigned port;
+    if (ss.ss_family == AF_INET6) {
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof addr);
-    else
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    } else {
         inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof addr);
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
     int loopback = ss.ss_family == AF_INET6
                        ? IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr)
                        : (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
@@ -443,15 +526,18 @@ int agent_http_start(agent *a, pfi_error *err)
                   "crosses the network in clear text; restrict access (firewall, "
                   "NetworkPolicy) or put a TLS proxy in front");
     agent_log("listening on http://%s%s%s:%u%s", ss.ss_family == AF_INET6 ? "[" : "", addr,
-              ss.ss_family == AF_INET6 ? "]" : "", di ? (unsigned)di->port : 0,
-              a->o.read_only ? " (read-only)" : "");
+              ss.ss_family == AF_INET6 ? "]" : "", port, a->o.read_only ? " (read-only)" : "");
     return PFI_OK;
 }
 
 void agent_http_stop(agent *a)
 {
+    if (a->listen_fd >= 0) close(a->listen_fd); /* bound but never served */
+    a->listen_fd = -1;
     if (a->httpd) MHD_stop_daemon(a->httpd);
     a->httpd = NULL;
     if (a->metrics_resp) MHD_destroy_response(a->metrics_resp);
     a->metrics_resp = NULL;
+    agent_guard_destroy(a->guard);
+    a->guard = NULL;
 }

@@ -182,6 +182,29 @@ size_t agent_curve_take_dirty(agent_job *j, double now, pfi_store_point **out)
     return n;
 }
 
+size_t agent_curves_take_due(agent *a, double now, pfi_store_point **out)
+{
+    *out = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_jobs; i++) {
+        agent_job *j = a->jobs[i];
+        if (now - j->curve.saved_at < a->o.interval_s) continue;
+        pfi_store_point *pts;
+        size_t k = agent_curve_take_dirty(j, now, &pts);
+        if (!k) continue;
+        pfi_store_point *all = realloc(*out, (n + k) * sizeof *all);
+        if (!all) { /* written with the next report, or at the end */
+            free(pts);
+            continue;
+        }
+        memcpy(all + n, pts, k * sizeof *pts);
+        free(pts);
+        *out = all;
+        n += k;
+    }
+    return n;
+}
+
 void agent_curve_save(agent *a, const char *job, const pfi_store_point *pts, size_t n)
 {
     /* A failing store fails every write: say it once per change of state. */

@@ -229,10 +229,7 @@ int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned lon
 static int sample_uncapped(const agent *a, unsigned g, const pfi_gpu_sample *x)
 {
     const agent_gpu *d = &a->gpus[g];
-    double prior = d->capped        ? d->cap_default_w
-                   : d->have_limits ? (d->limits.current_w > 0 ? d->limits.current_w
-                                                               : d->limits.enforced_w)
-                                    : NAN;
+    double prior = agent_gpu_prior_w(d);
     double lim = pfi_gpu_sample_has(x, PFI_GF_LIMIT) ? x->v[PFI_GF_LIMIT]
                  : d->have_limits                   ? d->limits.enforced_w
                                                     : NAN;
@@ -408,12 +405,15 @@ static void aggregate(agent *a, agent_job *j, job_agg *out)
         PFI_OK)
         out->tput = NAN;
     if (!j->uncapped_now) {
-        /* Capped: the telemetry, features and estimate stay as they were at
-         * the last uncapped tick (none before one). */
+        /* Capped: the telemetry and features stay as they were at the last
+         * uncapped tick (none before one); the estimate is the current
+         * model's on them (a SIGHUP reload applies to a capped job too). */
         if (j->basis_valid) {
             memcpy(out->tm, j->basis->tm, sizeof out->tm);
-            out->has_pfi = j->basis->has_pfi;
-            out->pfi = j->basis->pfi;
+            job_agg b = *j->basis;
+            agent_model_estimate(a, j, &b);
+            out->has_pfi = b.has_pfi;
+            out->pfi = b.pfi;
             out->basis = JOB_BASIS_LAST_UNCAPPED;
             out->basis_t = j->basis->basis_t;
         }

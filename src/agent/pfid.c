@@ -61,8 +61,13 @@ static const char *help =
     "  POST /v1/jobs/ID/throughput {\"tokens_per_s\":X}   DELETE /v1/jobs/ID\n"
     "  PUT /v1/gpus/N/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/gpus/N/limit\n"
     "\n"
-    "Exit status: 0 after a clean shutdown, 1 when it cannot start or run,\n"
-    "2 on bad usage.\n";
+    "Signals: SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2 and every other\n"
+    "catchable terminating signal stop pfid and restore every cap; SIGHUP\n"
+    "reloads --model.\n"
+    "\n"
+    "Exit status: 0 after a clean shutdown, 1 when it cannot start or run\n"
+    "(nothing was changed), 2 on bad usage, 3 when a cap could not be\n"
+    "restored at shutdown (each is logged with its GPU and watts).\n";
 
 double agent_now(void)
 {
@@ -87,6 +92,46 @@ void agent_log(const char *fmt, ...)
     va_end(ap);
     /* One write per line so that lines from threads do not interleave. */
     fprintf(stderr, "pfid: %s\n", buf);
+}
+
+/* The signals that would end pfid by default and that a process can catch:
+ * each one stops it with every cap restored, except SIGHUP (model reload).
+ * The synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
+ * SIGSYS) mean pfid's own state is broken: they are left to kill it, and the
+ * store's cap records make the next start restore the cards. SIGPIPE (a
+ * client that went away) and SIGXFSZ (see main) are ignored. */
+static void termination_signals(sigset_t *set)
+{
+    static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,   SIGUSR1, SIGUSR2,
+                               SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
+#ifdef SIGPWR
+                               SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+                               SIGSTKFLT,
+#endif
+    };
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaddset(set, sigs[i]);
+    for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaddset(set, r);
+}
+
+static const char *signal_name(int sig, char *buf, size_t len)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},
+                 {SIGTERM, "SIGTERM"}, {SIGUSR1, "SIGUSR1"},     {SIGUSR2, "SIGUSR2"},
+                 {SIGALRM, "SIGALRM"}, {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},
+                 {SIGXCPU, "SIGXCPU"}, {SIGIO, "SIGIO"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig) return names[i].name;
+    if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+        snprintf(buf, len, "SIGRTMIN+%d", sig - SIGRTMIN);
+    else
+        snprintf(buf, len, "signal %d", sig);
+    return buf;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -168,29 +213,62 @@ static int open_backend(agent *a, pfi_error *err)
                              pfi_backend_last_error(a->be));
     a->gpus = calloc(a->n_gpus ? a->n_gpus : 1, sizeof *a->gpus);
     if (!a->gpus) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
-    a->boost_mhz = 0;
     for (unsigned g = 0; g < a->n_gpus; g++) {
         agent_gpu *x = &a->gpus[g];
         x->job = -1;
+        x->lock_fd = -1;
         if (pfi_backend_info(a->be, g, &x->info) != PFI_OK)
             snprintf(x->info.name, sizeof x->info.name, "unknown");
         if (pfi_backend_limits(a->be, g, &x->limits) == PFI_OK) x->have_limits = 1;
     }
-    /* The clock-fraction feature needs the boost clock; H200 is the GPU the
-     * model was fitted on and the only one the backends know. */
-    a->boost_mhz = 1980.0;
+    a->boost_mhz = PFI_AGENT_BOOST_MHZ;
     agent_log("backend %s: %u GPU(s)%s", a->o.backend, a->n_gpus,
               a->n_gpus ? "" : " (nothing to sample)");
     return PFI_OK;
 }
 
 /* Jobs registered before a restart come back from the store. */
+/* The ids of running jobs whose stored row could not be read (store.h's
+ * bad-row hook, called under the store's lock: collected, ended after). */
+typedef struct bad_jobs {
+    char (*ids)[PFI_STORE_JOB_ID_MAX + 1];
+    size_t n, cap;
+} bad_jobs;
+
+static void on_bad_row(const char *table, const char *id, const char *why, void *ctx)
+{
+    agent_log("store: a %s row%s%s is unusable (%s); skipped", table, id ? " for " : "",
+              id ? id : "", why);
+    bad_jobs *b = ctx;
+    if (!b || !id || strcmp(table, "jobs") != 0) return;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 8;
+        void *p = realloc(b->ids, cap * sizeof *b->ids);
+        if (!p) return;
+        b->ids = p;
+        b->cap = cap;
+    }
+    snprintf(b->ids[b->n++], sizeof b->ids[0], "%s", id);
+}
+
+/* Jobs registered before a restart come back from the store; one whose row
+ * is unusable is ended, so that its id and GPUs can be registered again. */
 static void reload_jobs(agent *a)
 {
     pfi_store_job *jobs;
     size_t n;
     pfi_error err;
-    if (pfi_store_jobs_running(a->store, &jobs, &n, &err) != PFI_OK) {
+    bad_jobs bad = {0};
+    pfi_store_on_bad_row(a->store, on_bad_row, &bad);
+    int rc = pfi_store_jobs_running(a->store, &jobs, &n, &err);
+    pfi_store_on_bad_row(a->store, on_bad_row, NULL);
+    for (size_t i = 0; i < bad.n; i++) {
+        pfi_store_job_end(a->store, bad.ids[i], agent_now(), NULL);
+        agent_log("job %s: marked ended (its stored row is unusable); it may register again",
+                  bad.ids[i]);
+    }
+    free(bad.ids);
+    if (rc != PFI_OK) {
         agent_log("cannot reload jobs: %s", err.msg);
         return;
     }
@@ -212,6 +290,7 @@ static void cleanup(agent *a)
 {
     agent_jobs_free(a);
     pfi_store_close(a->store);
+    agent_unlock_all(a); /* after the store is closed: no write after the lock goes */
     pfi_backend_close(a->be);
     free(a->gpus);
     free(a->model);
@@ -231,9 +310,15 @@ int main(int argc, char **argv)
     a.o.window_s = 1800;
     a.o.phase_hold_s = 10;
     a.o.http_threads = 4;
+    a.o.lock_dir = "/run/pfid";
+    a.o.http_max_conns = 4096;
+    a.o.http_conns_per_ip = 64;
+    a.o.http_timeout_s = 10;
+    a.listen_fd = -1;
+    a.store_lock_fd = -1;
 
     enum { O_SIMG = 256, O_SIMJ, O_DCGM, O_LISTEN, O_DB, O_INT, O_TOK, O_RO, O_MODEL, O_RET,
-           O_WIN, O_THR, O_HOLD, O_SHARE };
+           O_WIN, O_THR, O_HOLD, O_SHARE, O_LOCKDIR, O_MAXC, O_PERIP, O_HTO };
     static const struct option lo[] = {
         {"backend", required_argument, 0, 'b'}, {"sim-gpus", required_argument, 0, O_SIMG},
         {"sim-jobs", required_argument, 0, O_SIMJ}, {"dcgm-url", required_argument, 0, O_DCGM},
@@ -242,7 +327,11 @@ int main(int argc, char **argv)
         {"read-only", no_argument, 0, O_RO}, {"model", required_argument, 0, O_MODEL},
         {"retention", required_argument, 0, O_RET}, {"window", required_argument, 0, O_WIN},
         {"http-threads", required_argument, 0, O_THR}, {"phase-hold", required_argument, 0, O_HOLD},
-        {"share-gpus", no_argument, 0, O_SHARE}, {"help", no_argument, 0, 'h'},
+        {"share-gpus", no_argument, 0, O_SHARE}, {"lock-dir", required_argument, 0, O_LOCKDIR},
+        {"http-max-conns", required_argument, 0, O_MAXC},
+        {"http-conns-per-ip", required_argument, 0, O_PERIP},
+        {"http-timeout", required_argument, 0, O_HTO},
+        {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     double v;
@@ -275,6 +364,23 @@ int main(int argc, char **argv)
                 return usage_error("--window must be 10 s to a week, not '%s'", optarg);
             break;
         case O_SHARE: a.o.share_gpus = 1; break;
+        case O_LOCKDIR: a.o.lock_dir = optarg; break;
+        case O_MAXC:
+            if (parse_seconds(optarg, 16, 65536, &v) || v != floor(v))
+                return usage_error("--http-max-conns must be an integer 16-65536, not '%s'", optarg);
+            a.o.http_max_conns = (unsigned)v;
+            break;
+        case O_PERIP:
+            if (parse_seconds(optarg, 1, 65536, &v) || v != floor(v))
+                return usage_error("--http-conns-per-ip must be an integer 1-65536, not '%s'",
+                                   optarg);
+            a.o.http_conns_per_ip = (unsigned)v;
+            break;
+        case O_HTO:
+            if (parse_seconds(optarg, 1, 3600, &v) || v != floor(v))
+                return usage_error("--http-timeout must be 1-3600 whole seconds, not '%s'", optarg);
+            a.o.http_timeout_s = (unsigned)v;
+            break;
         case O_HOLD:
             if (parse_seconds(optarg, 0, 3600, &a.o.phase_hold_s))
                 return usage_error("--phase-hold must be 0-3600 seconds, not '%s'", optarg);
@@ -312,11 +418,12 @@ int main(int argc, char **argv)
     /* Every thread started from here on inherits the blocked signals; the
      * main thread takes them with sigwait, so shutdown runs in one place. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
+    termination_signals(&sigs);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* A store file over RLIMIT_FSIZE is a store failure (EFBIG, on /healthz),
+     * not a reason to stop holding caps. */
+    signal(SIGXFSZ, SIG_IGN);
 
     pthread_mutex_init(&a.mu, NULL);
     pthread_mutex_init(&a.cap_mu, NULL);
@@ -327,17 +434,33 @@ int main(int argc, char **argv)
     pthread_condattr_destroy(&ca);
     a.started_at = agent_now();
 
-    int rc = open_backend(&a, &err);
+    /* Nothing changes on a GPU or in the store before every check that can
+     * refuse the start has passed: the address, the store's lock, the
+     * backend, the GPUs' locks, the store's schema, the model. Only then are
+     * the recorded caps acted on. */
+    int rc = agent_http_bind(&a, &err);
+    if (rc == PFI_OK) rc = agent_lock_store(&a, &err);
+    if (rc == PFI_OK) rc = open_backend(&a, &err);
+    if (rc == PFI_OK) rc = agent_lock_gpus(&a, &err);
     if (rc == PFI_OK) rc = pfi_store_open(a.o.db, &a.store, &err);
+    if (rc == PFI_OK) pfi_store_on_bad_row(a.store, on_bad_row, NULL);
     if (rc == PFI_OK && a.o.model) rc = agent_model_load(&a, a.o.model, &err);
-    if (rc == PFI_OK) rc = agent_caps_recover(&a, &err);
     if (rc != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
+        agent_log("%s; nothing was changed", msg);
+        agent_http_stop(&a);
+        cleanup(&a);
+        return 1;
+    }
+    if ((rc = agent_caps_recover(&a, &err)) != PFI_OK) {
+        pfi_error_format(&err, msg, sizeof msg);
         agent_log("%s", msg);
+        agent_http_stop(&a);
         agent_caps_restore_all(&a);
         cleanup(&a);
         return 1;
     }
+    agent_caps_check_persistence(&a);
     reload_jobs(&a);
     agent_tick(&a); /* the first sample is there before the first request */
     if (agent_sampler_start(&a) != 0) {
@@ -356,13 +479,31 @@ int main(int argc, char **argv)
     }
 
     int sig = 0;
-    sigwait(&sigs, &sig);
-    agent_log("%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    for (;;) {
+        if (sigwait(&sigs, &sig) != 0) continue;
+        if (sig != SIGHUP) break;
+        /* SIGHUP reloads the model, as daemons reread their configuration;
+         * every other signal of the set stops pfid. */
+        if (!a.o.model) {
+            agent_log("SIGHUP: no --model to reload");
+        } else if (agent_model_load(&a, a.o.model, &err) != PFI_OK) {
+            pfi_error_format(&err, msg, sizeof msg);
+            agent_log("SIGHUP: %s; the model in use is kept", msg);
+        }
+    }
+    char name[32];
+    agent_log("%s: shutting down", signal_name(sig, name, sizeof name));
     /* HTTP first (no new caps), then the sampler, then restore. */
     agent_http_stop(&a);
     agent_sampler_stop(&a);
-    agent_caps_restore_all(&a);
+    unsigned failed = agent_caps_restore_all(&a);
     cleanup(&a);
+    if (failed) {
+        agent_log("stopped with %u cap(s) not restored (logged above; their records stay in "
+                  "the store and the next start restores them)",
+                  failed);
+        return 3;
+    }
     agent_log("stopped");
     return 0;
 }

@@ -9,6 +9,8 @@
 #include "pfi/features.h"
 #include "pfi/model_json.h"
 
+/* Loads path and puts it in place under mu: the running sampler and
+ * scrapes see the old model or the new one, never half of either. */
 int agent_model_load(agent *a, const char *path, pfi_error *err)
 {
     pfi_model_file *m = calloc(1, sizeof *m);
@@ -18,9 +20,15 @@ int agent_model_load(agent *a, const char *path, pfi_error *err)
         free(m);
         return rc;
     }
+    pthread_mutex_lock(&a->mu);
+    pfi_model_file *old = a->model;
     a->model = m;
     /* The clock-fraction feature must use the boost clock it was fitted with. */
-    if (m->boost_mhz > 0) a->boost_mhz = m->boost_mhz;
+    a->boost_mhz = m->boost_mhz > 0 ? m->boost_mhz : PFI_AGENT_BOOST_MHZ;
+    for (size_t i = 0; i < a->n_jobs; i++) a->jobs[i]->agg_valid = 0; /* re-estimate */
+    a->gen++;
+    pthread_mutex_unlock(&a->mu);
+    free(old);
     agent_log("model %s: %s (%zu feature(s))", path, m->set.name, m->set.p);
     return PFI_OK;
 }

@@ -74,6 +74,30 @@ static void emit_gpus(agent *a, FILE *f)
             if (v > 0) pfi_prom_sample(f, lims[k].name, l, v);
         }
     }
+    /* sample_age_s of /v1/gpus (dcgm only: a backend that reads live has none). */
+    int any_age = 0;
+    for (unsigned g = 0; g < a->n_gpus; g++)
+        any_age |= a->gpus[g].last_t > 0 && isfinite(a->gpus[g].sample_age_s);
+    if (any_age) {
+        pfi_prom_family(f, "pfi_gpu_sample_age_seconds", PFI_PROM_GAUGE,
+                        "How old the data of the GPU's last sample were when read (dcgm: the "
+                        "oldest fresh field of the exporter's page).");
+        for (unsigned g = 0; g < a->n_gpus; g++) {
+            if (!(a->gpus[g].last_t > 0) || !isfinite(a->gpus[g].sample_age_s)) continue;
+            gpu_label(gl, sizeof gl, g);
+            const char *l[] = {"gpu", gl, NULL};
+            pfi_prom_sample(f, "pfi_gpu_sample_age_seconds", l, a->gpus[g].sample_age_s);
+        }
+    }
+    pfi_prom_family(f, "pfi_gpu_externally_limited", PFI_PROM_GAUGE,
+                    "1 when an out-of-band limiter holds the enforced limit below the one set.");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        if (!a->gpus[g].have_limits) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_externally_limited", l,
+                        agent_externally_limited(&a->gpus[g].limits));
+    }
     pfi_prom_family(f, "pfi_gpu_cap_watts", PFI_PROM_GAUGE,
                     "Power cap pfid holds on the GPU (absent when none).");
     for (unsigned g = 0; g < a->n_gpus; g++) {
@@ -83,7 +107,7 @@ static void emit_gpus(agent *a, FILE *f)
         pfi_prom_sample(f, "pfi_gpu_cap_watts", l, a->gpus[g].cap_w);
     }
     pfi_prom_family(f, "pfi_gpu_cap_expiry_timestamp_seconds", PFI_PROM_GAUGE,
-                    "When the cap expires and the default limit is restored (Unix time).");
+                    "When the cap expires and the prior limit is restored (Unix time).");
     for (unsigned g = 0; g < a->n_gpus; g++) {
         if (!a->gpus[g].capped) continue;
         gpu_label(gl, sizeof gl, g);
@@ -213,10 +237,13 @@ static void emit_agent(agent *a, FILE *f)
         {"pfi_agent_store_errors_total", "Sample batches the store could not write.",
          offsetof(agent, store_errors_total)},
         {"pfi_agent_caps_set_total", "Power caps applied.", offsetof(agent, caps_set_total)},
-        {"pfi_agent_caps_restored_total", "Default limits restored.",
+        {"pfi_agent_caps_restored_total", "Prior limits restored.",
          offsetof(agent, caps_restored_total)},
-        {"pfi_agent_cap_restore_errors_total", "Failed attempts to restore a default limit.",
+        {"pfi_agent_cap_restore_errors_total", "Failed attempts to restore a prior limit.",
          offsetof(agent, cap_restore_errors_total)},
+        {"pfi_agent_cap_drift_total",
+         "Times a held cap was found changed on the device (then re-applied).",
+         offsetof(agent, cap_drift_total)},
     };
     for (size_t k = 0; k < sizeof counters / sizeof counters[0]; k++) {
         pfi_prom_family(f, counters[k].name, PFI_PROM_COUNTER, counters[k].help);
@@ -257,6 +284,8 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "sample_age_s",
                  x->last_t > 0 && isfinite(x->sample_age_s) ? pfi_json_num(x->sample_age_s)
                                                              : json_null());
+    pfi_json_set(o, "persistence_mode",
+                 x->persistence < 0 ? json_null() : json_boolean(x->persistence));
     json_t *s = json_object();
     /* Every GPU field under its table name, in the Prometheus family's unit
      * (null when not read). */
@@ -276,6 +305,7 @@ static json_t *gpu_json(agent *a, unsigned g)
         pfi_json_set(l, "default_w", pfi_json_num(x->limits.default_w));
         pfi_json_set(l, "min_w", pfi_json_num(x->limits.min_w));
         pfi_json_set(l, "max_w", pfi_json_num(x->limits.max_w));
+        pfi_json_set(l, "externally_limited", json_boolean(agent_externally_limited(&x->limits)));
         pfi_json_set(o, "limits", l);
     } else {
         pfi_json_set(o, "limits", json_null());
@@ -285,8 +315,9 @@ static json_t *gpu_json(agent *a, unsigned g)
         pfi_json_set(c, "watts", pfi_json_num(x->cap_w));
         pfi_json_set(c, "set_at", pfi_json_num(x->cap_set_at));
         pfi_json_set(c, "expires_at", pfi_json_num(x->cap_expires_at));
-        pfi_json_set(c, "default_w", pfi_json_num(x->cap_default_w));
+        pfi_json_set(c, "prior_w", pfi_json_num(x->cap_prior_w));
         pfi_json_set(c, "restore_failed", json_boolean(x->restore_failed));
+        pfi_json_set(c, "drifting", json_boolean(x->drifting));
         pfi_json_set(o, "cap", c);
     } else {
         pfi_json_set(o, "cap", json_null());

@@ -21,7 +21,9 @@ void agent_tick(agent *a)
     int *ok = calloc(n ? n : 1, sizeof *ok), *lok = calloc(n ? n : 1, sizeof *lok);
     const pfi_gpu_sample **by_gpu = calloc(n ? n : 1, sizeof *by_gpu);
     double *age = calloc(n ? n : 1, sizeof *age);
-    if (!s || !lim || !ok || !lok || !by_gpu || !age) {
+    char(*why)[sizeof a->gpus[0].read_error] = calloc(n ? n : 1, sizeof *why);
+    if (!s || !lim || !ok || !lok || !by_gpu || !age || !why) {
+        free(why);
         free(age);
         free(by_gpu);
         free(s);
@@ -37,24 +39,28 @@ void agent_tick(agent *a)
         ok[g] = pfi_backend_sample(a->be, g, &s[g]) == PFI_OK;
         if (!ok[g]) {
             memset(&s[g], 0, sizeof s[g]); /* stored as a row of NULLs */
+            snprintf(why[g], sizeof why[g], "%s", pfi_backend_last_error(a->be));
             errors++;
         }
-        lok[g] = pfi_backend_limits(a->be, g, &lim[g]) == PFI_OK;
+        /* Before limits(): a backend may scrape again for it (dcgm with a
+         * short cache_ms), and the age is the sample's. */
         if (!ok[g] || pfi_backend_sample_age(a->be, g, &age[g]) != PFI_OK) age[g] = NAN;
+        lok[g] = pfi_backend_limits(a->be, g, &lim[g]) == PFI_OK;
     }
     pfi_error err;
     int store_ok = pfi_store_add_samples(a->store, t, s, n, &err) == PFI_OK;
-    /* A full disk fails every tick: say so when it starts and when it ends
-     * (pfi_agent_store_errors_total counts the ticks in between). */
-    static int store_failing;
-    if (!store_ok && !store_failing) agent_log("store: %s; samples are not being kept", err.msg);
-    if (store_ok && store_failing) agent_log("store: writing samples again");
-    store_failing = !store_ok;
-
     pthread_mutex_lock(&a->mu);
+    /* A full disk fails every tick: say so when it starts and when it ends
+     * (pfi_agent_store_errors_total counts the ticks in between; /healthz
+     * says it meanwhile). */
+    if (!store_ok && !a->store_failing) agent_log("store: %s; samples are not being kept", err.msg);
+    if (store_ok && a->store_failing) agent_log("store: writing samples again");
+    a->store_failing = !store_ok;
+    if (!store_ok) snprintf(a->store_error, sizeof a->store_error, "%s", err.msg);
     for (unsigned g = 0; g < n; g++) {
         agent_gpu *x = &a->gpus[g];
         x->sample_ok = ok[g];
+        memcpy(x->read_error, why[g], sizeof x->read_error);
         if (ok[g]) {
             x->last = s[g];
             x->last_t = t;
@@ -67,18 +73,24 @@ void agent_tick(agent *a)
     }
     for (unsigned g = 0; g < n; g++) by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
     for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a, a->jobs[i], t, by_gpu);
+    pfi_store_point *pts;
+    size_t n_pts = agent_curves_take_due(a, t, &pts);
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
     a->last_tick_s = agent_mono() - m0;
     a->gen++;
     pthread_mutex_unlock(&a->mu);
+    /* Outside mu: scrapes do not wait on SQLite. */
+    for (size_t i = 0; i < n_pts; i++) agent_curve_save(a, pts[i].job, &pts[i], 1);
+    free(pts);
     free(s);
     free(lim);
     free(ok);
     free(lok);
     free(by_gpu);
     free(age);
+    free(why);
 }
 
 static struct timespec mono_ts(double sec)
@@ -104,6 +116,7 @@ static void *sampler_main(void *arg)
         double now_m = agent_mono();
         if (now_m >= next) {
             agent_tick(a);
+            agent_caps_reconcile(a);
             /* Skip missed ticks rather than bursting to catch up. */
             next += a->o.interval_s * (1 + floor((agent_mono() - next) / a->o.interval_s));
             if (agent_mono() >= next_prune) {

@@ -233,10 +233,6 @@ int pfi_cmd_export(int argc, char **argv)
         fprintf(stderr, "pfi export: %s: %s\n", o.db, strerror(errno));
         return PFI_EXIT_DATA;
     }
-    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "pfi export: %s: %s\n", o.out, strerror(errno));
-        return PFI_EXIT_DATA;
-    }
     pfi_store *s = NULL;
     pfi_store_job *jobs = NULL;
     pfi_store_point *pts = NULL;
@@ -284,6 +280,12 @@ int pfi_cmd_export(int argc, char **argv)
     }
     if (o.job && ne == 0) {
         fprintf(stderr, "pfi export: no job '%s' in %s\n", o.job, o.db);
+        ec = PFI_EXIT_DATA;
+        goto done;
+    }
+    /* only now: a store that cannot be read or a wrong --job leaves no folder behind */
+    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "pfi export: %s: %s\n", o.out, strerror(errno));
         ec = PFI_EXIT_DATA;
         goto done;
     }

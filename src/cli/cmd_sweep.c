@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "pfi/limit.h"
 #include "sweep_gpu.h"
+#include "sweep_lock.h"
 #include "sweep_opts.h"
 #include "sweep_report.h"
 #include "sweep_run.h"
@@ -319,6 +320,7 @@ int pfi_cmd_sweep(int argc, char **argv)
     sweep_gpu *g = NULL;
     sweep_port *port = NULL;
     pfi_tput_matcher *m = NULL;
+    int lock_fd = -1;
     if (pfi_tput_matcher_create(o.tput_re, &m, &err) != PFI_OK) {
         sweep_opts_free(&o);
         return pfi_cli_fail("sweep", &err);
@@ -326,6 +328,11 @@ int pfi_cmd_sweep(int argc, char **argv)
     if (!o.dry_run && mkdir(o.out, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "pfi sweep: %s: %s\n", o.out, strerror(errno));
         ec = PFI_EXIT_DATA;
+        goto done;
+    }
+    /* before the state is read: another sweep's active state is not a crash */
+    if (sweep_lock_take(o.out, o.dry_run, &lock_fd, &err) != PFI_OK) {
+        ec = pfi_cli_fail("sweep", &err);
         goto done;
     }
     int rc = sweep_state_load(o.out, &st, &err);
@@ -359,11 +366,7 @@ int pfi_cmd_sweep(int argc, char **argv)
         goto done;
     }
     if (o.dry_run) {
-        sweep_dry_run(&o, &st);
-        if (pending)
-            printf("note: an earlier sweep in %s did not finish: the next run restores its GPUs "
-                   "first (the limits above may be its caps)\n",
-                   o.out);
+        ec = sweep_dry_run(&o, &st, pending);
         goto done;
     }
     /* the priors reach the disk before any cap is set */
@@ -393,6 +396,7 @@ int pfi_cmd_sweep(int argc, char **argv)
 done:
     sweep_port_stop(port);
     sweep_gpu_close(g);
+    sweep_lock_release(lock_fd);
     pfi_tput_matcher_destroy(m);
     sweep_opts_free(&o);
     return ec;

@@ -109,26 +109,77 @@ int sweep_report(const sweep_opts *o, const sweep_state *st, int *complete)
     return PFI_EXIT_OK;
 }
 
-void sweep_dry_run(const sweep_opts *o, const sweep_state *st)
+/* Runs still to do and their total time: caps x duration + (caps - 1) x
+ * cooldown (no cooldown after the last); kept[i] marks a cap --resume keeps. */
+static double plan(const sweep_opts *o, const sweep_state *st, int *kept, size_t *todo)
 {
-    size_t todo = 0;
-    printf("pfi sweep plan: %zu GPU%s, every %g s, %s\n", o->n_gpus, o->n_gpus == 1 ? "" : "s",
-           o->interval, o->via_pfid ? o->via_pfid : o->backend);
+    *todo = 0;
     for (size_t i = 0; i < o->n_caps; i++) {
         const sweep_result *r = sweep_state_find((sweep_state *)st, o->caps[i]);
-        int keep = o->resume && r && r->ok;
-        char d[32];
-        sweep_fmt_time(o->duration, d, sizeof d);
-        printf("  cap %4.0f W  %s%s\n", o->caps[i], keep ? "measured earlier, kept" : d,
-               keep ? "" : " + cooldown");
-        todo += !keep;
+        kept[i] = o->resume && r && r->ok;
+        *todo += !kept[i];
     }
-    double total = (double)todo * o->duration + (todo > 1 ? (double)(todo - 1) * o->cooldown : 0);
-    char t[32];
+    return (double)*todo * o->duration + (*todo > 1 ? (double)(*todo - 1) * o->cooldown : 0);
+}
+
+static int dry_run_json(const sweep_opts *o, const sweep_state *st, int pending)
+{
+    int kept[SWEEP_MAX_CAPS];
+    size_t todo;
+    double total = plan(o, st, kept, &todo);
+    json_t *root = json_object(), *caps = json_array(), *gpus = json_array();
+    pfi_json_set(root, "group", json_string(o->meta.group));
+    pfi_json_set(root, "out", json_string(o->out));
+    pfi_json_set(root, "backend", o->via_pfid ? json_null() : json_string(o->backend));
+    pfi_json_set(root, "via_pfid", o->via_pfid ? json_string(o->via_pfid) : json_null());
+    pfi_json_set(root, "interval_s", pfi_json_num(o->interval));
+    pfi_json_set(root, "duration_s", pfi_json_num(o->duration));
+    pfi_json_set(root, "cooldown_s", pfi_json_num(o->cooldown));
+    pfi_json_set(root, "release_timeout_s", pfi_json_num(o->release_timeout));
+    for (size_t i = 0; i < o->n_caps; i++) {
+        json_t *c = json_object();
+        pfi_json_set(c, "cap_w", pfi_json_num(o->caps[i]));
+        pfi_json_set(c, "kept", json_boolean(kept[i]));
+        json_array_append_new(caps, c);
+    }
+    pfi_json_set(root, "caps", caps);
+    pfi_json_set(root, "runs", json_integer((json_int_t)todo));
+    pfi_json_set(root, "total_s", pfi_json_num(total));
+    for (size_t k = 0; k < st->n_gpus; k++) {
+        json_t *g = json_object();
+        pfi_json_set(g, "gpu", json_integer(st->gpus[k]));
+        pfi_json_set(g, "limit_in_force_w", pfi_json_num(st->prior_w[k]));
+        json_array_append_new(gpus, g);
+    }
+    pfi_json_set(root, "gpus", gpus);
+    pfi_json_set(root, "unfinished_sweep", json_boolean(pending));
+    int rc = pfi_json_print(stdout, root) == 0 ? PFI_EXIT_OK : PFI_EXIT_DATA;
+    json_decref(root);
+    return rc;
+}
+
+int sweep_dry_run(const sweep_opts *o, const sweep_state *st, int pending)
+{
+    if (o->json) return dry_run_json(o, st, pending);
+    int kept[SWEEP_MAX_CAPS];
+    size_t todo;
+    double total = plan(o, st, kept, &todo);
+    printf("pfi sweep plan: %zu GPU%s, every %g s, %s\n", o->n_gpus, o->n_gpus == 1 ? "" : "s",
+           o->interval, o->via_pfid ? o->via_pfid : o->backend);
+    char d[32], t[32];
+    sweep_fmt_time(o->duration, d, sizeof d);
+    for (size_t i = 0; i < o->n_caps; i++)
+        printf("  cap %4.0f W  %s%s\n", o->caps[i], kept[i] ? "measured earlier, kept" : d,
+               kept[i] ? "" : " + cooldown");
     sweep_fmt_time(total, t, sizeof t);
     printf("total: %s (%zu runs; plus up to %g s per run for GPU memory release)\n", t, todo,
            o->release_timeout);
     for (size_t k = 0; k < st->n_gpus; k++)
         printf("  GPU %u: limit in force %.0f W, restored at the end\n", st->gpus[k],
                st->prior_w[k]);
+    if (pending)
+        printf("note: an earlier sweep in %s did not finish: the next run restores its GPUs "
+               "first (the limits above may be its caps)\n",
+               o->out);
+    return PFI_EXIT_OK;
 }

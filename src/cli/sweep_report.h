@@ -11,7 +11,9 @@
 /* Writes DIR's outputs and prints the results of o's caps; *complete is 1
  * when every cap was measured. Returns an exit status. */
 int sweep_report(const sweep_opts *o, const sweep_state *st, int *complete);
-void sweep_dry_run(const sweep_opts *o, const sweep_state *st);
+/* The plan (text, or JSON with o->json); pending: DIR holds an unfinished
+ * sweep whose GPUs the next run restores first. Returns an exit status. */
+int sweep_dry_run(const sweep_opts *o, const sweep_state *st, int pending);
 /* "M:SS" or "H:MM:SS". */
 void sweep_fmt_time(double s, char *buf, size_t len);
 

@@ -39,7 +39,7 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->send, p->cnt, p->pmax,
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->cnt, p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
                     p->names, p->name_buf, p->segs, p->w, p->wn, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
@@ -191,16 +191,28 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
 {
     size_t m = j->n;
     int sorted = 1, ok = 1;
-    /* checked while copied (the inputs are read once); sweeps normally
-     * arrive sorted by power, and then the copy is the result */
+    /* checked while copied (the inputs are read once; & rather than &&, no
+     * branch per comparison: a closed loop rebuilds its estimates every
+     * round and this loop was a tenth of its time); sweeps normally arrive
+     * sorted by power, and then the copy is the result */
+    double prev = -INFINITY;
     for (size_t k = 0; k < m; k++) {
-        double pk = j->P[k], tk = j->T[k], ck = j->cap ? j->cap[k] : 0;
-        ok &= pk >= PFI_ALLOC_MIN_W && pk <= PFI_ALLOC_MAX_W && tk >= 0 &&
-              tk <= PFI_ALLOC_MAX_TPUT && ck >= 0 && ck <= PFI_ALLOC_MAX_W;
-        if (k) sorted &= pk > P[k - 1];
+        double pk = j->P[k], tk = j->T[k];
+        ok &= (pk >= PFI_ALLOC_MIN_W) & (pk <= PFI_ALLOC_MAX_W) & (tk >= 0) &
+              (tk <= PFI_ALLOC_MAX_TPUT);
+        sorted &= pk > prev;
+        prev = pk;
         P[k] = pk;
         T[k] = tk;
-        C[k] = ck;
+    }
+    if (j->cap) {
+        for (size_t k = 0; k < m; k++) {
+            double ck = j->cap[k];
+            ok &= (ck >= 0) & (ck <= PFI_ALLOC_MAX_W);
+            C[k] = ck;
+        }
+    } else {
+        memset(C, 0, m * sizeof *C);
     }
     if (!ok || !isfinite(j->sla_frac) || j->sla_frac < 0 || j->sla_frac > 1 || isinf(j->pfi) ||
         isinf(j->dram_copy) || fabs(j->pfi) > 1e6 || fabs(j->dram_copy) > 1e12 ||
@@ -271,28 +283,24 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
      * runs whose slopes round equal), which the oracle's tie share relies
      * on. The floor point has no index. */
     uint32_t *EI = p->ei + c;
+    /* HS[v].slope: the slope of the hull's segment ending at vertex v, kept
+     * so that each is divided once (the values alloc_slope gives for the
+     * same two points: the envelope is unchanged bit for bit); in the
+     * job's slot of the runs' scratch, free while a problem is built */
+    struct seg *HS = p->segs + c;
     size_t h = 0; /* vertices after the floor point */
     for (size_t k = k0; k < m; k++) {
-        while (h >= 1) {
-            double ap = h >= 2 ? P[EI[h - 2]] : fl, at = h >= 2 ? T[EI[h - 2]] : ft;
-            double bp = P[EI[h - 1]], bt = T[EI[h - 1]];
-            if (alloc_slope(ap, at, bp, bt) > alloc_slope(bp, bt, P[k], T[k])) break;
+        double sk;
+        for (;;) {
+            double ap = h ? P[EI[h - 1]] : fl, at = h ? T[EI[h - 1]] : ft;
+            sk = alloc_slope(ap, at, P[k], T[k]);
+            if (h == 0 || HS[h - 1].slope > sk) break;
             h--;
         }
+        HS[h].slope = sk;
         EI[h++] = (uint32_t)k;
     }
     p->eend[i] = c + h;
-    if (!p->seg_cache) return m;
-    double ap = fl, at = ft;
-    size_t v = 0;
-    for (; v < h; v++) {
-        double bp = P[EI[v]], bt = T[EI[v]];
-        if (!(bt > at)) break; /* concave: every later segment is flatter */
-        p->es[c + v] = (struct seg){alloc_slope(ap, at, bp, bt), bp - ap};
-        ap = bp;
-        at = bt;
-    }
-    p->send[i] = c + v;
     return m;
 }
 
@@ -323,9 +331,9 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     }
     /* every per-job buffer holds n + 1 (off needs it), so that one capacity
      * stands for them all */
-    size_t nj = n + 1, cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names, ces = p->cap_es;
+    size_t nj = n + 1, cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
     if (grow(&p->off, nj, sizeof(size_t), &cj) || grow(&p->eend, nj, sizeof(size_t), &cj) ||
-        grow(&p->send, nj, sizeof(size_t), &cj) || grow(&p->cnt, nj, sizeof(double), &cj) ||
+        grow(&p->cnt, nj, sizeof(double), &cj) ||
         grow(&p->pmax, nj, sizeof(double), &cj) || grow(&p->tmax, nj, sizeof(double), &cj) ||
         grow(&p->floor_w, nj, sizeof(double), &cj) || grow(&p->ftput, nj, sizeof(double), &cj) ||
         grow(&p->pfi, nj, sizeof(double), &cj) || grow(&p->dram, nj, sizeof(double), &cj) ||
@@ -337,18 +345,15 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
         grow(&p->ei, total, sizeof(uint32_t), &cpt) ||
-        (n < 4096 && grow(&p->es, total, sizeof(struct seg), &ces)) ||
         grow(&p->name_buf, name_len + 1, 1, &cnm)) {
         /* buffers may now differ in size: start over next time */
-        p->cap_jobs = p->cap_pts = p->cap_names = p->cap_es = 0;
+        p->cap_jobs = p->cap_pts = p->cap_names = 0;
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu jobs", n);
     }
     if (nj > p->cap_jobs) p->cap_jobs = nj;
     if (total > p->cap_pts) p->cap_pts = total;
     if (name_len + 1 > p->cap_names) p->cap_names = name_len + 1;
-    if (n < 4096 && total > p->cap_es) p->cap_es = total; /* es only for small problems */
 
-    p->seg_cache = n < 4096;
     size_t c = 0, nb = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_alloc_job *j = &jobs[i];

@@ -4,9 +4,17 @@
  * is a fractional knapsack over envelope segments: starting from the floors,
  * fill segments in order of decreasing slope (tokens/s per W) until the
  * budget is spent. Only the threshold slope is needed, which a weighted
- * selection finds in expected linear time; a full sort of 600,000 segments
- * would cost more than the whole 20 ms budget. An entry standing for c
- * identical jobs is the same knapsack with its segments c times as wide. */
+ * selection finds in linear time. An entry standing for c identical jobs is
+ * the same knapsack with its segments c times as wide.
+ *
+ * One path. Its speed path, kept because it pays (bench_alloc, 6-point
+ * jobs, medians on this 2-core machine): the radix select below, against a
+ * sort of the segments, 7x at 10^5 jobs (17 ms against 122 ms) and 3x at
+ * 10^3. Removed because they did not pay: a bracket of the threshold from
+ * a sample of the jobs (10^5 jobs: 18.1 ms with it, 16.7 ms without; 10^6:
+ * 160 ms against 135 ms) and a cache of the envelope segments' slopes for
+ * problems under 4,096 jobs (no gain at 10^3, 1% fewer instructions
+ * without it in learn's simulation). */
 #include "alloc_problem.h"
 
 #include <math.h>
@@ -25,12 +33,6 @@
  * level. Each level narrows the key range by a factor NB, so there are at
  * most 64 / log2(NB) + 1 levels whatever the input; no comparison branches
  * to mispredict, unlike a quickselect partition. */
-static int cmp_seg_desc(const void *a, const void *b)
-{
-    double x = ((const struct seg *)a)->slope, y = ((const struct seg *)b)->slope;
-    return (x < y) - (x > y);
-}
-
 enum { SEL_BITS = 8, SEL_NB = 1 << SEL_BITS };
 
 static uint64_t slope_key(double v)
@@ -77,7 +79,10 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
      * the threshold are among those left */
     *at = 0;
     for (size_t i = 0; i < n; i++) {
-        if (acc + s[i].width >= L) {
+        /* the last segment is the threshold when rounding leaves the sum
+         * of the widths just short of L (a budget that fills a set of
+         * segments exactly, summed in another order) */
+        if (acc + s[i].width >= L || i + 1 == n) {
             /* widths of equal slopes before i are already in acc */
             size_t j = i;
             while (j > 0 && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
@@ -88,29 +93,22 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
         acc += s[i].width;
     }
     *above = acc;
-    return 0; /* unreachable when L <= total width */
+    return 0; /* n == 0 */
 }
 
 /* Entry i's envelope segments with a positive slope, into out, their widths
- * counted for every job the entry stands for; adds them to *wsum when given. */
+ * counted for every job the entry stands for and added to *wsum. */
 static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
 {
     size_t k = 0;
     double c = p->cnt[i];
-    if (p->seg_cache) {
-        for (size_t v = p->off[i]; v < p->send[i]; v++) {
-            out[k++] = (struct seg){p->es[v].slope, c * p->es[v].width};
-            if (wsum) *wsum += c * p->es[v].width;
-        }
-        return k;
-    }
     const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
     double ap = p->floor_w[i], at = p->ftput[i];
     for (size_t v = p->off[i]; v < p->eend[i]; v++) {
         double bp = P[p->ei[v]], bt = T[p->ei[v]];
-        if (!(bt > at)) break;
+        if (!(bt > at)) break; /* concave: every later segment is flatter */
         out[k++] = (struct seg){alloc_slope(ap, at, bp, bt), c * (bp - ap)};
-        if (wsum) *wsum += c * (bp - ap);
+        *wsum += c * (bp - ap);
         ap = bp;
         at = bt;
     }
@@ -122,59 +120,11 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
 {
     int rc = alloc_check_budget(p, budget_w, err);
     if (rc) return rc;
-    size_t n = p->n;
+    size_t n = p->n, ns = 0;
     double L = budget_w - p->floor_total, wtot = 0, lambda = 0, above = 0, at_lambda = 0;
-    /* Bracket the threshold from a sample of every stride-th job, then one
-     * exact pass keeps only the segments inside the bracket (a few percent)
-     * for the selection; if the bracket misses, select over everything. */
-    double lo = -INFINITY, hi = INFINITY;
-    size_t stride = n / 512 + 1, ns = 0;
-    if (n >= 4096 && L > 0) {
-        for (size_t i = 0; i < n; i += stride) ns += job_segments(p, i, p->segs + ns, NULL);
-        qsort(p->segs, ns, sizeof *p->segs, cmp_seg_desc);
-        double scale = (double)n / (double)((n + stride - 1) / stride), acc = 0;
-        size_t q = 0;
-        while (q < ns && (acc += scale * p->segs[q].width) < L) q++;
-        size_t margin = ns / 16 + 8;
-        hi = q < margin ? INFINITY : p->segs[q - margin].slope;
-        lo = q + margin >= ns ? -INFINITY : p->segs[q + margin].slope;
-    }
-    double above_hi = 0, band_w = 0;
-    ns = 0;
-    if (p->seg_cache) { /* n < 4096, no bracket: every segment */
-        for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, &wtot);
-        band_w = wtot;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
-            double ap = p->floor_w[i], at = p->ftput[i], c = p->cnt[i];
-            for (size_t v = p->off[i]; v < p->eend[i]; v++) {
-                double bp = P[p->ei[v]], bt = T[p->ei[v]];
-                if (!(bt > at)) break; /* concave: every later segment is flatter */
-                double slope = alloc_slope(ap, at, bp, bt), width = c * (bp - ap);
-                wtot += width;
-                if (slope > hi) {
-                    above_hi += width;
-                } else if (slope >= lo) {
-                    p->segs[ns++] = (struct seg){slope, width};
-                    band_w += width;
-                }
-                ap = bp;
-                at = bt;
-            }
-        }
-    }
+    for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, &wtot);
     int fill_all = wtot <= L;
-    if (!fill_all && L > 0) {
-        if (above_hi < L && L <= above_hi + band_w) {
-            lambda = select_threshold(p->segs, ns, L - above_hi, &above, &at_lambda);
-            above += above_hi;
-        } else {
-            ns = 0;
-            for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, NULL);
-            lambda = select_threshold(p->segs, ns, L, &above, &at_lambda);
-        }
-    }
+    if (!fill_all && L > 0) lambda = select_threshold(p->segs, ns, L, &above, &at_lambda);
     /* the watts left for the segments at lambda, shared by all of them in
      * proportion to their widths, so that identical jobs get identical powers */
     double tie = fill_all || !(at_lambda > 0) ? 0 : fmin(1.0, fmax(0.0, L - above) / at_lambda);
@@ -190,17 +140,10 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
          * lambda gets its share, consecutive ones of one job included (an
          * envelope may hold collinear runs whose slopes round equal). */
         double ap = p->floor_w[i], at = p->ftput[i], pw = ap, tp = at;
-        size_t end = p->seg_cache ? p->send[i] : p->eend[i];
-        for (size_t v = p->off[i]; v < end; v++) {
-            double bp = P[p->ei[v]], bt = T[p->ei[v]], slope, dp;
-            if (p->seg_cache) {
-                slope = p->es[v].slope;
-                dp = p->es[v].width;
-            } else {
-                if (!(bt > at)) break;
-                dp = bp - ap;
-                slope = alloc_slope(ap, at, bp, bt);
-            }
+        for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+            double bp = P[p->ei[v]], bt = T[p->ei[v]];
+            if (!(bt > at)) break;
+            double dp = bp - ap, slope = alloc_slope(ap, at, bp, bt);
             if (fill_all || slope > lambda) {
                 pw = bp;
                 tp = bt;

@@ -35,14 +35,6 @@ struct pfi_alloc_problem {
      * the job's own slot and one job can be rebuilt alone, see _update).
      * Indices, not copies: the set-up writes less memory. */
     size_t *eend;
-    /* the envelope's segments from the floor point, es[off[i] .. send[i]),
-     * those with a positive slope (the rest are never worth a watt); kept
-     * for small problems (seg_cache), which a closed loop re-plans many
-     * times; a large one computes them as it goes (storing them would cost
-     * more memory traffic and page faults than the divisions it saves) */
-    int seg_cache;
-    struct seg *es;
-    size_t *send;
     uint32_t *ei;
     double *cnt; /* jobs each entry stands for (>= 1) */
     double *pmax, *tmax, *floor_w, *ftput;
@@ -56,7 +48,7 @@ struct pfi_alloc_problem {
     double *w, *wn, *room, *shed, *pw;
     struct kv *kv;
     /* capacities (elements) of the buffers above, so that reset reuses them */
-    size_t cap_jobs, cap_pts, cap_names, cap_es;
+    size_t cap_jobs, cap_pts, cap_names;
 };
 
 /* The slope of an envelope segment from (ap, at) to (bp, bt), bp > ap, in

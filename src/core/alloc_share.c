@@ -1,4 +1,13 @@
-/* The proportional policies: shares of the cut with floors (alloc.h). */
+/* The proportional policies: shares of the cut with floors (alloc.h).
+ *
+ * Water-fill has one exact algorithm, the sweep over the jobs sorted by the
+ * share at which each reaches its floor (O(k log k) whatever the input),
+ * and one speed path in front of it, kept because it pays: up to 16 passes
+ * of "clamp every job that passes its floor", which settle most inputs in
+ * two or three and then skip the sort. Measured: 5x at 10^5 jobs (equal,
+ * bench_alloc: 4 ms against 20 ms) and 2.6x fewer instructions at the
+ * simulation's 100 (pfi simulate --no-learn). The passes alone could take k
+ * of them on an adversarial input, hence the sweep after 16. */
 #include "alloc_problem.h"
 
 #include <math.h>

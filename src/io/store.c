@@ -75,7 +75,54 @@ struct pfi_store {
     char *sql[ST_COUNT]; /* the generated statements, freed at close */
     pthread_mutex_t mu;
     char path[256];
+    pfi_store_bad_row_fn bad_row;
+    void *bad_row_ctx;
 };
+
+void pfi_store_on_bad_row(pfi_store *s, pfi_store_bad_row_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&s->mu);
+    s->bad_row = fn;
+    s->bad_row_ctx = ctx;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A row a read skips. Caller holds s->mu. */
+static void bad_row(pfi_store *s, const char *table, const char *id, const char *why)
+{
+    if (s->bad_row)
+        s->bad_row(table, id, why, s->bad_row_ctx);
+    else
+        fprintf(stderr, "warning: %s: %s row%s%s skipped: %s\n", s->path, table, id ? " " : "",
+                id ? id : "", why);
+}
+
+/* PRAGMA quick_check (read-only: b-tree structure, page and record
+ * formats, without the index cross-checks of integrity_check): a damaged
+ * file is refused before anything is written to it. */
+static int quick_check(pfi_store *s, pfi_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
+        return pfi_error_set(err, PFI_EPARSE, s->path, 0,
+                             "cannot read the database (%s); left untouched",
+                             sqlite3_errmsg(s->db));
+    int step = sqlite3_step(st);
+    const char *r = step == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int rc = PFI_OK;
+    if (!r || strcmp(r, "ok") != 0) {
+        char why[256]; /* one line: the report's lines joined */
+        snprintf(why, sizeof why, "%s", r ? r : sqlite3_errmsg(s->db));
+        for (char *p = why; *p; p++)
+            if (*p == '\n') *p = ' ';
+        rc = pfi_error_set(err, PFI_EPARSE, s->path, 0,
+                           "the database is damaged (quick_check: %s); left untouched: move "
+                           "it aside (pfid then starts a new store) or restore a backup",
+                           why);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
 
 static int db_error(pfi_store *s, pfi_error *err, const char *what)
 {
@@ -109,8 +156,13 @@ int pfi_store_open(const char *path, pfi_store **out, pfi_error *err)
         goto fail;
     }
     sqlite3_busy_timeout(s->db, 5000);
+    /* Closing the last connection checkpoints a WAL into the database file:
+     * a file that is refused below must not be written that way either. */
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     sqlite3_exec(s->db, "PRAGMA foreign_keys=ON;", NULL, NULL, NULL);
+    if ((rc = quick_check(s, err)) != PFI_OK) goto fail;
     if ((rc = store_schema_open(s->db, path, err)) != PFI_OK) goto fail;
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     s->sql[ST_SAMPLE] = store_sample_insert_sql();
     s->sql[ST_SAMPLES_SINCE] = store_sample_select_sql();
     if (!s->sql[ST_SAMPLE] || !s->sql[ST_SAMPLES_SINCE]) {
@@ -250,7 +302,9 @@ int pfi_store_job_end(pfi_store *s, const char *id, double t, pfi_error *err)
 
 /* Reads every row of prepared statement `which` (its one parameter bound to
  * key when key is not NULL) into a grown array of
- * `elem`-byte items, one `row` call each; on failure nothing is returned. */
+ * `elem`-byte items, one `row` call each; a row the reader refuses with
+ * PFI_EPARSE (having reported it through bad_row) is skipped; on any other
+ * failure nothing is returned. */
 typedef int (*row_reader)(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err);
 
 static int collect(pfi_store *s, int which, const char *key, size_t elem, row_reader row,
@@ -275,7 +329,12 @@ static int collect(pfi_store *s, int which, const char *key, size_t elem, row_re
         }
         void *item = (char *)*out + *n * elem;
         memset(item, 0, elem);
-        if ((rc = row(s, st, item, err)) != PFI_OK) break;
+        rc = row(s, st, item, err);
+        if (rc == PFI_EPARSE) { /* one bad row: skipped (and said), not every row lost */
+            rc = PFI_OK;
+            continue;
+        }
+        if (rc != PFI_OK) break;
         (*n)++;
     }
     if (rc == PFI_OK && step != SQLITE_DONE) rc = db_error(s, err, what);
@@ -290,21 +349,60 @@ static int collect(pfi_store *s, int which, const char *key, size_t elem, row_re
     return rc;
 }
 
+/* A REAL or INTEGER column as a finite double; NaN for NULL, text, blobs. */
+static double num_col(sqlite3_stmt *st, int i)
+{
+    int t = sqlite3_column_type(st, i);
+    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return NAN;
+    double v = sqlite3_column_double(st, i);
+    return isfinite(v) ? v : NAN;
+}
+
+/* A short TEXT column into buf; -1 when NULL, not text or too long. */
+static int text_col(sqlite3_stmt *st, int i, char *buf, size_t len, int allow_null)
+{
+    int t = sqlite3_column_type(st, i);
+    if (t == SQLITE_NULL && allow_null) {
+        buf[0] = '\0';
+        return 0;
+    }
+    if (t != SQLITE_TEXT) return -1;
+    const char *v = (const char *)sqlite3_column_text(st, i);
+    if (!v || strlen(v) >= len) return -1;
+    memcpy(buf, v, strlen(v) + 1);
+    return 0;
+}
+
 static int job_row(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err)
 {
+    (void)err;
     pfi_store_job *j = item;
-    snprintf(j->id, sizeof j->id, "%s", (const char *)sqlite3_column_text(st, 0));
-    snprintf(j->arch, sizeof j->arch, "%s", (const char *)sqlite3_column_text(st, 2));
-    snprintf(j->task, sizeof j->task, "%s", (const char *)sqlite3_column_text(st, 3));
-    j->registered_at = sqlite3_column_double(st, 4);
-    j->sla_floor = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 5);
-    j->exempt = sqlite3_column_int(st, 6);
-    /* ST_JOBS_ALL has ended_at; a running job's is NULL (0) */
-    j->ended_at = sqlite3_column_count(st) > 7 ? sqlite3_column_double(st, 7) : 0;
-    if (gpus_from_text((const char *)sqlite3_column_text(st, 1), j) != PFI_OK)
-        return pfi_error_set(err, PFI_EPARSE, s->path, 0, "job '%s': bad GPU list '%s'", j->id,
-                             (const char *)sqlite3_column_text(st, 1));
-    return PFI_OK;
+    char gpus[PFI_STORE_MAX_JOB_GPUS * 12];
+    const char *why = NULL;
+    if (text_col(st, 0, j->id, sizeof j->id, 0) != 0 || !j->id[0])
+        why = "no usable id";
+    else if (text_col(st, 1, gpus, sizeof gpus, 0) != 0 || gpus_from_text(gpus, j) != PFI_OK ||
+             j->n_gpus == 0)
+        why = "bad GPU list";
+    else if (text_col(st, 2, j->arch, sizeof j->arch, 1) != 0 ||
+             text_col(st, 3, j->task, sizeof j->task, 1) != 0)
+        why = "bad arch or task";
+    else if (isnan(j->registered_at = num_col(st, 4)))
+        why = "bad registered_at";
+    else if (sqlite3_column_type(st, 5) != SQLITE_NULL &&
+             !((j->sla_floor = num_col(st, 5)) > 0 && j->sla_floor <= 1))
+        why = "bad sla_floor";
+    else if (sqlite3_column_type(st, 6) != SQLITE_INTEGER ||
+             (j->exempt = sqlite3_column_int(st, 6)) < 0 || j->exempt > 1)
+        why = "bad exempt";
+    if (!why) {
+        if (sqlite3_column_type(st, 5) == SQLITE_NULL) j->sla_floor = 0;
+        /* ST_JOBS_ALL has ended_at; a running job's is NULL (0) */
+        j->ended_at = sqlite3_column_count(st) > 7 ? sqlite3_column_double(st, 7) : 0;
+        return PFI_OK;
+    }
+    bad_row(s, "jobs", j->id[0] ? j->id : NULL, why);
+    return PFI_EPARSE;
 }
 
 int pfi_store_jobs_running(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
@@ -417,14 +515,22 @@ int pfi_store_cap_delete(pfi_store *s, unsigned gpu, pfi_error *err)
     return rc;
 }
 
+/* A cap row whose GPU cannot be read is skipped; any other unusable value
+ * comes back as NaN for the agent to act on safely (restore, never keep). */
 static int cap_row(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err)
 {
+    (void)err;
     pfi_store_cap *c = item;
-    c->gpu = (unsigned)sqlite3_column_int64(st, 0);
-    c->watts = sqlite3_column_double(st, 1);
-    c->set_at = sqlite3_column_double(st, 2);
-    c->expires_at = sqlite3_column_double(st, 3);
-    c->prior_w = sqlite3_column_double(st, 4);
+    sqlite3_int64 g = sqlite3_column_int64(st, 0);
+    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || g < 0 || g > 1000000) {
+        bad_row(s, "caps", NULL, "no usable GPU index");
+        return PFI_EPARSE;
+    }
+    c->gpu = (unsigned)g;
+    c->watts = num_col(st, 1);
+    c->set_at = num_col(st, 2);
+    c->expires_at = num_col(st, 3);
+    c->prior_w = num_col(st, 4);
     return PFI_OK;
 }
 

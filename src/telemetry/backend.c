@@ -111,3 +111,9 @@ int pfi_backend_sample_age(pfi_backend *b, unsigned gpu, double *age_s)
     if (!b->ops->sample_age) return PFI_ENOTSUP;
     return b->ops->sample_age(b, gpu, age_s);
 }
+
+int pfi_backend_persistence(pfi_backend *b, unsigned gpu, int *enabled)
+{
+    if (!b->ops->persistence) return PFI_ENOTSUP;
+    return b->ops->persistence(b, gpu, enabled);
+}

@@ -161,7 +161,13 @@ static void set_field(pfi_gpu_sample *s, const pfi_gpu_field_desc *d, double v)
  * PFI_ENODATA when it holds no DCGM series with a gpu label. */
 static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n, double page_t)
 {
-    memset(gpus, 0, MAX_GPUS * sizeof *gpus);
+    /* age_s is the last sample()'s: it outlives a scrape that limits() or
+     * info() made since. */
+    for (unsigned g = 0; g < MAX_GPUS; g++) {
+        double age = gpus[g].age_s;
+        memset(&gpus[g], 0, sizeof gpus[g]);
+        gpus[g].age_s = age;
+    }
     *n = 0;
     size_t used = 0;
     for (size_t k = 0; k < pfi_prom_doc_series_count(doc); k++) {
@@ -327,6 +333,7 @@ static int dcgm_init(pfi_backend **out, const char *opts, pfi_error *err)
     if (rc != PFI_OK) goto fail;
     pthread_once(&curl_once, curl_global);
     s->gpus = calloc(MAX_GPUS, sizeof *s->gpus);
+    for (unsigned g = 0; s->gpus && g < MAX_GPUS; g++) s->gpus[g].age_s = NAN; /* no sample yet */
     s->curl = curl_global_rc == CURLE_OK ? curl_easy_init() : NULL;
     if (!s->gpus || !s->curl) {
         rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0, "dcgm: cannot initialise libcurl");

@@ -66,6 +66,7 @@ typedef struct {
     nvmlDeviceGetTemperatureV_fn get_temp_v;
     nvmlDeviceGetMemoryInfo_fn get_mem;
     nvmlDeviceSetPowerManagementLimit_fn set_limit;
+    nvmlDeviceGetPersistenceMode_fn get_persistence;
     nvmlGpmQueryDeviceSupport_fn gpm_query;
     nvmlGpmSampleAlloc_fn gpm_alloc;
     nvmlGpmSampleFree_fn gpm_free;
@@ -254,6 +255,7 @@ static int nvml_init(pfi_backend **out, const char *opts, pfi_error *err)
     OPTIONAL(get_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
     OPTIONAL(get_throttle_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
     OPTIONAL(set_limit, "nvmlDeviceSetPowerManagementLimit");
+    OPTIONAL(get_persistence, "nvmlDeviceGetPersistenceMode");
     OPTIONAL(gpm_query, "nvmlGpmQueryDeviceSupport");
     OPTIONAL(gpm_alloc, "nvmlGpmSampleAlloc");
     OPTIONAL(gpm_free, "nvmlGpmSampleFree");
@@ -568,7 +570,7 @@ static int nvml_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
 }
 
 /* Validates w against the device's constraints (outside is refused, never
- * clamped), sets it, and reads the enforced limit back. */
+ * clamped), sets it, and reads the management limit back. */
 static int nvml_set_limit(pfi_backend *b, unsigned gpu, double w)
 {
     double mw = w * 1000.0;
@@ -601,18 +603,45 @@ static int nvml_set_limit(pfi_backend *b, unsigned gpu, double w)
         rc = r == NVML_ERROR_NOT_SUPPORTED ? PFI_ENOTSUP : PFI_EBACKEND;
         goto done;
     }
-    unsigned enf;
-    r = s->get_enforced_limit(g->dev, &enf);
+    /* Read back the power-management limit, the one this call sets: an
+     * out-of-band limiter (a BMC) may hold the enforced limit lower, which
+     * is not a failed set (pfid reports it as externally limited). */
+    unsigned got;
+    const char *q = s->get_limit ? "nvmlDeviceGetPowerManagementLimit"
+                                 : "nvmlDeviceGetEnforcedPowerLimit";
+    r = s->get_limit ? s->get_limit(g->dev, &got) : s->get_enforced_limit(g->dev, &got);
     if (r != NVML_SUCCESS) {
-        pfi_backend_set_error(b, "GPU %u: limit set but nvmlDeviceGetEnforcedPowerLimit: %s",
-                              gpu, nvml_str(s, r));
+        pfi_backend_set_error(b, "GPU %u: limit set but %s: %s", gpu, q, nvml_str(s, r));
         rc = PFI_EBACKEND;
-    } else if (enf != want) {
-        pfi_backend_set_error(b, "GPU %u: set %u mW but the enforced limit reads %u mW", gpu,
-                              want, enf);
+    } else if (got != want) {
+        pfi_backend_set_error(b, "GPU %u: set %u mW but %s reads %u mW", gpu, want, q, got);
         rc = PFI_EBACKEND;
     }
 done:
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+static int nvml_persistence(pfi_backend *b, unsigned gpu, int *enabled)
+{
+    nvml_state *s = b->priv;
+    int rc = PFI_OK;
+    pthread_mutex_lock(&b->lock);
+    nvml_gpu *g = gpu_of(b, gpu, &rc);
+    if (g && !s->get_persistence) {
+        pfi_backend_set_error(b, "GPU %u: this NVML has no nvmlDeviceGetPersistenceMode", gpu);
+        rc = PFI_ENOTSUP;
+    } else if (g) {
+        nvmlEnableState_t m;
+        nvmlReturn_t r = s->get_persistence(g->dev, &m);
+        if (r != NVML_SUCCESS) {
+            pfi_backend_set_error(b, "GPU %u: nvmlDeviceGetPersistenceMode: %s", gpu,
+                                  nvml_str(s, r));
+            rc = r == NVML_ERROR_NOT_SUPPORTED ? PFI_ENOTSUP : PFI_EBACKEND;
+        } else {
+            *enabled = m == NVML_FEATURE_ENABLED;
+        }
+    }
     pthread_mutex_unlock(&b->lock);
     return rc;
 }
@@ -628,4 +657,5 @@ const pfi_backend_ops pfi_backend_nvml_ops = {
     .limits = nvml_limits,
     .set_limit = nvml_set_limit,
     .throughput = NULL,
+    .persistence = nvml_persistence,
 };

@@ -17,6 +17,8 @@
  *   FAKE_NVML_FB_MIB=M        framebuffer used by a job, MiB (default 60000)
  *   FAKE_NVML_FAIL=RULE,...   calls that fail; RULE is FUNC[:GPU][=CODE]
  *                             (code default 999, NVML_ERROR_UNKNOWN);
+ *                             FUNC "*" is every call ("*:1=15": GPU 1 is
+ *                             lost);
  *                             FUNC "gpm:ID" fails one GPM metric,
  *                             "nvmlDeviceGetClockInfo.mem" only the memory clock
  *   FAKE_NVML_NOTSUP=RULE,... calls that return NVML_ERROR_NOT_SUPPORTED
@@ -26,6 +28,19 @@
  *   FAKE_NVML_STATE=PATH      limits persist in PATH (one "GPU mW" line per
  *                             GPU), so a restarted process sees the limit the
  *                             last one left, as with a real driver
+ *   FAKE_NVML_PERSISTENCE=0   persistence mode reads as disabled (default on)
+ *   FAKE_NVML_CTL=PATH        changes while the process runs: PATH is read
+ *                             again whenever it changes (mtime or size), one
+ *                             command a line:
+ *                               fail RULE,...  these calls fail from now on
+ *                                              (as FAKE_NVML_FAIL; replaces
+ *                                              the previous "fail" line)
+ *                               revert GPU     the limit goes back to the
+ *                                              default, once per change of
+ *                                              the file (a driver reload)
+ *                               external GPU MW  an out-of-band limit (a BMC):
+ *                                              the enforced limit is the lower
+ *                                              of it and the one set; 0 clears
  *
  * Build variants (CMakeLists.txt) leave symbols out, as older or newer
  * drivers do: FAKE_NVML_NO_GPM (no nvmlGpm*), FAKE_NVML_SPARSE (no GPM, no
@@ -45,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "pfi/gpumodel.h"
@@ -64,6 +80,7 @@ typedef struct nvmlDevice_st {
     unsigned index;
     int has_job;
     unsigned limit_mw;
+    unsigned external_mw; /* FAKE_NVML_CTL "external", 0 none */
     double energy_mj;
     double last_t; /* monotonic seconds of the last energy update */
 } fake_gpu;
@@ -81,9 +98,11 @@ static fake_gpu gpus[MAX_GPUS];
 static pfi_job_model job;
 static double fb_mib = 60000;
 static rule rules[MAX_RULES];
-static int n_rules;
-static int gpm_supported = 1, set_ignore;
-static char state_path[1024];
+static int n_rules, n_env_rules;
+static int gpm_supported = 1, set_ignore, persistence = 1;
+static char state_path[1024], ctl_path[1024];
+static long long ctl_mtime_ns = -1, ctl_size = -1;
+static int save_state(void);
 
 static double now_s(void)
 {
@@ -118,11 +137,55 @@ static void parse_rules(const char *env, nvmlReturn_t dflt)
     }
 }
 
+/* Applies FAKE_NVML_CTL when the file changed since the last look. Caller
+ * holds mu. */
+static void ctl_poll(void)
+{
+    struct stat st;
+    if (!ctl_path[0] || stat(ctl_path, &st) != 0) return;
+    long long m = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    if (m == ctl_mtime_ns && (long long)st.st_size == ctl_size) return;
+    ctl_mtime_ns = m;
+    ctl_size = (long long)st.st_size;
+    FILE *f = fopen(ctl_path, "r");
+    if (!f) return;
+    n_rules = n_env_rules;
+    for (unsigned i = 0; i < n_gpus; i++) gpus[i].external_mw = 0;
+    char line[2048];
+    int changed = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        unsigned g, mw;
+        if (strncmp(line, "fail ", 5) == 0) {
+            char *v = line + 5;
+            char env[] = "FAKE_NVML_CTL_FAIL";
+            setenv(env, v, 1);
+            parse_rules(env, NVML_ERROR_UNKNOWN);
+            unsetenv(env);
+        } else if (sscanf(line, "revert %u", &g) == 1 && g < n_gpus) {
+            gpus[g].limit_mw = (unsigned)(pfi_gpumodel_h200()->tdp_w * 1000);
+            changed = 1;
+        } else if (sscanf(line, "external %u %u", &g, &mw) == 2 && g < n_gpus) {
+            gpus[g].external_mw = mw;
+        }
+    }
+    fclose(f);
+    if (changed) save_state();
+}
+
+/* The limit the device enforces: the one set, or an out-of-band lower one. */
+static unsigned enforced_of(const fake_gpu *g)
+{
+    return g->external_mw && g->external_mw < g->limit_mw ? g->external_mw : g->limit_mw;
+}
+
 /* The injected status for a call on a GPU, or NVML_SUCCESS. */
 static nvmlReturn_t injected(const char *func, int gpu)
 {
+    ctl_poll();
     for (int i = 0; i < n_rules; i++)
-        if (strcmp(rules[i].func, func) == 0 && (rules[i].gpu < 0 || rules[i].gpu == gpu))
+        if ((strcmp(rules[i].func, func) == 0 || strcmp(rules[i].func, "*") == 0) &&
+            (rules[i].gpu < 0 || rules[i].gpu == gpu))
             return rules[i].code;
     return NVML_SUCCESS;
 }
@@ -193,13 +256,20 @@ static nvmlReturn_t bad_handle(void)
 EXPORT nvmlReturn_t INIT_SYMBOL(void)
 {
     nvmlReturn_t r = NVML_SUCCESS;
+    const char *v;
     pthread_mutex_lock(&mu);
     n_rules = 0;
     parse_rules("FAKE_NVML_FAIL", NVML_ERROR_UNKNOWN);
     parse_rules("FAKE_NVML_NOTSUP", NVML_ERROR_NOT_SUPPORTED);
+    n_env_rules = n_rules;
+    v = getenv("FAKE_NVML_CTL");
+    snprintf(ctl_path, sizeof ctl_path, "%s", v ? v : "");
+    ctl_mtime_ns = ctl_size = -1;
+    v = getenv("FAKE_NVML_PERSISTENCE");
+    persistence = !(v && strcmp(v, "0") == 0);
     r = injected("nvmlInit_v2", -1);
     if (r != NVML_SUCCESS) goto out;
-    const char *v = getenv("FAKE_NVML_GPUS");
+    v = getenv("FAKE_NVML_GPUS");
     n_gpus = v ? (unsigned)atoi(v) : 1;
     if (n_gpus > MAX_GPUS) n_gpus = MAX_GPUS;
     v = getenv("FAKE_NVML_JOB");
@@ -236,6 +306,8 @@ EXPORT nvmlReturn_t INIT_SYMBOL(void)
     }
     load_state();
     inits++;
+    ctl_mtime_ns = ctl_size = -1;
+    ctl_poll(); /* again now that the GPUs exist: "external" and "revert" name them */
 out:
     pthread_mutex_unlock(&mu);
     return r;
@@ -334,7 +406,7 @@ static nvmlReturn_t uint_call(const char *name, nvmlDevice_t device, unsigned *o
             point_of(g, &p);
             *out = (unsigned)lround(p.power_w * 1000.0);
             break;
-        case Q_ENFORCED:
+        case Q_ENFORCED: *out = enforced_of(g); break;
         case Q_LIMIT: *out = g->limit_mw; break;
         case Q_DEFAULT: *out = (unsigned)(pfi_gpumodel_h200()->tdp_w * 1000); break;
         }
@@ -526,6 +598,21 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *m
         memory->used = (unsigned long long)((g->has_job ? fb_mib : 615.0) * mib);
         memory->free = memory->total - memory->used;
     }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t *mode)
+{
+    pthread_mutex_lock(&mu);
+    nvmlReturn_t r = NVML_SUCCESS;
+    fake_gpu *g = dev_of(device);
+    if (!g)
+        r = bad_handle();
+    else if (!mode)
+        r = NVML_ERROR_INVALID_ARGUMENT;
+    else if ((r = injected("nvmlDeviceGetPersistenceMode", (int)g->index)) == NVML_SUCCESS)
+        *mode = persistence ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
     pthread_mutex_unlock(&mu);
     return r;
 }

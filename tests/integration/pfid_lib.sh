@@ -100,3 +100,27 @@ wait_until() {
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
+
+# fake_nvml N: pfid's nvml backend on the fake libnvidia-ml.so.1
+# (tests/fake-nvml) with N GPUs whose limits persist in $FAKE_NVML_STATE, as
+# a driver keeps them across processes, and whose behaviour changes while
+# pfid runs through nvml_ctl (FAKE_NVML_CTL). dev_limit G: GPU G's limit in
+# mW as the fake driver holds it (what the next process would see).
+fake_nvml() {
+    : "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
+    export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
+    export FAKE_NVML_GPUS=$1
+    export FAKE_NVML_STATE=$WORK/nvml-state
+    export FAKE_NVML_CTL=$WORK/nvml-ctl
+    : >"$FAKE_NVML_CTL"
+}
+dev_limit() { awk -v g="$1" '$1 == g { print $2 }' "$FAKE_NVML_STATE"; }
+# nvml_ctl LINE...: what the fake driver does from now on ("fail RULE",
+# "revert GPU", "external GPU MW"; none: back to normal). The counter line
+# makes every call a change the fake sees, even a repeated "revert".
+NVML_CTL_N=0
+nvml_ctl() {
+    NVML_CTL_N=$((NVML_CTL_N + 1))
+    { printf '%s\n' "$@"; echo "# $NVML_CTL_N"; } >"$FAKE_NVML_CTL.tmp"
+    mv "$FAKE_NVML_CTL.tmp" "$FAKE_NVML_CTL"
+}

@@ -93,10 +93,15 @@ set +e
 "$PFI_BIN" export --db "$WORK/nope.db" --out "$WORK/x" 2>"$WORK/e1"; rc1=$?
 "$PFI_BIN" export --db "$DB" --out "$WORK/y" --job nope 2>"$WORK/e2"; rc2=$?
 "$PFI_BIN" export --db "$DB" 2>/dev/null; rc3=$?
+echo "not a store" >"$WORK/text.db"
+"$PFI_BIN" export --db "$WORK/text.db" --out "$WORK/z" 2>"$WORK/e4"; rc4=$?
 set -e
 [ "$rc1" = 1 ] && grep -q "nope.db: No such file" "$WORK/e1" || fail "missing store: $rc1 $(cat "$WORK/e1")"
 [ -e "$WORK/nope.db" ] && fail "a missing store was created"
 [ "$rc2" = 1 ] && grep -q "no job 'nope'" "$WORK/e2" || fail "unknown job: $rc2 $(cat "$WORK/e2")"
 [ -e "$WORK/y/sweeps.csv" ] && fail "an unknown job wrote files"
 [ "$rc3" = 2 ] || fail "missing --out is not a usage error"
+[ "$rc4" = 1 ] && grep -q "text.db: .*file is not a database" "$WORK/e4" || fail "not a store: $rc4 $(cat "$WORK/e4")"
+[ "$(cat "$WORK/text.db")" = "not a store" ] || fail "a file that is not a store was changed"
+for d in x y z; do [ -e "$WORK/$d" ] && fail "a failed export created its folder $d"; done
 ok "bad input"

@@ -7,7 +7,7 @@
 # draws it independently of the reports), its tokens/s and spread those
 # reported in steady state, and the reports made before training or while a
 # cap was settling must count nowhere. The points are in the store
-# (job_points): they survive a restart and outlive the job.
+# (job_points): they survive a restart and a SIGKILL, and outlive the job.
 . "$(dirname "$0")/pfid_lib.sh"
 : "${PFI_BIN:?}"
 JOB=compute=0.85,sm=0.9,dram=0.25,tensor=0.6,tput=16000
@@ -113,6 +113,20 @@ pfid_start "$WORK/pfid2.log" --backend sim --sim-gpus 2 --sim-jobs "$WORK/jobs.c
 req GET /v1/jobs/llm/curve "" no; expect 200 "the curve after a restart"
 [ "$(jq_py '[(p["cap_w"], p["n"]) for p in d["points"]]')" = "[(300.0, 4), (500.0, 4), (700.0, 6)]" ] ||
     fail "after restart: $BODY"
+# Reports then a SIGKILL: the sampler's tick has written them (a point waits
+# at most an interval in memory, even when no report follows).
+wait_until 15 steady_at 700 || fail "not steady at 700 W after the restart: $BODY"
+for f in 1.01 0.99; do
+    req POST /v1/jobs/llm/throughput "{\"tokens_per_s\":$(python3 -c "print($T700 * $f)")}"
+    sleep 0.25
+done
+sleep 0.6
+pfid_stop KILL
+[ "$(sqlite3 "$DB" "SELECT n FROM job_points WHERE job='llm' AND cap_w=700")" = 8 ] ||
+    fail "reports before a SIGKILL not stored: $(sqlite3 "$DB" "SELECT cap_w, n FROM job_points")"
+ok "reports made before a SIGKILL are in job_points"
+pfid_start "$WORK/pfid3.log" --backend sim --sim-gpus 2 --sim-jobs "$WORK/jobs.csv" \
+    --db "$DB" --interval 0.2 --phase-hold 0.4
 req DELETE /v1/jobs/llm; expect 200 "end the job"
 req GET /v1/jobs/llm/curve "" no; expect 200 "an ended job's curve"
 [ "$(jq_py 'not d["running"] and len(d["points"]) == 3')" = True ] || fail "ended: $BODY"

@@ -25,6 +25,45 @@ printf '%s\n' "$BODY" | promtool check metrics || fail "promtool check metrics"
 ok "promtool check metrics (dcgm)"
 pfid_stop TERM
 [ "$RC" = 0 ] || fail "exit status $RC"
+# A real MIG page (../shared/data/dcgm-exporter, issue 512's H100) with the
+# GPU's power repeated in each instance's series, as dcgm-exporter does: one
+# GPU, its power once. The exporter's page then stops changing: past
+# stale_after collect intervals the GPU reads as stale (503), and is
+# fresh again when the page changes (dcgm.c: stale_after x collect_ms).
+: "${PFI_SHARED_DIR:?}"
+MIG=$WORK/mig.prom
+LAB='gpu="0",UUID="GPU-58e8f5ea-13cc-013a-d88f-2bcf5ae8bc77",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="1g.10gb",GPU_I_ID='
+page() {
+    { cat "$PFI_SHARED_DIR/data/dcgm-exporter/issue512_h100_mig_metrics_excerpt.prom"
+      for i in 7 8 9; do echo "DCGM_FI_DEV_POWER_USAGE{$LAB\"$i\"} $1"; done; } >"$MIG.tmp"
+    mv "$MIG.tmp" "$MIG"
+}
+page 250.5
+pfid_start "$WORK/mig.log" --backend dcgm --db "$WORK/mig.db" --interval 0.2 \
+    --dcgm-url "url=file://$MIG,cache_ms=0,collect_ms=1000,stale_after=2"
+req GET /v1/gpus "" no
+[ "$(jq_py 'len(d["gpus"])')" = 1 ] || fail "MIG GPUs: $BODY"
+[ "$(jq_py 'd["gpus"][0]["sample"]["power_watts"]')" = 250.5 ] || fail "MIG power: $BODY"
+[ "$(jq_py 'd["gpus"][0]["name"]')" = "NVIDIA H100 80GB HBM3" ] || fail "MIG name: $BODY"
+ok "MIG page: one GPU, its power 250.5 W taken once"
+# The same page a collect later: older, still fresh (and in /metrics).
+aged() { req GET /v1/gpus "" no; [ "$(jq_py 'd["gpus"][0]["up"] and d["gpus"][0]["sample_age_s"] >= 0.4')" = True ]; }
+wait_until 5 aged || fail "sample_age_s: $BODY"
+req GET /metrics "" no
+grep -q '^pfi_gpu_sample_age_seconds{gpu="0"} ' <<<"$BODY" || fail "no sample age metric"
+printf '%s\n' "$BODY" | promtool check metrics || fail "promtool check metrics (MIG)"
+stale() { req GET /healthz "" no; [ "$CODE" = 503 ] && grep -q "stale" <<<"$BODY"; }
+wait_until 5 stale || fail "a frozen page not stale: $CODE $BODY"
+req GET /v1/gpus "" no
+[ "$(jq_py 'd["gpus"][0]["up"]')" = False ] || fail "a stale GPU up: $BODY"
+page 251.25
+fresh() { req GET /healthz "" no; [ "$CODE" = 200 ]; }
+wait_until 5 fresh || fail "a changed page still stale: $BODY"
+req GET /v1/gpus "" no
+[ "$(jq_py 'd["gpus"][0]["sample"]["power_watts"]')" = 251.25 ] || fail "new page: $BODY"
+pfid_stop TERM
+ok "a page unchanged for 2 collect intervals (2 s): stale, 503 with the reason; fresh again when it changes"
+
 # IPv6 loopback, where the host has it (no warning: still loopback).
 if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1",0))' 2>/dev/null; then
     "$PFID_BIN" --token-file "$TOKEN_FILE" --backend dcgm --dcgm-url "file://$FIX" \

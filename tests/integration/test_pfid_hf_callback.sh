@@ -17,11 +17,11 @@ args = types.SimpleNamespace(world_size=2, per_device_train_batch_size=4,
                              gradient_accumulation_steps=2)
 state = types.SimpleNamespace(global_step=0, is_local_process_zero=True)
 cb = PfidCallback(url=url, token_file=token_file if mode != "notoken" else None,
-                  job_id="hf-test", gpus=[0, 1], arch="dense", task="ft",
-                  seq_len=1024, every_steps=10)
+                  job_id="hf-test" if mode != "late" else "hf-late", gpus=[0, 1], arch="dense",
+                  task="ft", seq_len=1024, every_steps=10, retry_s=0.2, retry_max_s=0.4)
 cb.on_train_begin(args, state, None)
 t0 = time.monotonic()
-for step in range(1, 51):
+for step in range(1, 51 if mode != "late" else 201):
     time.sleep(0.02)
     state.global_step = step
     cb.on_step_end(args, state, None)
@@ -56,4 +56,25 @@ pfid_stop TERM
 python3 "$WORK/drive.py" "http://127.0.0.1:$PORT" "$TOKEN_FILE" end >/dev/null 2>"$WORK/err4" || fail "callback raised with pfid down"
 grep -q "registration failed (None)" "$WORK/err4" || fail "no warning with pfid down: $(cat "$WORK/err4")"
 ok "pfid down: training goes on"
+
+# pfid comes up after training started: the callback registers then (retry
+# with backoff), and reports from there on.
+P=$(free_port)
+python3 "$WORK/drive.py" "http://127.0.0.1:$P" "$TOKEN_FILE" late >/dev/null 2>"$WORK/err5" &
+DRIVE=$!
+PIDS+=("$DRIVE")
+sleep 1
+"$PFID_BIN" --listen "127.0.0.1:$P" --token-file "$TOKEN_FILE" --backend sim --sim-gpus 4 \
+    --db "$WORK/late.db" --interval 1 2>"$WORK/late.log" &
+PFID_PID=$!
+PIDS+=("$PFID_PID")
+PORT=$P
+wait "$DRIVE" || fail "callback raised: $(cat "$WORK/err5")"
+grep -q "registration failed (None)" "$WORK/err5" || fail "no warning while pfid was down: $(cat "$WORK/err5")"
+grep -q "registration succeeded" "$WORK/err5" || fail "never registered: $(cat "$WORK/err5")"
+[ "$(sqlite3 "$WORK/late.db" "SELECT count(*) FROM jobs WHERE id='hf-late'")" = 1 ] || fail "late job not in the store"
+N=$(sqlite3 "$WORK/late.db" "SELECT count(*) FROM throughput WHERE job='hf-late'")
+[ "$N" -ge 3 ] || fail "only $N reports after the late registration"
+pfid_stop TERM
+ok "pfid up after training started: registered by a retry, $N reports"
 echo PASS

@@ -20,7 +20,7 @@ EOF
 # rewriting this file, not by sleeping.
 export PFID_TEST_CLOCK=$WORK/clock
 echo 0 >"$PFID_TEST_CLOCK"
-NV=(--backend nvml --db "$DB" --interval 0.2 --phase-hold 1 --model "$WORK/model.json")
+NV=(--backend nvml --lock-dir "$WORK/locks" --db "$DB" --interval 0.2 --phase-hold 1 --model "$WORK/model.json")
 
 # The device's limit of GPU g in mW as the fake driver holds it (what the
 # next process, or nvidia-smi, would see).
@@ -86,20 +86,31 @@ pfid_stop TERM
 # --- a driver that fails the call ---
 FAKE_NVML_FAIL=nvmlDeviceSetPowerManagementLimit pfid_start "$WORK/pfid4.log" "${NV[@]}"
 req PUT /v1/gpus/1/limit '{"watts":300,"expires_s":600}'; expect 502 "set fails in the driver"
-# Every set fails, so the default cannot be put back either: the state is
-# unknown, the record stays, and restoring is retried (and shown).
-[ "$(sqlite3 "$DB" 'SELECT count(*) FROM caps WHERE gpu=1')" = 1 ] || fail "record of an unknown state dropped"
-req GET /metrics "" no
-grep -q '^pfi_gpu_cap_restore_failed{gpu="1"} 1$' <<<"$BODY" || fail "restore failure not in /metrics"
+# The device still reads its prior limit: nothing changed, so nothing is
+# recorded and nothing is retried (test_pfid_cap_faults).
+[ "$(sqlite3 "$DB" 'SELECT count(*) FROM caps WHERE gpu=1')" = 0 ] || fail "record of a cap that did not happen"
 pfid_stop TERM
+[ "$RC" = 0 ] || fail "exit $RC"
+# A cap that did happen, then a driver that refuses the restore: the record
+# stays for the next start (test_pfid_signals covers the exit status).
+export FAKE_NVML_CTL=$WORK/nvml-ctl
+: >"$FAKE_NVML_CTL"
+pfid_start "$WORK/pfid4b.log" "${NV[@]}"
+req PUT /v1/gpus/1/limit '{"watts":300,"expires_s":600}'; expect 200 "cap GPU 1"
+echo "fail nvmlDeviceSetPowerManagementLimit" >"$FAKE_NVML_CTL"
+req GET /metrics "" no
+pfid_stop TERM
+[ "$RC" = 3 ] || fail "exit $RC after a refused restore"
 [ "$(sqlite3 "$DB" 'SELECT count(*) FROM caps WHERE gpu=1')" = 1 ] || fail "record dropped at shutdown though restore failed"
 ok "a failing driver never loses the cap record"
-# A healthy driver at the next start restores the default from the record.
+: >"$FAKE_NVML_CTL"
+# A healthy driver at the next start restores the prior limit from the record.
 pfid_start "$WORK/pfid5.log" "${NV[@]}"
-[ "$(dev_limit 1)" = 700000 ] || fail "GPU 1 not at default after restart: $(dev_limit 1)"
+[ "$(dev_limit 1)" = 700000 ] || fail "GPU 1 not at its prior limit after restart: $(dev_limit 1)"
 [ "$(sqlite3 "$DB" 'SELECT count(*) FROM caps')" = 0 ] || fail "record kept after restore"
 pfid_stop TERM
-ok "next start with a working driver restored the default"
+unset FAKE_NVML_CTL
+ok "next start with a working driver restored the prior limit"
 
 # --- no library: a clear message, exit 1 ---
 set +e

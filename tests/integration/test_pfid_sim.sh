@@ -145,7 +145,7 @@ req DELETE /v1/jobs/moe-1; expect 404 "end it twice"
 req PUT /v1/gpus/1/limit '{"watts":350,"expires_s":600}'; expect 200 "cap GPU 1 before SIGTERM"
 pfid_stop TERM
 [ "$RC" = 0 ] || fail "SIGTERM exit status $RC"
-grep -q "GPU 1: default limit 700 W restored (shutdown)" "$WORK/pfid1.log" || fail "no restore at shutdown: $(cat "$WORK/pfid1.log")"
+grep -q "GPU 1: prior limit 700 W restored (shutdown)" "$WORK/pfid1.log" || fail "no restore at shutdown: $(cat "$WORK/pfid1.log")"
 [ "$(sqlite3 "$DB" "SELECT count(*) FROM caps")" = 0 ] || fail "caps left in the store after SIGTERM"
 ok "SIGTERM: caps restored, store clean"
 
@@ -171,7 +171,7 @@ ok "SIGKILL: integrity ok, 60 reports and 2 cap records kept"
 sleep 2.2 # GPU 2's cap expires while pfid is down
 pfid_start "$WORK/pfid3.log" "${SIM[@]}"
 grep -q "GPU 1: cap 450.0 W re-applied after restart" "$WORK/pfid3.log" || fail "unexpired cap not re-applied: $(cat "$WORK/pfid3.log")"
-grep -q "GPU 2: default limit 700 W restored (expired while pfid was down)" "$WORK/pfid3.log" || fail "expired cap not restored"
+grep -q "GPU 2: prior limit 700 W restored (expired while pfid was down)" "$WORK/pfid3.log" || fail "expired cap not restored"
 req GET /v1/gpus "" no
 [ "$(jq_py 'd["gpus"][1]["limits"]["enforced_w"]')" = 450.0 ] || fail "GPU 1 not enforced at 450 W: $BODY"
 [ "$(jq_py 'd["gpus"][1]["cap"]["watts"]')" = 450.0 ] || fail "GPU 1 cap not shown: $BODY"

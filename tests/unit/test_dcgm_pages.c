@@ -157,7 +157,8 @@ static void test_t4_page(void **state)
     assert_near(s.v[PFI_GF_ENERGY], 128996.013, 1e-6); /* mJ -> J */
     assert_true((uint32_t)s.v[PFI_GF_CLOCK_EVENTS] == PFI_CLK_IDLE); /* NVML 0x1 */
     pfi_gpu_limits l;
-    assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_ENOTSUP);
+    assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_ENOTSUP); /* no MIN/MAX/DEF */
+    assert_non_null(strstr(pfi_backend_last_error(b), "POWER_MGMT_LIMIT_MIN/MAX/DEF"));
     double age = -1;
     assert_int_equal(pfi_backend_sample_age(b, 0, &age), PFI_OK);
     assert_true(age >= 0 && age < 5);

@@ -1,17 +1,16 @@
 /* learn on the curve families (tests/families, issue 12 item 3), at a
- * small size (24 workloads of 100 jobs, seed 1; bench_families runs 500):
+ * small size (24 workloads of 100 jobs, seed 1; bench_families runs 500),
+ * with exact readings and with 1% relative reading noise:
  *   - the synthetic families' telemetry has the paper's rank correlation
  *     with PFI, 0.5 +- 0.1;
- *   - with exact readings learn never keeps less than equal;
- *   - it recovers at least its bar of equal's gap at every reduction from
- *     5 to 40%: the issue's 93% on the embedded dataset, 93% on the
- *     linear and H100 families; the mix (88%) and the families where it
- *     still falls short of the issue's 90% (README "The learn policy":
- *     flat-knee, sigmoid, bumps, dead-zone, noisy sweeps) hold the bars it
- *     meets today, so that a regression fails;
- *   - with 1% reading noise, at least 85% on the embedded dataset.
- * The bars sit 2-3 points under the bench's 500-workload figures (this
- * sample is smaller). */
+ *   - do no harm: in every cell learn keeps at least equal's throughput;
+ *   - it recovers at least the cell's bar of equal's gap: the issue's
+ *     (93% on the embedded dataset, 90% elsewhere with exact readings, 85%
+ *     with noise) where it meets it, and where it does not (README "The
+ *     learn policy", "Where it still loses") 3 points under what it
+ *     recovers today, so that a regression fails. 0: equal's gap is 0
+ *     (flat-knee at 5%) or too small for noisy readings to show (flat-knee
+ *     at 10% with noise, where learn keeps the equal share). */
 #include "test_util.h"
 
 #include "families.h"
@@ -19,10 +18,17 @@
 
 static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
 enum { NR = 5 };
-static const double BAR[FAM_COUNT] = {
-    [FAM_EMBEDDED] = 0.93, [FAM_FLAT_KNEE] = 0.78, [FAM_SIGMOID] = 0.80,
-    [FAM_BUMPS] = 0.80,    [FAM_DEAD_ZONE] = 0.68, [FAM_LINEAR] = 0.93,
-    [FAM_H100] = 0.93,     [FAM_NOISY] = 0.66,     [FAM_MIX] = 0.88,
+/* [family][exact, 1% noise][reduction] */
+static const double BAR[FAM_COUNT][2][NR] = {
+    [FAM_EMBEDDED] = {{0.93, 0.93, 0.93, 0.93, 0.93}, {0.85, 0.85, 0.85, 0.85, 0.85}},
+    [FAM_FLAT_KNEE] = {{0, 0.90, 0.90, 0.90, 0.90}, {0, 0, 0.62, 0.78, 0.81}},
+    [FAM_SIGMOID] = {{0.90, 0.90, 0.83, 0.90, 0.90}, {0.69, 0.80, 0.85, 0.85, 0.85}},
+    [FAM_BUMPS] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.42, 0.69, 0.85, 0.85, 0.85}},
+    [FAM_DEAD_ZONE] = {{0.90, 0.90, 0.86, 0.90, 0.84}, {0.46, 0.70, 0.74, 0.85, 0.85}},
+    [FAM_LINEAR] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
+    [FAM_H100] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
+    [FAM_NOISY] = {{0.79, 0.86, 0.90, 0.90, 0.90}, {0.59, 0.71, 0.76, 0.81, 0.85}},
+    [FAM_MIX] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.79, 0.85, 0.85, 0.85, 0.85}},
 };
 
 static void sim(const fam_set *fs, double noise, pfi_sim_result *r)
@@ -36,54 +42,59 @@ static void sim(const fam_set *fs, double noise, pfi_sim_result *r)
     if (pfi_sim_run(fs->g, fs->n, &o, r, &err) != PFI_OK) fail_msg("sim: %s", err.msg);
 }
 
-static void test_bars_exact(void **state)
+static void bars(int noisy)
 {
-    (void)state;
+    int failed = 0;
     for (int k = 0; k < FAM_COUNT; k++) {
         fam_set fs;
         assert_int_equal(fam_build((fam_kind)k, 1, &fs), PFI_OK);
-        if (k != FAM_EMBEDDED && k != FAM_H100 && k != FAM_MIX &&
+        if (!noisy && k != FAM_EMBEDDED && k != FAM_H100 && k != FAM_MIX &&
             !(fs.rank_corr >= 0.4 && fs.rank_corr <= 0.6))
             fail_msg("%s: rank correlation %.2f", fam_name((fam_kind)k), fs.rank_corr);
         pfi_sim_result r;
-        sim(&fs, 0, &r);
+        sim(&fs, noisy ? 0.01 : 0, &r);
         for (int i = 0; i < NR; i++) {
             const pfi_sim_cell *c = r.cells + i * PFI_SIM_NPOLICIES;
             const pfi_sim_cell *eq = &c[PFI_POLICY_EQUAL], *le = &c[PFI_SIM_LEARN];
-            if (!(le->tput_per_job >= eq->tput_per_job * (1 - 1e-12)))
-                fail_msg("%s %.0f%%: learn %.2f below equal %.2f tok/s per job",
-                         fam_name((fam_kind)k), 100 * RED[i], le->tput_per_job, eq->tput_per_job);
-            if (le->has_recovered && !(le->gap_recovered >= BAR[k]))
-                fail_msg("%s %.0f%%: learn recovers %.1f%% of equal's gap, bar %.0f%%",
-                         fam_name((fam_kind)k), 100 * RED[i], 100 * le->gap_recovered, 100 * BAR[k]);
+            const char *nm = fam_name((fam_kind)k);
+            /* learn's event average is summed in another order than equal's total */
+            if (!(le->tput_per_job >= eq->tput_per_job * (1 - 1e-9))) {
+                print_message("%s %.0f%%%s: learn %.2f below equal %.2f tok/s per job\n", nm,
+                              100 * RED[i], noisy ? " (noise)" : "", le->tput_per_job,
+                              eq->tput_per_job);
+                failed++;
+            }
+            double bar = BAR[k][noisy][i];
+            if (bar > 0 && !(le->has_recovered && le->gap_recovered >= bar)) {
+                print_message("%s %.0f%%%s: learn recovers %.1f%% of equal's gap, bar %.0f%%\n",
+                              nm, 100 * RED[i], noisy ? " (noise)" : "", 100 * le->gap_recovered,
+                              100 * bar);
+                failed++;
+            }
         }
         pfi_sim_result_free(&r);
         fam_free(&fs);
     }
+    assert_int_equal(failed, 0);
 }
 
-static void test_bars_noisy_embedded(void **state)
+static void test_bars_exact(void **state)
 {
     (void)state;
-    fam_set fs;
-    assert_int_equal(fam_build(FAM_EMBEDDED, 1, &fs), PFI_OK);
-    pfi_sim_result r;
-    sim(&fs, 0.01, &r);
-    for (int i = 0; i < NR; i++) {
-        const pfi_sim_cell *le = r.cells + i * PFI_SIM_NPOLICIES + PFI_SIM_LEARN;
-        if (!(le->gap_recovered >= 0.85))
-            fail_msg("embedded, 1%% noise, %.0f%%: learn recovers %.1f%%", 100 * RED[i],
-                     100 * le->gap_recovered);
-    }
-    pfi_sim_result_free(&r);
-    fam_free(&fs);
+    bars(0);
+}
+
+static void test_bars_noisy(void **state)
+{
+    (void)state;
+    bars(1);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bars_exact),
-        cmocka_unit_test(test_bars_noisy_embedded),
+        cmocka_unit_test(test_bars_noisy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

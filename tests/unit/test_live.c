@@ -3,6 +3,8 @@
  * prior points, caps, the kept proposal, and bad input. */
 #include "test_util.h"
 
+#include <string.h>
+
 #include "pfi/learn_live.h"
 
 /* Job k's true curve: y = 1 - a_k u^1.5 with u = 1 - P / Pmax. */
@@ -128,16 +130,16 @@ static void test_changes(void **state)
 
 /* A job whose readings stop is held where it was once stale_s (90 s) has
  * passed since it was first asked without an answer; the others keep
- * moving. From 90 s job 2 reads half its throughput, so that it looks
- * steep below Pmax and the oracle raises it, taking watts from the others:
- * job 0 would give some if it were not held. */
+ * moving. From 90 s job 2 reads half its throughput: the rounds measure
+ * far below the equal round, so exploring stops (do no harm) and the best
+ * round measured before the fall is kept, job 0 still held. */
 static void test_silent_job(void **state)
 {
     (void)state;
     pfi_live *l = make(3);
     pfi_live_share sh[3];
     int skip[3] = {1, 0, 0};
-    double held = 0;
+    double held = 0, before[3][3] = {{0}};
     assert_int_equal(pfi_live_propose(l, 5400, 0, sh, 3, NULL), PFI_OK);
     read_all(l, sh, 3, 29, NULL); /* job 0 read once, at the equal share */
     for (int r = 1; r <= 6; r++) {
@@ -148,8 +150,18 @@ static void test_silent_job(void **state)
         /* asked at 30 s with no reading since: silent from 120 s */
         if (r == 3) held = sh[0].power_w;
         if (r >= 4) assert_near(sh[0].power_w, held, 1e-9 * held);
+        if (r <= 2)
+            for (size_t k = 0; k < 3; k++) before[r][k] = sh[k].power_w;
+        if (r <= 2) assert_true(sh[0].probing);
+        if (r >= 4) assert_false(sh[0].probing);
     }
-    assert_true(sh[2].power_w > 2600); /* job 2 was raised */
+    /* the kept proposal is round 1's or round 2's, both read whole */
+    int kept1 = 1, kept2 = 1;
+    for (size_t k = 0; k < 3; k++) {
+        kept1 &= fabs(sh[k].power_w - before[1][k]) <= 1e-9 * before[1][k];
+        kept2 &= fabs(sh[k].power_w - before[2][k]) <= 1e-9 * before[2][k];
+    }
+    assert_true(kept1 || kept2);
     pfi_live_destroy(l);
 }
 
@@ -233,12 +245,49 @@ static void test_floor_rises(void **state)
     pfi_live_destroy(l);
 }
 
+/* Do no harm: the three jobs lose 0.05% of their throughput at a 10% cut
+ * (y = 1 - 0.02 u^1.5), far below their readings' 1% SD. The equal round's
+ * losses are within 4 SD of that noise, so learn cannot tell a better
+ * allocation from luck: it stops exploring at once and proposes the equal
+ * share, probing 0, from the second proposal on (before, it explored seven
+ * rounds and chased the noise). The noise is a fixed +-1 SD pattern so that
+ * the test is deterministic. */
+static void test_no_harm_when_noise_hides_the_gap(void **state)
+{
+    (void)state;
+    pfi_live *l = make(3);
+    pfi_live_share sh[3], eq[3];
+    double budget = 0.9 * (PMAX[0] + PMAX[1] + PMAX[2]);
+    static const double sign[] = {1, -1, -1, 1, 1, -1};
+    for (int r = 0; r < 10; r++) {
+        assert_int_equal(pfi_live_propose(l, budget, 30.0 * r, sh, 3, NULL), PFI_OK);
+        if (r == 0) memcpy(eq, sh, sizeof eq);
+        else
+            for (size_t k = 0; k < 3; k++) {
+                if (sh[k].power_w != eq[k].power_w || sh[k].probing)
+                    fail_msg("proposal %d, job %zu: %.3f W (equal %.3f W), probing %d", r + 1, k,
+                             sh[k].power_w, eq[k].power_w, sh[k].probing);
+            }
+        pfi_live_reading rd[3];
+        for (size_t k = 0; k < 3; k++) {
+            size_t j = (size_t)(sh[k].id - 10);
+            double u = 1 - sh[k].power_w / PMAX[j], t = TMAX[j] * (1 - 0.02 * pow(u, 1.5));
+            rd[k] = (pfi_live_reading){.id = sh[k].id, .power_w = sh[k].power_w, .cap_w = NAN,
+                                       .tput = t * (1 + 0.01 * sign[(r * 3 + k) % 6]),
+                                       .tput_sd = 0.01 * t, .t_s = 30.0 * r + 29};
+        }
+        assert_int_equal(pfi_live_observe(l, rd, 3, NULL), PFI_OK);
+    }
+    pfi_live_destroy(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_epoch),       cmocka_unit_test(test_changes),
         cmocka_unit_test(test_silent_job),  cmocka_unit_test(test_prior_points),
-        cmocka_unit_test(test_bad_input), cmocka_unit_test(test_floor_rises),
+        cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_floor_rises),
+        cmocka_unit_test(test_no_harm_when_noise_hides_the_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,8 @@ static void clear_env(void)
                                        "FAKE_NVML_JOB_GPUS",   "FAKE_NVML_FB_MIB",
                                        "FAKE_NVML_FAIL",       "FAKE_NVML_NOTSUP",
                                        "FAKE_NVML_GPM",        "FAKE_NVML_SET_IGNORE",
-                                       "FAKE_NVML_STATE",      "PFI_NVML_LIB"};
+                                       "FAKE_NVML_STATE",      "PFI_NVML_LIB",
+                                       "FAKE_NVML_CTL",        "FAKE_NVML_PERSISTENCE"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -239,7 +240,50 @@ static void test_readback(void **state)
     setenv("FAKE_NVML_SET_IGNORE", "1", 1);
     pfi_backend *b = open_ok("");
     assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_EBACKEND);
-    assert_non_null(strstr(pfi_backend_last_error(b), "enforced limit reads 700000"));
+    assert_non_null(strstr(pfi_backend_last_error(b), "nvmlDeviceGetPowerManagementLimit reads 700000"));
+    pfi_backend_close(b);
+}
+
+/* An out-of-band limiter below the limit set: the set holds (the management
+ * limit reads what was set), the enforced limit shows the lower one. */
+static void test_external_limit(void **state)
+{
+    (void)state;
+    char ctl[] = "/tmp/pfi-nvml-ctl-XXXXXX";
+    int fd = mkstemp(ctl);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "external 0 350000\n", 18), 18);
+    close(fd);
+    setenv("FAKE_NVML_CTL", ctl, 1);
+    pfi_backend *b = open_ok("");
+    assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_OK);
+    pfi_gpu_limits l;
+    assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_OK);
+    assert_near(l.current_w, 450, 0);
+    assert_near(l.enforced_w, 350, 0);
+    pfi_backend_close(b);
+    unlink(ctl);
+}
+
+/* Persistence mode as the driver reports it; a driver without the call is
+ * "cannot tell", not "off". */
+static void test_persistence(void **state)
+{
+    (void)state;
+    pfi_backend *b = open_ok("");
+    int on = -1;
+    assert_int_equal(pfi_backend_persistence(b, 0, &on), PFI_OK);
+    assert_int_equal(on, 1);
+    pfi_backend_close(b);
+    setenv("FAKE_NVML_PERSISTENCE", "0", 1);
+    b = open_ok("");
+    assert_int_equal(pfi_backend_persistence(b, 0, &on), PFI_OK);
+    assert_int_equal(on, 0);
+    assert_int_equal(pfi_backend_persistence(b, 5, &on), PFI_ENOTFOUND);
+    pfi_backend_close(b);
+    setenv("FAKE_NVML_FAIL", "nvmlDeviceGetPersistenceMode=3", 1);
+    b = open_ok("");
+    assert_int_equal(pfi_backend_persistence(b, 0, &on), PFI_ENOTSUP);
     pfi_backend_close(b);
 }
 
@@ -453,6 +497,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_limit_validation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_external_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_field_fails_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpm_unsupported, setup, teardown),

@@ -10,8 +10,8 @@
  * 171.43. Learn allocates a level 1% under the budget (7920 W; hysteresis,
  * plan_learn.h): the best there is flat 2400, steep 5520: 100 + 98.57 =
  * 198.57. Learn keeps the best split it has measured, not the true optimum
- * (which it may never probe): within 1.5% of it is asserted, and well above
- * equal. At 7000 W: level 6930, best 100 + 4530 / 56 = 180.89; equal 3500 W
+ * (which it may never probe): that it recovers 80% of equal's gap to it is
+ * asserted (with 4 exploring rounds; main's learn of 3f96d71 gets 85%). At 7000 W: level 6930, best 100 + 4530 / 56 = 180.89; equal 3500 W
  * each, 100 + 62.5 = 162.5. */
 #include "test_util.h"
 
@@ -78,6 +78,12 @@ static void two_jobs(pfi_plan_job pj[2])
                                .tmax = 100, .pfi = NAN};
 }
 
+/* The share of equal's gap to the best split that a total recovers. */
+static double recovered(double got, double equal, double best)
+{
+    return (got - equal) / (best - equal);
+}
+
 static pfi_plan *make_held(size_t rounds, size_t hold)
 {
     pfi_plan *p;
@@ -99,20 +105,20 @@ static void test_closed_loop(void **st)
     got = period(p, j, 2, t++, 8000, NULL, NULL);
     assert_near(got, 100 + 3960.0 / 56, 0.2); /* round 1: equal share of 7920 W, 3960 W each */
     for (int k = 0; k < 10; k++) got = period(p, j, 2, t++, 8000, NULL, NULL);
-    assert_true(got >= 0.985 * 198.57);
-    assert_true(got > 171.43 + 20);
+    assert_true(recovered(got, 171.43, 198.57) >= 0.8);
     /* Small moves of the budget keep the level (no epoch, no equal round). */
     double kept = got;
     got = period(p, j, 2, t++, 8050, NULL, NULL);
     assert_near(got, kept, 1e-9);
     /* The budget falls: every round under it; the new best found. */
     for (int k = 0; k < 10; k++) got = period(p, j, 2, t++, 7000, NULL, NULL);
-    assert_true(got >= 0.985 * 180.89);
+    assert_true(recovered(got, 162.5, 180.89) >= 0.8);
     assert_true(got > 162.5 + 15);
     /* A job arrives: three share 10000 W (level 9900: flat 2400, the two
-     * linear ones 7500 between them: 100 + 7500 / 56 = 233.9). */
+     * linear ones 7500 between them: 100 + 7500 / 56 = 233.9; equal 3300 W
+     * each: 100 + 6600 / 56 = 217.86). */
     for (int k = 0; k < 10; k++) got = period(p, j, 3, t++, 10000, NULL, NULL);
-    assert_true(got >= 0.985 * 233.9);
+    assert_true(recovered(got, 217.86, 233.9) >= 0.8);
     /* steep's readings stop: it is planned on what is known, no error. */
     j[1].silent = 1;
     for (int k = 0; k < 5; k++) got = period(p, j, 3, t++, 10000, NULL, NULL);
@@ -162,7 +168,7 @@ static void resume(int as_prior)
     k2[1].cap = c[1].cap_w;
     double got = 0;
     for (int k = 1; k < 8; k++) got = period(q, k2, 2, 100 + k, 8000, NULL, NULL);
-    assert_true(got >= 0.985 * 198.57);
+    assert_true(recovered(got, 171.43, 198.57) >= 0.8);
     pfi_plan_destroy(q);
 }
 
@@ -230,7 +236,7 @@ static void test_rounds_of_two(void **st)
         prev[0] = j[0].cap;
         prev[1] = j[1].cap;
     }
-    assert_true(got >= 0.985 * 198.57);
+    assert_true(recovered(got, 171.43, 198.57) >= 0.8);
     /* a job arrives in the middle of a round: planned at once, under the budget */
     period(p, j, 3, 24, 8000, NULL, NULL);
     assert_true(isfinite(j[2].cap));

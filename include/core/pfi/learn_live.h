@@ -28,13 +28,26 @@
  * Epochs: a proposal whose budget differs from the last one's (relative
  * 1e-9), or a change to the job set, starts an epoch. Its first proposal
  * is the equal-weight share (shed in proportion to Pmax, floors held);
- * the next explore_rounds - 1 are the exact oracle (alloc.h) on the
- * current estimates; from then on it proposes again the epoch's proposal
- * whose measured total throughput was highest (a round's total counts the
- * readings taken during it, and the estimate for jobs that sent none).
- * Readings are kept across epochs: a budget change re-explores from what
- * was learned. With exact readings the kept proposal therefore never
- * measures below the equal share of its epoch.
+ * the next explore_rounds - 1 explore: the exact oracle (alloc.h) on the
+ * current estimates, each job cut at most a trust region below its lowest
+ * reading, the last of them on the plain estimates. From then on it
+ * proposes the best combination of measured points, or the epoch's best
+ * measured proposal, or the equal share, whichever its readings show to
+ * gain most beyond their uncertainty (none: the equal share). Do no harm:
+ * exploring stops early when the equal round's measured losses (Tmax - T)
+ * are within 4 SD of their noise (no gain could be told from luck: the
+ * equal share is kept), or when the exploring rounds' measured losses
+ * against the equal round add up to more than twice those losses; a
+ * round that measures worse than equal halves the trust region, one that
+ * gains widens it (probing is 0 once exploring has stopped). Readings are
+ * kept across epochs: a budget change re-explores from what was learned.
+ * With exact readings the kept proposal never measures below the equal
+ * share of its epoch.
+ *
+ * Changes (issue 12, branch alloc2; no declaration changed): exploring may
+ * stop before explore_rounds proposals (do no harm, above); the kept
+ * proposal may be the equal share or the best measured proposal rather
+ * than the best combination when readings are noisy.
  *
  * A pfi_live owns its memory; one pfi_live, one thread. Destroy is
  * NULL-safe.

@@ -67,10 +67,23 @@ typedef struct pfi_store_point {
     double t_first, t_last;
 } pfi_store_point;
 
-/* Opens (creating if needed) the database at path. A database written by a
+/* Opens (creating if needed) the database at path. A file that is damaged
+ * (PRAGMA quick_check), not SQLite, or another application's is refused
+ * (PFI_EPARSE, PFI_ENOTSUP) without a byte of it written. A database written by a
  * newer schema is refused rather than misread. */
 int pfi_store_open(const char *path, pfi_store **out, pfi_error *err);
 void pfi_store_close(pfi_store *s);
+
+/* Reads skip a row with an unusable value rather than fail on it: a jobs row
+ * (no id, a bad GPU list, arch, task, time, sla_floor or exempt) is left
+ * out of pfi_store_jobs_running, a caps row without a GPU index out of
+ * pfi_store_caps (other unusable cap values come back as NaN). Each skipped
+ * row is passed to fn with its table, its id (jobs; NULL when unreadable)
+ * and why; fn runs under the store's lock and must not call the store.
+ * Without a hook the rows are written to stderr. */
+typedef void (*pfi_store_bad_row_fn)(const char *table, const char *id, const char *why,
+                                     void *ctx);
+void pfi_store_on_bad_row(pfi_store *s, pfi_store_bad_row_fn fn, void *ctx);
 
 /* One sample per GPU taken at time t, written in one transaction. Fields
  * whose bit is clear in valid are stored as NULL. */

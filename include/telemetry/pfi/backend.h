@@ -40,6 +40,10 @@ typedef struct pfi_backend_ops {
      * the data of the GPU's last sample were when it was taken, s (dcgm: the
      * exporter's page; PFI_ENODATA before a sample). */
     int (*sample_age)(pfi_backend *b, unsigned gpu, double *age_s);
+    /* Optional (NULL: unknown): whether the driver stays loaded with no
+     * client (NVML persistence mode). Without it an idle GPU's driver may
+     * unload and the power limit a cap set is lost (nvml only). */
+    int (*persistence)(pfi_backend *b, unsigned gpu, int *enabled);
 } pfi_backend_ops;
 
 /* The table entry for a backend name ("nvml", "dcgm", "sim"), or NULL. */
@@ -67,5 +71,7 @@ int pfi_backend_set_limit(pfi_backend *b, unsigned gpu, double w);
 int pfi_backend_throughput(pfi_backend *b, unsigned gpu, double *tok_s);
 /* PFI_ENOTSUP when the backend reads live (its samples are as old as the call). */
 int pfi_backend_sample_age(pfi_backend *b, unsigned gpu, double *age_s);
+/* PFI_ENOTSUP when the backend cannot tell. */
+int pfi_backend_persistence(pfi_backend *b, unsigned gpu, int *enabled);
 
 #endif
