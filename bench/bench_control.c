@@ -2,8 +2,13 @@
  *   control_period_cpu: one period's computation at 10,000 jobs on 100,000
  *     GPUs (12,500 nodes of 8): parse every node's pfid listings (GPUs and
  *     jobs, as pfid writes them), merge jobs by id, build the curves and
- *     allocate (pfi policy; learn is not wired in yet), plan the caps. CPU
- *     seconds, median of 5, and the peak RSS.
+ *     allocate (pfi policy), plan the caps. CPU seconds, median of 5, and
+ *     the peak RSS.
+ *   control_plan_learn_cpu: the plan's part of a period with --policy
+ *     learn at the same size: the jobs and their readings in (each job read
+ *     at the cap it was given, on a curve the prior does not know), one
+ *     round of the loop, the caps out. CPU seconds per period, median of
+ *     the 16 periods after the first.
  *   control_caps_64_agents: a target change to every cap acknowledged across
  *     64 agents on loopback (in-process HTTP servers answering as pfid does):
  *     read all agents, plan, push 512 caps in parallel. Wall seconds, median
@@ -200,9 +205,57 @@ static void bench_caps(void)
     free(cmds);
 }
 
+static void bench_learn(void)
+{
+    pfi_plan *plan;
+    if (pfi_plan_create(&plan) != PFI_OK || pfi_plan_use_learn(plan, 8, 2, NULL) != PFI_OK) exit(1);
+    pfi_plan_job *pj = calloc(JOBS, sizeof *pj);
+    pfi_plan_cap *caps = calloc(JOBS, sizeof *caps);
+    char (*ids)[16] = calloc(JOBS, sizeof *ids);
+    double *cap = malloc(JOBS * sizeof *cap), *truth = malloc(JOBS * sizeof *truth), total = 0;
+    if (!pj || !caps || !ids || !cap || !truth) exit(1);
+    for (int i = 0; i < JOBS; i++) {
+        snprintf(ids[i], sizeof ids[i], "job-%d", i);
+        cap[i] = NAN;
+        truth[i] = 0.2 + 0.7 * (double)(i % 97) / 96; /* the true PFI; the prior says 0.5 */
+        total += 10 * 700.0;
+    }
+    enum { R = 17 };
+    double t[R];
+    for (int r = 0; r < R; r++) {
+        double t0 = bench_cpu();
+        for (int i = 0; i < JOBS; i++) {
+            pj[i] = (pfi_plan_job){.id = ids[i], .n_gpus = 10, .min_w = 200, .max_w = 700,
+                                   .pmax_w = 7000, .tmax = 1000, .pfi = 0.5};
+            if (isfinite(cap[i])) {
+                double p = fmin(10 * cap[i], 7000);
+                pj[i].reading = (pfi_plan_obs){cap[i], p, 1000 * pow(p / 7000, 1 - truth[i]), 0};
+            }
+        }
+        pfi_plan_set_time(plan, r);
+        pfi_plan_result res;
+        if (pfi_plan_set_jobs(plan, pj, JOBS, NULL) != PFI_OK ||
+            pfi_plan_run(plan, PFI_PLAN_LEARN, 0.7 * total, 0, 0, caps, &res, NULL) != PFI_OK)
+            exit(1);
+        for (int i = 0; i < JOBS; i++) cap[i] = caps[i].cap_w;
+        t[r] = bench_cpu() - t0;
+        if (res.total_power_w > 0.7 * total * (1 + 1e-9)) exit(1);
+    }
+    printf("{\"name\":\"control_plan_learn_cpu\",\"jobs\":%d,\"gpus\":%d,\"policy\":\"learn\","
+           "\"plan_seconds_median\":%.6f,\"first_period_seconds\":%.6f,\"bar_seconds\":0.1}\n",
+           JOBS, JOBS * 10, bench_median(t + 1, R - 1), t[0]);
+    pfi_plan_destroy(plan);
+    free(pj);
+    free(caps);
+    free(ids);
+    free(cap);
+    free(truth);
+}
+
 int main(void)
 {
     bench_caps();
     bench_period();
+    bench_learn();
     return 0;
 }

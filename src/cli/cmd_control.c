@@ -52,6 +52,7 @@ static const char *run_help =
     "  --listen A:P              HTTP address (127.0.0.1:9478; port 0: any free port)\n"
     "  --period S                control period, 0.1-3600 s (5)\n"
     "  --policy P                equal | pfi (default) | learn\n"
+    "  --learn-rounds N          learn: exploring periods after each budget change (8)\n"
     "  --other-load-w W          the site's non-GPU load, W (0)\n"
     "  --site-meter QUERY        or a Prometheus query for the site's metered power, W:\n"
     "                            the non-GPU load is it less the GPUs' measured power\n"
@@ -66,7 +67,8 @@ static const char *run_help =
     "  --cap-max-s S             and at most this far ahead, renewed each period (3600)\n"
     "  --agent-timeout-s S       per agent call (2)\n"
     "  --schedule FILE           a schedule of targets (CSV; README)\n"
-    "  --jobs-file F             SLA floors: CSV job,sla (a fraction of uncapped throughput)\n"
+    "  --jobs-file F             SLA floors: CSV job,sla (a fraction of uncapped throughput);\n"
+    "                            a registration's sla_floor counts where it is higher\n"
     "  --vtn URL                 an OpenADR 3 VTN's base URL\n"
     "  --program NAME|ID         its program\n"
     "  --vtn-client-id ID        OAuth2 client id\n"
@@ -112,7 +114,7 @@ static int cmd_run(int argc, char **argv)
         {"vtn-client-secret-file", 1, 0, 'S'}, {"vtn-poll-s", 1, 0, 'V'},
         {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"prometheus", 1, 0, 'Q'},
         {"site-meter", 1, 0, 'W'},  {"cluster-from", 1, 0, 'C'}, {"prometheus-match", 1, 0, 'N'},
-        {"help", 0, 0, 'h'},
+        {"learn-rounds", 1, 0, 'L'}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     pfi_ctl_opts o = {.listen = "127.0.0.1:9478", .period_s = 5, .agent_timeout_s = 2,
                       .policy = PFI_PLAN_PFI, .cap_margin_s = 60, .cap_max_s = 3600,
@@ -166,6 +168,12 @@ static int cmd_run(int argc, char **argv)
         case 'i': o.vtn_client_id = optarg; break;
         case 'S': secret_file = optarg; break;
         case 'V': bad = parse_pos("control run", "--vtn-poll-s", optarg, 0.1, 86400, &o.vtn_poll_s); break;
+        case 'L': {
+            double r;
+            bad = parse_pos("control run", "--learn-rounds", optarg, 1, 64, &r);
+            o.learn_rounds = (size_t)r;
+            break;
+        }
         case 'H': {
             double h;
             bad = parse_pos("control run", "--http-threads", optarg, 1, 64, &h);

@@ -294,6 +294,33 @@ size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n)
     return ok;
 }
 
+void pfi_agents_get_many(pfi_agents *a, const size_t *agent, const char *const *path, size_t n,
+                         long *status, char **body, size_t *len)
+{
+    for (size_t i = 0; i < n; i++) {
+        status[i] = 0;
+        body[i] = NULL;
+        len[i] = 0;
+    }
+    xfer *x = calloc(n + 1, sizeof *x);
+    if (!x) return;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(x[i].method, sizeof x->method, "GET");
+        snprintf(x[i].url, sizeof x->url, "%s%s", agent[i] < a->n ? a->ag[agent[i]].url : "", path[i]);
+    }
+    run_all(a, x, n);
+    for (size_t i = 0; i < n; i++) {
+        char why[256] = "";
+        status[i] = status_of(&x[i], why, sizeof why);
+        if (status[i] && x[i].buf.data && (body[i] = malloc(x[i].buf.len + 1))) {
+            memcpy(body[i], x[i].buf.data, x[i].buf.len);
+            body[i][x[i].buf.len] = '\0';
+            len[i] = x[i].buf.len;
+        }
+    }
+    finish(a, x, n);
+}
+
 static int push_url(char ***urls, size_t *n, const char *s, size_t len, pfi_error *err)
 {
     char **u = realloc(*urls, (*n + 1) * sizeof *u);

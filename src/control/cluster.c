@@ -142,7 +142,11 @@ int pfi_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pfi_error
         j[i].n_gpus = json_array_size(gs);
         if (json_is_string(ph)) snprintf(j[i].phase, sizeof j[i].phase, "%s", json_string_value(ph));
         int bad = num(o, "power_w", &j[i].power_w) | num(o, "tokens_per_s", &j[i].tokens_per_s) |
-                  num(o, "pfi_estimate", &j[i].pfi_estimate);
+                  num(o, "pfi_estimate", &j[i].pfi_estimate) | num(o, "sla_floor", &j[i].sla_floor);
+        if (!(j[i].sla_floor > 0 && j[i].sla_floor <= 1)) j[i].sla_floor = NAN; /* none */
+        const json_t *ex = json_object_get(o, "exempt");
+        if (ex && !json_is_boolean(ex) && !json_is_null(ex)) bad = -1;
+        j[i].exempt = json_is_true(ex);
         if (json_is_object(st))
             bad |= num(st, "power_w", &j[i].steady_power_w) |
                    num(st, "tokens_per_s", &j[i].steady_tokens_per_s);
@@ -175,4 +179,43 @@ const pfi_cl_gpu *pfi_cl_node_gpu(const pfi_cl_node *node, unsigned idx)
     for (size_t i = 0; i < node->n_gpus; i++)
         if (node->gpus[i].index == idx) return &node->gpus[i];
     return NULL;
+}
+
+int pfi_cl_parse_curve(const char *text, size_t len, pfi_cl_point **pts, size_t *n, pfi_error *err)
+{
+    *pts = NULL;
+    *n = 0;
+    json_t *a = load_list(text, len, "points", err);
+    if (!a) return err ? err->code : PFI_EPARSE;
+    size_t m = json_array_size(a);
+    if (m > PFI_CL_MAX_POINTS) {
+        json_decref(a);
+        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "more than %d curve points", PFI_CL_MAX_POINTS);
+    }
+    pfi_cl_point *p = calloc(m ? m : 1, sizeof *p);
+    if (!p) {
+        json_decref(a);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    }
+    int rc = PFI_OK;
+    for (size_t i = 0; i < m && rc == PFI_OK; i++) {
+        const json_t *o = json_array_get(a, i);
+        int bad = !json_is_object(o) || num(o, "cap_w", &p[i].cap_w) ||
+                  num(o, "power_w", &p[i].power_w) || num(o, "tokens_per_s", &p[i].tput) ||
+                  num(o, "tokens_sd", &p[i].tput_sd) || num(o, "n", &p[i].n);
+        if (!bad && isnan(p[i].tput_sd)) p[i].tput_sd = 0;
+        if (!bad && isnan(p[i].n)) p[i].n = 1;
+        if (bad || !(p[i].cap_w > 0) || !(p[i].power_w > 0) || !(p[i].tput >= 0) ||
+            !(p[i].tput_sd >= 0) || !(p[i].n >= 1))
+            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "curve point %zu: a value is missing or out of range",
+                               i + 1);
+    }
+    json_decref(a);
+    if (rc != PFI_OK) {
+        free(p);
+        return rc;
+    }
+    *pts = p;
+    *n = m;
+    return PFI_OK;
 }

@@ -61,7 +61,7 @@ static int resume(ctl *c, pfi_error *err)
     c->obs = calloc(n + 1, sizeof *c->obs);
     for (size_t i = 0; c->obs && i < n; i++) {
         snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
-        c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput};
+        c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, 0};
         ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
     }
     c->n_obs = c->cap_obs = c->obs ? n : 0;
@@ -103,6 +103,7 @@ static void teardown(ctl *c)
     ctl_index_free(&c->held_ix);
     ctl_index_free(&c->obs_ix);
     ctl_index_free(&c->known_ix);
+    ctl_priors_free(c);
     free(c->obs);
     free(c->known);
     free(c->targets);
@@ -128,6 +129,8 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     pthread_cond_init(&c.wake, NULL);
     int rc = pfi_ctl_store_open(o->db, &c.store, err);
     if (rc == PFI_OK) rc = pfi_plan_create(&c.plan);
+    if (rc == PFI_OK && o->policy == PFI_PLAN_LEARN)
+        rc = pfi_plan_use_learn(c.plan, o->learn_rounds, 2, err); /* caps go up a period late */
     if (rc == PFI_OK)
         rc = pfi_agents_create((const char *const *)o->agents, o->n_agents, o->agent_token,
                                o->agent_timeout_s, &c.agents, err);

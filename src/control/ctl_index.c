@@ -64,3 +64,13 @@ void ctl_index_free(ctl_index *x)
     free(x->s);
     memset(x, 0, sizeof *x);
 }
+
+void *ctl_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(p, c * elem);
+    if (q) *cap = c;
+    return q;
+}

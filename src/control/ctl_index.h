@@ -27,6 +27,10 @@ int ctl_index_put(ctl_index *x, uint64_t h, size_t pos);
  * returns that position or SIZE_MAX. */
 size_t ctl_index_get(const ctl_index *x, uint64_t h, int (*eq)(size_t pos, const void *ctx),
                      const void *ctx);
+/* p (an array of *cap elements of elem bytes) with room for need of them,
+ * doubling (from 16); NULL on no memory (p is then unchanged). */
+void *ctl_grow(void *p, size_t *cap, size_t need, size_t elem);
+
 /* Empties it (keeps the memory), frees it. */
 void ctl_index_clear(ctl_index *x);
 void ctl_index_free(ctl_index *x);

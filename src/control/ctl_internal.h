@@ -38,7 +38,9 @@ typedef struct ctl_job {
     int capped;        /* any of its GPUs capped by pfid */
     int training;      /* in the training phase on every node (only then is it learned from) */
     double last_cap_w; /* what we pushed last period, NaN none */
+    double last_plan_w; /* what the plan gave it last period (before the one-period delay up) */
     int cap_periods;   /* periods that cap has held */
+    double sla;        /* the highest sla_floor its registrations give, NaN none */
 } ctl_job;
 
 /* The site power over one OpenADR interval that asked for a report. */
@@ -55,6 +57,13 @@ typedef struct ctl_obs {
     char job[PFI_CL_ID_MAX + 1];
     pfi_plan_obs o;
 } ctl_obs;
+
+/* pfid's observed curve of a job, read once (learn's prior points). */
+typedef struct ctl_prior {
+    char job[PFI_CL_ID_MAX + 1];
+    pfi_plan_obs *pts;
+    size_t n;
+} ctl_prior;
 
 typedef struct ctl_known {
     char job[PFI_CL_ID_MAX + 1];
@@ -88,7 +97,9 @@ typedef struct ctl {
     size_t n_obs, cap_obs;
     ctl_known *known;
     size_t n_known, cap_known;
-    ctl_index job_ix, held_ix, obs_ix, known_ix; /* by id, (agent, GPU), (job, cap), id */
+    ctl_prior *priors;
+    size_t n_priors;
+    ctl_index job_ix, held_ix, obs_ix, known_ix, prior_ix; /* by id, (agent, GPU), (job, cap), id, id */
     pfi_oadr_event *events;
     size_t n_events;
     ctl_acc *accs;
@@ -137,6 +148,10 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
 /* The index keys (ctl_period.c), for the entries the store gives back. */
 uint64_t ctl_held_key(size_t agent, unsigned gpu);
 uint64_t ctl_obs_key(const char *job, double cap_w);
+/* ctl_priors.c: pfid's curve points of the jobs not read yet (learn). */
+void ctl_priors_fetch(ctl *c);
+const ctl_prior *ctl_prior_find(const ctl *c, const char *id);
+void ctl_priors_free(ctl *c);
 /* ctl_targets.c: targets in memory (call under mu). */
 int ctl_targets_add(ctl *c, const pfi_target *t, pfi_error *err);
 int ctl_targets_del(ctl *c, pfi_target_source src, const char *id);

@@ -11,16 +11,6 @@
 
 #define CAP_STEP_W 5.0 /* caps in multiples of 5 W: less churn, learned points that repeat */
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *q = realloc(p, c * elem);
-    if (q) *cap = c;
-    return q;
-}
-
 uint64_t ctl_held_key(size_t agent, unsigned gpu)
 {
     return ctl_hash_2(agent, gpu);
@@ -75,7 +65,7 @@ static double counted_max(const pfi_cl_gpu *g)
 
 typedef struct old_job {
     char id[PFI_CL_ID_MAX + 1];
-    double cap;
+    double cap, plan;
     int periods;
 } old_job;
 
@@ -104,6 +94,7 @@ ctl_carry *ctl_jobs_begin(ctl *c)
     for (size_t i = 0; k && k->old && i < c->n_jobs; i++) {
         snprintf(k->old[i].id, sizeof k->old[i].id, "%s", c->jobs[i].id);
         k->old[i].cap = c->jobs[i].last_cap_w;
+        k->old[i].plan = c->jobs[i].last_plan_w;
         k->old[i].periods = c->jobs[i].cap_periods;
         ctl_index_put(&k->ix, ctl_hash_str(k->old[i].id), i);
         k->n++;
@@ -124,7 +115,7 @@ ctl_job *ctl_job_get(ctl *c, ctl_carry *carry, const char *id)
 {
     ctl_job *m = job_find(c, id);
     if (m) return m;
-    ctl_job *arr = grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
+    ctl_job *arr = ctl_grow(c->jobs, &c->cap_jobs, c->n_jobs + 1, sizeof *c->jobs);
     if (!arr) return NULL;
     c->jobs = arr;
     m = &c->jobs[c->n_jobs++];
@@ -132,14 +123,17 @@ ctl_job *ctl_job_get(ctl *c, ctl_carry *carry, const char *id)
     snprintf(m->id, sizeof m->id, "%s", id);
     m->min_w = 0;
     m->max_w = INFINITY;
-    m->last_cap_w = NAN;
+    m->last_cap_w = m->last_plan_w = NAN;
     m->training = 1;
+    m->tps = 0;
+    m->sla = NAN;
     ctl_index_put(&c->job_ix, ctl_hash_str(m->id), c->n_jobs - 1);
     old_ctx oc = {carry ? carry->old : NULL, m->id};
     size_t o = carry && carry->old ? ctl_index_get(&carry->ix, ctl_hash_str(m->id), old_eq, &oc)
                                    : SIZE_MAX;
     if (o != SIZE_MAX) {
         m->last_cap_w = carry->old[o].cap;
+        m->last_plan_w = carry->old[o].plan;
         m->cap_periods = carry->old[o].periods;
     }
     return m;
@@ -189,8 +183,22 @@ static void merge(ctl *c, double now, double *fixed_w, double *measured_w, doubl
         char *in_job = calloc(nd->n_gpus + 1, 1);
         for (size_t j = 0; j < nd->n_jobs; j++) {
             const pfi_cl_job *cj = &nd->jobs[j];
+            if (cj->exempt) {
+                /* Never capped: its GPUs count at their measured power (the
+                 * feedback sees a rise), or their maximum when unread. */
+                for (size_t k = 0; k < cj->n_gpus; k++) {
+                    const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
+                    if (!gp || in_job[gp - nd->gpus]) continue;
+                    in_job[gp - nd->gpus] = 1;
+                    double pw = isfinite(gp->power_w) ? gp->power_w : counted_max(gp);
+                    *fixed_w += pw;
+                    *measured_w += pw;
+                }
+                continue;
+            }
             ctl_job *m = ctl_job_get(c, carry, cj->id);
             if (!m) continue;
+            if (cj->sla_floor > 0 && !(m->sla >= cj->sla_floor)) m->sla = cj->sla_floor;
             size_t add = cj->n_gpus;
             size_t *ga = realloc(m->gpu_agent, (m->n_gpus + add) * sizeof *ga);
             if (ga) m->gpu_agent = ga;
@@ -249,7 +257,7 @@ static void known_put(ctl *c, const char *id, double pmax, double tmax, double n
 {
     ctl_known *k = (ctl_known *)known_find(c, id);
     if (!k) {
-        ctl_known *arr = grow(c->known, &c->cap_known, c->n_known + 1, sizeof *arr);
+        ctl_known *arr = ctl_grow(c->known, &c->cap_known, c->n_known + 1, sizeof *arr);
         if (!arr) return;
         c->known = arr;
         k = &c->known[c->n_known++];
@@ -275,13 +283,13 @@ static void obs_put(ctl *c, const char *id, double cap, double p, double t, doub
     size_t pos = ctl_index_get(&c->obs_ix, ctl_obs_key(id, cap), obs_eq, &k);
     ctl_obs *o = pos == SIZE_MAX ? NULL : &c->obs[pos];
     if (!o) {
-        ctl_obs *arr = grow(c->obs, &c->cap_obs, c->n_obs + 1, sizeof *arr);
+        ctl_obs *arr = ctl_grow(c->obs, &c->cap_obs, c->n_obs + 1, sizeof *arr);
         if (!arr) return;
         c->obs = arr;
         o = &c->obs[c->n_obs++];
         snprintf(o->job, sizeof o->job, "%s", id);
         ctl_index_put(&c->obs_ix, ctl_obs_key(id, cap), c->n_obs - 1);
-        o->o = (pfi_plan_obs){cap, p, t};
+        o->o = (pfi_plan_obs){cap, p, t, 0};
     } else {
         /* an exponential mean: the curve follows a job whose phase changes */
         o->o.power_w += 0.3 * (p - o->o.power_w);
@@ -322,7 +330,21 @@ static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
         pfi_ctl_store_begin(c->store, NULL);
         return 1;
     }
-    size_t ok = pfi_agents_push(c->agents, cmds, n);
+    /* Down before up: the caps that lower a GPU (or hold it) go first and
+     * are answered before any is raised or released, so that moving watts
+     * from one job to another never has the site over for a moment (an
+     * agent samples as soon as a cap changes). */
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ctl_held *h = held_find(c, cmds[i].agent, cmds[i].gpu);
+        if (cmds[i].watts > 0 && (!h || cmds[i].watts <= h->watts)) {
+            pfi_cap_cmd t = cmds[nd];
+            cmds[nd++] = cmds[i];
+            cmds[i] = t;
+        }
+    }
+    size_t ok = pfi_agents_push(c->agents, cmds, nd);
+    ok += pfi_agents_push(c->agents, cmds + nd, n - nd);
     c->pushes += n;
     pfi_ctl_store_begin(c->store, NULL); /* the period's records; committed by the caller */
     int logged = 0;
@@ -333,7 +355,7 @@ static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
         ctl_held *h = held_find(c, m->agent, m->gpu);
         if (m->status == 200 && m->watts > 0) {
             if (!h) {
-                ctl_held *arr = grow(c->held, &c->cap_held, c->n_held + 1, sizeof *arr);
+                ctl_held *arr = ctl_grow(c->held, &c->cap_held, c->n_held + 1, sizeof *arr);
                 if (!arr) continue;
                 c->held = arr;
                 h = &c->held[c->n_held++];
@@ -533,16 +555,30 @@ void ctl_period(ctl *c)
         return;
     }
     size_t npo = 0;
+    int learn = c->o.policy == PFI_PLAN_LEARN;
+    if (learn) ctl_priors_fetch(c);
     for (size_t i = 0; i < c->n_jobs; i++) {
         ctl_job *j = &c->jobs[i];
         if (!j->capped && j->training) known_put(c, j->id, j->power_w, j->tps, now);
         const ctl_known *k = known_find(c, j->id);
+        double sla = pfi_sla_of(c->o.sla, c->o.n_sla, j->id);
+        if (j->sla > sla) sla = j->sla; /* the registration's floor, where it is higher */
         pj[i] = (pfi_plan_job){.id = j->id, .n_gpus = j->n_gpus, .min_w = j->min_w,
                                .max_w = isfinite(j->max_w) ? j->max_w : 700,
                                .pmax_w = k ? k->pmax_w : NAN, .tmax = k ? k->tmax : NAN,
                                .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN,
-                               .sla_frac = pfi_sla_of(c->o.sla, c->o.n_sla, j->id)};
+                               .sla_frac = sla};
         if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
+        if (!learn) continue;
+        const ctl_prior *pr = ctl_prior_find(c, j->id);
+        if (pr) {
+            pj[i].prior = pr->pts;
+            pj[i].n_prior = pr->n;
+        }
+        /* This period's reading: what the cap pushed last period gave. */
+        if (c->prev_active && c->prev_push_ok && isfinite(j->last_cap_w) && j->training &&
+            j->tps > 0 && j->power_w > 0)
+            pj[i].reading = (pfi_plan_obs){j->last_cap_w, j->power_w, j->tps, 0};
     }
     /* Each job's learned points, contiguous in po: count, offsets, fill. */
     size_t *first = calloc(c->n_jobs + 1, sizeof *first);
@@ -564,6 +600,7 @@ void ctl_period(ctl *c)
     free(owner);
     pfi_error err;
     pfi_error_clear(&err);
+    pfi_plan_set_time(c->plan, now);
     int plan_ok = pfi_plan_set_jobs(c->plan, pj, c->n_jobs, &err) == PFI_OK;
     if (!plan_ok) ctl_log("plan: %s", err.msg);
 
@@ -613,8 +650,19 @@ void ctl_period(ctl *c)
     char *want_held = calloc(c->n_held + 1, 1);
     for (size_t i = 0; cmds && controlling && plan_ok && i < c->n_jobs; i++) {
         ctl_job *j = &c->jobs[i];
-        double cap = floor(caps[i].cap_w / CAP_STEP_W) * CAP_STEP_W;
+        /* down to the step, up for a job at its floor (its SLA) */
+        double cap = caps[i].at_floor ? ceil(caps[i].cap_w / CAP_STEP_W - 1e-9) * CAP_STEP_W
+                                      : floor(caps[i].cap_w / CAP_STEP_W) * CAP_STEP_W;
+        if (cap > pj[i].max_w) cap = pj[i].max_w;
         if (cap < pj[i].min_w) cap = ceil(pj[i].min_w);
+        /* Up one period late: a cap is at most what this period's and the
+         * last period's plans give it. Watts moved between jobs then leave
+         * one job a period before they reach another, so that readings of
+         * different nodes a period apart (Prometheus scrapes its targets at
+         * different instants) never add up over the budget. */
+        double plan = cap;
+        if (isfinite(j->last_plan_w) && cap > j->last_plan_w) cap = j->last_plan_w;
+        j->last_plan_w = plan;
         caps[i].cap_w = cap;
         j->cap_periods = j->last_cap_w == cap ? j->cap_periods + 1 : 0;
         if (j->training && j->cap_periods >= 2 && j->tps > 0 && isfinite(j->power_w))
@@ -628,7 +676,7 @@ void ctl_period(ctl *c)
         }
     }
     if (!controlling)
-        for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = NAN;
+        for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = c->jobs[i].last_plan_w = NAN;
     /* Release what is held but not wanted (no target, or the job ended),
      * on agents that answer; a dead agent's caps expire on their own. When
      * the plan failed during an event, the caps held are renewed as they

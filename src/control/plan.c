@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pfi/alloc.h"
+#include "plan_learn.h"
 
 struct pfi_plan {
     pfi_alloc_problem *prob;
@@ -15,6 +16,8 @@ struct pfi_plan {
     size_t pts_cap;
     double *min_w, *max_w;
     pfi_alloc_out *out;
+    plan_learn *learn; /* NULL until pfi_plan_use_learn */
+    double now_s;
 };
 
 const char *pfi_plan_policy_name(pfi_plan_policy p)
@@ -37,10 +40,24 @@ int pfi_plan_create(pfi_plan **out)
     return *out ? PFI_OK : PFI_ENOMEM;
 }
 
+int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, size_t hold, pfi_error *err)
+{
+    if (p->learn) return PFI_OK;
+    pfi_live_opts o = pfi_live_defaults();
+    if (explore_rounds) o.explore_rounds = explore_rounds;
+    return plan_learn_create(&o, hold, &p->learn, err);
+}
+
+void pfi_plan_set_time(pfi_plan *p, double now_s)
+{
+    p->now_s = now_s;
+}
+
 void pfi_plan_destroy(pfi_plan *p)
 {
     if (!p) return;
     pfi_alloc_problem_destroy(p->prob);
+    plan_learn_destroy(p->learn);
     free(p->aj);
     free(p->pts);
     free(p->min_w);
@@ -72,7 +89,19 @@ static int grow(pfi_plan *p, size_t n, size_t pts)
     return PFI_OK;
 }
 
-/* Job j's points into cap/P/T (room for PRIOR_POINTS + n_obs); returns how many. */
+/* The prior's shape, (P / Pmax)^(1 - PFI). */
+static double shape(double p, double pmax, double pfi)
+{
+    return pow(p / pmax, 1 - pfi);
+}
+
+/* Job j's points into cap/P/T (room for PRIOR_POINTS + n_obs); returns how
+ * many. Where the job has been measured the prior keeps only its shape: a
+ * prior point between two measured points (the uncapped point above the
+ * highest) is put where the prior's shape between them says, below the
+ * lowest it is scaled to it. So one measurement that finds the prior
+ * optimistic moves the whole curve near it, and the curve rises with power
+ * (an SLA floor, the lowest power reaching a throughput, is read off it). */
 static size_t curve(const pfi_plan_job *j, double *cap, double *P, double *T)
 {
     double n = (double)j->n_gpus;
@@ -87,10 +116,23 @@ static size_t curve(const pfi_plan_job *j, double *cap, double *P, double *T)
         int measured = 0;
         for (size_t o = 0; o < j->n_obs; o++) measured |= fabs(j->obs[o].cap_w - c) <= 5;
         if (measured) continue;
-        double pw = fmin(n * c, pmax);
+        double pw = fmin(n * c, pmax), t = tmax * shape(pw, pmax, pfi);
+        double pl = NAN, tl = NAN, pu = pmax, tu = tmax; /* measured neighbours */
+        for (size_t o = 0; o < j->n_obs; o++) {
+            const pfi_plan_obs *ob = &j->obs[o];
+            if (!(ob->power_w > 0) || !(ob->tput >= 0) || ob->power_w > pmax) continue;
+            if (ob->power_w <= pw && !(ob->power_w <= pl)) pl = ob->power_w, tl = ob->tput;
+            if (ob->power_w > pw && ob->power_w < pu) pu = ob->power_w, tu = ob->tput;
+        }
+        if (isfinite(pl)) {
+            double a = shape(pl, pmax, pfi), b = shape(pu, pmax, pfi);
+            t = b > a ? tl + (tu - tl) * (shape(pw, pmax, pfi) - a) / (b - a) : tl;
+        } else if (pu < pmax) {
+            t = tu * shape(pw, pmax, pfi) / shape(pu, pmax, pfi);
+        }
         cap[k] = c;
         P[k] = pw;
-        T[k] = tmax * pow(pw / pmax, 1 - pfi);
+        T[k] = t;
         k++;
     }
     for (size_t o = 0; o < j->n_obs; o++) {
@@ -139,25 +181,43 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         p->max_w[i] = j->max_w;
     }
     p->n = n;
-    if (n == 0) return PFI_OK;
-    int rc = p->prob ? pfi_alloc_problem_reset(p->prob, p->aj, n, err)
+    int rc = PFI_OK;
+    if (n > 0)
+        rc = p->prob ? pfi_alloc_problem_reset(p->prob, p->aj, n, err)
                      : pfi_alloc_problem_create(p->aj, n, &p->prob, err);
     if (rc != PFI_OK) p->n = 0;
+    /* the loop follows the job set (a job that left leaves it too) */
+    if (rc == PFI_OK && p->learn) rc = plan_learn_sync(p->learn, jobs, n, p->prob, p->now_s, err);
     return rc;
 }
 
-/* The one place a policy becomes an allocation: learn is wired in here once
- * the live interface (pfi/learn_live.h) lands. */
-static int plan_allocate(pfi_plan *p, pfi_plan_policy policy, double budget_w, pfi_alloc_result *res,
-                         pfi_error *err)
+/* The one place a policy becomes an allocation. live: a period's decision
+ * (learn runs a round of its loop); otherwise a what-if (the supply curve),
+ * for which learn is the oracle on the current curves and its loop is left
+ * as it is. */
+static int plan_allocate(pfi_plan *p, pfi_plan_policy policy, double budget_w, int live,
+                         pfi_alloc_result *res, pfi_error *err)
 {
     switch (policy) {
     case PFI_PLAN_EQUAL: return pfi_alloc_run(p->prob, PFI_POLICY_EQUAL, budget_w, p->out, res, err);
     case PFI_PLAN_PFI: return pfi_alloc_run(p->prob, PFI_POLICY_PFI, budget_w, p->out, res, err);
     case PFI_PLAN_LEARN: break;
     }
-    return pfi_error_set(err, PFI_ENOTSUP, NULL, 0,
-                         "the learn policy is not wired into the controller yet");
+    if (!p->learn)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "learn: pfi_plan_use_learn was not called");
+    double floors = pfi_alloc_problem_floor_total(p->prob);
+    if (!live || budget_w >= pfi_alloc_problem_pmax_total(p->prob))
+        return pfi_alloc_run(p->prob, PFI_POLICY_ORACLE, budget_w, p->out, res, err);
+    int rc = plan_learn_propose(p->learn, budget_w, floors, p->now_s, p->out, p->n, err);
+    if (rc != PFI_OK) return rc;
+    memset(res, 0, sizeof *res);
+    res->budget_w = budget_w;
+    for (size_t i = 0; i < p->n; i++) {
+        res->total_power_w += p->out[i].power_w;
+        res->total_tput += p->out[i].tput;
+        res->n_at_floor += (size_t)p->out[i].at_floor;
+    }
+    return PFI_OK;
 }
 
 int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fixed_w,
@@ -185,7 +245,7 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
         alloc_b = res->floor_total_w; /* every job at its floor */
     }
     pfi_alloc_result ar;
-    int rc = plan_allocate(p, policy, alloc_b * (1 + 1e-12), &ar, err);
+    int rc = plan_allocate(p, policy, alloc_b * (1 + 1e-12), 1, &ar, err);
     if (rc != PFI_OK) return rc;
     for (size_t i = 0; i < p->n; i++) {
         double pm, tm, fl;
@@ -195,8 +255,10 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
         double c = p->out[i].power_w >= pm * (1 - 1e-9)
                        ? p->max_w[i]
                        : pfi_alloc_problem_cap_at(p->prob, i, p->out[i].power_w);
-        /* Whole watts, rounded down (never above the plan), within the range. */
-        c = floor(c + 1e-9);
+        /* Whole watts, rounded down (never above the plan), within the
+         * range; up for a job at its floor (never below its SLA). */
+        int floor_job = res->infeasible || p->out[i].at_floor;
+        c = floor_job ? ceil(c - 1e-9) : floor(c + 1e-9);
         if (c < p->min_w[i]) c = p->min_w[i];
         if (c > p->max_w[i]) c = p->max_w[i];
         caps[i] = (pfi_plan_cap){.power_w = p->out[i].power_w, .cap_w = c, .tput = p->out[i].tput,
@@ -222,7 +284,7 @@ int pfi_plan_flexibility(pfi_plan *p, pfi_plan_policy policy, size_t n, pfi_plan
     for (size_t s = 0; s < n; s++) {
         double b = hi - (hi - lo) * (double)s / (double)(n - 1);
         pfi_alloc_result ar;
-        int rc = plan_allocate(p, policy, b * (1 + 1e-12), &ar, err);
+        int rc = plan_allocate(p, policy, b * (1 + 1e-12), 0, &ar, err);
         if (rc != PFI_OK) return rc;
         out[s] = (pfi_plan_flex){.gpu_power_w = ar.total_power_w, .tput = ar.total_tput,
                                  .kept = unc > 0 ? ar.total_tput / unc : NAN};

@@ -404,6 +404,24 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
         size_t end = b + 1 < nbk ? blk[b + 1] : n;
         for (size_t k = blk[b]; k < end; k++) ky[k] = by[b];
     }
+    /* From the floor up: readings taken under a lower floor (an SLA floor
+     * that rose since) give way to a knot at the floor, interpolated. */
+    if (kx[0] < fl) {
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (kx[k] < fl) {
+                if (k + 1 < n && kx[k + 1] > fl) {
+                    double y = ky[k] + (ky[k + 1] - ky[k]) * (fl - kx[k]) / (kx[k + 1] - kx[k]);
+                    kx[m] = fl;
+                    ky[m++] = y;
+                }
+                continue;
+            }
+            kx[m] = kx[k];
+            ky[m++] = ky[k];
+        }
+        n = m; /* >= 1: the uncapped point is above the floor */
+    }
     if (measured_only && n >= 2) {
         /* an exact reading is what the job gives at that power, monotone
          * or not: the oracle's envelope passes a dip by itself */

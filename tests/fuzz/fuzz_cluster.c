@@ -1,14 +1,16 @@
 /* libFuzzer target: what the controller reads over HTTP: pfid's GET
- * /v1/gpus and GET /v1/jobs answers, and Prometheus' /api/v1/query answers
- * (--site-meter's one number; --cluster-from prometheus's vectors, read as
- * job memberships and as per-node/per-job aggregates into a cluster view).
- * Accepted listings hold what the planner may use as it is (job GPU counts
- * in range, ids bounded); an accepted query a finite number; an accepted
- * vector labels that are NUL-terminated inside its text, a view only jobs
- * with GPUs; refused ones a message. Never a crash or a leak. */
+ * /v1/gpus, GET /v1/jobs and GET /v1/jobs/ID/curve answers, and Prometheus'
+ * /api/v1/query answers (--site-meter's one number; --cluster-from
+ * prometheus's vectors, read as job memberships and as per-node/per-job
+ * aggregates into a cluster view). Accepted listings hold what the planner
+ * may use as it is (job GPU counts in range, ids bounded); an accepted query
+ * a finite number; an accepted vector labels that are NUL-terminated inside
+ * its text, a view only jobs with GPUs; refused ones a message. Never a
+ * crash or a leak. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pfi/cluster.h"
@@ -28,13 +30,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < node.n_jobs; i++) {
             const pfi_cl_job *j = &node.jobs[i];
             if (j->n_gpus == 0 || j->n_gpus > PFI_CL_JOB_GPUS || strlen(j->id) == 0 ||
-                strlen(j->id) > PFI_CL_ID_MAX)
+                strlen(j->id) > PFI_CL_ID_MAX || (!isnan(j->sla_floor) && !(j->sla_floor > 0 && j->sla_floor <= 1)))
                 __builtin_trap();
         }
     } else if (!err.msg[0]) {
         __builtin_trap();
     }
     pfi_cl_node_clear(&node);
+    pfi_cl_point *pts;
+    size_t np;
+    pfi_error_clear(&err);
+    if (pfi_cl_parse_curve((const char *)data, size, &pts, &np, &err) == PFI_OK) {
+        for (size_t i = 0; i < np; i++)
+            if (!(pts[i].cap_w > 0 && pts[i].power_w > 0 && pts[i].tput >= 0 && pts[i].tput_sd >= 0 &&
+                  isfinite(pts[i].tput + pts[i].power_w + pts[i].cap_w)))
+                __builtin_trap();
+        free(pts);
+    } else if (!err.msg[0]) {
+        __builtin_trap();
+    }
     double v;
     pfi_error_clear(&err);
     if (pfi_prom_query_parse((const char *)data, size, &v, &err) == PFI_OK) {

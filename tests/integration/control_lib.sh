@@ -108,3 +108,25 @@ agent_death() {
     [ "$(jq_py 'd["agents_up"]')" = ${#NODES[@]} ] || fail "node $i did not rejoin: $BODY"
     ok "node $i back (its pfid re-applied its caps from its store): rejoined, still under"
 }
+
+# vtn_start: the test VTN (tests/vtn/vtn.py) serving $WORK/events.json (an
+# empty list for now; rewrite it atomically to change what it serves),
+# writing $WORK/reports.jsonl and $WORK/vtn.log. Sets SECRET (its client
+# secret, also in $WORK/secret) and VURL.
+vtn_start() {
+    SECRET=s3cret-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    printf '%s\n' "$SECRET" >"$WORK/secret"
+    chmod 600 "$WORK/secret"
+    echo '[]' >"$WORK/events.json"
+    python3 "$PFI_SOURCE_DIR/tests/vtn/vtn.py" --spec "$PFI_SHARED_DIR/data/openadr3/openadr3-3.1.0.yaml" \
+        --events "$WORK/events.json" --reports "$WORK/reports.jsonl" --log "$WORK/vtn.log" \
+        --port-file "$WORK/vtn.port" --client-secret "$SECRET" 2>"$WORK/vtn.err" &
+    PIDS+=($!)
+    wait_until 20 test -s "$WORK/vtn.port" || fail "the VTN did not start: $(cat "$WORK/vtn.err")"
+    VURL=http://127.0.0.1:$(cat "$WORK/vtn.port")
+}
+
+# query EXPR / scalar EXPR: an instant query to Prometheus at $PROM; scalar
+# prints the first result's value, or nan.
+query() { curl -s --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1"; }
+scalar() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")' 2>/dev/null || echo nan; }

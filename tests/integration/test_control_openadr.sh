@@ -37,16 +37,7 @@ register 3 span-23 '[0,1,2,3]'
 for i in 0 1 2 3; do register $i "dense-$i" '[4,5]'; register $i "moe-$i" '[6,7]'; done
 
 # --- the VTN, with an empty event list for now ---
-SECRET=s3cret-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
-printf '%s\n' "$SECRET" >"$WORK/secret"
-chmod 600 "$WORK/secret"
-echo '[]' >"$WORK/events.json"
-python3 "$PFI_SOURCE_DIR/tests/vtn/vtn.py" --spec "$PFI_SHARED_DIR/data/openadr3/openadr3-3.1.0.yaml" \
-    --events "$WORK/events.json" --reports "$WORK/reports.jsonl" --log "$WORK/vtn.log" \
-    --port-file "$WORK/vtn.port" --client-secret "$SECRET" 2>"$WORK/vtn.err" &
-PIDS+=($!)
-wait_until 20 test -s "$WORK/vtn.port" || fail "the VTN did not start: $(cat "$WORK/vtn.err")"
-VURL=http://127.0.0.1:$(cat "$WORK/vtn.port")
+vtn_start
 
 # The site meter: Prometheus' GPU total plus the 2 kW other load (a real
 # site would query its meter's series). Until Prometheus answers, the stated
@@ -75,8 +66,6 @@ EOF
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
     --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
 PIDS+=($!)
-query() { curl -s --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1"; }
-scalar() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")' 2>/dev/null || echo nan; }
 full() {
     python3 -c "import sys; sys.exit(0 if float('$(scalar 'sum(pfi_gpu_power_watts{job="pfid"})')') > 14000 and float('$(scalar 'count(pfi_gpu_power_watts{job="pfid"})')') == 32 else 1)"
 }

@@ -217,6 +217,34 @@ static void test_bad_input(void **state)
     pfi_live_destroy(NULL);
 }
 
+/* A floor that rises after readings were taken below it (an SLA floor
+ * moved up once the job was measured): no proposal, exploring or kept, goes
+ * below the new floor. Budget 3000 W: the cheapest job (0: Pmax 1000 W)
+ * would be cut to its old floor, 400 W; its floor rises to 800 W. */
+static void test_floor_rises(void **state)
+{
+    (void)state;
+    pfi_live *l = make(3);
+    pfi_live_share sh[3];
+    double t = 0;
+    for (int r = 0; r < 10; r++) {
+        assert_int_equal(pfi_live_propose(l, 3000, t, sh, 3, NULL), PFI_OK);
+        read_all(l, sh, 3, t + 0.5, NULL);
+        t += 1;
+    }
+    pfi_live_job j = {.id = 10, .pmax_w = PMAX[0], .tmax = TMAX[0], .floor_w = 800, .pfi_hat = 1.5};
+    assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
+    for (int r = 0; r < 12; r++) {
+        assert_int_equal(pfi_live_propose(l, 3000, t, sh, 3, NULL), PFI_OK);
+        for (size_t k = 0; k < 3; k++)
+            if (sh[k].id == 10) assert_true(sh[k].power_w >= 800 * (1 - 1e-9));
+        assert_true(used(sh, 3) <= 3000 * (1 + 1e-9));
+        read_all(l, sh, 3, t + 0.5, NULL);
+        t += 1;
+    }
+    pfi_live_destroy(l);
+}
+
 /* Do no harm: the three jobs lose 0.05% of their throughput at a 10% cut
  * (y = 1 - 0.02 u^1.5), far below their readings' 1% SD. The equal round's
  * losses are within 4 SD of that noise, so learn cannot tell a better
@@ -258,7 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_epoch),       cmocka_unit_test(test_changes),
         cmocka_unit_test(test_silent_job),  cmocka_unit_test(test_prior_points),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_floor_rises),
         cmocka_unit_test(test_no_harm_when_noise_hides_the_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -97,7 +97,7 @@ static void test_infeasible(void **st)
  * (not the prior's 4000 W), so 3000 W is reached at 500 W. */
 static void test_measured(void **st)
 {
-    pfi_plan_obs obs[2] = {{700, 3600, 100}, {500, 3000, 95}};
+    pfi_plan_obs obs[2] = {{700, 3600, 100, 0}, {500, 3000, 95, 0}};
     pfi_plan_job j[1] = {job8("a", 0.5)};
     j[0].pmax_w = 3600;
     j[0].obs = obs;
@@ -179,7 +179,31 @@ static void test_sla(void **st)
     unlink(path);
 }
 
-static void test_learn_not_wired(void **st)
+/* A measurement pins the prior: job a (SLA 0.75, PFI 0.5) was measured at
+ * cap 400 W: 3200 W, 55 tokens/s, where the prior says 100 sqrt(3200 / 5600)
+ * = 75.6. The prior points keep the prior's shape s = sqrt(P / 5600)
+ * between that point and the uncapped one: T = 55 + 45 (s - s(3200)) /
+ * (1 - s(3200)): 69.2085 at 3885.7 W (cap 485.7), 80.1141 at 4457.1 W; its
+ * floor (75 tokens/s) 4189.18 W between them (python3, the command in the
+ * commit that added this). On the unpinned prior the floor would be
+ * 0.75^2 5600 = 3150 W. */
+static void test_measured_pins_prior(void **st)
+{
+    pfi_plan_obs obs[1] = {{400, 3200, 55, 0}};
+    pfi_plan_job j[2] = {job8("a", 0.5), job8("b", 0.5)};
+    j[0].obs = obs;
+    j[0].n_obs = 1;
+    j[0].sla_frac = 0.75;
+    pfi_plan_cap c[2];
+    pfi_plan_result r;
+    run(j, 2, PFI_PLAN_EQUAL, 6000, 0, 0, c, &r);
+    assert_true(c[0].at_floor);
+    assert_near(c[0].power_w, 4189.18, 0.01);
+    /* at its floor the cap is rounded up (never below the SLA) */
+    assert_true(c[0].cap_w >= 485.7 + (4189.18 - 3885.71) / (4457.14 - 3885.71) * 71.43 - 1e-6);
+}
+
+static void test_learn_needs_use(void **st)
 {
     pfi_plan *p;
     pfi_plan_create(&p);
@@ -188,7 +212,7 @@ static void test_learn_not_wired(void **st)
     pfi_plan_set_jobs(p, j, 1, &err);
     pfi_plan_cap c[1];
     pfi_plan_result r;
-    assert_int_equal(pfi_plan_run(p, PFI_PLAN_LEARN, 3000, 0, 0, c, &r, &err), PFI_ENOTSUP);
+    assert_int_equal(pfi_plan_run(p, PFI_PLAN_LEARN, 3000, 0, 0, c, &r, &err), PFI_EINVAL);
     j[0].min_w = 0;
     assert_int_equal(pfi_plan_set_jobs(p, j, 1, &err), PFI_EINVAL);
     pfi_plan_destroy(p);
@@ -200,7 +224,8 @@ int main(void)
         cmocka_unit_test(test_equal),      cmocka_unit_test(test_pfi),
         cmocka_unit_test(test_uncut),      cmocka_unit_test(test_infeasible),
         cmocka_unit_test(test_measured),   cmocka_unit_test(test_flexibility),
-        cmocka_unit_test(test_sla),        cmocka_unit_test(test_learn_not_wired),
+        cmocka_unit_test(test_sla),        cmocka_unit_test(test_learn_needs_use),
+        cmocka_unit_test(test_measured_pins_prior),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,12 @@ typedef struct pfi_cap_cmd {
  * many succeeded (HTTP 200). */
 size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n);
 
+/* GET agent[i]'s base URL + path[i] for every i (in parallel): status[i]
+ * (0 on no answer) and the body in body[i] (malloc'd, NUL-terminated,
+ * len[i] bytes; NULL on no answer), which the caller frees. */
+void pfi_agents_get_many(pfi_agents *a, const size_t *agent, const char *const *path, size_t n,
+                         long *status, char **body, size_t *len);
+
 /* Reads an agents file: one URL a line, '#' comments and blank lines
  * skipped. Appends to a malloc'd array of malloc'd strings. */
 int pfi_agents_read_file(const char *path, char ***urls, size_t *n, pfi_error *err);

@@ -38,6 +38,8 @@ typedef struct pfi_cl_job {
     double tokens_per_s;        /* last report from this node */
     double steady_power_w, steady_tokens_per_s; /* top-10% means over training */
     double pfi_estimate;        /* NaN when pfid has none */
+    double sla_floor;           /* registration's minimum throughput share, (0, 1]; NaN none */
+    int exempt;                 /* registration: never cap it */
 } pfi_cl_job;
 
 typedef struct pfi_cl_node {
@@ -53,6 +55,23 @@ int pfi_cl_parse_gpus(const char *text, size_t len, pfi_cl_node *node, pfi_error
 /* {"jobs":[...]} into node->jobs (replacing them). */
 int pfi_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pfi_error *err);
 void pfi_cl_node_clear(pfi_cl_node *node);
+
+/* One point of a job's observed curve (GET /v1/jobs/ID/curve). */
+typedef struct pfi_cl_point {
+    double cap_w;   /* per-GPU limit, W */
+    double power_w; /* the job's total power on the node, W */
+    double tput;    /* its tokens/s on the node */
+    double tput_sd; /* the reports' SD (0 for one) */
+    double n;       /* reports */
+} pfi_cl_point;
+
+#define PFI_CL_MAX_POINTS 4096
+
+/* {"points":[{"cap_w","power_w","tokens_per_s","tokens_sd","n"},...]} into a
+ * malloc'd array (*pts, *n; NULL and 0 for none). A point with a value
+ * missing, null or out of range (power or cap <= 0, tokens/s < 0) is an
+ * error naming it. */
+int pfi_cl_parse_curve(const char *text, size_t len, pfi_cl_point **pts, size_t *n, pfi_error *err);
 
 /* The GPU with device index idx, or NULL. */
 const pfi_cl_gpu *pfi_cl_node_gpu(const pfi_cl_node *node, unsigned idx);

@@ -45,6 +45,7 @@ typedef struct pfi_ctl_opts {
     const char *vtn_program, *vtn_client_id, *vtn_client_secret;
     double vtn_poll_s;          /* 30 */
     int http_threads;           /* 2 */
+    size_t learn_rounds;        /* learn: exploring proposals per epoch; 0 = its default (8) */
 } pfi_ctl_opts;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). On stop the

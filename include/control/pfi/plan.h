@@ -10,7 +10,14 @@
  * job of n GPUs draws at most min(n c, Pmax) (the hardware enforces the cap,
  * so this never under-counts power) and keeps T = Tmax (P/Pmax)^(1 - PFI),
  * the constant-elasticity curve whose PFI is the job's estimate (0.5 when
- * pfid has none). A measured point replaces the prior within 5 W of its cap.
+ * pfid has none). A measured point replaces the prior within 5 W of its cap,
+ * and pins the prior around it: between two measured points (the uncapped
+ * one above the highest) the prior keeps only its shape, below the lowest
+ * it is scaled to it.
+ *
+ * Policies: equal and pfi (the allocation library's), learn (the live
+ * closed loop of pfi/learn_live.h kept across periods, pfi_plan_use_learn;
+ * src/control/plan_learn.h).
  *
  * Budget. The jobs share budget_w - fixed_w - trim_w: fixed_w is GPU power
  * the controller cannot move (dead agents at their GPUs' maximum, idle or
@@ -38,9 +45,10 @@ int pfi_plan_policy_parse(const char *s, pfi_plan_policy *out);
 #define PFI_PLAN_PRIOR_POINTS 8
 
 typedef struct pfi_plan_obs {
-    double cap_w;   /* the per-GPU cap that held */
+    double cap_w;   /* the per-GPU cap that held; NaN unknown (learn readings only) */
     double power_w; /* the job's steady power at it, all GPUs, W */
     double tput;    /* its steady throughput, tokens/s */
+    double tput_sd; /* learn: the spread (SD) of tput, >= 0; 0 = exact */
 } pfi_plan_obs;
 
 typedef struct pfi_plan_job {
@@ -53,6 +61,15 @@ typedef struct pfi_plan_job {
     double sla_frac;      /* [0, 1] */
     const pfi_plan_obs *obs;
     size_t n_obs;
+    /* learn only (pfi_plan_use_learn). Points observed before the
+     * controller saw the job (pfid's GET /v1/jobs/ID/curve), fed once as
+     * the loop's prior points; obs above are fed once as its readings when
+     * the job joins the loop (a restart resumes from them); reading is this
+     * period's measurement (power_w > 0 when there is one) of the cap the
+     * job was given last period. Readings need a known tmax (tokens/s). */
+    const pfi_plan_obs *prior;
+    size_t n_prior;
+    pfi_plan_obs reading;
 } pfi_plan_job;
 
 typedef struct pfi_plan_cap {
@@ -76,13 +93,27 @@ typedef struct pfi_plan pfi_plan;
 int pfi_plan_create(pfi_plan **out);
 void pfi_plan_destroy(pfi_plan *p);
 
+/* Enables the learn policy: the live closed loop (pfi/learn_live.h, with
+ * explore_rounds proposals per epoch, 0 for its default) that learns each
+ * job's curve from the readings set_jobs passes and keeps what it learned
+ * across periods. A proposal holds for hold periods (0 means 1) and only
+ * the readings of the last of them are taken. Without it PFI_PLAN_LEARN is
+ * PFI_EINVAL. */
+int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, size_t hold, pfi_error *err);
+/* The period's time (seconds, any clock that does not step back): the
+ * time of set_jobs' readings and of the next learn proposal. */
+void pfi_plan_set_time(pfi_plan *p, double now_s);
+
 /* Builds the jobs' curves (valid until the next call). PFI_EINVAL naming
  * the job for a job without GPUs or a cap range (min_w <= max_w, > 0). */
 int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error *err);
 
 /* Allocates budget_w - fixed_w - trim_w over the jobs; caps[i] per job.
- * PFI_OK also when infeasible (res->infeasible); PFI_ENOTSUP for learn until
- * it is wired in (plan_allocate). */
+ * PFI_OK also when infeasible (res->infeasible). With learn each call is
+ * one round of the loop (a proposal), except when the budget covers every
+ * job uncapped (nothing is proposed: every job at Pmax). The learn loop
+ * allocates a budget level a little under the budget that stays put while
+ * the budget moves by less than 2% (src/control/plan_learn.h). */
 int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fixed_w,
                  double trim_w, pfi_plan_cap *caps, pfi_plan_result *res, pfi_error *err);
 
@@ -93,7 +124,8 @@ typedef struct pfi_plan_flex {
 } pfi_plan_flex;
 
 /* The supply curve: n >= 2 steps from all jobs uncapped down to all at
- * their floors, evenly spaced in power. */
+ * their floors, evenly spaced in power. For learn, the exact oracle on the
+ * current curves (what the loop converges to); the loop is not touched. */
 int pfi_plan_flexibility(pfi_plan *p, pfi_plan_policy policy, size_t n, pfi_plan_flex *out,
                          pfi_error *err);
 
