@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "pfi/gpu_lock.h"
 
 /* Opens path (creating it) and takes an exclusive lock without waiting:
  * PFI_OK with *fd, PFI_ESTATE when another process holds it. */
@@ -58,57 +59,16 @@ int agent_lock_store(agent *a, pfi_error *err)
     return rc;
 }
 
-/* A UUID as a file name: letters, digits and '-' kept, anything else '_'. */
-static void uuid_name(const char *uuid, char *out, size_t len)
-{
-    size_t k = 0;
-    for (const char *p = uuid; *p && k + 1 < len; p++)
-        out[k++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                    (*p >= '0' && *p <= '9') || *p == '-')
-                       ? *p
-                       : '_';
-    out[k] = '\0';
-}
-
+/* The per-GPU lock is the one every pfi program that sets limits takes
+ * (pfi/gpu_lock.h), so a pfi sweep and a pfid never share a GPU either. */
 int agent_lock_gpus(agent *a, pfi_error *err)
 {
     if (a->o.read_only || strcmp(a->o.backend, "nvml") != 0 || a->n_gpus == 0) return PFI_OK;
-    const char *dir = a->o.lock_dir;
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return pfi_error_set(err, PFI_EIO, dir, 0,
-                             "cannot create the GPU lock directory: %s (set --lock-dir)",
-                             strerror(errno));
     for (unsigned g = 0; g < a->n_gpus; g++) {
         agent_gpu *x = &a->gpus[g];
-        char name[128], path[4096];
-        if (x->info.uuid[0])
-            uuid_name(x->info.uuid, name, sizeof name);
-        else
-            snprintf(name, sizeof name, "index-%u", g); /* no UUID: the index is all there is */
-        snprintf(path, sizeof path, "%s/gpu-%s.lock", dir, name);
-        int fd = -1;
-        int rc = lock_file(path, 0644, &fd, err);
-        if (rc == PFI_ESTATE) {
-            char holder[32] = "";
-            int f = open(path, O_RDONLY | O_CLOEXEC);
-            if (f >= 0) {
-                ssize_t n = read(f, holder, sizeof holder - 1);
-                holder[n > 0 ? n : 0] = '\0';
-                holder[strcspn(holder, "\n")] = '\0';
-                close(f);
-            }
-            return pfi_error_set(err, PFI_ESTATE, path, 0,
-                                 "GPU %u (%s) is managed by another pfid%s%s%s; one pfid per GPU",
-                                 g, x->info.uuid[0] ? x->info.uuid : "no UUID",
-                                 holder[0] ? " (pid " : "", holder, holder[0] ? ")" : "");
-        }
+        int rc = pfi_gpu_lock_take(a->o.lock_dir, g, x->info.uuid, "pfid", "; one pfid per GPU",
+                                   &x->lock_fd, err);
         if (rc != PFI_OK) return rc;
-        x->lock_fd = fd;
-        char pid[32];
-        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-        if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-            /* The pid is only for the message above; the lock is what counts. */
-        }
     }
     return PFI_OK;
 }

@@ -75,7 +75,8 @@ int sweep_gpu_lock(sweep_gpu *g, const unsigned *gpus, size_t n, const char *loc
     for (size_t i = 0; i < n && g->n_locks < 64; i++) {
         pfi_gpu_info info = {0};
         if (pfi_backend_info(g->b, gpus[i], &info) != PFI_OK) info.uuid[0] = '\0';
-        int fd, rc = pfi_gpu_lock_take(lock_dir, gpus[i], info.uuid, &fd, err);
+        int fd, rc = pfi_gpu_lock_take(lock_dir, gpus[i], info.uuid, "program",
+                                         " (a pfid: use --via-pfid)", &fd, err);
         if (rc != PFI_OK) return rc;
         g->lock_fd[g->n_locks++] = fd;
     }

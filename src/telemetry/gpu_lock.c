@@ -9,11 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int pfi_gpu_lock_take(const char *dir, unsigned gpu, const char *uuid, int *fd, pfi_error *err)
+int pfi_gpu_lock_take(const char *dir, unsigned gpu, const char *uuid, const char *held_by,
+                      const char *advice, int *fd, pfi_error *err)
 {
     *fd = -1;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return pfi_error_set(err, PFI_EIO, dir, 0, "cannot create the GPU lock directory: %s",
+        return pfi_error_set(err, PFI_EIO, dir, 0, "cannot create the GPU lock directory: %s (set --lock-dir)",
                              strerror(errno));
     char name[128], path[4096];
     size_t k = 0;
@@ -39,10 +40,9 @@ int pfi_gpu_lock_take(const char *dir, unsigned gpu, const char *uuid, int *fd, 
         if (e != EWOULDBLOCK)
             return pfi_error_set(err, PFI_EIO, path, 0, "cannot lock: %s", strerror(e));
         return pfi_error_set(err, PFI_ESTATE, path, 0,
-                             "GPU %u (%s) is managed by another program%s%s%s (a pfid: use "
-                             "--via-pfid)",
-                             gpu, uuid && *uuid ? uuid : "no UUID", holder[0] ? " (pid " : "",
-                             holder, holder[0] ? ")" : "");
+                             "GPU %u (%s) is managed by another %s%s%s%s%s", gpu,
+                             uuid && *uuid ? uuid : "no UUID", held_by, holder[0] ? " (pid " : "",
+                             holder, holder[0] ? ")" : "", advice);
     }
     char pid[32];
     int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());

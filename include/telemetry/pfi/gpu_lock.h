@@ -14,7 +14,10 @@
 
 /* Takes gpu's lock without waiting (creating dir when missing): PFI_OK with
  * *fd (close it to release), PFI_ESTATE naming the holder's pid when another
- * process holds it, PFI_EIO when the file cannot be opened. */
-int pfi_gpu_lock_take(const char *dir, unsigned gpu, const char *uuid, int *fd, pfi_error *err);
+ * process holds it ("GPU N (UUID) is managed by another HELD_BY (pid P)"
+ * then ADVICE, both the caller's words), PFI_EIO when the file cannot be
+ * opened. */
+int pfi_gpu_lock_take(const char *dir, unsigned gpu, const char *uuid, const char *held_by,
+                      const char *advice, int *fd, pfi_error *err);
 
 #endif
