@@ -39,7 +39,6 @@ creq DELETE /v1/targets/x "" no; expect 401 "DELETE without a token"
 creq POST /v1/targets '{"gpu_power_w":1000,"start":0}'; expect 400 "a target without duration"
 creq GET /metrics "" no; expect 200 "GET /metrics needs no token"
 
-sum_power() { gpu_state | awk '{s += $3} END {printf "%.1f", s}'; }
 wait_until 15 python3 -c "import sys; sys.exit(0 if $(sum_power) > 8000 else 1)" || fail "the jobs never reached full power"
 sleep 1
 U=$(sum_power)
@@ -50,19 +49,10 @@ echo "uncapped GPU power $U W; target $LIMIT W"
 END=$(python3 -c "import time; print(int(time.time()) + 60)")
 creq POST /v1/targets "{\"id\":\"dr-1\",\"gpu_power_w\":$LIMIT,\"start\":$(date +%s),\"duration_s\":60}"
 expect 201 "POST a target at 70%"
-under_after() {  # under_after SECONDS: the sum stays <= LIMIT for SECONDS
-    local end=$(($(date +%s) + $1))
-    while [ "$(date +%s)" -lt "$end" ]; do
-        local p; p=$(sum_power)
-        python3 -c "import sys; sys.exit(0 if $p <= $LIMIT + 1 else 1)" || { echo "over: $p > $LIMIT" >&2; return 1; }
-        sleep 0.2
-    done
-}
 sleep $(python3 -c "print(3 * $PERIOD)")
 under_after 3 || fail "over the target after 3 periods"
 ok "under $LIMIT W from 3 periods after the step, for 3 s"
 
-caps_of() { gpu_state | awk -v n="$1" -v g="$2" '$1 == n && $2 == g {print $4}'; }
 [ "$(caps_of 0 0)" = "$(caps_of 1 0)" ] && [ "$(caps_of 0 1)" = "$(caps_of 1 1)" ] && [ "$(caps_of 0 0)" = "$(caps_of 0 1)" ] ||
     fail "the job across nodes 0 and 1 has different caps: $(caps_of 0 0) $(caps_of 0 1) $(caps_of 1 0) $(caps_of 1 1)"
 ok "one cap for the job spanning two nodes ($(caps_of 0 0) W)"
