@@ -110,8 +110,11 @@ typedef struct {
     pfi_alloc_problem *prob;
 } replay;
 
-static int replay_observe(void *ctx, size_t job, double power_w, double *tput)
+static int replay_observe(void *ctx, size_t job, double power_w, size_t jobs, double secs,
+                          double *tput)
 {
+    (void)jobs;
+    (void)secs;
     *tput = pfi_alloc_problem_tput_at(((replay *)ctx)->prob, job, power_w);
     return PFI_OK;
 }
@@ -314,6 +317,7 @@ int pfi_cmd_allocate(int argc, char **argv)
             pfi_json_set(l, "rounds", json_integer((json_int_t)lo.rounds));
             pfi_json_set(l, "round_s", pfi_json_num(lo.round_s));
             pfi_json_set(l, "event_s", pfi_json_num(lo.event_s));
+            pfi_json_set(l, "periods", json_integer((json_int_t)lr.periods));
             pfi_json_set(l, "avg_throughput_tok_s", pfi_json_num(lr.avg_tput));
             pfi_json_set(root, "learn", l);
         }

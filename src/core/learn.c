@@ -1,5 +1,5 @@
 /* The learn policy replayed (include/pfi/learn.h): the live loop of
- * learn_live.c driven round by round, each reading taken from observe().
+ * learn_live.c driven period by period, each reading taken from observe().
  * pfi allocate --policy learn and pfi simulate run this; a controller runs
  * learn_live.h itself. */
 #include "pfi/learn.h"
@@ -22,6 +22,7 @@ struct pfi_learn_plan {
     pfi_live *live;
     pfi_live_share *sh;
     pfi_live_reading *rd;
+    double *pw; /* the last period's powers */
 };
 
 void pfi_learn_plan_destroy(pfi_learn_plan *s)
@@ -31,6 +32,7 @@ void pfi_learn_plan_destroy(pfi_learn_plan *s)
     free(s->count);
     free(s->sh);
     free(s->rd);
+    free(s->pw);
     free(s);
 }
 
@@ -56,10 +58,12 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
     double *cnt = realloc(s->count, n * sizeof *cnt);
     pfi_live_share *sh = cnt ? realloc(s->sh, n * sizeof *sh) : NULL;
     pfi_live_reading *rd = sh ? realloc(s->rd, n * sizeof *rd) : NULL;
+    double *pw = rd ? realloc(s->pw, n * sizeof *pw) : NULL;
     if (cnt) s->count = cnt;
     if (sh) s->sh = sh;
     if (rd) s->rd = rd;
-    if (!rd) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    if (pw) s->pw = pw;
+    if (!pw) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     pfi_live_opts lo = pfi_live_defaults();
     lo.explore_rounds = o->rounds;
     /* no job goes silent in a replay: every round reads every job */
@@ -101,34 +105,45 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
     size_t n = s->n;
     const pfi_learn_opts *o = &s->o;
     pfi_live_forget(s->live); /* a new event: nothing read yet */
+    /* one proposal a period, the last period what is left of the event
+     * (the first rounds explore, the rest keep: learn_live.h) */
+    double np = ceil(o->event_s / o->round_s * (1 - 1e-12));
+    size_t periods = np > PFI_LEARN_MAX_PERIODS ? PFI_LEARN_MAX_PERIODS : (size_t)np;
+    if (periods < o->rounds) periods = o->rounds;
     double energy = 0, total = 0;
-    int rc = PFI_OK;
-    /* rounds 0..K-1 explore; proposal K is the one kept for the rest of the
-     * event, read once like the others */
-    for (size_t r = 0; r <= o->rounds; r++) {
+    for (size_t r = 0; r < periods; r++) {
         double now = (double)r * o->round_s;
-        rc = pfi_live_propose(s->live, budget_w, now, s->sh, n, err);
+        double secs = r + 1 < periods ? o->round_s : o->event_s - now;
+        int rc = pfi_live_propose(s->live, budget_w, now, s->sh, n, err);
         if (rc) return rc;
+        /* Exact readings of a kept proposal that stood are read again
+         * unchanged, so it stands to the end: the rest of the event is one
+         * period (what reading every period would give, without the passes) */
+        int stood = r > o->rounds && o->noise_rel == 0;
+        for (size_t i = 0; stood && i < n; i++) stood = s->sh[i].power_w == s->pw[i];
+        if (stood) {
+            secs = o->event_s - now;
+            periods = r + 1;
+        }
         total = 0;
         for (size_t i = 0; i < n; i++) {
             double t, p = s->sh[i].power_w;
-            rc = observe(ctx, i, p, &t);
+            rc = observe(ctx, i, p, (size_t)s->count[i], secs, &t);
             if (rc != PFI_OK)
                 return pfi_error_set(err, rc, NULL, 0, "learn: observing job #%zu failed", i + 1);
             total += s->count[i] * t;
+            s->pw[i] = p;
             s->rd[i] = (pfi_live_reading){.id = i, .power_w = p, .cap_w = NAN, .tput = t,
-                                          .tput_sd = o->noise_rel * t, .t_s = now + o->round_s};
+                                          .tput_sd = o->noise_rel * t, .t_s = now + secs};
         }
-        if (r == o->rounds) break;
-        rc = pfi_live_observe(s->live, s->rd, n, err);
-        if (rc) return rc;
-        energy += o->round_s * total;
+        energy += secs * total;
+        if (r + 1 < periods && (rc = pfi_live_observe(s->live, s->rd, n, err))) return rc;
     }
-    energy += (o->event_s - (double)o->rounds * o->round_s) * total;
     if (res) {
         res->final_tput = total;
         res->avg_tput = energy / o->event_s;
         res->rounds = o->rounds;
+        res->periods = periods;
     }
     if (power_w)
         for (size_t i = 0; i < n; i++) power_w[i] = s->sh[i].power_w;

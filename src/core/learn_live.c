@@ -71,6 +71,7 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
 #define STOP_SD 4.0
 #define EXPLORE_COST 2.0
 enum { KEEP_EQUAL = 2 };
+enum { KEPT_COMBINATION, KEPT_BEST, KEPT_EQUAL };
 
 typedef struct {
     double p, sw, swy, swc, nc; /* power; sums of weights, w*y, caps; caps seen */
@@ -112,6 +113,11 @@ struct pfi_live {
      * exploring has stopped (1; KEEP_EQUAL: and the equal share is kept) */
     double eq_total, eq_var, gain_hat, expl_cost, delta, best_var;
     int stopped, last_probing;
+    /* kept rounds: which proposal was kept (KEPT_*), and the readings of the
+     * equal and the best round pooled with the kept rounds that repeated
+     * them (sums of totals and variances, rounds read) */
+    int kept, pooled; /* pooled: the last close_round pooled a reading */
+    double eq_sum, eq_vsum, eq_n, best_sum, best_vsum, best_n;
     /* the estimates handed to the oracle */
     pfi_alloc_job *est;
     double *ep, *et, *w, *pw;
@@ -277,9 +283,13 @@ static void add_reading(ljob *x, double p, double y, double w, double cap, int p
     }
     bin *b = &x->b[a];
     double before = b->sw > 0 ? b->swy / b->sw : NAN;
-    b->sw += w;
-    b->swy += w * y;
-    if (!(b->swy / b->sw == before)) x->est_ok = 0; /* a new value: re-estimate */
+    /* an exact reading repeated tells nothing new (and adding it would move
+     * the mean in its last bits, which re-estimates the job) */
+    if (!(w >= EXACT_W && b->sw >= EXACT_W && y == before)) {
+        b->sw += w;
+        b->swy += w * y;
+        if (!(b->swy / b->sw == before)) x->est_ok = 0; /* a new value: re-estimate */
+    }
     if (!isnan(cap)) {
         b->swc += cap;
         b->nc += 1;
@@ -558,9 +568,25 @@ static void keep_equal_unless_sure(pfi_live *l)
     double lcb_a = gain - bias - 2 * sqrt(var);
     double lcb_b = l->have_best ? l->best_total - l->eq_total - 2.5 * sqrt(l->best_var + l->eq_var)
                                 : -INFINITY;
+    l->kept = KEPT_COMBINATION;
     if (lcb_a > 0 && lcb_a >= lcb_b) return;
     int best = lcb_b > 0;
+    l->kept = best ? KEPT_BEST : KEPT_EQUAL;
     for (size_t i = 0; i < l->n; i++) l->pw[i] = best ? l->jobs[i].best_pw : l->jobs[i].eq_pw;
+}
+
+/* A kept round that repeated the equal or the best round: its reading
+ * pools with theirs (the mean of the totals, the variance of that mean). */
+static void pool(pfi_live *l, double *mean, double *var, double *sum, double *vsum, double *n,
+                 double total, double v)
+{
+    if (v == 0 && *vsum == 0) return; /* exact readings: a repeat tells nothing new */
+    l->pooled = 1;
+    *sum += total;
+    *vsum += v;
+    *n += 1;
+    *mean = *sum / *n;
+    *var = *vsum / (*n * *n);
 }
 
 /* Closes the last proposal: its measured total (the estimate for jobs that
@@ -592,8 +618,9 @@ static void close_round(pfi_live *l)
         loss += c * (x->j.tmax - t);
     }
     if (l->rounds == 1) {
-        l->eq_total = total;
-        l->eq_var = var;
+        l->eq_total = l->eq_sum = total;
+        l->eq_var = l->eq_vsum = var;
+        l->eq_n = 1;
         l->gain_hat = loss;
         if (!(loss > STOP_SD * sqrt(var))) l->stopped = KEEP_EQUAL;
     } else if (l->last_probing) {
@@ -602,10 +629,21 @@ static void close_round(pfi_live *l)
         else if (g > 0) l->delta = at_most(TRUST_GROW * l->delta, 1.0);
         l->expl_cost += at_least(-g, 0.0);
         if (l->expl_cost > EXPLORE_COST * l->gain_hat) l->stopped = 1;
+    } else if (l->stopped == KEEP_EQUAL || l->kept == KEPT_EQUAL) {
+        pool(l, &l->eq_total, &l->eq_var, &l->eq_sum, &l->eq_vsum, &l->eq_n, total, var);
+        return;
+    } else if (l->kept == KEPT_BEST) {
+        pool(l, &l->best_total, &l->best_var, &l->best_sum, &l->best_vsum, &l->best_n, total, var);
+        return;
+    } else {
+        return; /* a kept combination: its readings are in the jobs' bins */
     }
+    /* the best round is an exploring one: the best of many kept rounds'
+     * noisy totals would be the luckiest, not the best */
     if (!l->have_best || total > l->best_total) {
-        l->best_total = total;
-        l->best_var = var;
+        l->best_total = l->best_sum = total;
+        l->best_var = l->best_vsum = var;
+        l->best_n = 1;
         l->have_best = 1;
         for (size_t i = 0; i < l->n; i++) l->jobs[i].best_pw = l->jobs[i].pw;
     }
@@ -626,6 +664,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     if (grow_est(l)) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     int same = !l->new_epoch && l->rounds > 0 &&
                fabs(budget_w - l->budget) <= 1e-9 * at_least(budget_w, l->budget);
+    l->pooled = 0;
     if (same && l->prob_ok) close_round(l); /* (a failed rebuild left no problem to read) */
     else if (!same) {
         l->rounds = 0;
@@ -679,7 +718,11 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
         return rc;
     }
-    if (!probing) {
+    if (!probing && !l->last_probing && same && nch == 0 && !l->pooled) {
+        /* a kept round read as the last one was: nothing the choice rests
+         * on moved, so the last proposal stands (exact readings: every
+         * period after the rounds costs a pass over the jobs) */
+    } else if (!probing) {
         /* the best combination of measured points (each job at one of its
          * readings but the threshold one): with exact readings no worse
          * than any round measured */

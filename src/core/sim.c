@@ -114,21 +114,22 @@ typedef struct shared {
 } shared;
 
 /* What learn sees of a job: its true throughput at the power applied, times
- * (1 + noise_rel x N(0, 1)) when measurements are noisy. The true throughput
- * of every measurement is summed apart, so that the event's throughput is
+ * (1 + noise_rel x N(0, 1)) when measurements are noisy. The true work of
+ * every period is summed apart, so that the event's throughput is
  * accounted from what the jobs really did, not from what was read. */
 typedef struct {
     pfi_alloc_problem *prob;
     double noise_rel;
     gsl_rng *rng;
-    double true_sum;
+    double true_work; /* tokens */
 } learn_ctx;
 
-static int observe_true(void *ctx, size_t job, double power_w, double *tput)
+static int observe_true(void *ctx, size_t job, double power_w, size_t jobs, double secs,
+                        double *tput)
 {
     learn_ctx *c = ctx;
     double t = pfi_alloc_problem_tput_at(c->prob, job, power_w);
-    c->true_sum += (double)pfi_alloc_problem_job_count(c->prob, job) * t;
+    c->true_work += (double)jobs * secs * t;
     *tput = c->noise_rel > 0 ? t * (1 + gsl_ran_gaussian_ziggurat(c->rng, c->noise_rel)) : t;
     return PFI_OK;
 }
@@ -163,7 +164,7 @@ static size_t workload_entries(const shared *s, size_t w, pfi_alloc_job *jobs, s
 }
 
 static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn_plan **plan,
-                        pfi_alloc_job *jobs, size_t *cnt, pfi_learn_job *lj, double *pw,
+                        pfi_alloc_job *jobs, size_t *cnt, pfi_learn_job *lj,
                         gsl_rng *rng, pfi_error *err)
 {
     const pfi_sim_opts *o = s->o;
@@ -198,21 +199,9 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
         if (rc == PFI_OK && o->no_learn) {
             cell[PFI_SIM_LEARN] = 0;
         } else if (rc == PFI_OK) {
-            pfi_learn_result lr;
-            lc.true_sum = 0;
-            rc = pfi_learn_plan_run(*plan, budget, observe_true, &lc, pw, &lr, err);
-            /* rounds as the jobs ran them, then the kept allocation's true
-             * throughput for the rest of the event (learn reads the kept
-             * allocation once, after its rounds: that reading is not a round) */
-            double kept = 0;
-            for (size_t k = 0; rc == PFI_OK && k < ne; k++)
-                kept += (double)pfi_alloc_problem_job_count(*prob, k) *
-                        pfi_alloc_problem_tput_at(*prob, k, pw[k]);
-            const pfi_learn_opts *lo = &o->learn;
-            cell[PFI_SIM_LEARN] =
-                (lo->round_s * (lc.true_sum - kept) +
-                 (lo->event_s - (double)lo->rounds * lo->round_s) * kept) /
-                lo->event_s;
+            lc.true_work = 0;
+            rc = pfi_learn_plan_run(*plan, budget, observe_true, &lc, NULL, NULL, err);
+            cell[PFI_SIM_LEARN] = lc.true_work / o->learn.event_s;
         }
         if (rc) {
             char msg[sizeof err->msg];
@@ -233,10 +222,9 @@ static void *worker(void *arg)
     pfi_alloc_job *jobs = malloc(J * sizeof *jobs);
     pfi_learn_job *lj = malloc(J * sizeof *lj);
     size_t *cnt = malloc(s->ng * sizeof *cnt);
-    double *pw = malloc(J * sizeof *pw);
     gsl_rng *rng = s->o->noise_rel > 0 ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
     pfi_error err = {0};
-    int rc = jobs && lj && cnt && pw && (rng || !(s->o->noise_rel > 0))
+    int rc = jobs && lj && cnt && (rng || !(s->o->noise_rel > 0))
                  ? PFI_OK
                  : pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (;;) {
@@ -249,7 +237,7 @@ static void *worker(void *arg)
         int stop = s->rc != PFI_OK || w >= s->o->workloads;
         pthread_mutex_unlock(&s->lock);
         if (stop) break;
-        rc = run_workload(s, w, &prob, &plan, jobs, cnt, lj, pw, rng, &err);
+        rc = run_workload(s, w, &prob, &plan, jobs, cnt, lj, rng, &err);
         if (rc == PFI_OK && s->o->progress) {
             pthread_mutex_lock(&s->lock);
             s->done++;
@@ -262,7 +250,6 @@ static void *worker(void *arg)
     free(jobs);
     free(lj);
     free(cnt);
-    free(pw);
     gsl_rng_free(rng);
     return NULL;
 }

@@ -162,9 +162,12 @@ static void test_sla_floor(void **state)
  * with an allocation over budget and exit 0); a budget exactly at the floors
  * is feasible and puts every job at its floor, never over budget. Counts and
  * an SLA floor make the sum a non-trivial one: 3 x 150 + 166.67 = 616.67 W. */
-static int flat_observe(void *ctx, size_t job, double power_w, double *tput)
+static int flat_observe(void *ctx, size_t job, double power_w, size_t jobs, double secs,
+                        double *tput)
 {
     (void)ctx;
+    (void)jobs;
+    (void)secs;
     (void)job;
     *tput = power_w; /* any increasing curve: only the budget check is tested */
     return 0;

@@ -7,6 +7,7 @@
 
 #include "pfi/alloc.h"
 #include "pfi/learn.h"
+#include "pfi/learn_live.h"
 
 enum { NJ = 12, NP = 6 };
 
@@ -14,21 +15,24 @@ typedef struct {
     pfi_alloc_problem *truth;
     size_t n, calls;
     double round_power, round_tput, budget;
-    double totals[64];
+    double totals[PFI_LEARN_MAX_PERIODS];
+    double work; /* jobs x seconds x throughput over every call */
     size_t rounds;
     int fail_at; /* call that fails (0 = never) */
 } env;
 
 /* The true throughput at the applied power; every n calls closes a round,
  * whose total power must fit the budget. */
-static int observe(void *ctx, size_t job, double p, double *t)
+static int observe(void *ctx, size_t job, double p, size_t jobs, double secs, double *t)
 {
     env *e = ctx;
+    if (jobs != 1 || !(secs > 0)) fail_msg("job %zu observed as %zu jobs for %g s", job, jobs, secs);
     if (e->fail_at && (int)e->calls + 1 == e->fail_at) return PFI_EBACKEND;
     double pmax, fl;
     pfi_alloc_problem_job_range(e->truth, job, &pmax, NULL, &fl);
     if (p < fl - 1e-6 || p > pmax + 1e-6) fail_msg("job %zu given %g outside [%g, %g]", job, p, fl, pmax);
     *t = pfi_alloc_problem_tput_at(e->truth, job, p);
+    e->work += (double)jobs * secs * *t;
     e->round_power += p;
     e->round_tput += *t;
     if (++e->calls % e->n == 0) {
@@ -70,22 +74,31 @@ static void test_rounds_budget_and_accounting(void **state)
     for (double red = 0.05; red < 0.45; red += 0.1) {
         assert_int_equal(pfi_alloc_budget_for_reduction(e.truth, red, &e.budget, NULL), PFI_OK);
         e.calls = e.rounds = 0;
-        pfi_learn_opts o = {.rounds = 5, .round_s = 30, .event_s = 3600};
+        e.work = 0;
+        pfi_learn_opts o = {.rounds = 5, .round_s = 30, .event_s = 3590};
         pfi_learn_result r;
         double pw[NJ];
         pfi_error err;
         assert_int_equal(pfi_learn_run(lj, NJ, e.budget, &o, observe, &e, pw, &r, &err), PFI_OK);
-        /* five rounds, then the kept allocation read once */
-        assert_int_equal(e.rounds, 6);
+        /* five rounds, then the kept proposal read every period until it
+         * stands (exact readings: then it stands to the end, and the rest of
+         * the event is one period; test_replay_reads_every_period) */
+        size_t np = r.periods;
+        assert_int_equal(e.rounds, np);
+        assert_int_equal(r.rounds, 5);
+        assert_true(np >= 7 && np < 120);
         double best = 0, sum = 0;
-        for (size_t k = 0; k < 5; k++) {
-            best = fmax(best, e.totals[k]);
+        for (size_t k = 0; k < np - 1; k++) {
+            if (k < 5) best = fmax(best, e.totals[k]);
             sum += e.totals[k];
         }
-        double kept = e.totals[5];
-        /* the average pays for the five rounds: (30 s x each + 3450 s x kept) / 3600 s */
+        double kept = e.totals[np - 1];
+        assert_true(e.totals[np - 2] == kept);
+        /* the average pays for every period before: 30 s each, the kept one the rest */
+        double rest = 3590 - 30 * (double)(np - 1);
         assert_near(r.final_tput, kept, 1e-9 * kept);
-        assert_near(r.avg_tput, (30 * sum + 3450 * kept) / 3600, 1e-9 * kept);
+        assert_near(r.avg_tput, (30 * sum + rest * kept) / 3590, 1e-9 * kept);
+        assert_near(e.work / 3590, r.avg_tput, 1e-9 * kept);
         double used = 0, tput = 0;
         for (size_t i = 0; i < NJ; i++) {
             used += pw[i];
@@ -172,7 +185,7 @@ static void test_plan_equals_run(void **state)
             e.calls = e.rounds = 0;
             assert_int_equal(pfi_learn_run(lj, n, e.budget, &o, observe, &e, pw1, &r1, &err),
                              PFI_OK);
-            double tot1[64];
+            double tot1[PFI_LEARN_MAX_PERIODS];
             memcpy(tot1, e.totals, sizeof tot1);
             e.calls = e.rounds = 0;
             assert_int_equal(pfi_learn_plan_run(pl, e.budget, observe, &e, pw2, &r2, &err), PFI_OK);
@@ -203,10 +216,65 @@ static void test_plan_equals_run(void **state)
  * copies learn: identical jobs get one power every round, so their readings
  * and estimates stay identical; same totals, and every copy at its entry's
  * power. The simulation relies on it to run a workload per group. */
-static int observe_plain(void *ctx, size_t job, double p, double *t)
+static int observe_plain(void *ctx, size_t job, double p, size_t jobs, double secs, double *t)
 {
+    (void)jobs;
+    (void)secs;
     *t = pfi_alloc_problem_tput_at(ctx, job, p);
     return PFI_OK;
+}
+
+/* The replay is the live loop read every period: driven here by hand
+ * through learn_live.h for all 120 periods of the event (no shortcut), it
+ * gives the replay's average and final powers; with exact readings the
+ * replay stops reading once a kept proposal stands, and this shows that it
+ * loses nothing by it. */
+static void test_replay_reads_every_period(void **state)
+{
+    (void)state;
+    pfi_alloc_job j[NJ];
+    pfi_learn_job lj[NJ];
+    make_jobs(j, lj);
+    pfi_alloc_problem *truth;
+    assert_int_equal(pfi_alloc_problem_create(j, NJ, &truth, NULL), PFI_OK);
+    for (double red = 0.05; red < 0.45; red += 0.1) {
+        double b;
+        assert_int_equal(pfi_alloc_budget_for_reduction(truth, red, &b, NULL), PFI_OK);
+        pfi_live_opts lo = pfi_live_defaults();
+        lo.stale_s = 1e300;
+        pfi_live *l;
+        assert_int_equal(pfi_live_create(&lo, &l, NULL), PFI_OK);
+        for (size_t i = 0; i < NJ; i++) {
+            pfi_live_job x = {.id = i, .pmax_w = lj[i].pmax_w, .tmax = lj[i].tmax,
+                              .floor_w = lj[i].floor_w, .pfi_hat = lj[i].pfi_hat};
+            assert_int_equal(pfi_live_job_set(l, &x, NULL), PFI_OK);
+        }
+        double work = 0, pw[NJ];
+        for (size_t r = 0; r < 120; r++) {
+            pfi_live_share sh[NJ];
+            pfi_live_reading rd[NJ];
+            assert_int_equal(pfi_live_propose(l, b, 30.0 * (double)r, sh, NJ, NULL), PFI_OK);
+            for (size_t k = 0; k < NJ; k++) {
+                size_t i = (size_t)pfi_live_job_id(l, k);
+                double t = pfi_alloc_problem_tput_at(truth, i, sh[k].power_w);
+                work += 30 * t;
+                pw[i] = sh[k].power_w;
+                rd[k] = (pfi_live_reading){.id = i, .power_w = sh[k].power_w, .cap_w = NAN,
+                                           .tput = t, .t_s = 30.0 * (double)(r + 1)};
+            }
+            assert_int_equal(pfi_live_observe(l, rd, NJ, NULL), PFI_OK);
+        }
+        pfi_live_destroy(l);
+        pfi_learn_opts o = pfi_learn_defaults();
+        pfi_learn_result res;
+        double got[NJ];
+        assert_int_equal(pfi_learn_run(lj, NJ, b, &o, observe_plain, truth, got, &res, NULL), PFI_OK);
+        if (!(fabs(res.avg_tput - work / 3600) <= 1e-12 * res.avg_tput))
+            fail_msg("reduction %.2f: replay %.9f, every period read %.9f", red, res.avg_tput,
+                     work / 3600);
+        assert_memory_equal(got, pw, sizeof pw);
+    }
+    pfi_alloc_problem_destroy(truth);
 }
 
 static void test_counts_equal_copies(void **state)
@@ -251,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_rounds_budget_and_accounting),
         cmocka_unit_test(test_plan_equals_run),
         cmocka_unit_test(test_counts_equal_copies),
+        cmocka_unit_test(test_replay_reads_every_period),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

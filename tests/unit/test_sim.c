@@ -195,8 +195,10 @@ static void test_errors(void **state)
  * the same draws (sim.h: one mt19937 stream seeded with the seed, a uniform
  * group per job for the random mix), and every policy and learn run on it:
  * the per-job throughputs must be the simulation's. */
-static int observe_plain(void *ctx, size_t job, double p, double *t)
+static int observe_plain(void *ctx, size_t job, double p, size_t jobs, double secs, double *t)
 {
+    (void)jobs;
+    (void)secs;
     *t = pfi_alloc_problem_tput_at(ctx, job, p);
     return PFI_OK;
 }

@@ -15,11 +15,16 @@
  *                optimistic where nothing was read;
  *
  * after each round every job's throughput at the power it was given is read
- * (observe()). For the rest of the event it keeps the best combination of
- * measured points (learn_live.h), read once more. The reported throughput
- * is the time average over the whole event, so the rounds spent learning
- * count against it. It uses no sweep, no cap grid and nothing of how the
- * dataset was made.
+ * (observe()). The event is played period by period as a controller runs
+ * it: every round_s seconds a proposal of the live loop (learn_live.h),
+ * applied and read. After the K rounds each proposal is the one kept (the
+ * best combination of measured points, the best round or the equal share,
+ * whichever the readings show to gain most), chosen again every period on
+ * all readings so far: noisy readings pool as the event goes on. The
+ * event's periods are at most PFI_LEARN_MAX_PERIODS, the last one lasting
+ * what is left of the event. The reported throughput is the time average over the whole event, so the
+ * rounds spent learning count against it. It uses no sweep, no cap grid and
+ * nothing of how the dataset was made.
  *
  * Nothing here does I/O; observe() is the only window onto the jobs.
  */
@@ -29,6 +34,8 @@
 #include <stddef.h>
 
 #include "pfi/error.h"
+
+enum { PFI_LEARN_MAX_PERIODS = 1024 };
 
 typedef struct pfi_learn_opts {
     size_t rounds;  /* K measured rounds, 1..64 (default 8) */
@@ -49,20 +56,25 @@ typedef struct pfi_learn_job {
                        they are given one power and read as one */
 } pfi_learn_job;
 
-/* Runs job `job` at power_w (W, within its range) and reports its measured
- * throughput (per job of the entry); non-zero aborts the run with that status. */
-
-typedef int (*pfi_learn_observe)(void *ctx, size_t job, double power_w, double *tput);
+/* Runs `jobs` of entry `job`'s jobs (>= 1) at power_w (W, within its
+ * range) for secs seconds (> 0) and reports their measured throughput, per
+ * job; non-zero aborts the run with that status. The time average over
+ * the event is the sum of jobs x secs x true throughput over every call,
+ * divided by event_s: an observer that knows the truth (the simulation)
+ * sums it for itself. */
+typedef int (*pfi_learn_observe)(void *ctx, size_t job, double power_w, size_t jobs, double secs,
+                                 double *tput);
 
 typedef struct pfi_learn_result { /* totals count every job an entry stands for */
     double avg_tput;   /* total throughput averaged over the event, rounds included */
-    double final_tput; /* total throughput read at the allocation kept */
-    size_t rounds;     /* rounds played */
+    double final_tput; /* total throughput read in the event's last period */
+    size_t rounds;     /* exploring rounds played (K) */
+    size_t periods;    /* periods played, rounds included: event_s / round_s rounded up */
 } pfi_learn_result;
 
 /* Allocates budget_w (>= sum of floors, else PFI_EINFEASIBLE) over n jobs as
  * described above; power_w (n entries, may be NULL) receives the allocation
- * kept. */
+ * in force at the event's end (per job of the entry). */
 int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pfi_learn_opts *o,
                   pfi_learn_observe observe, void *ctx, double *power_w, pfi_learn_result *res,
                   pfi_error *err);
