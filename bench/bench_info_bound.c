@@ -1,0 +1,166 @@
+/* Benchmark: how much of equal's gap 1% reading noise leaves within reach
+ * (issue 12, item 3's bar with noise; README "Where it still loses").
+ *
+ * An informed policy that no controller has: every job's throughput read at
+ * every point of its true sweep (the 25 W cap grid of tests/families), m
+ * readings a point with 1% relative noise each (so an SD of 1% / sqrt(m)),
+ * made non-decreasing in power (isotonic regression, the uncapped point
+ * exact), then the exact oracle on those curves, scored on the true ones.
+ * Its readings are free (no round is counted against it) and it takes any
+ * risk (no "do no harm"). Workloads as pfi simulate draws them (random mix,
+ * seed 1, 100 jobs, one entry per job since noise tells jobs apart); the
+ * share of equal's gap is the simulation's (1 - policy's gap / equal's).
+ *
+ * Where this policy with m = 16 (16 readings at each of 15-20 caps per job,
+ * more than the 120 periods of a one-hour event give) recovers less than
+ * 85% of equal's gap, no policy that reads throughput with 1% noise during
+ * the event can be expected to reach that bar by learning better; it could
+ * only by luck.
+ *
+ * One JSON object per line per (family, reduction, m); `--table` prints a
+ * markdown table instead; `--workloads N` (default 200). */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "families.h"
+#include "pfi/alloc.h"
+
+enum { J = 100, MAXP = 64 };
+static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
+static const unsigned M[] = {1, 4, 16, 64};
+enum { NR = sizeof RED / sizeof RED[0], NM = sizeof M / sizeof M[0] };
+
+/* Pool adjacent violators, equal weights but for the last (exact) point. */
+static void isotonic(double *y, size_t n)
+{
+    double by[MAXP], bw[MAXP];
+    size_t start[MAXP], nb = 0;
+    for (size_t k = 0; k < n; k++) {
+        start[nb] = k;
+        by[nb] = y[k];
+        bw[nb++] = k + 1 == n ? 1e300 : 1;
+        while (nb > 1 && by[nb - 2] >= by[nb - 1]) {
+            double w = bw[nb - 2] + bw[nb - 1];
+            by[nb - 2] = (by[nb - 2] * bw[nb - 2] + by[nb - 1] * bw[nb - 1]) / w;
+            bw[nb - 2] = w;
+            nb--;
+        }
+    }
+    for (size_t b = 0; b < nb; b++)
+        for (size_t k = start[b]; k < (b + 1 < nb ? start[b + 1] : n); k++) y[k] = by[b];
+}
+
+static double total(pfi_alloc_problem *truth, const pfi_alloc_out *o)
+{
+    double t = 0;
+    for (size_t i = 0; i < J; i++) t += pfi_alloc_problem_tput_at(truth, i, o[i].power_w);
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    int table = 0;
+    size_t W = 200;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--table") == 0) table = 1;
+        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc) W = strtoul(argv[++a], NULL, 10);
+        else {
+            fprintf(stderr, "usage: bench_info_bound [--table] [--workloads N]\n");
+            return 2;
+        }
+    }
+    if (table) {
+        printf("| family | m | informed oracle's share of equal's gap, 5%% | 10%% | 20%% | 30%% | 40%% |\n");
+        printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    }
+    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937);
+    static double eT[J][MAXP];
+    pfi_alloc_job tj[J], ej[J];
+    pfi_alloc_out out[J];
+    for (int k = 0; k < FAM_COUNT; k++) {
+        fam_set fs;
+        if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
+            fprintf(stderr, "bench_info_bound: %s failed to build\n", fam_name((fam_kind)k));
+            return 1;
+        }
+        double gap_eq[NR] = {0}, gap_inf[NM][NR] = {{0}};
+        double t0 = bench_now();
+        gsl_rng_set(draw, 1); /* pfi simulate's default seed and draw */
+        gsl_rng_set(noise, 2);
+        for (size_t w = 0; w < W; w++) {
+            for (size_t i = 0; i < J; i++) {
+                const pfi_sim_group *g = &fs.g[gsl_rng_uniform_int(draw, fs.n)];
+                if (g->n > MAXP) return fprintf(stderr, "bench_info_bound: %zu points\n", g->n), 1;
+                tj[i] = (pfi_alloc_job){.cap = g->cap, .P = g->P, .T = g->T, .n = g->n,
+                                        .pfi = g->pfi_hat, .dram_copy = g->dram_copy};
+            }
+            pfi_alloc_problem *truth = NULL, *est = NULL;
+            if (pfi_alloc_problem_create(tj, J, &truth, NULL) != PFI_OK) return 1;
+            for (size_t m = 0; m < NM; m++) {
+                /* the noise of a curve point is drawn once per (workload, m) */
+                for (size_t i = 0; i < J; i++) {
+                    size_t n = tj[i].n, top = 0;
+                    for (size_t q = 1; q < n; q++)
+                        if (tj[i].P[q] > tj[i].P[top]) top = q;
+                    double y[MAXP];
+                    size_t ord[MAXP];
+                    for (size_t q = 0; q < n; q++) ord[q] = q;
+                    for (size_t a = 1; a < n; a++) /* by power (sweeps come in cap order) */
+                        for (size_t b = a; b > 0 && tj[i].P[ord[b - 1]] > tj[i].P[ord[b]]; b--) {
+                            size_t t = ord[b];
+                            ord[b] = ord[b - 1];
+                            ord[b - 1] = t;
+                        }
+                    for (size_t q = 0; q < n; q++) {
+                        double t = tj[i].T[ord[q]];
+                        y[q] = ord[q] == top ? t : t * (1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[m])));
+                    }
+                    isotonic(y, n);
+                    for (size_t q = 0; q < n; q++) eT[i][ord[q]] = fmax(y[q], 1e-9);
+                    ej[i] = tj[i];
+                    ej[i].T = eT[i];
+                }
+                if (est ? pfi_alloc_problem_reset(est, ej, J, NULL) : pfi_alloc_problem_create(ej, J, &est, NULL))
+                    return 1;
+                for (size_t r = 0; r < NR; r++) {
+                    double b;
+                    pfi_alloc_result orc, eq;
+                    pfi_alloc_budget_for_reduction(truth, RED[r], &b, NULL);
+                    if (pfi_alloc_run(truth, PFI_POLICY_ORACLE, b, NULL, &orc, NULL) ||
+                        pfi_alloc_run(truth, PFI_POLICY_EQUAL, b, NULL, &eq, NULL) ||
+                        pfi_alloc_run(est, PFI_POLICY_ORACLE, b, out, NULL, NULL))
+                        return 1;
+                    if (m == 0) gap_eq[r] += fmax(0, orc.total_tput - eq.total_tput);
+                    gap_inf[m][r] += fmax(0, orc.total_tput - total(truth, out));
+                }
+            }
+            pfi_alloc_problem_destroy(truth);
+            pfi_alloc_problem_destroy(est);
+        }
+        double secs = bench_now() - t0;
+        for (size_t m = 0; m < NM; m++) {
+            if (table) printf("| %s | %u |", fam_name((fam_kind)k), M[m]);
+            for (size_t r = 0; r < NR; r++) {
+                double rec = gap_eq[r] > 0 ? 1 - gap_inf[m][r] / gap_eq[r] : NAN;
+                if (table) printf(" %.0f%% |", 100 * rec);
+                else
+                    printf("{\"name\":\"info_bound\",\"family\":\"%s\",\"readings_per_point\":%u,"
+                           "\"noise\":0.01,\"reduction\":%.2f,\"workloads\":%zu,\"jobs\":%d,"
+                           "\"informed_recovered\":%.4f,\"equal_gap_per_job\":%.1f,\"seconds\":%.3f}\n",
+                           fam_name((fam_kind)k), M[m], RED[r], W, J, rec, gap_eq[r] / (double)W / J,
+                           secs);
+            }
+            if (table) printf("\n");
+        }
+        fflush(stdout);
+        fam_free(&fs);
+    }
+    gsl_rng_free(draw);
+    gsl_rng_free(noise);
+    return 0;
+}
