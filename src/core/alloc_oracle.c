@@ -163,12 +163,6 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     return PFI_OK;
 }
 
-void pfi_alloc_problem_envelope_at(const pfi_alloc_problem *p, size_t i, double power_w,
-                                   pfi_alloc_out *o)
-{
-    alloc_envelope_point(p, i, power_w, 0, o);
-}
-
 /* The envelope throughput at power_w and whether reaching it needs two caps:
  * it does when the plain curve lies below the envelope there (a skipped
  * point under the chord); otherwise the interpolated cap reaches it. */
@@ -198,8 +192,6 @@ void alloc_envelope_point(const pfi_alloc_problem *p, size_t i, double pw, int c
             return;
         }
         o->alternates = 1;
-        o->alt_low_w = ap;
-        o->alt_high_w = bp;
         o->alt_low_cap_w = ac;
         o->alt_high_cap_w = bc;
         o->alt_high_share = share;

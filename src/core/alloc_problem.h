@@ -64,7 +64,8 @@ const char *alloc_label(const pfi_alloc_problem *p, size_t i, char *buf, size_t 
 /* PFI_OK, or the error for an empty problem, a bad budget or one below the
  * floors (PFI_EINFEASIBLE). */
 int alloc_check_budget(const pfi_alloc_problem *p, double budget_w, pfi_error *err);
-/* pfi_alloc_problem_envelope_at, with the caps only when caps. */
+/* Job i's envelope throughput at power_w into o (tput, alternates and its
+ * caps; cap_w when caps). */
 void alloc_envelope_point(const pfi_alloc_problem *p, size_t i, double pw, int caps,
                           pfi_alloc_out *o);
 

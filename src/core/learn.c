@@ -22,7 +22,7 @@ struct pfi_learn_plan {
     pfi_live *live;
     pfi_live_share *sh;
     pfi_live_reading *rd;
-    pfi_live_share *last; /* the last period's shares */
+    double *pw; /* the last period's powers */
 };
 
 void pfi_learn_plan_destroy(pfi_learn_plan *s)
@@ -32,7 +32,7 @@ void pfi_learn_plan_destroy(pfi_learn_plan *s)
     free(s->count);
     free(s->sh);
     free(s->rd);
-    free(s->last);
+    free(s->pw);
     free(s);
 }
 
@@ -57,13 +57,13 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
     s->live = NULL;
     double *cnt = realloc(s->count, n * sizeof *cnt);
     pfi_live_share *sh = cnt ? realloc(s->sh, n * sizeof *sh) : NULL;
-    pfi_live_reading *rd = sh ? realloc(s->rd, 2 * n * sizeof *rd) : NULL;
-    pfi_live_share *last = rd ? realloc(s->last, n * sizeof *last) : NULL;
+    pfi_live_reading *rd = sh ? realloc(s->rd, n * sizeof *rd) : NULL;
+    double *pw = rd ? realloc(s->pw, n * sizeof *pw) : NULL;
     if (cnt) s->count = cnt;
     if (sh) s->sh = sh;
     if (rd) s->rd = rd;
-    if (last) s->last = last;
-    if (!last) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    if (pw) s->pw = pw;
+    if (!pw) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     pfi_live_opts lo = pfi_live_defaults();
     lo.explore_rounds = o->rounds;
     /* no job goes silent in a replay: every round reads every job */
@@ -97,13 +97,6 @@ int pfi_learn_plan_create(const pfi_learn_job *jobs, size_t n, const pfi_learn_o
     return PFI_OK;
 }
 
-static int same_share(const pfi_live_share *a, const pfi_live_share *b)
-{
-    return a->power_w == b->power_w && a->alternates == b->alternates &&
-           (!a->alternates || (a->alt_low_w == b->alt_low_w && a->alt_high_w == b->alt_high_w &&
-                               a->alt_high_share == b->alt_high_share));
-}
-
 int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe observe, void *ctx,
                        double *power_w, pfi_learn_result *res, pfi_error *err)
 {
@@ -127,32 +120,24 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
          * unchanged, so it stands to the end: the rest of the event is one
          * period (what reading every period would give, without the passes) */
         int stood = r > o->rounds && o->noise_rel == 0;
-        for (size_t i = 0; stood && i < n; i++) stood = same_share(&s->sh[i], &s->last[i]);
+        for (size_t i = 0; stood && i < n; i++) stood = s->sh[i].power_w == s->pw[i];
         if (stood) {
             secs = o->event_s - now;
             periods = r + 1;
         }
         total = 0;
-        size_t k = 0; /* readings: one a job, two for one that alternates */
         for (size_t i = 0; i < n; i++) {
-            const pfi_live_share *sh = &s->sh[i];
-            s->last[i] = *sh;
-            double h = sh->alternates ? sh->alt_high_share : 0;
-            for (int part = 0; part < 1 + sh->alternates; part++) {
-                double p = !sh->alternates ? sh->power_w : part ? sh->alt_high_w : sh->alt_low_w;
-                double share = !sh->alternates ? 1 : part ? h : 1 - h, t;
-                rc = observe(ctx, i, p, (size_t)s->count[i], share * secs, &t);
-                if (rc != PFI_OK)
-                    return pfi_error_set(err, rc, NULL, 0, "learn: observing job #%zu failed",
-                                         i + 1);
-                total += share * s->count[i] * t;
-                s->rd[k++] = (pfi_live_reading){.id = i, .power_w = p, .cap_w = NAN, .tput = t,
-                                                .tput_sd = o->noise_rel * t, .t_s = now + secs,
-                                                .share = share};
-            }
+            double t, p = s->sh[i].power_w;
+            rc = observe(ctx, i, p, (size_t)s->count[i], secs, &t);
+            if (rc != PFI_OK)
+                return pfi_error_set(err, rc, NULL, 0, "learn: observing job #%zu failed", i + 1);
+            total += s->count[i] * t;
+            s->pw[i] = p;
+            s->rd[i] = (pfi_live_reading){.id = i, .power_w = p, .cap_w = NAN, .tput = t,
+                                          .tput_sd = o->noise_rel * t, .t_s = now + secs};
         }
         energy += secs * total;
-        if (r + 1 < periods && (rc = pfi_live_observe(s->live, s->rd, k, err))) return rc;
+        if (r + 1 < periods && (rc = pfi_live_observe(s->live, s->rd, n, err))) return rc;
     }
     if (res) {
         res->final_tput = total;

@@ -85,13 +85,8 @@ typedef struct {
     double asked_t;             /* first proposal since its last reading; NaN */
     double pw, best_pw;         /* the last proposal's power; the epoch's best */
     double eq_pw;               /* the epoch's equal share */
-    double meas_sum, meas_n;    /* readings taken during the last proposal, weighted by
-                                   the share of the period each covers */
-    double meas_var;            /* the sum of their variances (SD^2) times share^2 */
-    /* the last proposal alternates (kept combinations only): alt_h of each
-     * period at alt_hi, the rest at alt_lo; alt_t its throughput so read */
-    int alt;
-    double alt_lo, alt_hi, alt_h, alt_t;
+    double meas_sum, meas_n;    /* readings taken during the last proposal */
+    double meas_var;            /* the sum of their variances (SD^2) */
     /* the estimate in the oracle's problem was made in mode est_mode from
      * these very pooled values (est_ok): the next proposal reuses it and
      * rebuilds only the others (pfi_alloc_problem_update) */
@@ -316,11 +311,10 @@ int pfi_live_observe(pfi_live *l, const pfi_live_reading *r, size_t n, pfi_error
         const pfi_live_reading *q = &r[k];
         if (!(q->power_w > 0 && q->power_w <= PFI_ALLOC_MAX_W) || !(q->tput >= 0) ||
             !(q->tput <= PFI_ALLOC_MAX_TPUT) || !(q->tput_sd >= 0) || isinf(q->tput_sd) ||
-            !isfinite(q->t_s) || isinf(q->cap_w) || !(q->share >= 0 && q->share <= 1))
+            !isfinite(q->t_s) || isinf(q->cap_w))
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                                  "live learn: reading %zu (job %llu): power in (0, %g] W, "
-                                 "throughput and spread >= 0, a finite time and a share of "
-                                 "the period in [0, 1] needed",
+                                 "throughput and spread >= 0 and a finite time needed",
                                  k + 1, (unsigned long long)q->id, PFI_ALLOC_MAX_W);
         double p = at_most(at_least(q->power_w, x->j.floor_w), x->j.pmax_w), sd = q->tput_sd / x->j.tmax;
         double w = sd > 0 ? 1 / (sd * sd) : EXACT_W;
@@ -330,10 +324,9 @@ int pfi_live_observe(pfi_live *l, const pfi_live_reading *r, size_t n, pfi_error
         if (!q->prior) {
             x->asked_t = NAN;
             if (q->t_s > l->last_now) { /* taken while the last proposal was in force */
-                double h = q->share > 0 ? q->share : 1;
-                x->meas_sum += h * q->tput;
-                x->meas_n += h;
-                x->meas_var += h * h * q->tput_sd * q->tput_sd;
+                x->meas_sum += q->tput;
+                x->meas_n += 1;
+                x->meas_var += q->tput_sd * q->tput_sd;
             }
         }
     }
@@ -564,19 +557,10 @@ static void keep_equal_unless_sure(pfi_live *l)
 {
     double gain = 0, var = 0, bias = 0;
     for (size_t i = 0; i < l->n; i++) {
-        ljob *x = &l->jobs[i];
+        const ljob *x = &l->jobs[i];
         double c = (double)pfi_alloc_problem_job_count(l->prob, i), p = l->pw[i], q = x->eq_pw;
-        /* between two measured powers whose readings lie above those
-         * between them, the job alternates: it reaches the chord */
-        pfi_alloc_out e = {0};
-        pfi_alloc_problem_envelope_at(l->prob, i, p, &e);
-        x->alt = e.alternates;
-        x->alt_lo = e.alt_low_w;
-        x->alt_hi = e.alt_high_w;
-        x->alt_h = e.alt_high_share;
-        x->alt_t = e.tput;
         if (p == q) continue;
-        gain += c * (e.tput - pfi_alloc_problem_tput_at(l->prob, i, q));
+        gain += c * (pfi_alloc_problem_tput_at(l->prob, i, p) - pfi_alloc_problem_tput_at(l->prob, i, q));
         double vp = est_var(x, p), vq = est_var(x, q);
         var += c * c * (vp + vq);
         bias += c * sqrt(vp);
@@ -588,10 +572,7 @@ static void keep_equal_unless_sure(pfi_live *l)
     if (lcb_a > 0 && lcb_a >= lcb_b) return;
     int best = lcb_b > 0;
     l->kept = best ? KEPT_BEST : KEPT_EQUAL;
-    for (size_t i = 0; i < l->n; i++) {
-        l->pw[i] = best ? l->jobs[i].best_pw : l->jobs[i].eq_pw;
-        l->jobs[i].alt = 0;
-    }
+    for (size_t i = 0; i < l->n; i++) l->pw[i] = best ? l->jobs[i].best_pw : l->jobs[i].eq_pw;
 }
 
 /* A kept round that repeated the equal or the best round: its reading
@@ -630,7 +611,7 @@ static void close_round(pfi_live *l)
             t = x->meas_sum / x->meas_n;
             v = x->meas_var / (x->meas_n * x->meas_n);
         } else {
-            t = x->alt ? x->alt_t : pfi_alloc_problem_tput_at(l->prob, i, x->pw);
+            t = pfi_alloc_problem_tput_at(l->prob, i, x->pw);
         }
         total += c * t;
         var += c * c * v;
@@ -748,10 +729,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
         if (rc == PFI_OK) keep_equal_unless_sure(l);
         if (l->stopped == KEEP_EQUAL) /* nothing to gain that the readings can show */
-            for (size_t i = 0; i < l->n; i++) {
-                l->pw[i] = l->jobs[i].eq_pw;
-                l->jobs[i].alt = 0;
-            }
+            for (size_t i = 0; i < l->n; i++) l->pw[i] = l->jobs[i].eq_pw;
     } else if (l->rounds == 0) {
         for (size_t i = 0; i < l->n; i++) l->w[i] = l->jobs[i].j.pmax_w;
         rc = pfi_alloc_proportional(l->prob, l->w, budget_w, l->pw, err);
@@ -763,18 +741,11 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         ljob *x = &l->jobs[i];
         x->pw = l->pw[i];
         if (l->rounds == 0) x->eq_pw = x->pw;
-        if (probing) x->alt = 0;
         x->meas_sum = x->meas_n = x->meas_var = 0;
         if (isnan(x->asked_t)) x->asked_t = now_s;
         out[i] = (pfi_live_share){.id = x->j.id, .power_w = x->pw, .cap_w = cap_at(x, x->pw),
-                                  .tput_est = x->alt ? x->alt_t
-                                                     : pfi_alloc_problem_tput_at(l->prob, i, x->pw),
-                                  .probing = probing, .alternates = x->alt};
-        if (x->alt) {
-            out[i].alt_low_w = x->alt_lo;
-            out[i].alt_high_w = x->alt_hi;
-            out[i].alt_high_share = x->alt_h;
-        }
+                                  .tput_est = pfi_alloc_problem_tput_at(l->prob, i, x->pw),
+                                  .probing = probing};
     }
     l->rounds++;
     l->last_probing = probing;

@@ -130,15 +130,7 @@ typedef struct pfi_alloc_out {
     int alternates;  /* oracle only: alternate between the two caps below */
     double alt_low_cap_w, alt_high_cap_w; /* per-GPU caps, W */
     double alt_high_share;                /* share of time at alt_high_cap_w, (0, 1) */
-    double alt_low_w, alt_high_w;         /* the two envelope vertices' powers, W */
 } pfi_alloc_out;
-
-/* Job i's upper concave envelope at power_w, as the oracle scores it, into
- * o: tput, and alternates with the two vertices (powers, caps, the share
- * at the higher) where the plain curve lies below the envelope there, so
- * that no one power reaches it. power_w and at_floor are left alone. */
-void pfi_alloc_problem_envelope_at(const pfi_alloc_problem *p, size_t i, double power_w,
-                                   pfi_alloc_out *o);
 
 /* Totals count every job an entry stands for. */
 typedef struct pfi_alloc_result {

@@ -47,11 +47,7 @@
  * Changes (issue 12, branch alloc2; no declaration changed): exploring may
  * stop before explore_rounds proposals (do no harm, above); the kept
  * proposal may be the equal share or the best measured proposal rather
- * than the best combination when readings are noisy. (Issue 12, stop 18;
- * fields added at the ends of the share and the reading:) every kept
- * proposal is chosen again on all readings so far, the equal and best
- * rounds' totals pooled with the kept rounds that repeat them; a job of the
- * kept combination may alternate between two measured powers.
+ * than the best combination when readings are noisy.
  *
  * A pfi_live owns its memory; one pfi_live, one thread. Destroy is
  * NULL-safe.
@@ -103,8 +99,6 @@ typedef struct pfi_live_reading {
     double tput_sd; /* the reading's spread (SD of tput), >= 0; 0 = exact */
     double t_s;     /* the window's end, on the caller's clock */
     int prior;      /* 1: a point observed before the event (kept by pfi_live_forget) */
-    double share;   /* the share of the proposal's period it covers, (0, 1]; 0 means 1
-                       (an alternating job sends one reading per power) */
 } pfi_live_reading;
 
 /* Takes readings (any order, any jobs). A reading with t_s after the last
@@ -120,13 +114,6 @@ typedef struct pfi_live_share {
                         carried one (proportional to power beyond them); NaN if none did */
     double tput_est; /* estimated tokens/s at power_w */
     int probing;     /* 1 during the epoch's exploring proposals */
-    /* Kept proposals only: power_w is a time average, alt_high_share of each
-     * period at alt_high_w and the rest at alt_low_w, two measured powers
-     * whose readings lie above the curve between them as read (the
-     * oracle's alternation, alloc.h); tput_est is then the mix's. A caller
-     * that cannot alternate applies power_w and loses the difference. */
-    int alternates;
-    double alt_low_w, alt_high_w, alt_high_share;
 } pfi_live_share;
 
 /* Proposes the next allocation of budget_w (>= the floors' sum, else
