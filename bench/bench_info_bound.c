@@ -32,7 +32,7 @@
 
 enum { J = 100, MAXP = 64 };
 static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
-static const unsigned M[] = {1, 4, 16, 64};
+static const unsigned M[] = {1, 4, 8, 16, 64};
 enum { NR = sizeof RED / sizeof RED[0], NM = sizeof M / sizeof M[0] };
 
 /* Pool adjacent violators, equal weights but for the last (exact) point. */
