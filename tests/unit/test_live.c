@@ -281,6 +281,49 @@ static void test_no_harm_when_noise_hides_the_gap(void **state)
     pfi_live_destroy(l);
 }
 
+/* Noisy readings: after the exploring rounds the kept proposal is chosen
+ * again only at rounds 8, 9, 10, 11, 12, 14, 16, 19, ... (gaps growing
+ * 1.25x, learn_live.c); in between it stands exactly while the readings
+ * pool. Every-period choosing would move it with every noisy reading. */
+static void test_kept_choices_on_a_growing_gap(void **state)
+{
+    (void)state;
+    pfi_live *l = make(3);
+    pfi_live_share sh[3], last[3];
+    double budget = 0.8 * (PMAX[0] + PMAX[1] + PMAX[2]);
+    size_t choose = 8, choices = 0, moves = 0;
+    double gap = 1;
+    for (size_t r = 0; r < 120; r++) {
+        assert_int_equal(pfi_live_propose(l, budget, 30.0 * (double)r, sh, 3, NULL), PFI_OK);
+        assert_true(used(sh, 3) <= budget * (1 + 1e-9));
+        int chosen = r == choose;
+        if (chosen) {
+            choices++;
+            choose = r + (size_t)gap;
+            gap *= 1.25;
+        }
+        if (r > 8) {
+            int moved = memcmp(sh, last, sizeof sh) != 0;
+            moves += (size_t)moved;
+            if (moved && !chosen) fail_msg("round %zu: the kept proposal moved between choices", r);
+            assert_false(sh[0].probing);
+        }
+        memcpy(last, sh, sizeof sh);
+        pfi_live_reading rd[3];
+        for (size_t k = 0; k < 3; k++) {
+            size_t j = (size_t)(sh[k].id - 10);
+            double t = truth(j, sh[k].power_w);
+            rd[k] = (pfi_live_reading){.id = sh[k].id, .power_w = sh[k].power_w, .cap_w = NAN,
+                                       .tput = t * (1 + 0.01 * sin(1.7 * (double)r + (double)k)),
+                                       .tput_sd = 0.01 * t, .t_s = 30.0 * (double)r + 29};
+        }
+        assert_int_equal(pfi_live_observe(l, rd, 3, NULL), PFI_OK);
+    }
+    assert_true(choices >= 15 && choices <= 25);
+    assert_true(moves > 0); /* the choices do move it: the noise is not hidden */
+    pfi_live_destroy(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_silent_job),  cmocka_unit_test(test_prior_points),
         cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_floor_rises),
         cmocka_unit_test(test_no_harm_when_noise_hides_the_gap),
+        cmocka_unit_test(test_kept_choices_on_a_growing_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
