@@ -44,10 +44,19 @@
  * With exact readings the kept proposal never measures below the equal
  * share of its epoch.
  *
+ * Kept proposals are chosen again on all readings so far: every period
+ * while exact readings still move something, with noisy readings after
+ * gaps of 1, 1, 1, 1, 2, 2, 3, ... periods (growing 1.25x), the proposal
+ * standing in between. Readings pool every period: a kept point's with
+ * the earlier ones at its power, a repeated equal or best proposal's total
+ * with that round's.
+ *
  * Changes (issue 12, branch alloc2; no declaration changed): exploring may
  * stop before explore_rounds proposals (do no harm, above); the kept
  * proposal may be the equal share or the best measured proposal rather
- * than the best combination when readings are noisy.
+ * than the best combination when readings are noisy. (Stop 18, no
+ * declaration changed:) kept proposals chosen again as above; the best
+ * measured proposal is an exploring one.
  *
  * A pfi_live owns its memory; one pfi_live, one thread. Destroy is
  * NULL-safe.
