@@ -19,12 +19,14 @@
  * it: every round_s seconds a proposal of the live loop (learn_live.h),
  * applied and read. After the K rounds each proposal is the one kept (the
  * best combination of measured points, the best round or the equal share,
- * whichever the readings show to gain most), chosen again every period on
- * all readings so far: noisy readings pool as the event goes on. The
- * event's periods are at most PFI_LEARN_MAX_PERIODS, the last one lasting
- * what is left of the event. The reported throughput is the time average over the whole event, so the
- * rounds spent learning count against it. It uses no sweep, no cap grid and
- * nothing of how the dataset was made.
+ * whichever the readings show to gain most), chosen again on all readings
+ * so far as they pool (learn_live.h). The event's periods are at most
+ * PFI_LEARN_MAX_PERIODS, the last one lasting what is left of the event;
+ * with exact readings, once a kept proposal stands the rest of the event
+ * is read as one period (reading it period by period gives the same). The
+ * reported throughput is the time average over the whole event, so the
+ * rounds spent learning count against it. It uses no sweep, no cap grid
+ * and nothing of how the dataset was made.
  *
  * Nothing here does I/O; observe() is the only window onto the jobs.
  */
