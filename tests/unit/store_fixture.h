@@ -1,9 +1,35 @@
-/* The schema-1 store fixture (tests/data/store-v1/) for the store's unit
- * tests: whole files read into memory and the fixture copied to a path. */
+/* For the store's unit tests: a temporary folder per test, whole files read
+ * into memory, and the schema-1 store fixture (tests/data/store-v1/) copied
+ * to a path. */
 #ifndef PFI_TEST_STORE_FIXTURE_H
 #define PFI_TEST_STORE_FIXTURE_H
 
 #include "test_util.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* A new temporary folder (dir, "/tmp/pfi-test-store-XXXXXX" made unique)
+ * and the store's path in it (path, dir/pfid.db, not created); 0 or -1. */
+static inline int store_fixture_dir(char dir[64], char path[128])
+{
+    snprintf(dir, 64, "/tmp/pfi-test-store-XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    snprintf(path, 128, "%s/pfid.db", dir);
+    return 0;
+}
+
+/* Removes the store at path with SQLite's files beside it, then dir. */
+static inline void store_fixture_remove(const char *dir, const char *path)
+{
+    char p[192];
+    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
 
 /* The whole file, malloc'd; *len its size. */
 static inline char *store_fixture_slurp(const char *p, size_t *len)

@@ -20,22 +20,13 @@ static char path[128];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/pfi-test-store-ro-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    snprintf(path, sizeof path, "%s/pfid.db", dir);
-    return 0;
+    return store_fixture_dir(dir, path);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char p[192];
-    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    store_fixture_remove(dir, path);
     return 0;
 }
 
