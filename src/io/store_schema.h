@@ -16,9 +16,9 @@
 int store_schema_check(sqlite3 *db, const char *path, long long *version, pfi_error *err);
 
 /* Checks that the database at path (open in db) is pfid's or empty, without
- * writing to it (store_schema_check), then switches it to WAL and creates or migrates the schema
- * to PFI_STORE_SCHEMA_VERSION in one transaction. On error the file is as it
- * was. */
+ * writing to it (store_schema_check), then switches it to WAL and creates or
+ * migrates the schema to PFI_STORE_SCHEMA_VERSION in one transaction. On
+ * error the file is as it was. */
 int store_schema_open(sqlite3 *db, const char *path, pfi_error *err);
 
 /* "INSERT INTO samples(t,gpu,valid,<cols>) VALUES(?,...)" and

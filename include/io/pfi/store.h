@@ -18,8 +18,8 @@
  * bytes/s; clock_events holds pfi_clock_event bits).
  *
  * Ownership: pfi_store_open and pfi_store_open_readonly return a handle
- * closed by pfi_store_close (NULL-safe). Every function is safe to call from several threads: one
- * connection, one mutex, prepared statements reused.
+ * closed by pfi_store_close (NULL-safe). Every function is safe to call from
+ * several threads: one connection, one mutex, prepared statements reused.
  */
 #ifndef PFI_STORE_H
 #define PFI_STORE_H
@@ -76,9 +76,10 @@ int pfi_store_open(const char *path, pfi_store **out, pfi_error *err);
  * pfid writes it (WAL readers do not block the writer): nothing is written
  * to the file, no lock is taken beyond a reader's. A missing file is
  * PFI_ENOTFOUND (and is not created); a damaged, foreign or newer file is
- * refused as by pfi_store_open. A schema-1 file is copied into memory and
- * migrated there, so reads return schema 2's rows while the file stays
- * schema 1. Every write function on the handle fails with PFI_ESTATE. */
+ * refused as by pfi_store_open. A schema-1 (or empty) file is copied into
+ * memory and migrated (created) there, so reads return schema 2's rows while
+ * the file stays as it was. Every write function on the handle fails with
+ * PFI_ESTATE. */
 int pfi_store_open_readonly(const char *path, pfi_store **out, pfi_error *err);
 void pfi_store_close(pfi_store *s);
 
