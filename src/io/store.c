@@ -153,13 +153,15 @@ static int step_done(pfi_store *s, int which, pfi_error *err)
 }
 
 /* SQLite could not open path: a missing file is PFI_ENOTFOUND with the
- * system's words (what `pfi export` said before it opened the store). */
+ * system's words (what `pfi export` said before it opened the store), any
+ * other failure SQLite's with the system's reason when there is one. */
 static int open_error(pfi_store *s, pfi_error *err)
 {
     int e = s->db ? sqlite3_system_errno(s->db) : 0;
     if (e == ENOENT) return pfi_error_set(err, PFI_ENOTFOUND, s->path, 0, "%s", strerror(e));
-    return pfi_error_set(err, PFI_EIO, s->path, 0, "cannot open database: %s",
-                         s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    return pfi_error_set(err, PFI_EIO, s->path, 0, "cannot open database: %s%s%s%s",
+                         s->db ? sqlite3_errmsg(s->db) : "out of memory", e ? " (" : "",
+                         e ? strerror(e) : "", e ? ")" : "");
 }
 
 /* The read-only handle's schema: a current file is read as it is; an older
