@@ -30,7 +30,7 @@ static const char *help =
     "pfi index, fit and report then work on the fleet's history.\n"
     "\n"
     "Options:\n"
-    "  --db FILE        pfid's SQLite store (must exist)\n"
+    "  --db FILE        pfid's SQLite store (must exist; opened read-only)\n"
     "  --out DIR        where sweeps.csv and telemetry.csv go\n"
     "  --job ID         only this job\n"
     "  --since T        only points seen at or after T (Unix seconds)\n"
@@ -227,18 +227,15 @@ int pfi_cmd_export(int argc, char **argv)
     if (ec == -1) return PFI_EXIT_OK;
     if (ec != PFI_EXIT_OK) return ec;
     pfi_error err;
-    struct stat st;
-    /* pfi_store_open would create a missing store: an empty export hides a typo */
-    if (stat(o.db, &st) != 0) {
-        fprintf(stderr, "pfi export: %s: %s\n", o.db, strerror(errno));
-        return PFI_EXIT_DATA;
-    }
     pfi_store *s = NULL;
     pfi_store_job *jobs = NULL;
     pfi_store_point *pts = NULL;
     exp_job *ex = NULL;
     size_t nj = 0, np = 0, ne = 0;
-    if (pfi_store_open(o.db, &s, &err) != PFI_OK || pfi_store_jobs(s, &jobs, &nj, &err) != PFI_OK ||
+    /* Read-only: never creates a missing store (an empty export would hide a
+     * typo), never migrates one, and reads beside a running pfid. */
+    if (pfi_store_open_readonly(o.db, &s, &err) != PFI_OK ||
+        pfi_store_jobs(s, &jobs, &nj, &err) != PFI_OK ||
         pfi_store_points(s, o.job, &pts, &np, &err) != PFI_OK) {
         ec = pfi_cli_fail("export", &err);
         goto done;

@@ -2,6 +2,7 @@
  * store_schema.c's. */
 #include "pfi/store.h"
 
+#include <errno.h>
 #include <math.h>
 
 #include <pthread.h>
@@ -77,6 +78,7 @@ struct pfi_store {
     char path[256];
     pfi_store_bad_row_fn bad_row;
     void *bad_row_ctx;
+    int readonly; /* pfi_store_open_readonly: every write is refused */
 };
 
 void pfi_store_on_bad_row(pfi_store *s, pfi_store_bad_row_fn fn, void *ctx)
@@ -129,6 +131,15 @@ static int db_error(pfi_store *s, pfi_error *err, const char *what)
     return pfi_error_set(err, PFI_EIO, s->path, 0, "%s: %s", what, sqlite3_errmsg(s->db));
 }
 
+/* Every write function on a read-only handle ends here before touching
+ * SQLite: its connection may be an in-memory copy (readonly_schema), which
+ * would take the write silently. */
+static int refuse_write(const pfi_store *s, pfi_error *err)
+{
+    return pfi_error_set(err, PFI_ESTATE, s->path, 0,
+                         "the store is open read-only; nothing written");
+}
+
 /* Runs a prepared statement that returns no rows, then resets it. */
 static int step_done(pfi_store *s, int which, pfi_error *err)
 {
@@ -141,28 +152,75 @@ static int step_done(pfi_store *s, int which, pfi_error *err)
     return ok ? PFI_OK : PFI_EIO;
 }
 
-int pfi_store_open(const char *path, pfi_store **out, pfi_error *err)
+/* SQLite could not open path: a missing file is PFI_ENOTFOUND with the
+ * system's words (what `pfi export` said before it opened the store), any
+ * other failure SQLite's with the system's reason when there is one. */
+static int open_error(pfi_store *s, pfi_error *err)
+{
+    int e = s->db ? sqlite3_system_errno(s->db) : 0;
+    if (e == ENOENT) return pfi_error_set(err, PFI_ENOTFOUND, s->path, 0, "%s", strerror(e));
+    return pfi_error_set(err, PFI_EIO, s->path, 0, "cannot open database: %s%s%s%s",
+                         s->db ? sqlite3_errmsg(s->db) : "out of memory", e ? " (" : "",
+                         e ? strerror(e) : "", e ? ")" : "");
+}
+
+/* The read-only handle's schema: a current file is read as it is; an older
+ * one (schema 1, or 0: empty) is copied into memory with the backup API and
+ * created or migrated there by the writer's own code, so its rows read as
+ * schema 2's while the file keeps every byte. The copy's cost is the file's
+ * size in memory, once per open. */
+static int readonly_schema(pfi_store *s, pfi_error *err)
+{
+    long long v;
+    int rc = store_schema_check(s->db, s->path, &v, err);
+    if (rc != PFI_OK || v == PFI_STORE_SCHEMA_VERSION) return rc;
+    sqlite3 *mem = NULL;
+    if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        sqlite3_close(mem);
+        return pfi_error_set(err, PFI_ENOMEM, s->path, 0, "out of memory");
+    }
+    sqlite3_backup *b = sqlite3_backup_init(mem, "main", s->db, "main");
+    int step = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+    if (b) sqlite3_backup_finish(b); /* leaves a failed step's error in mem */
+    if (step != SQLITE_DONE)
+        rc = pfi_error_set(err, PFI_EIO, s->path, 0, "copying schema %lld into memory: %s", v,
+                           sqlite3_errmsg(mem));
+    else
+        rc = store_schema_open(mem, s->path, err);
+    if (rc != PFI_OK) {
+        sqlite3_close(mem);
+        return rc;
+    }
+    sqlite3_close(s->db);
+    s->db = mem;
+    return PFI_OK;
+}
+
+static int store_open(const char *path, int readonly, pfi_store **out, pfi_error *err)
 {
     *out = NULL;
     pfi_store *s = calloc(1, sizeof *s);
     if (!s) return pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
     snprintf(s->path, sizeof s->path, "%s", path);
     pthread_mutex_init(&s->mu, NULL);
+    s->readonly = readonly;
     int rc;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK) {
-        rc = pfi_error_set(err, PFI_EIO, path, 0, "cannot open database: %s",
-                           s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        rc = open_error(s, err);
         goto fail;
     }
     sqlite3_busy_timeout(s->db, 5000);
     /* Closing the last connection checkpoints a WAL into the database file:
-     * a file that is refused below must not be written that way either. */
+     * a file that is refused below must not be written that way either, nor
+     * ever by a read-only handle. */
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     sqlite3_exec(s->db, "PRAGMA foreign_keys=ON;", NULL, NULL, NULL);
     if ((rc = quick_check(s, err)) != PFI_OK) goto fail;
-    if ((rc = store_schema_open(s->db, path, err)) != PFI_OK) goto fail;
-    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+    rc = readonly ? readonly_schema(s, err) : store_schema_open(s->db, path, err);
+    if (rc != PFI_OK) goto fail;
+    if (!readonly) sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     s->sql[ST_SAMPLE] = store_sample_insert_sql();
     s->sql[ST_SAMPLES_SINCE] = store_sample_select_sql();
     if (!s->sql[ST_SAMPLE] || !s->sql[ST_SAMPLES_SINCE]) {
@@ -182,6 +240,16 @@ int pfi_store_open(const char *path, pfi_store **out, pfi_error *err)
 fail:
     pfi_store_close(s);
     return rc;
+}
+
+int pfi_store_open(const char *path, pfi_store **out, pfi_error *err)
+{
+    return store_open(path, 0, out, err);
+}
+
+int pfi_store_open_readonly(const char *path, pfi_store **out, pfi_error *err)
+{
+    return store_open(path, 1, out, err);
 }
 
 void pfi_store_close(pfi_store *s)
@@ -218,6 +286,7 @@ static int insert_sample(pfi_store *s, double t, unsigned gpu, const pfi_gpu_sam
 int pfi_store_add_samples(pfi_store *s, double t, const pfi_gpu_sample *samples, unsigned n,
                           pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     pthread_mutex_lock(&s->mu);
     int rc = step_done(s, ST_BEGIN, err);
     for (unsigned g = 0; rc == PFI_OK && g < n; g++) rc = insert_sample(s, t, g, &samples[g], err);
@@ -254,6 +323,7 @@ static int gpus_from_text(const char *txt, pfi_store_job *j)
 
 int pfi_store_job_add(pfi_store *s, const pfi_store_job *job, pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     if (!(job->sla_floor >= 0 && job->sla_floor <= 1))
         return pfi_error_set(err, PFI_EINVAL, s->path, 0,
                              "job '%s': sla_floor %g is outside [0, 1]", job->id, job->sla_floor);
@@ -289,6 +359,7 @@ int pfi_store_job_add(pfi_store *s, const pfi_store_job *job, pfi_error *err)
 
 int pfi_store_job_end(pfi_store *s, const char *id, double t, pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = s->st[ST_JOB_END];
     sqlite3_bind_double(st, 1, t);
@@ -420,6 +491,7 @@ int pfi_store_jobs(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
 int pfi_store_add_throughput(pfi_store *s, const char *job, double t, double tokens_per_s,
                              pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = s->st[ST_TPUT_ADD];
     sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
@@ -494,6 +566,7 @@ int pfi_store_throughput_since(pfi_store *s, const char *job, double t0,
 
 int pfi_store_cap_put(pfi_store *s, const pfi_store_cap *cap, pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = s->st[ST_CAP_PUT];
     sqlite3_bind_int64(st, 1, cap->gpu);
@@ -508,6 +581,7 @@ int pfi_store_cap_put(pfi_store *s, const pfi_store_cap *cap, pfi_error *err)
 
 int pfi_store_cap_delete(pfi_store *s, unsigned gpu, pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     pthread_mutex_lock(&s->mu);
     sqlite3_bind_int64(s->st[ST_CAP_DEL], 1, gpu);
     int rc = step_done(s, ST_CAP_DEL, err);
@@ -541,6 +615,7 @@ int pfi_store_caps(pfi_store *s, pfi_store_cap **out, size_t *n, pfi_error *err)
 
 int pfi_store_point_put(pfi_store *s, const pfi_store_point *p, pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     size_t len = strnlen(p->job, sizeof p->job);
     if (len == 0 || len > PFI_STORE_JOB_ID_MAX)
         return pfi_error_set(err, PFI_EINVAL, s->path, 0,
@@ -592,6 +667,7 @@ int pfi_store_points(pfi_store *s, const char *job, pfi_store_point **out, size_
 
 int pfi_store_prune(pfi_store *s, double before, pfi_error *err)
 {
+    if (s->readonly) return refuse_write(s, err);
     static const int which[] = {ST_PRUNE_SAMPLES, ST_PRUNE_TPUT, ST_PRUNE_JOBS};
     pthread_mutex_lock(&s->mu);
     int rc = step_done(s, ST_BEGIN, err);

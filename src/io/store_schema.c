@@ -109,10 +109,7 @@ static int is_listed(const char *const *names, const char *t)
     return 0;
 }
 
-/* Refuses, without writing, a database that is not pfid's schema 0..2:
- * another application's id, a newer version, a table pfid does not make, or
- * a table of its version missing. */
-static int check(sqlite3 *db, const char *path, long long *version, pfi_error *err)
+int store_schema_check(sqlite3 *db, const char *path, long long *version, pfi_error *err)
 {
     long long app, v;
     int rc;
@@ -302,7 +299,7 @@ int store_schema_open(sqlite3 *db, const char *path, pfi_error *err)
     int rc;
     /* Read-only checks first: switching to WAL rewrites the file header, so
      * it waits until the file is known to be pfid's. */
-    if ((rc = check(db, path, &v, err)) != PFI_OK) return rc;
+    if ((rc = store_schema_check(db, path, &v, err)) != PFI_OK) return rc;
     /* journal_mode answers with a row; exec ignores it. A file on a
      * filesystem without shared memory stays in its old mode, which is still
      * correct, only slower. */
@@ -311,7 +308,7 @@ int store_schema_open(sqlite3 *db, const char *path, pfi_error *err)
     if (v == PFI_STORE_SCHEMA_VERSION) return PFI_OK;
     if ((rc = exec(db, path, "BEGIN IMMEDIATE", err)) != PFI_OK) return rc;
     /* Another process may have created or migrated it meanwhile. */
-    if ((rc = check(db, path, &v, err)) != PFI_OK) goto fail;
+    if ((rc = store_schema_check(db, path, &v, err)) != PFI_OK) goto fail;
     if (v == 0)
         rc = create_v2(db, path, err);
     else if (v == 1)

@@ -9,10 +9,16 @@
 
 #include "pfi/error.h"
 
+/* Reads, without writing, whether the database at path (open in db) is
+ * pfid's schema 0 (empty) to PFI_STORE_SCHEMA_VERSION and sets *version;
+ * refuses (PFI_ENOTSUP, "left untouched") another application's id, a newer
+ * version, a table pfid does not make or one of its version missing. */
+int store_schema_check(sqlite3 *db, const char *path, long long *version, pfi_error *err);
+
 /* Checks that the database at path (open in db) is pfid's or empty, without
- * writing to it, then switches it to WAL and creates or migrates the schema
- * to PFI_STORE_SCHEMA_VERSION in one transaction. On error the file is as it
- * was. */
+ * writing to it (store_schema_check), then switches it to WAL and creates or
+ * migrates the schema to PFI_STORE_SCHEMA_VERSION in one transaction. On
+ * error the file is as it was. */
 int store_schema_open(sqlite3 *db, const char *path, pfi_error *err);
 
 /* "INSERT INTO samples(t,gpu,valid,<cols>) VALUES(?,...)" and

@@ -12,8 +12,12 @@
 # lost). Tolerance 1e-6 relative: the power is the sim's (the model's, by
 # construction of the sim backend), the tokens/s means are exact, so only
 # rounding (%.10g in sweeps.csv) separates the two.
+# The export opens the store read-only: it runs beside pfid while pfid
+# writes (and pfid goes on writing), leaves a stopped pfid's store and a
+# schema-1 store (tests/data/store-v1/) byte for byte as they were, with
+# nothing in their WAL.
 . "$(dirname "$0")/pfid_lib.sh"
-: "${PFI_BIN:?}"
+: "${PFI_BIN:?}" "${PFI_SOURCE_DIR:?}"
 DENSE=compute=0.85,sm=0.9,dram=0.25,tensor=0.6,tput=16000
 MEM=compute=0.6,sm=0.8,dram=0.6,tensor=0.3,tput=9000
 CAPS=(600 500 400 300)
@@ -64,17 +68,34 @@ for w in "${CAPS[@]}"; do
 done
 for g in 0 1 2; do req DELETE /v1/gpus/$g/limit; [ "$CODE" = 200 ] || fail "lift GPU $g: $BODY"; done
 ok "pfid saw both jobs at 700, 600, 500, 400 and 300 W"
-pfid_stop TERM
-[ "$RC" = 0 ] || fail "pfid exit $RC"
 
-"$PFI_BIN" export --db "$DB" --out "$WORK/out" --json >"$WORK/export.json" 2>"$WORK/export.err" ||
-    fail "export: $(cat "$WORK/export.err")"
-python3 - "$WORK/export.json" <<'PY' || fail "export JSON: $(cat "$WORK/export.json")"
+# export_ok JSON: both jobs exported with their five points.
+export_ok() {
+    python3 - "$1" <<'PY' || fail "export JSON: $(cat "$1")"
 import json, sys
 j = {x["job"]: x for x in json.load(open(sys.argv[1]))["jobs"]}
 assert j["dense"]["exported"] and j["dense"]["points"] == 5, j
 assert j["mem"]["exported"] and j["mem"]["points"] == 5, j
 PY
+}
+samples() { python3 -c "import sqlite3,sys; print(sqlite3.connect('file:%s?mode=ro' % sys.argv[1], uri=True).execute('SELECT count(*) FROM samples').fetchone()[0])" "$DB"; }
+# pfid samples every 0.1 s meanwhile.
+"$PFI_BIN" export --db "$DB" --out "$WORK/live" --json >"$WORK/live.json" 2>"$WORK/live.err" ||
+    fail "export beside a running pfid: $(cat "$WORK/live.err")"
+export_ok "$WORK/live.json"
+N0=$(samples)
+grow() { [ "$(samples)" -gt "$N0" ]; }
+wait_until 5 grow || fail "pfid stopped writing after the export ($N0 samples)"
+ok "export beside a running pfid; pfid goes on writing"
+pfid_stop TERM
+[ "$RC" = 0 ] || fail "pfid exit $RC"
+
+SUM=$(sha256sum <"$DB")
+"$PFI_BIN" export --db "$DB" --out "$WORK/out" --json >"$WORK/export.json" 2>"$WORK/export.err" ||
+    fail "export: $(cat "$WORK/export.err")"
+export_ok "$WORK/export.json"
+[ "$(sha256sum <"$DB")" = "$SUM" ] || fail "pfi export changed the store"
+[ ! -s "$DB-wal" ] || fail "pfi export wrote into the store's WAL"
 "$PFI_BIN" index --json "$WORK/out/sweeps.csv" >"$WORK/index.json" 2>"$WORK/index.err" ||
     fail "pfi index refused the export: $(cat "$WORK/index.err")"
 python3 - "$WORK/index.json" "$WORK/dense.json" "$WORK/mem.json" <<'PY' || fail "PFI: $(cat "$WORK/index.json")"
@@ -106,4 +127,17 @@ for name, path, sm in (("dense", sys.argv[2], 0.9), ("mem", sys.argv[3], 0.8)):
     assert abs(float(r["DCGM_FI_PROF_SM_ACTIVE"]) - sm) < 1e-6, (name, r)
 PY
 ok "telemetry rows at the uncapped point"
+
+V1=$PFI_SOURCE_DIR/tests/data/store-v1/pfid-v1.db
+cp "$V1" "$WORK/v1.db"
+"$PFI_BIN" export --db "$WORK/v1.db" --out "$WORK/v1" --json >"$WORK/v1.json" 2>"$WORK/v1.err" ||
+    fail "export of a schema-1 store: $(cat "$WORK/v1.err")"
+cmp -s "$WORK/v1.db" "$V1" || fail "pfi export changed (migrated?) a schema-1 store"
+[ ! -s "$WORK/v1.db-wal" ] || fail "pfi export wrote into a schema-1 store's WAL"
+python3 - "$WORK/v1.json" <<'PY' || fail "schema-1 export: $(cat "$WORK/v1.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"]
+assert [x["job"] for x in j] == ["moe-ft", "llama-70b-pt"] and not any(x["exported"] for x in j), j
+PY
+ok "stores left as they were: the stopped pfid's, a schema-1 one"
 echo PASS

@@ -1,6 +1,7 @@
 /* The store read back with distrust: a damaged file is refused without a
  * byte written, a bad row is skipped (and said) instead of losing every row,
  * unusable cap values come back as NaN. */
+#include "store_fixture.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -17,22 +18,13 @@ static char path[128];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/pfi-test-storechk-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    snprintf(path, sizeof path, "%s/pfid.db", dir);
-    return 0;
+    return store_fixture_dir(dir, path);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char p[192];
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    store_fixture_remove(dir, path);
     return 0;
 }
 

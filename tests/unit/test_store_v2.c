@@ -1,6 +1,7 @@
 /* pfid's store schema 2: the migration of a schema-1 database written by the
  * old code (tests/data/store-v1/), refusing databases that are not pfid's
  * without touching them, and schema 2's new job fields and curve points. */
+#include "store_fixture.h"
 #include "test_util.h"
 
 #include <string.h>
@@ -17,52 +18,14 @@ static char path[128];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/pfi-test-store2-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    snprintf(path, sizeof path, "%s/pfid.db", dir);
-    return 0;
+    return store_fixture_dir(dir, path);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char p[192];
-    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
-    rmdir(dir);
+    store_fixture_remove(dir, path);
     return 0;
-}
-
-/* The whole file, malloc'd; *len its size. */
-static char *slurp(const char *p, size_t *len)
-{
-    FILE *f = fopen(p, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
-static void copy_fixture(void)
-{
-    char src[512];
-    test_path(src, sizeof src, PFI_SOURCE_DIR, "tests/data/store-v1/pfid-v1.db");
-    size_t n;
-    char *buf = slurp(src, &n);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(buf, 1, n, f), n);
-    fclose(f);
-    free(buf);
 }
 
 static void sql(const char *q)
@@ -103,7 +66,7 @@ static double query_num(const char *q)
 static void test_migrates_v1_fixture(void **state)
 {
     (void)state;
-    copy_fixture();
+    store_fixture_copy_v1(path);
     pfi_store *s;
     pfi_error err;
     assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
@@ -194,7 +157,7 @@ static void test_migrates_v1_fixture(void **state)
 static void test_failed_migration_rolls_back(void **state)
 {
     (void)state;
-    copy_fixture();
+    store_fixture_copy_v1(path);
     sql("ALTER TABLE samples DROP COLUMN nvlink_rx;");
     pfi_store *s;
     pfi_error err;
@@ -215,7 +178,7 @@ static void test_failed_migration_rolls_back(void **state)
 static void refused(const char *why)
 {
     size_t n0, n1;
-    char *before = slurp(path, &n0);
+    char *before = store_fixture_slurp(path, &n0);
     pfi_store *s = (pfi_store *)1;
     pfi_error err;
     assert_int_equal(pfi_store_open(path, &s, &err), PFI_ENOTSUP);
@@ -223,7 +186,7 @@ static void refused(const char *why)
     if (!strstr(err.msg, why)) fail_msg("'%s' lacks '%s'", err.msg, why);
     assert_non_null(strstr(err.msg, "left untouched"));
     assert_string_equal(err.file, path);
-    char *after = slurp(path, &n1);
+    char *after = store_fixture_slurp(path, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0);
     free(before);
@@ -247,7 +210,7 @@ static void test_foreign_tables_refused(void **state)
 static void test_extra_table_in_v1_refused(void **state)
 {
     (void)state;
-    copy_fixture();
+    store_fixture_copy_v1(path);
     sql("PRAGMA journal_mode=DELETE; CREATE TABLE notes(x);");
     refused("table 'notes'");
 }
@@ -255,7 +218,7 @@ static void test_extra_table_in_v1_refused(void **state)
 static void test_missing_table_in_v1_refused(void **state)
 {
     (void)state;
-    copy_fixture();
+    store_fixture_copy_v1(path);
     sql("PRAGMA journal_mode=DELETE; DROP TABLE throughput;");
     refused("3 of its 4 tables");
 }
@@ -263,7 +226,7 @@ static void test_missing_table_in_v1_refused(void **state)
 static void test_newer_version_refused_untouched(void **state)
 {
     (void)state;
-    copy_fixture();
+    store_fixture_copy_v1(path);
     sql("PRAGMA journal_mode=DELETE; PRAGMA user_version=3;");
     refused("newer");
 }

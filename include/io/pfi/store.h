@@ -17,9 +17,9 @@
  * in SI units, one column per GPU field (W, J, Hz, ratio 0-1, C, bytes,
  * bytes/s; clock_events holds pfi_clock_event bits).
  *
- * Ownership: pfi_store_open returns a handle closed by pfi_store_close
- * (NULL-safe). Every function is safe to call from several threads: one
- * connection, one mutex, prepared statements reused.
+ * Ownership: pfi_store_open and pfi_store_open_readonly return a handle
+ * closed by pfi_store_close (NULL-safe). Every function is safe to call from
+ * several threads: one connection, one mutex, prepared statements reused.
  */
 #ifndef PFI_STORE_H
 #define PFI_STORE_H
@@ -72,6 +72,15 @@ typedef struct pfi_store_point {
  * (PFI_EPARSE, PFI_ENOTSUP) without a byte of it written. A database written by a
  * newer schema is refused rather than misread. */
 int pfi_store_open(const char *path, pfi_store **out, pfi_error *err);
+/* Opens an existing database for reading only (`pfi export`), also while a
+ * pfid writes it (WAL readers do not block the writer): nothing is written
+ * to the file, no lock is taken beyond a reader's. A missing file is
+ * PFI_ENOTFOUND (and is not created); a damaged, foreign or newer file is
+ * refused as by pfi_store_open. A schema-1 (or empty) file is copied into
+ * memory and migrated (created) there, so reads return schema 2's rows while
+ * the file stays as it was. Every write function on the handle fails with
+ * PFI_ESTATE. */
+int pfi_store_open_readonly(const char *path, pfi_store **out, pfi_error *err);
 void pfi_store_close(pfi_store *s);
 
 /* Reads skip a row with an unusable value rather than fail on it: a jobs row
