@@ -27,14 +27,6 @@
 #include "pfi/http_server.h"
 #include "pfi/json.h"
 
-/* The conventions pfid shares with the controller (pfi/http_server.h),
- * under this file's short names. */
-typedef pfi_http_body req;
-#define send_text pfi_http_send_text
-#define send_json pfi_http_send_json
-#define send_error pfi_http_send_error
-#define not_allowed pfi_http_not_allowed
-
 static unsigned status_of(int rc)
 {
     switch (rc) {
@@ -51,7 +43,7 @@ static unsigned status_of(int rc)
 
 static enum MHD_Result send_pfi_error(struct MHD_Connection *c, int rc, const pfi_error *err)
 {
-    return send_error(c, status_of(rc), err->msg[0] ? err->msg : pfi_strerror(rc));
+    return pfi_http_send_error(c, status_of(rc), err->msg[0] ? err->msg : pfi_strerror(rc));
 }
 
 static int authorized(const agent *a, struct MHD_Connection *c)
@@ -72,7 +64,7 @@ static enum MHD_Result metrics(agent *a, struct MHD_Connection *c)
         if (!r) {
             free(text);
             pthread_mutex_unlock(&a->mu);
-            return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+            return pfi_http_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
         }
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                                 "text/plain; version=0.0.4; charset=utf-8");
@@ -125,12 +117,12 @@ static enum MHD_Result healthz(agent *a, struct MHD_Connection *c)
     if (json_array_size(reasons) == 0) {
         json_decref(reasons);
         char *ok = strdup("ok\n");
-        return ok ? send_text(c, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
+        return ok ? pfi_http_send_text(c, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
     }
     json_t *o = json_object();
     pfi_json_set(o, "status", json_string("failing"));
     pfi_json_set(o, "reasons", reasons);
-    return send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, o);
+    return pfi_http_send_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, o);
 }
 
 static enum MHD_Result get_locked(agent *a, struct MHD_Connection *c, json_t *(*fn)(agent *))
@@ -138,7 +130,7 @@ static enum MHD_Result get_locked(agent *a, struct MHD_Connection *c, json_t *(*
     pthread_mutex_lock(&a->mu);
     json_t *v = fn(a);
     pthread_mutex_unlock(&a->mu);
-    return send_json(c, MHD_HTTP_OK, v);
+    return pfi_http_send_json(c, MHD_HTTP_OK, v);
 }
 
 static enum MHD_Result job_reply(agent *a, struct MHD_Connection *c, const char *id,
@@ -148,8 +140,8 @@ static enum MHD_Result job_reply(agent *a, struct MHD_Connection *c, const char 
     int i = agent_job_find(a, id);
     json_t *v = i >= 0 ? agent_job_json(a, a->jobs[i]) : NULL;
     pthread_mutex_unlock(&a->mu);
-    if (!v) return send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
-    return send_json(c, status, v);
+    if (!v) return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
+    return pfi_http_send_json(c, status, v);
 }
 
 static enum MHD_Result job_curve(agent *a, struct MHD_Connection *c, const char *id)
@@ -158,39 +150,39 @@ static enum MHD_Result job_curve(agent *a, struct MHD_Connection *c, const char 
     pfi_error err;
     pfi_error_clear(&err);
     int rc = agent_curve_get(a, id, &v, &err);
-    return rc == PFI_OK ? send_json(c, MHD_HTTP_OK, v) : send_pfi_error(c, rc, &err);
+    return rc == PFI_OK ? pfi_http_send_json(c, MHD_HTTP_OK, v) : send_pfi_error(c, rc, &err);
 }
 
-static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const req *r)
+static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const pfi_http_body *r)
 {
     pfi_store_job j;
     pfi_error err;
     pfi_error_clear(&err);
     int rc = pfi_api_parse_job(r->body ? r->body : "", r->len, &j, &err);
-    if (rc != PFI_OK) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     j.registered_at = agent_now();
     rc = agent_job_register(a, &j, 1, &err);
-    if (rc == PFI_ENOTFOUND) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    if (rc == PFI_ENOTFOUND) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
     agent_log("job %s registered on %zu GPU(s)", j.id, j.n_gpus);
     return job_reply(a, c, j.id, MHD_HTTP_CREATED);
 }
 
 static enum MHD_Result post_throughput(agent *a, struct MHD_Connection *c, const char *id,
-                                       const req *r)
+                                       const pfi_http_body *r)
 {
     double tps;
     pfi_error err;
     pfi_error_clear(&err);
     int rc = pfi_api_parse_throughput(r->body ? r->body : "", r->len, &tps, &err);
-    if (rc != PFI_OK) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     unsigned long long n = 0;
     rc = agent_job_report(a, id, tps, &n, &err);
     if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
     json_t *o = json_object();
     pfi_json_set(o, "job", json_string(id));
     pfi_json_set(o, "reports", json_integer((json_int_t)n));
-    return send_json(c, MHD_HTTP_OK, o);
+    return pfi_http_send_json(c, MHD_HTTP_OK, o);
 }
 
 static enum MHD_Result delete_job(agent *a, struct MHD_Connection *c, const char *id)
@@ -201,20 +193,21 @@ static enum MHD_Result delete_job(agent *a, struct MHD_Connection *c, const char
     int rc = agent_job_end(a, id, &summary, &err);
     if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
     agent_log("job %s ended", id);
-    return send_json(c, MHD_HTTP_OK, summary);
+    return pfi_http_send_json(c, MHD_HTTP_OK, summary);
 }
 
-static enum MHD_Result put_limit(agent *a, struct MHD_Connection *c, unsigned gpu, const req *r)
+static enum MHD_Result put_limit(agent *a, struct MHD_Connection *c, unsigned gpu,
+                                 const pfi_http_body *r)
 {
     double w, e;
     pfi_error err;
     pfi_error_clear(&err);
     int rc = pfi_api_parse_limit(r->body ? r->body : "", r->len, &w, &e, &err);
-    if (rc != PFI_OK) return send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     json_t *resp = NULL;
     rc = agent_cap_set(a, gpu, w, e, &resp, &err);
     if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
-    return send_json(c, MHD_HTTP_OK, resp);
+    return pfi_http_send_json(c, MHD_HTTP_OK, resp);
 }
 
 static enum MHD_Result delete_limit(agent *a, struct MHD_Connection *c, unsigned gpu)
@@ -224,7 +217,7 @@ static enum MHD_Result delete_limit(agent *a, struct MHD_Connection *c, unsigned
     pfi_error_clear(&err);
     int rc = agent_cap_clear(a, gpu, "DELETE request", &resp, &err);
     if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
-    return send_json(c, MHD_HTTP_OK, resp);
+    return pfi_http_send_json(c, MHD_HTTP_OK, resp);
 }
 
 /* "/v1/gpus/N/limit" -> N; -1 when the path is not that shape. */
@@ -252,50 +245,53 @@ static int is_limit_call(const char *url)
 }
 
 static enum MHD_Result route(agent *a, struct MHD_Connection *c, const char *url,
-                             const char *method, const req *r)
+                             const char *method, const pfi_http_body *r)
 {
     int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     int put = strcmp(method, MHD_HTTP_METHOD_PUT) == 0;
     int del = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
 
-    if (strcmp(url, "/metrics") == 0) return get ? metrics(a, c) : not_allowed(c, "GET, HEAD");
-    if (strcmp(url, "/healthz") == 0) return get ? healthz(a, c) : not_allowed(c, "GET, HEAD");
+    if (strcmp(url, "/metrics") == 0)
+        return get ? metrics(a, c) : pfi_http_not_allowed(c, "GET, HEAD");
+    if (strcmp(url, "/healthz") == 0)
+        return get ? healthz(a, c) : pfi_http_not_allowed(c, "GET, HEAD");
     if (strcmp(url, "/v1/gpus") == 0)
-        return get ? get_locked(a, c, agent_gpus_json) : not_allowed(c, "GET, HEAD");
+        return get ? get_locked(a, c, agent_gpus_json) : pfi_http_not_allowed(c, "GET, HEAD");
     if (strcmp(url, "/v1/jobs") == 0) {
         if (get) return get_locked(a, c, agent_jobs_json);
         if (post) return post_job(a, c, r);
-        return not_allowed(c, "GET, HEAD, POST");
+        return pfi_http_not_allowed(c, "GET, HEAD, POST");
     }
     if (strncmp(url, "/v1/jobs/", 9) == 0) {
         char id[PFI_STORE_JOB_ID_MAX + 16];
         const char *p = url + 9;
         const char *slash = strchr(p, '/');
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
-        if (n >= sizeof id) return send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
+        if (n >= sizeof id) return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
         memcpy(id, p, n);
         id[n] = '\0';
-        if (!pfi_api_job_id_valid(id)) return send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
+        if (!pfi_api_job_id_valid(id))
+            return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
         if (!slash) {
             if (get) return job_reply(a, c, id, MHD_HTTP_OK);
             if (del) return delete_job(a, c, id);
-            return not_allowed(c, "GET, HEAD, DELETE");
+            return pfi_http_not_allowed(c, "GET, HEAD, DELETE");
         }
         if (strcmp(slash, "/throughput") == 0)
-            return post ? post_throughput(a, c, id, r) : not_allowed(c, "POST");
+            return post ? post_throughput(a, c, id, r) : pfi_http_not_allowed(c, "POST");
         if (strcmp(slash, "/curve") == 0)
-            return get ? job_curve(a, c, id) : not_allowed(c, "GET, HEAD");
-        return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+            return get ? job_curve(a, c, id) : pfi_http_not_allowed(c, "GET, HEAD");
+        return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
     }
     if (is_limit_call(url)) {
         long g = gpu_limit_path(url);
-        if (g < 0) return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+        if (g < 0) return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
         if (put) return put_limit(a, c, (unsigned)g, r);
         if (del) return delete_limit(a, c, (unsigned)g);
-        return not_allowed(c, "PUT, DELETE");
+        return pfi_http_not_allowed(c, "PUT, DELETE");
     }
-    return send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+    return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -303,20 +299,21 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                size_t *upload_size, void **con_cls)
 {
     agent *a = cls;
-    req *r = *con_cls;
+    pfi_http_body *r = *con_cls;
     if (!r) {
         /* First call: headers only. Refuse what needs no body to refuse. */
         const char *bad = agent_guard_framing(c);
-        if (bad) return send_error(c, MHD_HTTP_BAD_REQUEST, bad);
+        if (bad) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, bad);
         if (is_write(method)) {
             if (!authorized(a, c))
-                return send_error(c, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+                return pfi_http_send_error(c, MHD_HTTP_UNAUTHORIZED,
+                                           "missing or wrong bearer token");
             agent_guard_trust(a->guard, c);
             if (a->o.read_only && is_limit_call(url))
-                return send_error(c, MHD_HTTP_CONFLICT,
-                                  "pfid runs --read-only: power limits are not changed");
+                return pfi_http_send_error(c, MHD_HTTP_CONFLICT,
+                                           "pfid runs --read-only: power limits are not changed");
             if (pfi_http_declared_too_large(c, PFI_API_MAX_BODY))
-                return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+                return pfi_http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
         }
         r = calloc(1, sizeof *r);
         if (!r) return MHD_NO;
@@ -325,7 +322,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     if (*upload_size > 0)
         return pfi_http_body_add(r, upload, upload_size, PFI_API_MAX_BODY) == 0 ? MHD_YES : MHD_NO;
-    if (r->too_big) return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+    if (r->too_big) return pfi_http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
     return route(a, c, url, method, r);
 }
 
