@@ -29,7 +29,9 @@ for i in range(n):
 print(up, flush=True)
 time.sleep(hold)
 EOF_PY
-flood() { python3 "$WORK/flood.py" "$@" >"$WORK/flood.out" & FLOOD=$!; PIDS+=("$FLOOD"); }
+# flood.out is emptied before the flood starts: the shell truncates it only
+# once the background job runs, and `flooded` must not see the last flood's
+flood() { : >"$WORK/flood.out"; python3 "$WORK/flood.py" "$@" >"$WORK/flood.out" & FLOOD=$!; PIDS+=("$FLOOD"); }
 flooded() { [ -s "$WORK/flood.out" ]; }
 # fast METHOD PATH [SRC]: the call must answer within 2 s.
 fast() {

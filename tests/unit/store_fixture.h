@@ -1,6 +1,9 @@
-/* For the store's unit tests: a temporary folder per test, whole files read
- * into memory, and the schema-1 store fixture (tests/data/store-v1/) copied
- * to a path. */
+/* For the store's unit tests (pfid's and the controller's): a temporary
+ * folder per test, as cmocka set-up and tear-down (test_db_unit_test(f) runs
+ * f between them with the database's path in test_db_path) or by hand,
+ * whole files read into memory, and the schema-1 store fixture
+ * (tests/data/store-v1/) copied to a path. Header-only like test_util.h:
+ * each tests/unit/test_*.c is its own program. */
 #ifndef PFI_TEST_STORE_FIXTURE_H
 #define PFI_TEST_STORE_FIXTURE_H
 
@@ -30,6 +33,26 @@ static inline void store_fixture_remove(const char *dir, const char *path)
     }
     rmdir(dir);
 }
+
+static char test_db_dir[64];
+static char test_db_path[128];
+
+/* A new folder for the test; the database file is not made (the code under
+ * test creates it, or the test writes its own bytes there first). */
+static inline int test_db_setup(void **state)
+{
+    (void)state;
+    return store_fixture_dir(test_db_dir, test_db_path);
+}
+
+static inline int test_db_teardown(void **state)
+{
+    (void)state;
+    store_fixture_remove(test_db_dir, test_db_path);
+    return 0;
+}
+
+#define test_db_unit_test(f) cmocka_unit_test_setup_teardown(f, test_db_setup, test_db_teardown)
 
 /* The whole file, malloc'd; *len its size. */
 static inline char *store_fixture_slurp(const char *p, size_t *len)

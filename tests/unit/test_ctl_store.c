@@ -2,42 +2,21 @@
  * (targets with open ends and null priorities, caps held, learned means,
  * state), a newer schema is refused. A real SQLite file in /tmp. */
 #include "test_util.h"
+#include "store_fixture.h"
 
 #include <string.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "pfi/ctl_store.h"
-
-static char path[64];
 
 static pfi_ctl_store *open_tmp(void)
 {
     pfi_ctl_store *s;
     pfi_error err;
     pfi_error_clear(&err);
-    if (pfi_ctl_store_open(path, &s, &err) != PFI_OK) fail_msg("%s", err.msg);
+    if (pfi_ctl_store_open(test_db_path, &s, &err) != PFI_OK) fail_msg("%s", err.msg);
     return s;
-}
-
-static int setup(void **st)
-{
-    snprintf(path, sizeof path, "/tmp/test_ctl_store_XXXXXX");
-    int fd = mkstemp(path);
-    close(fd);
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    char b[96];
-    unlink(path);
-    snprintf(b, sizeof b, "%s-wal", path);
-    unlink(b);
-    snprintf(b, sizeof b, "%s-shm", path);
-    unlink(b);
-    return 0;
 }
 
 static void test_roundtrip(void **st)
@@ -112,21 +91,21 @@ static void test_roundtrip(void **st)
 static void test_newer_schema(void **st)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=9", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     pfi_ctl_store *s;
     pfi_error err;
     pfi_error_clear(&err);
-    assert_int_equal(pfi_ctl_store_open(path, &s, &err), PFI_ESTATE);
+    assert_int_equal(pfi_ctl_store_open(test_db_path, &s, &err), PFI_ESTATE);
     assert_non_null(strstr(err.msg, "newer"));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
+        test_db_unit_test(test_roundtrip),
+        test_db_unit_test(test_newer_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,42 +1,19 @@
 /* pfid's SQLite store: schema, round trips, crash-recovery records, retention. */
 #include "test_util.h"
+#include "store_fixture.h"
 
 #include <string.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "pfi/store.h"
-
-static char dir[64];
-static char path[128];
-
-static int setup(void **state)
-{
-    snprintf(dir, sizeof dir, "/tmp/pfi-test-store-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    snprintf(path, sizeof path, "%s/pfid.db", dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char p[192];
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
-    rmdir(dir);
-    return 0;
-}
 
 /* Runs one query with a single integer or text answer through a second,
  * independent connection: what another process (sqlite3 CLI) would see. */
 static void query_text(const char *sql, char *out, size_t len)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open_v2(test_db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     out[0] = '\0';
@@ -50,7 +27,7 @@ static void test_schema_and_pragmas(void **state)
 {
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     char v[64];
     query_text("PRAGMA user_version", v, sizeof v);
     assert_string_equal(v, "2");
@@ -60,7 +37,7 @@ static void test_schema_and_pragmas(void **state)
     assert_string_equal(v, "wal");
     pfi_store_close(s);
     /* Reopening an existing database keeps it (no second CREATE). */
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_store_close(s);
     pfi_store_close(NULL);
 }
@@ -68,33 +45,33 @@ static void test_schema_and_pragmas(void **state)
 static void test_newer_schema_refused(void **state)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=7", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     pfi_store *s = (pfi_store *)1;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_ENOTSUP);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_ENOTSUP);
     assert_null(s);
     assert_non_null(strstr(err.msg, "newer"));
 }
 
 static void test_not_a_database(void **state)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(test_db_path, "w");
     fputs("this is not a database, just text long enough to fill a header page......\n", f);
     fclose(f);
     pfi_store *s;
     pfi_error err;
-    assert_int_not_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_not_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     assert_null(s);
-    assert_string_equal(err.file, path);
+    assert_string_equal(err.file, test_db_path);
 }
 
 static void test_samples_null_when_invalid(void **state)
 {
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_gpu_sample x[2];
     memset(x, 0, sizeof x);
     x[0].valid = (1u << PFI_GF_POWER) | (1u << PFI_GF_SM_CLOCK);
@@ -122,7 +99,7 @@ static void test_jobs(void **state)
 {
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_store_job a = {.id = "llama-pt", .gpus = {0, 1, 7}, .n_gpus = 3, .arch = "dense",
                        .task = "pt", .registered_at = 10};
     pfi_store_job b = {.id = "moe \"ft\"", .gpus = {2}, .n_gpus = 1, .registered_at = 11};
@@ -158,7 +135,7 @@ static void test_throughput_and_prune(void **state)
 {
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_store_job a = {.id = "j", .gpus = {0}, .n_gpus = 1, .registered_at = 1};
     pfi_store_job b = {.id = "k", .gpus = {1}, .n_gpus = 1, .registered_at = 1};
     assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
@@ -216,7 +193,7 @@ static void test_replay(void **state)
 {
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_gpu_sample x[2];
     memset(x, 0, sizeof x);
     for (int k = 0; k < 3; k++) {
@@ -257,7 +234,7 @@ static void test_caps_survive_reopen(void **state)
 {
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_store_cap a = {.gpu = 2, .watts = 400, .set_at = 100, .expires_at = 200, .prior_w = 700};
     pfi_store_cap b = {.gpu = 0, .watts = 300, .set_at = 100, .expires_at = 150, .prior_w = 700};
     assert_int_equal(pfi_store_cap_put(s, &a, &err), PFI_OK);
@@ -267,7 +244,7 @@ static void test_caps_survive_reopen(void **state)
     /* No close: what a SIGKILL leaves behind is the WAL, which the next
      * connection must replay. A second handle stands for the next process. */
     pfi_store *s2;
-    assert_int_equal(pfi_store_open(path, &s2, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s2, &err), PFI_OK);
     pfi_store_cap *caps;
     size_t n;
     assert_int_equal(pfi_store_caps(s2, &caps, &n, &err), PFI_OK);
@@ -294,14 +271,14 @@ static void test_caps_survive_reopen(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_schema_and_pragmas, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_samples_null_when_invalid, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_throughput_and_prune, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_caps_survive_reopen, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_replay, setup, teardown),
+        test_db_unit_test(test_schema_and_pragmas),
+        test_db_unit_test(test_newer_schema_refused),
+        test_db_unit_test(test_not_a_database),
+        test_db_unit_test(test_samples_null_when_invalid),
+        test_db_unit_test(test_jobs),
+        test_db_unit_test(test_throughput_and_prune),
+        test_db_unit_test(test_caps_survive_reopen),
+        test_db_unit_test(test_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
