@@ -45,8 +45,7 @@ int pfi_lockfile_take(const char *path, int flags, int *fd, long *holder_pid, pf
                  flags & PFI_LOCKFILE_PRIVATE ? 0600 : 0644);
     if (f < 0 && probe && (errno == ENOENT || errno == ENOTDIR)) return PFI_OK;
     if (f < 0)
-        return pfi_error_set(err, PFI_EIO, path, 0, "cannot open for locking: %s",
-                             strerror(errno));
+        return pfi_error_set(err, PFI_EIO, path, 0, "cannot open for locking: %s", strerror(errno));
     if (flock(f, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         long pid = e == EWOULDBLOCK && !(flags & PFI_LOCKFILE_NO_PID) ? read_pid(f) : 0;
@@ -54,7 +53,9 @@ int pfi_lockfile_take(const char *path, int flags, int *fd, long *holder_pid, pf
         if (e != EWOULDBLOCK)
             return pfi_error_set(err, PFI_EIO, path, 0, "cannot lock: %s", strerror(e));
         if (holder_pid) *holder_pid = pid;
-        if (pid) return pfi_error_set(err, PFI_ESTATE, path, 0, "locked by another process (pid %ld)", pid);
+        if (pid)
+            return pfi_error_set(err, PFI_ESTATE, path, 0, "locked by another process (pid %ld)",
+                                 pid);
         return pfi_error_set(err, PFI_ESTATE, path, 0, "locked by another process");
     }
     if (probe) {

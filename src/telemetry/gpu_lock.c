@@ -13,7 +13,8 @@ int pfi_gpu_lock_take(const char *dir, unsigned gpu, const char *uuid, const cha
 {
     *fd = -1;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return pfi_error_set(err, PFI_EIO, dir, 0, "cannot create the GPU lock directory: %s (set --lock-dir)",
+        return pfi_error_set(err, PFI_EIO, dir, 0,
+                             "cannot create the GPU lock directory: %s (set --lock-dir)",
                              strerror(errno));
     char name[128], path[4096];
     size_t k = 0;

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pfi/fileio.h"
 #include "pfi/lockfile.h"
 
 typedef struct {
@@ -43,12 +44,11 @@ static int teardown(void **state)
 static const char *content(const char *path)
 {
     static char buf[256];
+    char *all = NULL;
+    size_t n = 0;
     buf[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return buf;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
+    if (pfi_file_read_all(path, &all, &n, NULL) == PFI_OK) snprintf(buf, sizeof buf, "%s", all);
+    free(all);
     return buf;
 }
 
