@@ -19,39 +19,18 @@
  * The kernel drops every lock when the process dies however it dies, so no
  * stale lock survives a crash. The descriptors stay open for pfid's life.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "pfi/gpu_lock.h"
-
-/* Opens path (creating it) and takes an exclusive lock without waiting:
- * PFI_OK with *fd, PFI_ESTATE when another process holds it. */
-static int lock_file(const char *path, int create_mode, int *fd, pfi_error *err)
-{
-    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, create_mode);
-    if (f < 0)
-        return pfi_error_set(err, PFI_EIO, path, 0, "cannot open for locking: %s",
-                             strerror(errno));
-    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        close(f);
-        if (e == EWOULDBLOCK) return PFI_ESTATE;
-        return pfi_error_set(err, PFI_EIO, path, 0, "cannot lock: %s", strerror(e));
-    }
-    *fd = f;
-    return PFI_OK;
-}
+#include "pfi/lockfile.h"
 
 int agent_lock_store(agent *a, pfi_error *err)
 {
-    int rc = lock_file(a->o.db, 0600, &a->store_lock_fd, err);
+    /* the store is SQLite's file: no PID goes into it */
+    int rc = pfi_lockfile_take(a->o.db, PFI_LOCKFILE_NO_PID | PFI_LOCKFILE_PRIVATE,
+                               &a->store_lock_fd, NULL, err);
     if (rc == PFI_ESTATE)
         return pfi_error_set(err, PFI_ESTATE, a->o.db, 0,
                              "the store is in use by another pfid (it holds the store's lock); "

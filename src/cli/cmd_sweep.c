@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "pfi/limit.h"
+#include "pfi/lockfile.h"
 #include "sweep_gpu.h"
 #include "sweep_lock.h"
 #include "sweep_opts.h"
@@ -396,7 +397,7 @@ int pfi_cmd_sweep(int argc, char **argv)
 done:
     sweep_port_stop(port);
     sweep_gpu_close(g);
-    sweep_lock_release(lock_fd);
+    pfi_lockfile_release(lock_fd);
     pfi_tput_matcher_destroy(m);
     sweep_opts_free(&o);
     return ec;

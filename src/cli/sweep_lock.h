@@ -11,11 +11,10 @@
 #include "pfi/error.h"
 
 /* Takes DIR's lock without waiting: PFI_OK with *fd (pass it to
- * sweep_lock_release), PFI_ESTATE naming the holder's PID when another
+ * pfi_lockfile_release), PFI_ESTATE naming the holder's PID when another
  * process holds it, PFI_EIO when the file cannot be opened. With check_only
  * (--dry-run) nothing is created or written: a missing lock file is PFI_OK
  * with *fd -1, and a free lock is released at once. */
 int sweep_lock_take(const char *dir, int check_only, int *fd, pfi_error *err);
-void sweep_lock_release(int fd); /* -1 is a no-op */
 
 #endif
