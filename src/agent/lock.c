@@ -52,13 +52,15 @@ int agent_lock_gpus(agent *a, pfi_error *err)
     return PFI_OK;
 }
 
+/* Every fd is -1 until its lock is taken (pfid.c sets them as the GPUs are
+ * counted), so 0 is a real lock: a pfid started with stdin closed gets fd 0
+ * for its first lock file. */
 void agent_unlock_all(agent *a)
 {
-    for (unsigned g = 0; a->gpus && g < a->n_gpus; g++)
-        if (a->gpus[g].lock_fd > 0) {
-            close(a->gpus[g].lock_fd);
-            a->gpus[g].lock_fd = -1;
-        }
-    if (a->store_lock_fd > 0) close(a->store_lock_fd);
+    for (unsigned g = 0; a->gpus && g < a->n_gpus; g++) {
+        pfi_lockfile_release(a->gpus[g].lock_fd);
+        a->gpus[g].lock_fd = -1;
+    }
+    pfi_lockfile_release(a->store_lock_fd);
     a->store_lock_fd = -1;
 }
