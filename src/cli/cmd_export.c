@@ -233,8 +233,10 @@ int pfi_cmd_export(int argc, char **argv)
     exp_job *ex = NULL;
     size_t nj = 0, np = 0, ne = 0;
     /* Read-only: never creates a missing store (an empty export would hide a
-     * typo), never migrates one, and reads beside a running pfid. */
+     * typo), never migrates one, and reads beside a running pfid; jobs,
+     * points and samples from one moment (a snapshot) */
     if (pfi_store_open_readonly(o.db, &s, &err) != PFI_OK ||
+        pfi_store_snapshot_begin(s, &err) != PFI_OK ||
         pfi_store_jobs(s, &jobs, &nj, &err) != PFI_OK ||
         pfi_store_points(s, o.job, &pts, &np, &err) != PFI_OK) {
         ec = pfi_cli_fail("export", &err);

@@ -79,6 +79,7 @@ struct pfi_store {
     pfi_store_bad_row_fn bad_row;
     void *bad_row_ctx;
     int readonly; /* pfi_store_open_readonly: every write is refused */
+    int snapshot; /* pfi_store_snapshot_begin: a read transaction is open */
 };
 
 void pfi_store_on_bad_row(pfi_store *s, pfi_store_bad_row_fn fn, void *ctx)
@@ -252,9 +253,37 @@ int pfi_store_open_readonly(const char *path, pfi_store **out, pfi_error *err)
     return store_open(path, 1, out, err);
 }
 
+int pfi_store_snapshot_begin(pfi_store *s, pfi_error *err)
+{
+    if (!s->readonly || s->snapshot)
+        return pfi_error_set(err, PFI_ESTATE, s->path, 0,
+                             s->snapshot ? "a snapshot is already open"
+                                         : "a snapshot needs a read-only handle");
+    pthread_mutex_lock(&s->mu);
+    /* BEGIN alone takes no snapshot: WAL pins one at the first read */
+    int rc = sqlite3_exec(s->db, "BEGIN; SELECT count(*) FROM sqlite_schema;", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) s->snapshot = 1;
+    else {
+        db_error(s, err, "begin a snapshot");
+        sqlite3_exec(s->db, "ROLLBACK;", NULL, NULL, NULL);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return s->snapshot ? PFI_OK : PFI_EIO;
+}
+
+void pfi_store_snapshot_end(pfi_store *s)
+{
+    if (!s || !s->snapshot) return;
+    pthread_mutex_lock(&s->mu);
+    sqlite3_exec(s->db, "COMMIT;", NULL, NULL, NULL);
+    s->snapshot = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
 void pfi_store_close(pfi_store *s)
 {
     if (!s) return;
+    pfi_store_snapshot_end(s);
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
         free(s->sql[i]);

@@ -334,6 +334,45 @@ static void test_reader_beside_writer(void **state)
     pfi_store_close(w);
 }
 
+/* `pfi export`'s snapshot: reads between begin and end see the store as it
+ * was at begin while the writer goes on committing (not blocked); after end
+ * they see the commits. A read-write handle has none. */
+static void test_snapshot(void **state)
+{
+    (void)state;
+    pfi_store *w, *r;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(path, &w, &err), PFI_OK);
+    pfi_gpu_sample x[2] = {0};
+    pfi_gpu_sample_set(&x[0], PFI_GF_POWER, 500);
+    pfi_gpu_sample_set(&x[1], PFI_GF_POWER, 510);
+    assert_int_equal(pfi_store_add_samples(w, 1, x, 2, &err), PFI_OK);
+    assert_int_equal(pfi_store_open_readonly(path, &r, &err), PFI_OK);
+    assert_int_equal(pfi_store_snapshot_begin(r, &err), PFI_OK);
+    assert_int_equal(pfi_store_snapshot_begin(r, &err), PFI_ESTATE);
+    assert_int_equal(pfi_store_add_samples(w, 2, x, 2, &err), PFI_OK);
+    pfi_store_point p = {.job = "j", .cap_w = 500, .power_w = 1010, .tokens_per_s = 9000,
+                         .tokens_sd = 1, .n = 2, .t_first = 1, .t_last = 2};
+    assert_int_equal(pfi_store_point_put(w, &p, &err), PFI_OK);
+    assert_int_equal(samples_in(r), 2);
+    pfi_store_point *pts;
+    size_t n;
+    assert_int_equal(pfi_store_points(r, "j", &pts, &n, &err), PFI_OK);
+    assert_int_equal(n, 0);
+    free(pts);
+    pfi_store_snapshot_end(r);
+    pfi_store_snapshot_end(r); /* once */
+    assert_int_equal(samples_in(r), 4);
+    assert_int_equal(pfi_store_points(r, "j", &pts, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    free(pts);
+    assert_int_equal(pfi_store_snapshot_begin(w, &err), PFI_ESTATE);
+    assert_int_equal(pfi_store_snapshot_begin(r, &err), PFI_OK); /* closed by close */
+    pfi_store_close(r);
+    pfi_store_snapshot_end(NULL);
+    pfi_store_close(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +381,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_like_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_beside_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

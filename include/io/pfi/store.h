@@ -83,6 +83,14 @@ int pfi_store_open(const char *path, pfi_store **out, pfi_error *err);
 int pfi_store_open_readonly(const char *path, pfi_store **out, pfi_error *err);
 void pfi_store_close(pfi_store *s);
 
+/* One moment across several reads of a read-only handle (`pfi export`'s
+ * jobs, points and samples while pfid writes): between begin and end every
+ * read sees the database as it was at begin; the writer is not blocked
+ * (WAL). PFI_ESTATE on a read-write handle or when one is open; end (and
+ * close) ends it, NULL-safe, once. */
+int pfi_store_snapshot_begin(pfi_store *s, pfi_error *err);
+void pfi_store_snapshot_end(pfi_store *s);
+
 /* Reads skip a row with an unusable value rather than fail on it: a jobs row
  * (no id, a bad GPU list, arch, task, time, sla_floor or exempt) is left
  * out of pfi_store_jobs_running, a caps row without a GPU index out of
