@@ -234,6 +234,10 @@ int agent_curve_load(agent *a, agent_job *j, pfi_error *err);
 void agent_curve_tick(agent *a, agent_job *j, const pfi_gpu_sample *const *by_gpu);
 /* A throughput report: a sample of the current level's point when steady. */
 void agent_curve_report(agent *a, agent_job *j, double t, double tokens_per_s);
+/* The spread of one throughput report at the limit in force: the SD of the
+ * reports of the current level's point, NaN below 2 reports or with no level
+ * (GET /v1/jobs' tokens_sd; the controller's learn readings). */
+double agent_curve_sd(const agent_job *j);
 /* The points changed since the last write, copied (*out malloc'd, NULL when
  * none); marks them written. */
 size_t agent_curve_take_dirty(agent_job *j, double now, pfi_store_point **out);

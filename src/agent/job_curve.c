@@ -163,6 +163,15 @@ void agent_curve_report(agent *a, agent_job *j, double t, double tokens_per_s)
     c->dirty[i] = 1;
 }
 
+double agent_curve_sd(const agent_job *j)
+{
+    const agent_curve *c = &j->curve;
+    if (!isfinite(c->level_w)) return NAN;
+    for (size_t i = 0; i < c->n && c->pts[i].cap_w <= c->level_w; i++)
+        if (c->pts[i].cap_w == c->level_w) return c->pts[i].n >= 2 ? c->pts[i].tokens_sd : NAN;
+    return NAN;
+}
+
 size_t agent_curve_take_dirty(agent_job *j, double now, pfi_store_point **out)
 {
     agent_curve *c = &j->curve;

@@ -465,6 +465,7 @@ json_t *agent_job_json(agent *a, agent_job *j)
     pfi_json_set(o, "phase_started_at", ps);
     pfi_json_set(o, "power_w", pfi_json_num(j->last_power_w));
     pfi_json_set(o, "tokens_per_s", pfi_json_num(j->last_tput));
+    pfi_json_set(o, "tokens_sd", pfi_json_num(agent_curve_sd(j)));
     pfi_json_set(o, "reports", json_integer((json_int_t)j->reports));
     job_agg agg;
     agent_job_aggregate(a, j, &agg);

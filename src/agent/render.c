@@ -171,6 +171,10 @@ static void emit_jobs(agent *a, FILE *f)
                "Total power of the job's GPUs at the last sample.", j->last_power_w);
     JOB_SERIES("pfi_job_throughput_tokens_per_second", PFI_PROM_GAUGE,
                "The job's last reported throughput.", j->last_tput);
+    JOB_SERIES("pfi_job_throughput_sd_tokens_per_second", PFI_PROM_GAUGE,
+               "Standard deviation of one throughput report at the limit in force (the "
+               "job's curve point there; absent below 2 reports).",
+               agent_curve_sd(j));
     JOB_SERIES("pfi_job_throughput_reports_total", PFI_PROM_COUNTER,
                "Throughput reports received for the job.", (double)j->reports);
     JOB_SERIES("pfi_job_steady_power_watts", PFI_PROM_GAUGE,

@@ -142,7 +142,9 @@ int pfi_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pfi_error
         j[i].n_gpus = json_array_size(gs);
         if (json_is_string(ph)) snprintf(j[i].phase, sizeof j[i].phase, "%s", json_string_value(ph));
         int bad = num(o, "power_w", &j[i].power_w) | num(o, "tokens_per_s", &j[i].tokens_per_s) |
+                  num(o, "tokens_sd", &j[i].tokens_sd) |
                   num(o, "pfi_estimate", &j[i].pfi_estimate) | num(o, "sla_floor", &j[i].sla_floor);
+        if (!(j[i].tokens_sd >= 0)) j[i].tokens_sd = NAN; /* absent (an older pfid): unknown */
         if (!(j[i].sla_floor > 0 && j[i].sla_floor <= 1)) j[i].sla_floor = NAN; /* none */
         const json_t *ex = json_object_get(o, "exempt");
         if (ex && !json_is_boolean(ex) && !json_is_null(ex)) bad = -1;

@@ -62,6 +62,7 @@ static int resume(ctl *c, pfi_error *err)
     for (size_t i = 0; c->obs && i < n; i++) {
         snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
         c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, 0};
+        c->obs[i].var = NAN; /* the store keeps no spread: unknown (given to learn as 0) */
         ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
     }
     c->n_obs = c->cap_obs = c->obs ? n : 0;

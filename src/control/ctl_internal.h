@@ -34,6 +34,7 @@ typedef struct ctl_job {
     size_t *gpu_agent; /* per GPU: agent index */
     unsigned *gpu_idx; /* per GPU: device index */
     double min_w, max_w, power_w, tps, pfi_sum;
+    double tps_var;    /* variance of tps (one report per node, summed); NaN unknown */
     size_t pfi_n;
     int capped;        /* any of its GPUs capped by pfid */
     int training;      /* in the training phase on every node (only then is it learned from) */
@@ -55,7 +56,8 @@ typedef struct ctl_acc {
 
 typedef struct ctl_obs {
     char job[PFI_CL_ID_MAX + 1];
-    pfi_plan_obs o;
+    pfi_plan_obs o;     /* o.tput_sd: ctl_spread_sd(var) */
+    double var;         /* variance of o.tput, the exponential mean; NaN unknown */
 } ctl_obs;
 
 /* pfid's observed curve of a job, read once (learn's prior points). */

@@ -5,11 +5,13 @@
 #include <string.h>
 
 #include "ctl_internal.h"
+#include "ctl_spread.h"
 #include "pfi/json.h"
 #include "pfi/prom_query.h"
 #include "pfi/target_io.h"
 
 #define CAP_STEP_W 5.0 /* caps in multiples of 5 W: less churn, learned points that repeat */
+#define OBS_WEIGHT 0.3 /* a learned point's exponential mean: a new reading's weight */
 
 uint64_t ctl_held_key(size_t agent, unsigned gpu)
 {
@@ -126,6 +128,7 @@ ctl_job *ctl_job_get(ctl *c, ctl_carry *carry, const char *id)
     m->last_cap_w = m->last_plan_w = NAN;
     m->training = 1;
     m->tps = 0;
+    m->tps_var = 0;
     m->sla = NAN;
     ctl_index_put(&c->job_ix, ctl_hash_str(m->id), c->n_jobs - 1);
     old_ctx oc = {carry ? carry->old : NULL, m->id};
@@ -219,7 +222,11 @@ static void merge(ctl *c, double now, double *fixed_w, double *measured_w, doubl
                 if (isfinite(gp->max_w) && gp->max_w < m->max_w) m->max_w = gp->max_w;
                 m->capped |= gp->capped;
             }
-            if (isfinite(cj->tokens_per_s)) m->tps += cj->tokens_per_s;
+            if (isfinite(cj->tokens_per_s)) {
+                /* summed over nodes: so are the variances of their reports */
+                m->tps += cj->tokens_per_s;
+                m->tps_var = ctl_spread_add(m->tps_var, cj->tokens_sd);
+            }
             if (isfinite(cj->pfi_estimate)) {
                 m->pfi_sum += cj->pfi_estimate;
                 m->pfi_n++;
@@ -277,7 +284,12 @@ static int obs_eq(size_t pos, const void *x)
     return k->c->obs[pos].o.cap_w == k->cap && strcmp(k->c->obs[pos].job, k->id) == 0;
 }
 
-static void obs_put(ctl *c, const char *id, double cap, double p, double t, double now)
+/* var: t's variance (NaN unknown). The point's tokens/s is an exponential
+ * mean (weight 0.3) of one reading a period, its variance kept alongside
+ * (ctl_spread_ewma: about 0.18 of one reading's once many have been
+ * taken), the readings taken as independent (a fresh report each period,
+ * README "What it assumes"). */
+static void obs_put(ctl *c, const char *id, double cap, double p, double t, double var, double now)
 {
     key_ctx k = {.c = c, .id = id, .cap = cap};
     size_t pos = ctl_index_get(&c->obs_ix, ctl_obs_key(id, cap), obs_eq, &k);
@@ -290,11 +302,14 @@ static void obs_put(ctl *c, const char *id, double cap, double p, double t, doub
         snprintf(o->job, sizeof o->job, "%s", id);
         ctl_index_put(&c->obs_ix, ctl_obs_key(id, cap), c->n_obs - 1);
         o->o = (pfi_plan_obs){cap, p, t, 0};
+        o->var = var;
     } else {
         /* an exponential mean: the curve follows a job whose phase changes */
-        o->o.power_w += 0.3 * (p - o->o.power_w);
-        o->o.tput += 0.3 * (t - o->o.tput);
+        o->o.power_w += OBS_WEIGHT * (p - o->o.power_w);
+        o->o.tput += OBS_WEIGHT * (t - o->o.tput);
+        o->var = ctl_spread_ewma(o->var, var, OBS_WEIGHT);
     }
+    o->o.tput_sd = ctl_spread_sd(o->var);
     pfi_ctl_store_put_obs(c->store, id, cap, p, t, now, NULL);
 }
 
@@ -575,10 +590,16 @@ void ctl_period(ctl *c)
             pj[i].prior = pr->pts;
             pj[i].n_prior = pr->n;
         }
-        /* This period's reading: what the cap pushed last period gave. */
+        /* This period's reading: what the cap pushed last period gave. Its
+         * tokens/s are each node's last report, summed (not the learned
+         * points' exponential mean, obs_put: those enter only when a job
+         * joins the loop), so its variance is the sum of one report's
+         * variance per node, pfid's tokens_sd squared (ctl_spread.h);
+         * unknown on any node: 0, exact. */
         if (c->prev_active && c->prev_push_ok && isfinite(j->last_cap_w) && j->training &&
             j->tps > 0 && j->power_w > 0)
-            pj[i].reading = (pfi_plan_obs){j->last_cap_w, j->power_w, j->tps, 0};
+            pj[i].reading = (pfi_plan_obs){j->last_cap_w, j->power_w, j->tps,
+                                           ctl_spread_sd(j->tps_var)};
     }
     /* Each job's learned points, contiguous in po: count, offsets, fill. */
     size_t *first = calloc(c->n_jobs + 1, sizeof *first);
@@ -666,7 +687,7 @@ void ctl_period(ctl *c)
         caps[i].cap_w = cap;
         j->cap_periods = j->last_cap_w == cap ? j->cap_periods + 1 : 0;
         if (j->training && j->cap_periods >= 2 && j->tps > 0 && isfinite(j->power_w))
-            obs_put(c, j->id, cap, j->power_w, j->tps, now);
+            obs_put(c, j->id, cap, j->power_w, j->tps, j->tps_var, now);
         j->last_cap_w = cap;
         for (size_t k = 0; k < j->n_gpus; k++) {
             ctl_held *h = held_find(c, j->gpu_agent[k], j->gpu_idx[k]);

@@ -165,6 +165,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         if (isfinite(vj->power_w)) *live_w += m->power_w;
         *measured_w += m->power_w;
         m->tps = isfinite(vj->tokens_per_s) ? vj->tokens_per_s * frac : 0;
+        m->tps_var = vj->tokens_var * frac * frac; /* NaN (unknown) stays NaN */
         if (isfinite(vj->pfi)) {
             m->pfi_sum = vj->pfi;
             m->pfi_n = 1;

@@ -127,9 +127,32 @@ pfid_stop KILL
 ok "reports made before a SIGKILL are in job_points"
 pfid_start "$WORK/pfid3.log" --backend sim --sim-gpus 2 --sim-jobs "$WORK/jobs.csv" \
     --db "$DB" --interval 0.2 --phase-hold 0.4
+# The spread of one report at the limit in force: GET /v1/jobs' tokens_sd
+# and its gauge, the SD of the current level's reports. A fresh level,
+# 400 W: after 100 alone, none; after 100, 110, 90 (mean 100, squared
+# deviations 0 + 100 + 100 over n - 1 = 2), exactly 10.
+for g in 0 1; do
+    req PUT /v1/gpus/$g/limit '{"watts":400,"expires_s":300}'; expect 200 "GPU $g to 400 W"
+done
+wait_until 10 steady_at 400 || fail "not steady at 400 W: $BODY"
+req POST /v1/jobs/llm/throughput '{"tokens_per_s":100}'; expect 200 "report 100"
+req GET /v1/jobs/llm "" no; expect 200 "the job"
+[ "$(jq_py 'd["tokens_sd"] is None and "tokens_sd" in d')" = True ] || fail "one report: $BODY"
+req GET /metrics "" no
+grep -q '^pfi_job_throughput_sd_tokens_per_second' <<<"$BODY" && fail "an SD of one report: $BODY"
+for t in 110 90; do req POST /v1/jobs/llm/throughput "{\"tokens_per_s\":$t}"; expect 200 "report $t"; done
+req GET /v1/jobs/llm "" no; expect 200 "the job"
+[ "$(jq_py 'abs(d["tokens_sd"] - 10) < 1e-9')" = True ] || fail "tokens_sd: $BODY"
+req GET /v1/jobs "" no; expect 200 "the jobs"
+[ "$(jq_py 'abs(d["jobs"][0]["tokens_sd"] - 10) < 1e-9')" = True ] || fail "jobs' tokens_sd: $BODY"
+req GET /metrics "" no
+grep -q '^# HELP pfi_job_throughput_sd_tokens_per_second ' <<<"$BODY" || fail "no HELP"
+[ "$(awk '$1 == "pfi_job_throughput_sd_tokens_per_second{job_id=\"llm\"}" { print $2 }' <<<"$BODY")" = 10 ] ||
+    fail "the SD gauge: $(grep throughput_sd <<<"$BODY")"
+ok "tokens_sd and its gauge: the SD of one report at the limit in force (10)"
 req DELETE /v1/jobs/llm; expect 200 "end the job"
 req GET /v1/jobs/llm/curve "" no; expect 200 "an ended job's curve"
-[ "$(jq_py 'not d["running"] and len(d["points"]) == 3')" = True ] || fail "ended: $BODY"
+[ "$(jq_py 'not d["running"] and len(d["points"]) == 4')" = True ] || fail "ended: $BODY"
 req GET /v1/jobs/nope/curve "" no; expect 404 "no such job"
 req POST /v1/jobs/llm/curve '{}'; expect 405 "POST on a curve"
 echo PASS

@@ -38,6 +38,24 @@ static void test_sla_and_exempt(void **st)
     pfi_cl_node_clear(&n);
 }
 
+/* tokens_sd: the spread of one report at the cap in force; null, absent (an
+ * older pfid) or negative is unknown (NaN), a string is refused. */
+static void test_tokens_sd(void **st)
+{
+    (void)st;
+    pfi_cl_node n = {0};
+    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"tokens_per_s\":100,\"tokens_sd\":10},"
+                          "{\"id\":\"b\",\"gpus\":[1],\"tokens_sd\":null},"
+                          "{\"id\":\"c\",\"gpus\":[2]},"
+                          "{\"id\":\"d\",\"gpus\":[3],\"tokens_sd\":-1}]}", &n), PFI_OK);
+    assert_near(n.jobs[0].tokens_sd, 10, 0);
+    assert_true(isnan(n.jobs[1].tokens_sd));
+    assert_true(isnan(n.jobs[2].tokens_sd));
+    assert_true(isnan(n.jobs[3].tokens_sd));
+    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"tokens_sd\":\"10\"}]}", &n), PFI_EINVAL);
+    pfi_cl_node_clear(&n);
+}
+
 static void test_curve(void **st)
 {
     const char *t =
@@ -73,6 +91,8 @@ static void test_curve(void **st)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_sla_and_exempt), cmocka_unit_test(test_curve)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_tokens_sd),
+                                       cmocka_unit_test(test_sla_and_exempt),
+                                       cmocka_unit_test(test_curve)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,7 +180,7 @@ static void load_all(pfi_prom_vec a[PFI_PC_NQ])
         [PFI_PC_MAXSUM] = "maxsum", [PFI_PC_LO] = "lo",       [PFI_PC_HI] = "hi",
         [PFI_PC_IDLE] = "idle",     [PFI_PC_CAPPED] = "capped", [PFI_PC_MEMBERS] = "members",
         [PFI_PC_JPOWER] = "jpower", [PFI_PC_JTPS] = "jtps",   [PFI_PC_JPFI] = "jpfi",
-        [PFI_PC_JTRAIN] = "jtrain"};
+        [PFI_PC_JTRAIN] = "jtrain", [PFI_PC_JTVAR] = "jtvar"};
     pfi_error err;
     for (int q = 0; q < PFI_PC_NQ; q++) {
         size_t nl;
@@ -278,6 +278,37 @@ static void test_view_bad_rows(void **st)
     for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
 }
 
+/* JTVAR: a job's summed variance as Prometheus gives it; NaN (a node
+ * without a spread) and no row are both unknown. */
+static void test_view_variance(void **st)
+{
+    (void)st;
+    pfi_prom_vec a[PFI_PC_NQ];
+    memset(a, 0, sizeof a);
+    pfi_error err;
+    size_t nl;
+    const char *const *l = pfi_pc_query_labels(PFI_PC_MEMBERS, &nl);
+    const char *mem = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+                      "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
+                      "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+                      "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"c\",\"gpus\":\"2\"},\"value\":[1,\"1\"]}]}}";
+    assert_int_equal(pfi_prom_vec_parse(mem, strlen(mem), l, nl, &a[PFI_PC_MEMBERS], &err), PFI_OK);
+    l = pfi_pc_query_labels(PFI_PC_JTVAR, &nl);
+    const char *var = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+                      "{\"metric\":{\"job_id\":\"a\"},\"value\":[1,\"169\"]},"
+                      "{\"metric\":{\"job_id\":\"b\"},\"value\":[1,\"NaN\"]}]}}";
+    assert_int_equal(pfi_prom_vec_parse(var, strlen(var), l, nl, &a[PFI_PC_JTVAR], &err), PFI_OK);
+    pfi_pc_view v = {0};
+    assert_int_equal(pfi_pc_view_build(a, &v, &err), PFI_OK);
+    assert_int_equal(v.n_jobs, 3);
+    for (size_t j = 0; j < v.n_jobs; j++) {
+        if (strcmp(v.jobs[j].id, "a") == 0) assert_near(v.jobs[j].tokens_var, 169, 0);
+        else assert_true(isnan(v.jobs[j].tokens_var));
+    }
+    pfi_pc_view_clear(&v);
+    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+}
+
 static void test_query_text(void **st)
 {
     (void)st;
@@ -304,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_recorded_members), cmocka_unit_test(test_recorded_shapes),
         cmocka_unit_test(test_escapes),          cmocka_unit_test(test_values_exact),
         cmocka_unit_test(test_view_recorded),
-        cmocka_unit_test(test_view_bad_rows),    cmocka_unit_test(test_query_text)};
+        cmocka_unit_test(test_view_bad_rows),    cmocka_unit_test(test_view_variance),
+        cmocka_unit_test(test_query_text)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@ typedef struct pfi_cl_job {
     char phase[16];             /* warmup, startup, training */
     double power_w;             /* its GPUs on this node, last sample, W */
     double tokens_per_s;        /* last report from this node */
+    double tokens_sd;           /* SD of one report at the cap in force; NaN unknown */
     double steady_power_w, steady_tokens_per_s; /* top-10% means over training */
     double pfi_estimate;        /* NaN when pfid has none */
     double sla_floor;           /* registration's minimum throughput share, (0, 1]; NaN none */

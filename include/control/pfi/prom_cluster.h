@@ -16,6 +16,9 @@
  *   JPOWER, JTPS  sum by (job_id) (...)                  a job's power and tokens/s, all nodes
  *   JPFI     avg by (job_id) (pfi_job_pfi_estimate)      its live PFI estimate
  *   JTRAIN   min by (job_id) (pfi_job_phase{phase="training"})  1 when training on every node
+ *   JTVAR    sum by (job_id) (..._throughput_sd_... ^ 2 or ..._tokens_per_second * NaN)
+ *            the variance of JTPS: one report's per node, summed; NaN (a node
+ *            without a spread) or no row: unknown
  *
  * M is a label matcher list selecting pfid's series (default job="pfid").
  * pfi_pc_view_build is pure (answers in, view out); pfi_pc_fetch runs the
@@ -47,6 +50,7 @@ typedef enum pfi_pc_query {
     PFI_PC_JTPS,
     PFI_PC_JPFI,
     PFI_PC_JTRAIN,
+    PFI_PC_JTVAR,
     PFI_PC_NQ
 } pfi_pc_query;
 
@@ -77,6 +81,7 @@ typedef struct pfi_pc_member {
 typedef struct pfi_pc_job {
     char id[PFI_CL_ID_MAX + 1];
     double power_w, tokens_per_s, pfi; /* NaN unknown */
+    double tokens_var;   /* variance of tokens_per_s (JTVAR); NaN unknown */
     int training;        /* 1 when in the training phase on every node */
 } pfi_pc_job;
 
