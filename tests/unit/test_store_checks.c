@@ -12,27 +12,11 @@
 
 #include "pfi/store.h"
 
-static char dir[64];
-static char path[128];
-
-static int setup(void **state)
-{
-    (void)state;
-    return store_fixture_dir(dir, path);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    store_fixture_remove(dir, path);
-    return 0;
-}
-
 /* Runs sql through an independent connection (what the sqlite3 CLI does). */
 static void exec_other(const char *sql)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 }
@@ -67,14 +51,14 @@ static void test_bad_job_row_skipped(void **state)
     (void)state;
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     add_job(s, "a", 0, 100);
     add_job(s, "b", 1, 101);
     add_job(s, "c", 2, 102);
     pfi_store_close(s);
     exec_other("UPDATE jobs SET gpus='zero' WHERE id='a';"
                "UPDATE jobs SET registered_at='soon' WHERE id='c';");
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     seen got = {0};
     pfi_store_on_bad_row(s, hook, &got);
     pfi_store_job *jobs;
@@ -98,7 +82,7 @@ static void test_unusable_cap_values(void **state)
     (void)state;
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_store_cap c = {.gpu = 1, .watts = 300, .set_at = 10, .expires_at = 20, .prior_w = 600};
     assert_int_equal(pfi_store_cap_put(s, &c, &err), PFI_OK);
     c.gpu = 2;
@@ -106,7 +90,7 @@ static void test_unusable_cap_values(void **state)
     pfi_store_close(s);
     exec_other("UPDATE caps SET prior_w='x', expires_at='never' WHERE gpu=1;"
                "INSERT INTO caps(gpu,watts,set_at,expires_at,prior_w) VALUES(-1,1,1,1,1);");
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     seen got = {0};
     pfi_store_on_bad_row(s, hook, &got);
     pfi_store_cap *caps;
@@ -127,7 +111,7 @@ static void test_unusable_cap_values(void **state)
 
 static void file_bytes(char *buf, size_t len, size_t *n)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(test_db_path, "rb");
     assert_non_null(f);
     *n = fread(buf, 1, len, f);
     fclose(f);
@@ -139,7 +123,7 @@ static void test_damaged_page_refused(void **state)
     (void)state;
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     for (int i = 0; i < 50; i++) {
         char id[16];
         snprintf(id, sizeof id, "job-%d", i);
@@ -147,7 +131,7 @@ static void test_damaged_page_refused(void **state)
     }
     pfi_store_close(s);
     /* Page 2 onwards hold the tables' b-trees (page 1 is the header). */
-    FILE *f = fopen(path, "r+b");
+    FILE *f = fopen(test_db_path, "r+b");
     assert_non_null(f);
     char junk[4096];
     for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 7 + 3);
@@ -159,7 +143,7 @@ static void test_damaged_page_refused(void **state)
     static char before[1 << 20], after[1 << 20];
     size_t nb, na;
     file_bytes(before, sizeof before, &nb);
-    int rc = pfi_store_open(path, &s, &err);
+    int rc = pfi_store_open(test_db_path, &s, &err);
     assert_int_equal(rc, PFI_EPARSE);
     assert_null(s);
     assert_non_null(strstr(err.msg, "damaged"));
@@ -171,9 +155,9 @@ static void test_damaged_page_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_bad_job_row_skipped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unusable_cap_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_page_refused, setup, teardown),
+        test_db_unit_test(test_bad_job_row_skipped),
+        test_db_unit_test(test_unusable_cap_values),
+        test_db_unit_test(test_damaged_page_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

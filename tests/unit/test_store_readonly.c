@@ -14,22 +14,6 @@
 
 #include "pfi/store.h"
 
-static char dir[64];
-static char path[128];
-
-static int setup(void **state)
-{
-    (void)state;
-    return store_fixture_dir(dir, path);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    store_fixture_remove(dir, path);
-    return 0;
-}
-
 /* What must not change: the bytes, size and mtime of the file, and no
  * frame in its WAL (a write there reaches the file only at a checkpoint). */
 typedef struct {
@@ -41,9 +25,9 @@ typedef struct {
 static snapshot take(void)
 {
     snapshot s;
-    s.bytes = store_fixture_slurp(path, &s.len);
+    s.bytes = store_fixture_slurp(test_db_path, &s.len);
     struct stat st;
-    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(stat(test_db_path, &st), 0);
     s.mtime = st.st_mtim;
     return s;
 }
@@ -56,7 +40,7 @@ static void assert_unchanged(snapshot *before)
     assert_int_equal(now.mtime.tv_sec, before->mtime.tv_sec);
     assert_int_equal(now.mtime.tv_nsec, before->mtime.tv_nsec);
     char wal[192];
-    snprintf(wal, sizeof wal, "%s-wal", path);
+    snprintf(wal, sizeof wal, "%s-wal", test_db_path);
     struct stat st;
     if (stat(wal, &st) == 0) assert_int_equal(st.st_size, 0);
     free(now.bytes);
@@ -67,7 +51,7 @@ static void assert_unchanged(snapshot *before)
 static long long query_int(const char *q)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open_v2(test_db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
         fail_msg("%s: %s", q, sqlite3_errmsg(db));
@@ -111,11 +95,11 @@ static int on_report(double t, double tokens_per_s, void *ctx)
 static void test_v1_reads_migrated_file_untouched(void **state)
 {
     (void)state;
-    store_fixture_copy_v1(path);
+    store_fixture_copy_v1(test_db_path);
     snapshot before = take();
     pfi_store *s;
     pfi_error err;
-    assert_int_equal(pfi_store_open_readonly(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_OK);
 
     pfi_store_job *jobs;
     size_t n;
@@ -173,11 +157,11 @@ static void test_missing_file_not_created(void **state)
     (void)state;
     pfi_store *s = (pfi_store *)1;
     pfi_error err;
-    assert_int_equal(pfi_store_open_readonly(path, &s, &err), PFI_ENOTFOUND);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_ENOTFOUND);
     assert_null(s);
-    assert_string_equal(err.file, path);
+    assert_string_equal(err.file, test_db_path);
     assert_non_null(strstr(err.msg, "No such file"));
-    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(access(test_db_path, F_OK), -1);
     assert_int_equal(errno, ENOENT);
 }
 
@@ -188,17 +172,17 @@ static void test_refused_like_the_writer(void **state)
     (void)state;
     pfi_store *s;
     pfi_error err;
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(test_db_path, "w");
     assert_non_null(f);
     fputs("not a store\n", f);
     fclose(f);
     snapshot before = take();
-    assert_int_equal(pfi_store_open_readonly(path, &s, &err), PFI_EPARSE);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_EPARSE);
     assert_non_null(strstr(err.msg, "left untouched"));
     assert_unchanged(&before);
 
-    store_fixture_copy_v1(path);
-    f = fopen(path, "r+b");
+    store_fixture_copy_v1(test_db_path);
+    f = fopen(test_db_path, "r+b");
     assert_non_null(f);
     char junk[3 * 4096]; /* pages 2-4 (page 1 is the header) */
     for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 7 + 3);
@@ -206,19 +190,19 @@ static void test_refused_like_the_writer(void **state)
     assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
     fclose(f);
     before = take();
-    assert_int_equal(pfi_store_open_readonly(path, &s, &err), PFI_EPARSE);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_EPARSE);
     assert_non_null(strstr(err.msg, "damaged"));
     assert_unchanged(&before);
 
-    unlink(path);
+    unlink(test_db_path);
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA application_id=305419896; CREATE TABLE samples(x);",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
     before = take();
-    assert_int_equal(pfi_store_open_readonly(path, &s, &err), PFI_ENOTSUP);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_ENOTSUP);
     assert_non_null(strstr(err.msg, "application_id 0x12345678"));
     assert_unchanged(&before);
 }
@@ -247,7 +231,7 @@ static void assert_writes_refused(pfi_store *s)
     for (int i = 0; i < 8; i++)
         if (rc[i] != PFI_ESTATE) fail_msg("write function %d returned %d", i, rc[i]);
     assert_non_null(strstr(err.msg, "read-only"));
-    assert_string_equal(err.file, path);
+    assert_string_equal(err.file, test_db_path);
     pfi_store_job *jobs;
     size_t n;
     assert_int_equal(pfi_store_jobs_running(s, &jobs, &n, &err), PFI_OK);
@@ -268,19 +252,19 @@ static void test_writes_refused(void **state)
     (void)state;
     pfi_store *s;
     pfi_error err;
-    store_fixture_copy_v1(path);
+    store_fixture_copy_v1(test_db_path);
     snapshot before = take();
-    assert_int_equal(pfi_store_open_readonly(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_OK);
     assert_writes_refused(s);
     pfi_store_close(s);
     assert_unchanged(&before);
 
     /* The same store migrated on disk by the writer: read in place. */
-    assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_store_close(s);
     assert_int_equal(query_int("PRAGMA user_version"), 2);
     before = take();
-    assert_int_equal(pfi_store_open_readonly(path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_OK);
     assert_writes_refused(s);
     pfi_store_close(s);
     assert_unchanged(&before);
@@ -310,12 +294,12 @@ static void test_reader_beside_writer(void **state)
     (void)state;
     pfi_store *w, *r;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &w, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &w, &err), PFI_OK);
     pfi_gpu_sample x[2] = {0};
     pfi_gpu_sample_set(&x[0], PFI_GF_POWER, 500);
     pfi_gpu_sample_set(&x[1], PFI_GF_POWER, 510);
     assert_int_equal(pfi_store_add_samples(w, 1, x, 2, &err), PFI_OK);
-    assert_int_equal(pfi_store_open_readonly(path, &r, &err), PFI_OK);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &r, &err), PFI_OK);
     assert_int_equal(samples_in(r), 2);
     assert_int_equal(pfi_store_add_samples(w, 2, x, 2, &err), PFI_OK);
     assert_int_equal(samples_in(r), 4);
@@ -342,12 +326,12 @@ static void test_snapshot(void **state)
     (void)state;
     pfi_store *w, *r;
     pfi_error err;
-    assert_int_equal(pfi_store_open(path, &w, &err), PFI_OK);
+    assert_int_equal(pfi_store_open(test_db_path, &w, &err), PFI_OK);
     pfi_gpu_sample x[2] = {0};
     pfi_gpu_sample_set(&x[0], PFI_GF_POWER, 500);
     pfi_gpu_sample_set(&x[1], PFI_GF_POWER, 510);
     assert_int_equal(pfi_store_add_samples(w, 1, x, 2, &err), PFI_OK);
-    assert_int_equal(pfi_store_open_readonly(path, &r, &err), PFI_OK);
+    assert_int_equal(pfi_store_open_readonly(test_db_path, &r, &err), PFI_OK);
     assert_int_equal(pfi_store_snapshot_begin(r, &err), PFI_OK);
     assert_int_equal(pfi_store_snapshot_begin(r, &err), PFI_ESTATE);
     assert_int_equal(pfi_store_add_samples(w, 2, x, 2, &err), PFI_OK);
@@ -376,12 +360,12 @@ static void test_snapshot(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_v1_reads_migrated_file_untouched, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_file_not_created, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_like_the_writer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_writes_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reader_beside_writer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
+        test_db_unit_test(test_v1_reads_migrated_file_untouched),
+        test_db_unit_test(test_missing_file_not_created),
+        test_db_unit_test(test_refused_like_the_writer),
+        test_db_unit_test(test_writes_refused),
+        test_db_unit_test(test_reader_beside_writer),
+        test_db_unit_test(test_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
