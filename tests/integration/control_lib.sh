@@ -37,16 +37,8 @@ ctl_start() {
     "$PFI_BIN" control run --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" "$@" 2>"$log" &
     CTL_PID=$!
     PIDS+=("$CTL_PID")
-    local i
-    for i in $(seq 100); do
-        if grep -q 'listening on' "$log" 2>/dev/null; then
-            CTL_URL=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | tail -n1 | sed 's/listening on //')
-            return 0
-        fi
-        kill -0 "$CTL_PID" 2>/dev/null || { cat "$log" >&2; fail "the controller exited at start"; }
-        sleep 0.1
-    done
-    fail "the controller did not start listening"
+    await_listening "$log" "$CTL_PID" "the controller"
+    CTL_URL=$LISTEN_URL
 }
 
 # creq METHOD PATH [BODY] [AUTH]: req against the controller.
@@ -130,3 +122,26 @@ vtn_start() {
 # prints the first result's value, or nan.
 query() { curl -s --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1"; }
 scalar() { query "$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "nan")' 2>/dev/null || echo nan; }
+
+# four_nodes: the cluster test_control_loop and test_control_prometheus share:
+# four pfid with 4 sim GPUs each; "span" runs on GPUs 0-1 of nodes 0 and 1,
+# dense-2 and dense-3 on GPUs 0-1 of nodes 2 and 3, and every node has its
+# own moe-I on GPUs 2-3.
+four_nodes() {
+    local i
+    for i in 0 1 2 3; do
+        cat >"$WORK/jobs$i.csv" <<CSV
+gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,warmup_s,startup_s
+0,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
+1,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
+2,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
+3,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
+CSV
+        node_start $i 4 "$WORK/jobs$i.csv"
+    done
+    register 0 span '[0,1]'
+    register 1 span '[0,1]'
+    register 2 dense-2 '[0,1]'
+    register 3 dense-3 '[0,1]'
+    for i in 0 1 2 3; do register $i "moe-$i" '[2,3]'; done
+}

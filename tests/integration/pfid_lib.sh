@@ -25,25 +25,33 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE"
 chmod 600 "$TOKEN_FILE"
 TOKEN=$(cat "$TOKEN_FILE")
 
-# pfid_start LOG ARGS...: starts pfid on 127.0.0.1:0, waits (10 s at most)
-# for its "listening" line, sets PFID_PID and PORT.
+# await_listening LOG PID WHAT: waits (10 s at most) for the "listening on"
+# line a server (pfid, pfi control) writes to LOG; sets LISTEN_URL to its
+# http://127.0.0.1:PORT. Fails, showing LOG, if PID exits first or time runs out.
+await_listening() {
+    local log=$1 pid=$2 what=$3 i
+    for i in $(seq 100); do
+        if grep -q 'listening on' "$log" 2>/dev/null; then
+            LISTEN_URL=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | tail -n1 | sed 's/listening on //')
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited at start"; }
+        sleep 0.1
+    done
+    cat "$log" >&2
+    fail "$what did not start listening within 10 s"
+}
+
+# pfid_start LOG ARGS...: starts pfid on 127.0.0.1:0, waits for its
+# "listening" line, sets PFID_PID and PORT.
 pfid_start() {
     local log=$1
     shift
     "$PFID_BIN" --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" "$@" 2>"$log" &
     PFID_PID=$!
     PIDS+=("$PFID_PID")
-    local i
-    for i in $(seq 100); do
-        if grep -q 'listening on' "$log" 2>/dev/null; then
-            PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | tail -n1 | sed 's/.*://')
-            return 0
-        fi
-        kill -0 "$PFID_PID" 2>/dev/null || { cat "$log" >&2; fail "pfid exited at start"; }
-        sleep 0.1
-    done
-    cat "$log" >&2
-    fail "pfid did not start listening within 10 s"
+    await_listening "$log" "$PFID_PID" pfid
+    PORT=${LISTEN_URL##*:}
 }
 
 # pfid_stop SIGNAL: sends the signal and waits (10 s at most) for the exit;

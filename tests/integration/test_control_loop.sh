@@ -11,22 +11,7 @@
 . "$(dirname "$0")/control_lib.sh"
 
 PERIOD=0.5
-for i in 0 1 2 3; do
-    cat >"$WORK/jobs$i.csv" <<CSV
-gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,warmup_s,startup_s
-0,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
-1,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
-2,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
-3,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
-CSV
-    node_start $i 4 "$WORK/jobs$i.csv"
-done
-# "span" runs on GPUs 0-1 of nodes 0 and 1; every node has its own job on 2-3.
-register 0 span '[0,1]'
-register 1 span '[0,1]'
-register 2 dense-2 '[0,1]'
-register 3 dense-3 '[0,1]'
-for i in 0 1 2 3; do register $i "moe-$i" '[2,3]'; done
+four_nodes
 
 ctl_start "$WORK/ctl.log" --db "$WORK/ctl.db" --period $PERIOD --policy pfi \
     --agents "${NODES[0]},${NODES[1]},${NODES[2]},${NODES[3]}" --agent-timeout-s 0.5

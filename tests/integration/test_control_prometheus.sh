@@ -16,21 +16,7 @@
 command -v prometheus >/dev/null || fail "prometheus not installed (scripts/install-deps.sh)"
 
 PERIOD=1
-for i in 0 1 2 3; do
-    cat >"$WORK/jobs$i.csv" <<CSV
-gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,warmup_s,startup_s
-0,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
-1,a,0.8,0.9,0.4,0.6,16000,0.2,0.2
-2,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
-3,b,0.3,0.5,0.6,0.1,6000,0.2,0.2
-CSV
-    node_start $i 4 "$WORK/jobs$i.csv"
-done
-register 0 span '[0,1]'
-register 1 span '[0,1]'
-register 2 dense-2 '[0,1]'
-register 3 dense-3 '[0,1]'
-for i in 0 1 2 3; do register $i "moe-$i" '[2,3]'; done
+four_nodes
 
 PROM_PORT=$(free_port)
 PROM=http://127.0.0.1:$PROM_PORT
