@@ -287,6 +287,23 @@ static int samples_in(pfi_store *s)
     return n;
 }
 
+/* The writer's commits both reader tests watch: two GPUs' samples at t,
+ * and job j's curve point at 500 W. */
+static int add_two_samples(pfi_store *w, double t)
+{
+    pfi_gpu_sample x[2] = {0};
+    pfi_gpu_sample_set(&x[0], PFI_GF_POWER, 500);
+    pfi_gpu_sample_set(&x[1], PFI_GF_POWER, 510);
+    return pfi_store_add_samples(w, t, x, 2, NULL);
+}
+
+static void put_point(pfi_store *w)
+{
+    pfi_store_point p = {.job = "j", .cap_w = 500, .power_w = 1010, .tokens_per_s = 9000,
+                         .tokens_sd = 1, .n = 2, .t_first = 1, .t_last = 2};
+    assert_int_equal(pfi_store_point_put(w, &p, NULL), PFI_OK);
+}
+
 /* pfid's situation: the writer keeps its connection (WAL) and commits while
  * a reader is open; each read sees the commits so far, and neither blocks. */
 static void test_reader_beside_writer(void **state)
@@ -295,17 +312,12 @@ static void test_reader_beside_writer(void **state)
     pfi_store *w, *r;
     pfi_error err;
     assert_int_equal(pfi_store_open(test_db_path, &w, &err), PFI_OK);
-    pfi_gpu_sample x[2] = {0};
-    pfi_gpu_sample_set(&x[0], PFI_GF_POWER, 500);
-    pfi_gpu_sample_set(&x[1], PFI_GF_POWER, 510);
-    assert_int_equal(pfi_store_add_samples(w, 1, x, 2, &err), PFI_OK);
+    assert_int_equal(add_two_samples(w, 1), PFI_OK);
     assert_int_equal(pfi_store_open_readonly(test_db_path, &r, &err), PFI_OK);
     assert_int_equal(samples_in(r), 2);
-    assert_int_equal(pfi_store_add_samples(w, 2, x, 2, &err), PFI_OK);
+    assert_int_equal(add_two_samples(w, 2), PFI_OK);
     assert_int_equal(samples_in(r), 4);
-    pfi_store_point p = {.job = "j", .cap_w = 500, .power_w = 1010, .tokens_per_s = 9000,
-                         .tokens_sd = 1, .n = 2, .t_first = 1, .t_last = 2};
-    assert_int_equal(pfi_store_point_put(w, &p, &err), PFI_OK);
+    put_point(w);
     pfi_store_point *pts;
     size_t n;
     assert_int_equal(pfi_store_points(r, "j", &pts, &n, &err), PFI_OK);
@@ -327,17 +339,12 @@ static void test_snapshot(void **state)
     pfi_store *w, *r;
     pfi_error err;
     assert_int_equal(pfi_store_open(test_db_path, &w, &err), PFI_OK);
-    pfi_gpu_sample x[2] = {0};
-    pfi_gpu_sample_set(&x[0], PFI_GF_POWER, 500);
-    pfi_gpu_sample_set(&x[1], PFI_GF_POWER, 510);
-    assert_int_equal(pfi_store_add_samples(w, 1, x, 2, &err), PFI_OK);
+    assert_int_equal(add_two_samples(w, 1), PFI_OK);
     assert_int_equal(pfi_store_open_readonly(test_db_path, &r, &err), PFI_OK);
     assert_int_equal(pfi_store_snapshot_begin(r, &err), PFI_OK);
     assert_int_equal(pfi_store_snapshot_begin(r, &err), PFI_ESTATE);
-    assert_int_equal(pfi_store_add_samples(w, 2, x, 2, &err), PFI_OK);
-    pfi_store_point p = {.job = "j", .cap_w = 500, .power_w = 1010, .tokens_per_s = 9000,
-                         .tokens_sd = 1, .n = 2, .t_first = 1, .t_last = 2};
-    assert_int_equal(pfi_store_point_put(w, &p, &err), PFI_OK);
+    assert_int_equal(add_two_samples(w, 2), PFI_OK);
+    put_point(w);
     assert_int_equal(samples_in(r), 2);
     pfi_store_point *pts;
     size_t n;
