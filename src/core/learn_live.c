@@ -79,6 +79,22 @@ enum { KEEP_EQUAL = 2 };
 #define CHOOSE_GROW 1.25
 enum { KEPT_COMBINATION, KEPT_BEST, KEPT_EQUAL };
 
+/* Readings of one quantity pooled with equal weights: the sums of the
+ * readings and of their variances, and how many; the mean and the variance
+ * of the mean. A job's throughput under the last proposal, the equal and
+ * the best exploring round's totals. */
+typedef struct {
+    double sum, vsum, n;
+} tally;
+static inline double tally_mean(const tally *m) { return m->sum / m->n; }
+static inline double tally_var(const tally *m) { return m->vsum / (m->n * m->n); }
+static inline void tally_add(tally *m, double x, double var)
+{
+    m->sum += x;
+    m->vsum += var;
+    m->n += 1;
+}
+
 typedef struct {
     double p, sw, swy, swc, nc; /* power; sums of weights, w*y, caps; caps seen */
     double swp, swyp;           /* the prior readings' share of sw, swy */
@@ -91,8 +107,7 @@ typedef struct {
     double asked_t;             /* first proposal since its last reading; NaN */
     double pw, best_pw;         /* the last proposal's power; the epoch's best */
     double eq_pw;               /* the epoch's equal share */
-    double meas_sum, meas_n;    /* readings taken during the last proposal */
-    double meas_var;            /* the sum of their variances (SD^2) */
+    tally meas;                 /* readings taken during the last proposal */
     /* the estimate in the oracle's problem was made in mode est_mode from
      * these very pooled values (est_ok): the next proposal reuses it and
      * rebuilds only the others (pfi_alloc_problem_update) */
@@ -110,23 +125,22 @@ struct pfi_live {
     /* the epoch */
     int new_epoch;
     size_t rounds;       /* proposals made in it */
-    double budget, last_now, best_total;
+    double budget, last_now;
     int have_best;
-    /* do no harm (see close_round): the equal round's measured total and its
-     * variance, the gain over it that its readings show (gain_hat), the
-     * exploring rounds' measured losses so far, the trust region (a job
+    /* do no harm (see close_round): the equal round's and the best exploring
+     * round's measured totals (each pooled with the kept rounds that
+     * repeated it), the gain over equal that its readings show (gain_hat),
+     * the exploring rounds' measured losses so far, the trust region (a job
      * is cut at most delta x Pmax below its lowest reading) and whether
      * exploring has stopped (1; KEEP_EQUAL: and the equal share is kept) */
-    double eq_total, eq_var, gain_hat, expl_cost, delta, best_var;
+    tally eq, best;
+    double gain_hat, expl_cost, delta;
     int stopped, last_probing;
-    /* kept rounds: which proposal was kept (KEPT_*), and the readings of the
-     * equal and the best round pooled with the kept rounds that repeated
-     * them (sums of totals and variances, rounds read) */
+    /* kept rounds: which proposal was kept (KEPT_*) */
     int kept, pooled; /* pooled: the last close_round pooled a reading */
     int noisy;        /* a reading with a spread has been taken */
     size_t choose_at;  /* the round of the next kept choice */
     double choose_gap; /* the gap after it, in periods */
-    double eq_sum, eq_vsum, eq_n, best_sum, best_vsum, best_n;
     /* the estimates handed to the oracle */
     pfi_alloc_job *est;
     double *ep, *et, *w, *pw;
@@ -334,9 +348,7 @@ int pfi_live_observe(pfi_live *l, const pfi_live_reading *r, size_t n, pfi_error
         if (!q->prior) {
             x->asked_t = NAN;
             if (q->t_s > l->last_now) { /* taken while the last proposal was in force */
-                x->meas_sum += q->tput;
-                x->meas_n += 1;
-                x->meas_var += q->tput_sd * q->tput_sd;
+                tally_add(&x->meas, q->tput, q->tput_sd * q->tput_sd);
             }
         }
     }
@@ -359,7 +371,7 @@ void pfi_live_forget(pfi_live *l)
         x->nb = m;
         x->est_ok = 0;
         x->asked_t = NAN;
-        x->meas_sum = x->meas_n = x->meas_var = 0;
+        x->meas = (tally){0};
     }
     l->new_epoch = 1;
     l->last_now = -INFINITY;
@@ -576,7 +588,8 @@ static void keep_equal_unless_sure(pfi_live *l)
         bias += c * sqrt(vp);
     }
     double lcb_a = gain - bias - 2 * sqrt(var);
-    double lcb_b = l->have_best ? l->best_total - l->eq_total - 2.5 * sqrt(l->best_var + l->eq_var)
+    double lcb_b = l->have_best ? tally_mean(&l->best) - tally_mean(&l->eq) -
+                                      2.5 * sqrt(tally_var(&l->best) + tally_var(&l->eq))
                                 : -INFINITY;
     l->kept = KEPT_COMBINATION;
     if (lcb_a > 0 && lcb_a >= lcb_b) return;
@@ -587,16 +600,11 @@ static void keep_equal_unless_sure(pfi_live *l)
 
 /* A kept round that repeated the equal or the best round: its reading
  * pools with theirs (the mean of the totals, the variance of that mean). */
-static void pool(pfi_live *l, double *mean, double *var, double *sum, double *vsum, double *n,
-                 double total, double v)
+static void pool(pfi_live *l, tally *m, double total, double v)
 {
-    if (v == 0 && *vsum == 0) return; /* exact readings: a repeat tells nothing new */
+    if (v == 0 && m->vsum == 0) return; /* exact readings: a repeat tells nothing new */
     l->pooled = 1;
-    *sum += total;
-    *vsum += v;
-    *n += 1;
-    *mean = *sum / *n;
-    *var = *vsum / (*n * *n);
+    tally_add(m, total, v);
 }
 
 /* Closes the last proposal: its measured total (the estimate for jobs that
@@ -617,9 +625,9 @@ static void close_round(pfi_live *l)
     for (size_t i = 0; i < l->n; i++) {
         const ljob *x = &l->jobs[i];
         double c = (double)pfi_alloc_problem_job_count(l->prob, i), t, v = 0;
-        if (x->meas_n > 0) {
-            t = x->meas_sum / x->meas_n;
-            v = x->meas_var / (x->meas_n * x->meas_n);
+        if (x->meas.n > 0) {
+            t = tally_mean(&x->meas);
+            v = tally_var(&x->meas);
         } else {
             t = pfi_alloc_problem_tput_at(l->prob, i, x->pw);
         }
@@ -628,32 +636,28 @@ static void close_round(pfi_live *l)
         loss += c * (x->j.tmax - t);
     }
     if (l->rounds == 1) {
-        l->eq_total = l->eq_sum = total;
-        l->eq_var = l->eq_vsum = var;
-        l->eq_n = 1;
+        l->eq = (tally){total, var, 1};
         l->gain_hat = loss;
         if (!(loss > STOP_SD * sqrt(var))) l->stopped = KEEP_EQUAL;
     } else if (l->last_probing) {
-        double g = total - l->eq_total, sd = sqrt(var + l->eq_var);
+        double g = total - tally_mean(&l->eq), sd = sqrt(var + tally_var(&l->eq));
         if (g < -2 * sd) l->delta *= 0.5;
         else if (g > 0) l->delta = at_most(TRUST_GROW * l->delta, 1.0);
         l->expl_cost += at_least(-g, 0.0);
         if (l->expl_cost > EXPLORE_COST * l->gain_hat) l->stopped = 1;
     } else if (l->stopped == KEEP_EQUAL || l->kept == KEPT_EQUAL) {
-        pool(l, &l->eq_total, &l->eq_var, &l->eq_sum, &l->eq_vsum, &l->eq_n, total, var);
+        pool(l, &l->eq, total, var);
         return;
     } else if (l->kept == KEPT_BEST) {
-        pool(l, &l->best_total, &l->best_var, &l->best_sum, &l->best_vsum, &l->best_n, total, var);
+        pool(l, &l->best, total, var);
         return;
     } else {
         return; /* a kept combination: its readings are in the jobs' bins */
     }
     /* the best round is an exploring one: the best of many kept rounds'
      * noisy totals would be the luckiest, not the best */
-    if (!l->have_best || total > l->best_total) {
-        l->best_total = l->best_sum = total;
-        l->best_var = l->best_vsum = var;
-        l->best_n = 1;
+    if (!l->have_best || total > tally_mean(&l->best)) {
+        l->best = (tally){total, var, 1};
         l->have_best = 1;
         for (size_t i = 0; i < l->n; i++) l->jobs[i].best_pw = l->jobs[i].pw;
     }
@@ -666,7 +670,7 @@ static int emit(pfi_live *l, double budget_w, double now_s, int probing, pfi_liv
         ljob *x = &l->jobs[i];
         x->pw = l->pw[i];
         if (l->rounds == 0) x->eq_pw = x->pw;
-        x->meas_sum = x->meas_n = x->meas_var = 0;
+        x->meas = (tally){0};
         if (isnan(x->asked_t)) x->asked_t = now_s;
         out[i] = (pfi_live_share){.id = x->j.id, .power_w = x->pw, .cap_w = cap_at(x, x->pw),
                                   .tput_est = pfi_alloc_problem_tput_at(l->prob, i, x->pw),
