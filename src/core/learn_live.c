@@ -21,17 +21,24 @@
  * trust region below the readings, the plain ones in the last exploring
  * round, the readings alone once exploring is over; and the rules of "do
  * no harm" (close_round, keep_equal_unless_sure) decide when to stop
- * exploring and what to keep.
+ * exploring and what to keep. With noisy readings a kept combination is
+ * drawn every period (thompson): the best one on a draw of the readings,
+ * so that a job's alternatives read once in exploring are read again when
+ * they may be better, and the lucky reading a choice on the means would
+ * stick to is read down (+1-5 points of equal's gap in the families'
+ * noisy cells at 5-20%, -0.7 to -1.3 on the embedded, H100 and linear
+ * ones at 5-10%, which stay above 93%; README).
  *
  * Speed paths: an estimate that did not change is not rebuilt, and the
  * problem is updated for the changed jobs alone (pfi_alloc_problem_update):
  * 1.4-1.7x on a controller's kept rounds at 10^4 jobs (bench_live, 5-6 ms
  * against 8.5 ms), nothing in the simulation, where every round moves
- * every job. Kept rounds with noisy readings choose again on a growing
- * gap rather than every period: 1.7x on bench_families (37 s of CPU
- * against 63 s), 0.3-0.7 points of equal's gap in its noisy cells, no
- * bar crossed. Exact readings: a kept choice that nothing moved stands
- * without a pass (the replay then stops reading, learn.c).
+ * every job. Kept rounds with noisy readings choose what to keep again
+ * on a growing gap rather than every period (the draw among combinations
+ * is made every period all the same): 1.7x before the draws (37 s of CPU
+ * on bench_families against 63 s), 0.3-0.7 points of equal's gap in its
+ * noisy cells, no bar crossed. Exact readings: a kept choice that nothing
+ * moved stands without a pass (the replay then stops reading, learn.c).
  */
 #include "pfi/learn_live.h"
 
@@ -75,6 +82,12 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
 #define STOP_SD 4.0
 #define EXPLORE_COST 2.0
 enum { KEEP_EQUAL = 2 };
+/* kept rounds with noisy readings: the combination is chosen on a draw of
+ * the pooled readings, each moved by TS_SCALE times its SD times a normal
+ * deviate (thompson). Chosen on the families' table: 0.3, 0.5 and 0.7 are
+ * within 0.1 point of one another on average; 1 gives up 1-4 points on the
+ * embedded, H100 and linear families. */
+#define TS_SCALE 0.5
 /* kept rounds: the gap between choices grows by this factor (see propose) */
 #define CHOOSE_GROW 1.25
 enum { KEPT_COMBINATION, KEPT_BEST, KEPT_EQUAL };
@@ -147,6 +160,10 @@ struct pfi_live {
     pfi_alloc_problem *prob;
     size_t cap_est, *changed;
     int prob_ok; /* prob holds est's jobs, those with est_ok up to date */
+    pfi_alloc_problem *ts_prob;
+    pfi_alloc_job *ts_est;
+    double *ts_ep, *ts_et;
+    size_t ts_cap;
 };
 
 pfi_live_opts pfi_live_defaults(void) { return (pfi_live_opts){.explore_rounds = 8, .stale_s = 90}; }
@@ -164,6 +181,10 @@ void pfi_live_destroy(pfi_live *l)
     free(l->pw);
     free(l->changed);
     pfi_alloc_problem_destroy(l->prob);
+    pfi_alloc_problem_destroy(l->ts_prob);
+    free(l->ts_est);
+    free(l->ts_ep);
+    free(l->ts_et);
     free(l);
 }
 
@@ -400,8 +421,26 @@ static void pchip_slopes(const double *x, const double *y, size_t n, double *d)
  * reading). With measured_only, the pooled readings (exact ones as read,
  * noisy ones made monotone) and the uncapped point alone, linear between
  * them and no lower than the lowest reading. */
+/* splitmix64's finaliser: the draws of thompson, deterministic for a
+ * round and a job (the core has no clock and no global state) */
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+static double gauss(uint64_t *st)
+{
+    *st = mix64(*st);
+    double u1 = ((*st >> 11) + 0.5) * 0x1p-53;
+    *st = mix64(*st);
+    double u2 = ((*st >> 11) + 0.5) * 0x1p-53;
+    return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2); /* Box-Muller */
+}
+
 static size_t estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
-                       double *T)
+                       double *T, uint64_t draw)
 {
     const pfi_live_job *j = &x->j;
     double fl = at_most(at_least(j->floor_w, lo_w), j->pmax_w * (1 - 1e-9));
@@ -412,6 +451,11 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
         kx[n] = x->b[a].p;
         ky[n] = x->b[a].swy / x->b[a].sw;
         kw[n++] = x->b[a].sw;
+    }
+    if (draw) { /* a draw of each noisy pooled reading (thompson) */
+        uint64_t st = draw ^ (j->id * 0xD1B54A32D192ED03ULL);
+        for (size_t k = 0; k < n; k++)
+            if (kw[k] < EXACT_W) ky[k] += TS_SCALE * gauss(&st) / sqrt(kw[k]);
     }
     kx[n] = j->pmax_w;
     ky[n] = 1;
@@ -663,6 +707,58 @@ static void close_round(pfi_live *l)
     }
 }
 
+/* Estimate P, T (m points) narrowed to a range of one power, p clamped
+ * into it: the oracle cannot move a job whose readings stopped. Returns 2. */
+static size_t hold(double p, double *P, double *T, size_t m)
+{
+    p = at_most(at_least(p, P[0]), P[m - 1]);
+    double t = 0;
+    for (size_t k = 1; k < m; k++)
+        if (P[k] >= p) {
+            t = T[k - 1] + (T[k] - T[k - 1]) * (p - P[k - 1]) / (P[k] - P[k - 1]);
+            break;
+        }
+    P[0] = p * (1 - 1e-12);
+    P[1] = p;
+    T[0] = T[1] = at_least(t, 1e-300);
+    return 2;
+}
+
+/* Job x has sent nothing for stale_s at now_s (and is held where it was). */
+static int silent_at(const pfi_live *l, const ljob *x, double now_s)
+{
+    return !isnan(x->asked_t) && now_s - x->asked_t >= l->o.stale_s && l->rounds > 0;
+}
+
+/* Thompson: the combination of measured points chosen on one draw of the
+ * readings (each pooled reading moved by TS_SCALE x its SD x a normal
+ * deviate), silent jobs held. */
+static int thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err)
+{
+    if (l->ts_cap < l->n) {
+        free(l->ts_est);
+        free(l->ts_ep);
+        free(l->ts_et);
+        l->ts_est = malloc(l->n * sizeof *l->ts_est);
+        l->ts_ep = malloc(l->n * MAXPTS * sizeof *l->ts_ep);
+        l->ts_et = malloc(l->n * MAXPTS * sizeof *l->ts_et);
+        l->ts_cap = l->ts_est && l->ts_ep && l->ts_et ? l->n : 0;
+        if (!l->ts_cap) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    }
+    uint64_t draw = mix64(l->rounds + 1);
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        double *P = l->ts_ep + i * MAXPTS, *T = l->ts_et + i * MAXPTS;
+        size_t m = estimate(x, 1, 0, 0, P, T, draw);
+        if (silent_at(l, x, now_s)) m = hold(x->pw, P, T, m);
+        l->ts_est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
+                                       .count = x->j.count};
+    }
+    int rc = l->ts_prob ? pfi_alloc_problem_reset(l->ts_prob, l->ts_est, l->n, err)
+                        : pfi_alloc_problem_create(l->ts_est, l->n, &l->ts_prob, err);
+    return rc ? rc : pfi_alloc_oracle(l->ts_prob, budget_w, l->pw, NULL, err);
+}
+
 /* Hands out l->pw as the proposal made at now_s and closes the round. */
 static int emit(pfi_live *l, double budget_w, double now_s, int probing, pfi_live_share *out)
 {
@@ -716,15 +812,20 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
      * the readings pool all the same (speed path, see the file's header).
      * Noisy readings only: with exact ones a choice stands by itself once
      * nothing moves, and the replay's shortcut relies on it (learn.c). */
-    if (l->noisy && !probing && !l->last_probing && same && l->prob_ok && l->rounds < l->choose_at)
+    if (l->noisy && !probing && !l->last_probing && same && l->prob_ok && l->rounds < l->choose_at) {
+        if (l->kept == KEPT_COMBINATION && l->stopped != KEEP_EQUAL) {
+            int rc = thompson(l, budget_w, now_s, err);
+            if (rc) return rc;
+        }
         return emit(l, budget_w, now_s, 0, out);
+    }
     /* every job's estimate; silent jobs are held where they were */
     size_t nch = 0;
     int optimistic = probing && l->rounds > 0 && l->rounds + EXPLOIT < l->o.explore_rounds;
     for (size_t i = 0; i < l->n; i++) {
         ljob *x = &l->jobs[i];
         double *P = l->ep + i * MAXPTS, *T = l->et + i * MAXPTS;
-        int silent = !isnan(x->asked_t) && now_s - x->asked_t >= l->o.stale_s && l->rounds > 0;
+        int silent = silent_at(l, x, now_s);
         int mode = !probing ? 1 : silent ? 2 : optimistic ? 3 : l->rounds > 0 ? 5 : 4;
         /* a silent job's range depends on its last power, so always rebuilt */
         /* the trust region: exploring, a job is cut at most delta x Pmax
@@ -734,19 +835,8 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         if (probing && l->rounds > 0)
             lo = at_most(x->nb ? x->b[0].p : x->j.pmax_w, x->eq_pw) - l->delta * x->j.pmax_w;
         if (l->prob_ok && x->est_ok && x->est_mode == mode && x->est_lo == lo && !silent) continue;
-        size_t m = estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T);
-        if (silent) { /* a range of one power: the oracle cannot move it */
-            double p = at_most(at_least(x->pw, P[0]), P[m - 1]), t = 0;
-            for (size_t k = 1; k < m; k++)
-                if (P[k] >= p) {
-                    t = T[k - 1] + (T[k] - T[k - 1]) * (p - P[k - 1]) / (P[k] - P[k - 1]);
-                    break;
-                }
-            P[0] = p * (1 - 1e-12);
-            P[1] = p;
-            T[0] = T[1] = at_least(t, 1e-300);
-            m = 2;
-        }
+        size_t m = estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T, 0);
+        if (silent) m = hold(x->pw, P, T, m);
         l->est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
                                     .count = x->j.count};
         x->est_ok = 1;
@@ -772,6 +862,8 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
          * than any round measured */
         rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
         if (rc == PFI_OK) keep_equal_unless_sure(l);
+        if (rc == PFI_OK && l->noisy && l->kept == KEPT_COMBINATION && l->stopped != KEEP_EQUAL)
+            rc = thompson(l, budget_w, now_s, err);
         if (l->stopped == KEEP_EQUAL) /* nothing to gain that the readings can show */
             for (size_t i = 0; i < l->n; i++) l->pw[i] = l->jobs[i].eq_pw;
     } else if (l->rounds == 0) {

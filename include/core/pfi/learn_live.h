@@ -46,17 +46,23 @@
  *
  * Kept proposals are chosen again on all readings so far: every period
  * while exact readings still move something, with noisy readings after
- * gaps of 1, 1, 1, 1, 2, 2, 3, ... periods (growing 1.25x), the proposal
+ * gaps of 1, 1, 1, 1, 2, 2, 3, ... periods (growing 1.25x), the choice
  * standing in between. Readings pool every period: a kept point's with
  * the earlier ones at its power, a repeated equal or best proposal's total
- * with that round's.
+ * with that round's. With noisy readings a kept combination is drawn anew
+ * every period (Thompson sampling): the combination of measured points
+ * that is best on one draw of each pooled reading, moved by half its SD
+ * times a normal deviate. Draws are deterministic (a function of the
+ * period's number and the job's id). The choice between combination,
+ * best proposal and equal share is made on the readings' means.
  *
  * Changes (issue 12, branch alloc2; no declaration changed): exploring may
  * stop before explore_rounds proposals (do no harm, above); the kept
  * proposal may be the equal share or the best measured proposal rather
  * than the best combination when readings are noisy. (Stop 18, no
  * declaration changed:) kept proposals chosen again as above; the best
- * measured proposal is an exploring one.
+ * measured proposal is an exploring one. (Stop 19, no declaration
+ * changed:) a kept combination drawn every period with noisy readings.
  *
  * A pfi_live owns its memory; one pfi_live, one thread. Destroy is
  * NULL-safe.
