@@ -328,7 +328,7 @@ static void obs_put(ctl *c, const char *id, double cap, double p, double t, doub
         o->var = ctl_spread_ewma(o->var, var, OBS_WEIGHT);
     }
     o->o.tput_sd = ctl_spread_sd(o->var);
-    pfi_ctl_store_put_obs(c->store, id, cap, p, t, now, NULL);
+    pfi_ctl_store_put_obs(c->store, id, cap, p, t, var, now, NULL);
 }
 
 static int held_eq(size_t pos, const void *x)
