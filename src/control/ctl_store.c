@@ -388,8 +388,8 @@ int pfi_ctl_store_put_obs(pfi_ctl_store *s, const char *job, double cap_w, doubl
     return run(s, err,
                "INSERT INTO observations(job,cap_w,power_w,tput,n,t,tput_var) "
                "VALUES(?1,?2,?3,?4,1,?5,?6) ON CONFLICT(job, cap_w) DO "
-               "UPDATE SET power_w=power_w+0.3*(?3-power_w), tput=tput+0.3*(?4-tput), n=n+1, t=?5, "
-               "tput_var=0.7*0.7*tput_var+0.3*0.3*?6",
+               "UPDATE SET power_w=power_w+0.3*(?3-power_w), tput=tput+0.3*(?4-tput), n=n+1, "
+               "t=?5, tput_var=0.7*0.7*tput_var+0.3*0.3*?6",
                "tddddd", job, cap_w, power_w, tput, t, tput_var >= 0 ? tput_var : NAN);
 }
 
@@ -406,7 +406,9 @@ static void row_obs(sqlite3_stmt *q, void *p)
 
 int pfi_ctl_store_load_obs(pfi_ctl_store *s, pfi_ctl_obs_rec **out, size_t *n, pfi_error *err)
 {
-    return select_all(s, "SELECT job,cap_w,power_w,tput,n,tput_var FROM observations ORDER BY job,cap_w",
+    return select_all(s,
+                      "SELECT job,cap_w,power_w,tput,n,tput_var FROM observations"
+                      " ORDER BY job,cap_w",
                       sizeof **out, row_obs, (void **)out, n, err);
 }
 

@@ -34,21 +34,29 @@ static const char *const JOBS0 = "{\"jobs\":[" JOB("span", 0, 1000, 3) ","
 static const char *const JOBS1 = "{\"jobs\":[" JOB("span", 0, 2000, 4) ","
     JOB("half", 1, null, null) "," JOB("mixed", 2, 200, null) "]}";
 
-static void node(pfi_cl_node *n, const char *jobs)
+/* The period's job table from node 0's listing (JOBS0) and node 1's
+ * (jobs1), as merge builds it; *fixed_w and *live_w its sums. Every job's
+ * last cap 450 W, planned and pushed: a reading is due. */
+static void merge_two(ctl *c, const char *jobs1, double *fixed_w, double *live_w)
 {
+    pfi_cl_node n[2] = {{0}};
     pfi_error err;
     pfi_error_clear(&err);
-    if (pfi_cl_parse_gpus(GPUS, strlen(GPUS), n, &err) != PFI_OK ||
-        pfi_cl_parse_jobs(jobs, strlen(jobs), n, &err) != PFI_OK)
-        fail_msg("%s", err.msg);
-}
-
-static ctl_job *job(ctl *c, const char *id)
-{
-    for (size_t i = 0; i < c->n_jobs; i++)
-        if (strcmp(c->jobs[i].id, id) == 0) return &c->jobs[i];
-    fail_msg("no job %s", id);
-    return NULL;
+    for (size_t a = 0; a < 2; a++) {
+        const char *jobs = a ? jobs1 : JOBS0;
+        if (pfi_cl_parse_gpus(GPUS, strlen(GPUS), &n[a], &err) != PFI_OK ||
+            pfi_cl_parse_jobs(jobs, strlen(jobs), &n[a], &err) != PFI_OK)
+            fail_msg("%s", err.msg);
+    }
+    memset(c, 0, sizeof *c);
+    double measured_w = 0;
+    *fixed_w = *live_w = 0;
+    ctl_carry *carry = ctl_jobs_begin(c);
+    for (size_t a = 0; a < 2; a++) ctl_merge_node(c, carry, a, &n[a], fixed_w, &measured_w, live_w);
+    ctl_jobs_end(carry);
+    for (size_t a = 0; a < 2; a++) pfi_cl_node_clear(&n[a]);
+    c->prev_active = c->prev_push_ok = 1;
+    for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = 450;
 }
 
 static void free_jobs(ctl *c)
@@ -61,71 +69,55 @@ static void free_jobs(ctl *c)
     ctl_index_free(&c->job_ix);
 }
 
+static pfi_plan_obs reading(const ctl *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_jobs; i++)
+        if (strcmp(c->jobs[i].id, id) == 0) return ctl_job_reading(c, &c->jobs[i]);
+    fail_msg("no job %s", id);
+    return (pfi_plan_obs){0};
+}
+
 static void test_reading_sd_from_listings(void **st)
 {
     (void)st;
-    pfi_cl_node n[2] = {{0}};
-    node(&n[0], JOBS0);
-    node(&n[1], JOBS1);
     ctl c;
-    memset(&c, 0, sizeof c);
-    double fixed = 0, measured = 0, live = 0;
-    ctl_carry *carry = ctl_jobs_begin(&c);
-    for (size_t a = 0; a < 2; a++) ctl_merge_node(&c, carry, a, &n[a], &fixed, &measured, &live);
-    ctl_jobs_end(carry);
+    double fixed, live;
+    merge_two(&c, JOBS1, &fixed, &live);
     assert_int_equal(c.n_jobs, 4);
     assert_near(live, 2000, 0);
     assert_near(fixed, 400, 0); /* node 1's GPU 3: in no job */
-
-    /* last period's caps planned and pushed: the reading is taken */
-    c.prev_active = c.prev_push_ok = 1;
-    for (size_t i = 0; i < c.n_jobs; i++) c.jobs[i].last_cap_w = 450;
-    pfi_plan_obs r = ctl_job_reading(&c, job(&c, "span"));
+    pfi_plan_obs r = reading(&c, "span");
     assert_near(r.cap_w, 450, 0);
     assert_near(r.power_w, 200, 0); /* GPU 0 of each node */
     assert_near(r.tput, 3000, 0);
     assert_near(r.tput_sd, 5, 1e-12);
-    r = ctl_job_reading(&c, job(&c, "half"));
+    r = reading(&c, "half");
     assert_near(r.tput, 500, 0);
     assert_near(r.tput_sd, 6, 1e-12);
-    r = ctl_job_reading(&c, job(&c, "mixed"));
+    r = reading(&c, "mixed");
     assert_near(r.tput, 300, 0);
     assert_near(r.power_w, 600, 0);
     assert_near(r.tput_sd, 0, 0);
-    r = ctl_job_reading(&c, job(&c, "solo"));
+    r = reading(&c, "solo");
     assert_near(r.tput, 50, 0);
     assert_near(r.tput_sd, 0, 0);
-
     /* last period's push failed: no reading (power 0) */
     c.prev_push_ok = 0;
-    r = ctl_job_reading(&c, job(&c, "span"));
-    assert_near(r.power_w, 0, 0);
+    assert_near(reading(&c, "span").power_w, 0, 0);
     free_jobs(&c);
-    pfi_cl_node_clear(&n[0]);
-    pfi_cl_node_clear(&n[1]);
 }
 
 /* A job not in training on one node: nothing to learn from, no reading. */
 static void test_no_reading_outside_training(void **st)
 {
     (void)st;
-    pfi_cl_node n[2] = {{0}};
-    node(&n[0], JOBS0);
-    node(&n[1], "{\"jobs\":[{\"id\":\"span\",\"gpus\":[0],\"phase\":\"startup\","
-                "\"tokens_per_s\":2000,\"tokens_sd\":4}]}");
     ctl c;
-    memset(&c, 0, sizeof c);
-    double fixed = 0, measured = 0, live = 0;
-    ctl_carry *carry = ctl_jobs_begin(&c);
-    for (size_t a = 0; a < 2; a++) ctl_merge_node(&c, carry, a, &n[a], &fixed, &measured, &live);
-    ctl_jobs_end(carry);
-    c.prev_active = c.prev_push_ok = 1;
-    job(&c, "span")->last_cap_w = 450;
-    pfi_plan_obs r = ctl_job_reading(&c, job(&c, "span"));
-    assert_near(r.power_w, 0, 0);
+    double fixed, live;
+    merge_two(&c, "{\"jobs\":[{\"id\":\"span\",\"gpus\":[0],\"phase\":\"startup\","
+                  "\"tokens_per_s\":2000,\"tokens_sd\":4}]}", &fixed, &live);
+    assert_near(reading(&c, "span").power_w, 0, 0);
+    assert_near(reading(&c, "half").tput, 500, 0); /* the others as before */
     free_jobs(&c);
-    pfi_cl_node_clear(&n[0]);
-    pfi_cl_node_clear(&n[1]);
 }
 
 int main(void)

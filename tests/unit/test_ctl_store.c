@@ -118,8 +118,8 @@ static void test_version_1_store(void **st)
     assert_int_equal(
         sqlite3_exec(db,
                      "CREATE TABLE observations(job TEXT NOT NULL, cap_w REAL NOT NULL,"
-                     " power_w REAL NOT NULL, tput REAL NOT NULL, n INTEGER NOT NULL, t REAL NOT NULL,"
-                     " PRIMARY KEY(job, cap_w));"
+                     " power_w REAL NOT NULL, tput REAL NOT NULL, n INTEGER NOT NULL,"
+                     " t REAL NOT NULL, PRIMARY KEY(job, cap_w));"
                      "INSERT INTO observations VALUES('j', 500, 3700, 87, 2, 2);"
                      "PRAGMA user_version=1;",
                      NULL, NULL, NULL),
