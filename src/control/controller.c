@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ctl_internal.h"
+#include "ctl_spread.h"
 #include "pfi/target_io.h"
 
 double ctl_now(void)
@@ -61,8 +62,9 @@ static int resume(ctl *c, pfi_error *err)
     c->obs = calloc(n + 1, sizeof *c->obs);
     for (size_t i = 0; c->obs && i < n; i++) {
         snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
-        c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, 0};
-        c->obs[i].var = NAN; /* the store keeps no spread: unknown (given to learn as 0) */
+        c->obs[i].var = ob[i].tput_var; /* NaN unknown: given to learn as 0 */
+        c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput,
+                                     ctl_spread_sd(c->obs[i].var)};
         ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
     }
     c->n_obs = c->cap_obs = c->obs ? n : 0;

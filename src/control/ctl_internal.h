@@ -139,6 +139,17 @@ typedef struct ctl_carry ctl_carry;
 ctl_carry *ctl_jobs_begin(ctl *c);
 ctl_job *ctl_job_get(ctl *c, ctl_carry *carry, const char *id);
 void ctl_jobs_end(ctl_carry *carry);
+/* Folds one up agent's listing (number a; its GPUs and jobs, nd) into the
+ * period's job table: each job's GPUs, power, limits, tokens/s and their
+ * variance (summed over nodes), phase; exempt jobs' and idle GPUs' power
+ * into *fixed_w. For an agent that takes caps (the rest is counted by
+ * ctl_agent_count). */
+void ctl_merge_node(ctl *c, ctl_carry *carry, size_t a, const pfi_cl_node *nd, double *fixed_w,
+                    double *measured_w, double *live_w);
+/* Job j's learn reading this period: last period's cap, its power and
+ * tokens/s now, their SD (ctl_spread_sd: unknown is 0); all zero (no
+ * reading) unless last period's caps were planned and pushed and j trains. */
+pfi_plan_obs ctl_job_reading(const ctl *c, const ctl_job *j);
 /* Counts an agent that cannot be moved (down, or refusing caps) at its
  * GPUs' maximum, one never seen at the size in the store; records an up
  * agent's size in the store now and then. */

@@ -164,6 +164,73 @@ void ctl_agent_count(ctl *c, pfi_agent_info *g, double now, double *fixed_w, dou
         pfi_ctl_store_put_agent(c->store, g->url, g->n_gpus, g->max_sum_w, now, NULL);
 }
 
+void ctl_merge_node(ctl *c, ctl_carry *carry, size_t a, const pfi_cl_node *nd, double *fixed_w,
+                    double *measured_w, double *live_w)
+{
+    for (size_t k = 0; k < nd->n_gpus; k++)
+        if (isfinite(nd->gpus[k].power_w)) *live_w += nd->gpus[k].power_w;
+    char *in_job = calloc(nd->n_gpus + 1, 1);
+    for (size_t j = 0; j < nd->n_jobs; j++) {
+        const pfi_cl_job *cj = &nd->jobs[j];
+        if (cj->exempt) {
+            /* Never capped: its GPUs count at their measured power (the
+             * feedback sees a rise), or their maximum when unread. */
+            for (size_t k = 0; k < cj->n_gpus; k++) {
+                const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
+                if (!gp || in_job[gp - nd->gpus]) continue;
+                in_job[gp - nd->gpus] = 1;
+                double pw = isfinite(gp->power_w) ? gp->power_w : counted_max(gp);
+                *fixed_w += pw;
+                *measured_w += pw;
+            }
+            continue;
+        }
+        ctl_job *m = ctl_job_get(c, carry, cj->id);
+        if (!m) continue;
+        if (cj->sla_floor > 0 && !(m->sla >= cj->sla_floor)) m->sla = cj->sla_floor;
+        size_t add = cj->n_gpus;
+        size_t *ga = realloc(m->gpu_agent, (m->n_gpus + add) * sizeof *ga);
+        if (ga) m->gpu_agent = ga;
+        unsigned *gi = realloc(m->gpu_idx, (m->n_gpus + add) * sizeof *gi);
+        if (gi) m->gpu_idx = gi;
+        if (!ga || !gi) continue;
+        for (size_t k = 0; k < add; k++) {
+            const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
+            if (!gp) continue;
+            in_job[gp - nd->gpus] = 1;
+            m->gpu_agent[m->n_gpus] = a;
+            m->gpu_idx[m->n_gpus] = gp->index;
+            m->n_gpus++;
+            double pw = isfinite(gp->power_w) ? gp->power_w : counted_max(gp);
+            m->power_w += pw;
+            *measured_w += pw;
+            if (isfinite(gp->min_w) && gp->min_w > m->min_w) m->min_w = gp->min_w;
+            if (isfinite(gp->max_w) && gp->max_w < m->max_w) m->max_w = gp->max_w;
+            m->capped |= gp->capped;
+        }
+        if (isfinite(cj->tokens_per_s)) {
+            /* summed over nodes: so are the variances of their reports */
+            m->tps += cj->tokens_per_s;
+            m->tps_var = ctl_spread_add(m->tps_var, cj->tokens_sd);
+        }
+        if (isfinite(cj->pfi_estimate)) {
+            m->pfi_sum += cj->pfi_estimate;
+            m->pfi_n++;
+        }
+        if (strcmp(cj->phase, "training") != 0) m->training = 0; /* nothing to learn from yet */
+    }
+    for (size_t k = 0; k < nd->n_gpus; k++)
+        if (!in_job[k]) {
+            /* An idle GPU draws what it draws; a job that starts on it is
+             * seen next period. */
+            double pw =
+                isfinite(nd->gpus[k].power_w) ? nd->gpus[k].power_w : counted_max(&nd->gpus[k]);
+            *fixed_w += pw;
+            *measured_w += pw;
+        }
+    free(in_job);
+}
+
 /* Merges every up, cappable agent's jobs by id; everything else is fixed. */
 static void merge(ctl *c, double now, double *fixed_w, double *measured_w, double *live_w, size_t *up)
 {
@@ -180,71 +247,22 @@ static void merge(ctl *c, double now, double *fixed_w, double *measured_w, doubl
             for (size_t k = 0; k < nd->n_gpus; k++) g->max_sum_w += counted_max(&nd->gpus[k]);
         }
         ctl_agent_count(c, g, now, fixed_w, measured_w);
-        if (!g->up || g->cannot_cap) continue;
-        for (size_t k = 0; k < nd->n_gpus; k++)
-            if (isfinite(nd->gpus[k].power_w)) *live_w += nd->gpus[k].power_w;
-        char *in_job = calloc(nd->n_gpus + 1, 1);
-        for (size_t j = 0; j < nd->n_jobs; j++) {
-            const pfi_cl_job *cj = &nd->jobs[j];
-            if (cj->exempt) {
-                /* Never capped: its GPUs count at their measured power (the
-                 * feedback sees a rise), or their maximum when unread. */
-                for (size_t k = 0; k < cj->n_gpus; k++) {
-                    const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
-                    if (!gp || in_job[gp - nd->gpus]) continue;
-                    in_job[gp - nd->gpus] = 1;
-                    double pw = isfinite(gp->power_w) ? gp->power_w : counted_max(gp);
-                    *fixed_w += pw;
-                    *measured_w += pw;
-                }
-                continue;
-            }
-            ctl_job *m = ctl_job_get(c, carry, cj->id);
-            if (!m) continue;
-            if (cj->sla_floor > 0 && !(m->sla >= cj->sla_floor)) m->sla = cj->sla_floor;
-            size_t add = cj->n_gpus;
-            size_t *ga = realloc(m->gpu_agent, (m->n_gpus + add) * sizeof *ga);
-            if (ga) m->gpu_agent = ga;
-            unsigned *gi = realloc(m->gpu_idx, (m->n_gpus + add) * sizeof *gi);
-            if (gi) m->gpu_idx = gi;
-            if (!ga || !gi) continue;
-            for (size_t k = 0; k < add; k++) {
-                const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
-                if (!gp) continue;
-                in_job[gp - nd->gpus] = 1;
-                m->gpu_agent[m->n_gpus] = a;
-                m->gpu_idx[m->n_gpus] = gp->index;
-                m->n_gpus++;
-                double pw = isfinite(gp->power_w) ? gp->power_w : counted_max(gp);
-                m->power_w += pw;
-                *measured_w += pw;
-                if (isfinite(gp->min_w) && gp->min_w > m->min_w) m->min_w = gp->min_w;
-                if (isfinite(gp->max_w) && gp->max_w < m->max_w) m->max_w = gp->max_w;
-                m->capped |= gp->capped;
-            }
-            if (isfinite(cj->tokens_per_s)) {
-                /* summed over nodes: so are the variances of their reports */
-                m->tps += cj->tokens_per_s;
-                m->tps_var = ctl_spread_add(m->tps_var, cj->tokens_sd);
-            }
-            if (isfinite(cj->pfi_estimate)) {
-                m->pfi_sum += cj->pfi_estimate;
-                m->pfi_n++;
-            }
-            if (strcmp(cj->phase, "training") != 0) m->training = 0; /* nothing to learn from yet */
-        }
-        for (size_t k = 0; k < nd->n_gpus; k++)
-            if (!in_job[k]) {
-                /* An idle GPU draws what it draws; a job that starts on it is
-                 * seen next period. */
-                double pw = isfinite(nd->gpus[k].power_w) ? nd->gpus[k].power_w
-                                                          : counted_max(&nd->gpus[k]);
-                *fixed_w += pw;
-                *measured_w += pw;
-            }
-        free(in_job);
+        if (g->up && !g->cannot_cap) ctl_merge_node(c, carry, a, nd, fixed_w, measured_w, live_w);
     }
     ctl_jobs_end(carry);
+}
+
+pfi_plan_obs ctl_job_reading(const ctl *c, const ctl_job *j)
+{
+    /* What the cap pushed last period gave. Its tokens/s are each node's
+     * last report, summed (not the learned points' exponential mean,
+     * obs_put: those enter only when a job joins the loop), so its variance
+     * is the sum of one report's variance per node, pfid's tokens_sd squared
+     * (ctl_spread.h); unknown on any node: 0, exact. */
+    if (c->prev_active && c->prev_push_ok && isfinite(j->last_cap_w) && j->training &&
+        j->tps > 0 && j->power_w > 0)
+        return (pfi_plan_obs){j->last_cap_w, j->power_w, j->tps, ctl_spread_sd(j->tps_var)};
+    return (pfi_plan_obs){0};
 }
 
 static int known_eq(size_t pos, const void *x)
@@ -310,7 +328,7 @@ static void obs_put(ctl *c, const char *id, double cap, double p, double t, doub
         o->var = ctl_spread_ewma(o->var, var, OBS_WEIGHT);
     }
     o->o.tput_sd = ctl_spread_sd(o->var);
-    pfi_ctl_store_put_obs(c->store, id, cap, p, t, now, NULL);
+    pfi_ctl_store_put_obs(c->store, id, cap, p, t, var, now, NULL);
 }
 
 static int held_eq(size_t pos, const void *x)
@@ -438,6 +456,9 @@ static json_t *status_json(ctl *c, double now, const pfi_target_now *tn, const p
         pfi_json_set(x, "gpus", json_integer((json_int_t)j->n_gpus));
         pfi_json_set(x, "power_w", pfi_json_num(j->power_w));
         pfi_json_set(x, "tokens_per_s", pfi_json_num(j->tps));
+        /* its spread (ctl_spread.h); null where unknown, not learn's 0 */
+        pfi_json_set(x, "tokens_sd",
+                     pfi_json_num(j->tps > 0 && j->tps_var >= 0 ? sqrt(j->tps_var) : NAN));
         pfi_json_set(x, "cap_w", pfi_json_num(controlling && caps ? caps[i].cap_w : NAN));
         pfi_json_set(x, "planned_w", pfi_json_num(controlling && caps ? caps[i].power_w : NAN));
         pfi_json_set(x, "expected_tput", pfi_json_num(caps ? caps[i].tput : NAN));
@@ -590,16 +611,7 @@ void ctl_period(ctl *c)
             pj[i].prior = pr->pts;
             pj[i].n_prior = pr->n;
         }
-        /* This period's reading: what the cap pushed last period gave. Its
-         * tokens/s are each node's last report, summed (not the learned
-         * points' exponential mean, obs_put: those enter only when a job
-         * joins the loop), so its variance is the sum of one report's
-         * variance per node, pfid's tokens_sd squared (ctl_spread.h);
-         * unknown on any node: 0, exact. */
-        if (c->prev_active && c->prev_push_ok && isfinite(j->last_cap_w) && j->training &&
-            j->tps > 0 && j->power_w > 0)
-            pj[i].reading = (pfi_plan_obs){j->last_cap_w, j->power_w, j->tps,
-                                           ctl_spread_sd(j->tps_var)};
+        pj[i].reading = ctl_job_reading(c, j);
     }
     /* Each job's learned points, contiguous in po: count, offsets, fill. */
     size_t *first = calloc(c->n_jobs + 1, sizeof *first);

@@ -11,7 +11,8 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-#define SCHEMA_VERSION 1
+/* 2: observations.tput_var (a version-1 store gains it on open, NULL: unknown) */
+#define SCHEMA_VERSION 2
 
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS targets(source INTEGER NOT NULL, id TEXT NOT NULL,"
@@ -32,7 +33,7 @@ static const char *schema =
     " gpu INTEGER NOT NULL, watts REAL, status INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS observations(job TEXT NOT NULL, cap_w REAL NOT NULL,"
     " power_w REAL NOT NULL, tput REAL NOT NULL, n INTEGER NOT NULL, t REAL NOT NULL,"
-    " PRIMARY KEY(job, cap_w));"
+    " tput_var REAL, PRIMARY KEY(job, cap_w));"
     "CREATE TABLE IF NOT EXISTS jobs(job TEXT PRIMARY KEY, pmax_w REAL, tmax REAL, t REAL);"
     "CREATE TABLE IF NOT EXISTS agents(url TEXT PRIMARY KEY, n_gpus INTEGER NOT NULL,"
     " max_w REAL NOT NULL, t REAL NOT NULL);"
@@ -111,6 +112,17 @@ static int run(pfi_ctl_store *s, pfi_error *err, const char *sql, const char *fm
     return rc;
 }
 
+/* Whether table has that column (a version-1 store's observations lack one). */
+static int has_column(sqlite3 *db, const char *table, const char *col)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s LIMIT 0", col, table);
+    sqlite3_stmt *q;
+    int ok = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK;
+    sqlite3_finalize(q);
+    return ok;
+}
+
 int pfi_ctl_store_open(const char *path, pfi_ctl_store **out, pfi_error *err)
 {
     *out = NULL;
@@ -141,13 +153,25 @@ int pfi_ctl_store_open(const char *path, pfi_ctl_store **out, pfi_error *err)
         pfi_ctl_store_close(s);
         return PFI_ESTATE;
     }
+    /* The tables, version 1's migration and the version in one
+     * transaction: a store is either as it was or all of version 2. */
     char *msg = NULL;
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
-                     &msg) != SQLITE_OK ||
-        sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(s->db, "PRAGMA user_version=1", NULL, NULL, &msg) != SQLITE_OK) {
-        pfi_error_set(err, PFI_EIO, path, 0, "cannot set up the store: %s", msg ? msg : "?");
+    int ok = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+                          &msg) == SQLITE_OK &&
+             sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) == SQLITE_OK &&
+             sqlite3_exec(s->db, schema, NULL, NULL, &msg) == SQLITE_OK;
+    if (ok && !has_column(s->db, "observations", "tput_var"))
+        ok = sqlite3_exec(s->db, "ALTER TABLE observations ADD COLUMN tput_var REAL", NULL, NULL,
+                          &msg) == SQLITE_OK;
+    char ver_sql[40];
+    snprintf(ver_sql, sizeof ver_sql, "PRAGMA user_version=%d", SCHEMA_VERSION);
+    ok = ok && sqlite3_exec(s->db, ver_sql, NULL, NULL, &msg) == SQLITE_OK &&
+         sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg) == SQLITE_OK;
+    if (!ok) {
+        pfi_error_set(err, PFI_EIO, path, 0, "cannot set up the store: %s",
+                      msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
+        if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         pfi_ctl_store_close(s);
         return PFI_EIO;
     }
@@ -356,14 +380,17 @@ int pfi_ctl_store_add_push(pfi_ctl_store *s, double t, const char *agent, unsign
 }
 
 int pfi_ctl_store_put_obs(pfi_ctl_store *s, const char *job, double cap_w, double power_w,
-                          double tput, double t, pfi_error *err)
+                          double tput, double tput_var, double t, pfi_error *err)
 {
-    /* The controller's exponential mean (weight 0.3 on the new point), so
-     * that a restarted controller has the curve the running one had. */
+    /* The controller's exponential mean (weight 0.3 on the new point) and
+     * its variance (ctl_spread_ewma; NULL, unknown, stays so), so that a
+     * restarted controller has the curve the running one had. */
     return run(s, err,
-               "INSERT INTO observations VALUES(?1,?2,?3,?4,1,?5) ON CONFLICT(job, cap_w) DO "
-               "UPDATE SET power_w=power_w+0.3*(?3-power_w), tput=tput+0.3*(?4-tput), n=n+1, t=?5",
-               "tdddd", job, cap_w, power_w, tput, t);
+               "INSERT INTO observations(job,cap_w,power_w,tput,n,t,tput_var) "
+               "VALUES(?1,?2,?3,?4,1,?5,?6) ON CONFLICT(job, cap_w) DO "
+               "UPDATE SET power_w=power_w+0.3*(?3-power_w), tput=tput+0.3*(?4-tput), n=n+1, "
+               "t=?5, tput_var=0.7*0.7*tput_var+0.3*0.3*?6",
+               "tddddd", job, cap_w, power_w, tput, t, tput_var >= 0 ? tput_var : NAN);
 }
 
 static void row_obs(sqlite3_stmt *q, void *p)
@@ -374,11 +401,14 @@ static void row_obs(sqlite3_stmt *q, void *p)
     o->power_w = sqlite3_column_double(q, 2);
     o->tput = sqlite3_column_double(q, 3);
     o->n = (long)sqlite3_column_int64(q, 4);
+    o->tput_var = sqlite3_column_type(q, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 5);
 }
 
 int pfi_ctl_store_load_obs(pfi_ctl_store *s, pfi_ctl_obs_rec **out, size_t *n, pfi_error *err)
 {
-    return select_all(s, "SELECT job,cap_w,power_w,tput,n FROM observations ORDER BY job,cap_w",
+    return select_all(s,
+                      "SELECT job,cap_w,power_w,tput,n,tput_var FROM observations"
+                      " ORDER BY job,cap_w",
                       sizeof **out, row_obs, (void **)out, n, err);
 }
 

@@ -62,6 +62,50 @@ assert jobs["span"]["power_w"] > 600, jobs["span"]  # both nodes' share of it
 PY
 ok "the 4 agents, their 16 GPUs and the 7 jobs (span on 4 GPUs of 2 nodes) read from Prometheus"
 
+# --- span's spread, from the sd query (the sum of its nodes' sd^2) ---
+# The test plays span's trainer on its two nodes (uncapped, steady). Node 0
+# reports 1000, 1030, 970 (SD 30), node 1 once (no SD yet): the spread is
+# unknown (null), not node 0's 30. Then node 1 reports 2040, 1960 (SD 40):
+# sqrt(30^2 + 40^2) = 50. The controller's figures (GET /v1/status) must be
+# what the agents' own listings (GET /v1/jobs) give, and those the hand ones.
+span_report() { # span_report NODE TOKENS_PER_S...
+    local i=$1 t save=$PORT
+    shift
+    PORT=${NODES[$i]##*:}
+    for t in "$@"; do
+        req POST /v1/jobs/span/throughput "{\"tokens_per_s\":$t}"
+        [ "$CODE" = 200 ] || fail "span's report $t on node $i: HTTP $CODE $BODY"
+    done
+    PORT=$save
+}
+span_agrees() { # span_agrees TOKENS_PER_S SD|None
+    creq GET /v1/status "" no
+    printf '%s' "$BODY" >"$WORK/span_status.json"
+    local i
+    for i in 0 1; do curl -s --max-time 2 "${NODES[$i]}/v1/jobs" >"$WORK/span_jobs$i.json"; done
+    python3 - "$1" "$2" "$WORK/span_status.json" "$WORK/span_jobs0.json" "$WORK/span_jobs1.json" <<'PY'
+import json, math, sys
+want_t, want_sd = float(sys.argv[1]), None if sys.argv[2] == "None" else float(sys.argv[2])
+span = lambda f: next(j for j in json.load(open(f))["jobs"] if j["id"] == "span")
+ctl, nodes = span(sys.argv[3]), [span(f) for f in sys.argv[4:]]
+sds = [j["tokens_sd"] for j in nodes]
+agents_t = sum(j["tokens_per_s"] for j in nodes)
+agents_sd = None if None in sds else math.sqrt(sum(s * s for s in sds))
+same = lambda a, b: a is b or (a is not None and b is not None and abs(a - b) <= 1e-9 * abs(b))
+print("controller: %s tokens/s, SD %s; agents: %s tokens/s, SDs %s -> %s"
+      % (ctl["tokens_per_s"], ctl["tokens_sd"], agents_t, sds, agents_sd))
+sys.exit(0 if same(agents_t, want_t) and same(agents_sd, want_sd) and
+         same(ctl["tokens_per_s"], agents_t) and same(ctl["tokens_sd"], agents_sd) else 1)
+PY
+}
+span_report 0 1000 1030 970
+span_report 1 2000
+wait_until 10 span_agrees 2970 None || fail "span, one node without a spread: $(span_agrees 2970 None)"
+ok "span with one node's SD unknown: the controller's spread unknown, as the agents' listings"
+span_report 1 2040 1960
+wait_until 10 span_agrees 2930 50 || fail "span's spread: $(span_agrees 2930 50)"
+ok "span's spread from the sd query: sqrt(30^2 + 40^2) = 50, as the agents' listings give"
+
 if [ -n "${PFI_RECORD_DIR:-}" ]; then
     mkdir -p "$PFI_RECORD_DIR"
     i=0

@@ -1,6 +1,7 @@
 /* The controller's store: what a restart reads back is what was written
- * (targets with open ends and null priorities, caps held, learned means,
- * state), a newer schema is refused. A real SQLite file in /tmp. */
+ * (targets with open ends and null priorities, caps held, learned means and
+ * their variances, state), a version-1 store opens, a newer schema is
+ * refused. A real SQLite file in /tmp. */
 #include "test_util.h"
 #include "store_fixture.h"
 
@@ -34,8 +35,11 @@ static void test_roundtrip(void **st)
     assert_int_equal(pfi_ctl_store_put_cap(s, "http://n1", 3, 450, 1000, 10, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_cap(s, "http://n1", 4, 450, 1000, 10, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_cap(s, "http://n1", 4, 0, 0, 20, &err), PFI_OK);
-    assert_int_equal(pfi_ctl_store_put_obs(s, "j", 500, 4000, 90, 1, &err), PFI_OK);
-    assert_int_equal(pfi_ctl_store_put_obs(s, "j", 500, 3000, 80, 2, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_obs(s, "j", 500, 4000, 90, 1, 1, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_obs(s, "j", 500, 3000, 80, 1, 2, &err), PFI_OK);
+    /* a spread unknown once stays unknown (NULL), whatever comes after */
+    assert_int_equal(pfi_ctl_store_put_obs(s, "k", 400, 3000, 70, NAN, 1, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_obs(s, "k", 400, 3000, 70, 4, 2, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_job(s, "j", 5000, NAN, 1, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_job(s, "j", 4000, 100, 2, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_state(s, "trim_w", 123.5, &err), PFI_OK);
@@ -62,10 +66,13 @@ static void test_roundtrip(void **st)
     free(c);
     pfi_ctl_obs_rec *o;
     assert_int_equal(pfi_ctl_store_load_obs(s, &o, &n, &err), PFI_OK);
-    assert_int_equal(n, 1);
+    assert_int_equal(n, 2);
     assert_near(o[0].power_w, 3700, 1e-9); /* 4000 + 0.3 (3000 - 4000) */
     assert_near(o[0].tput, 87, 1e-9);      /* 90 + 0.3 (80 - 90) */
+    assert_near(o[0].tput_var, 0.58, 1e-12); /* 0.7^2 1 + 0.3^2 1 (test_ctl_spread's) */
     assert_int_equal(o[0].n, 2);
+    assert_string_equal(o[1].job, "k");
+    assert_true(isnan(o[1].tput_var));
     free(o);
     pfi_ctl_job_rec *j;
     assert_int_equal(pfi_ctl_store_load_jobs(s, &j, &n, &err), PFI_OK);
@@ -101,11 +108,59 @@ static void test_newer_schema(void **st)
     assert_non_null(strstr(err.msg, "newer"));
 }
 
+/* A version-1 store (observations without tput_var, as 4133548 made
+ * them) opens: its points are kept, their spread unknown; it is version 2
+ * after, and its points take a spread from then on. */
+static void test_version_1_store(void **st)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE TABLE observations(job TEXT NOT NULL, cap_w REAL NOT NULL,"
+                     " power_w REAL NOT NULL, tput REAL NOT NULL, n INTEGER NOT NULL,"
+                     " t REAL NOT NULL, PRIMARY KEY(job, cap_w));"
+                     "INSERT INTO observations VALUES('j', 500, 3700, 87, 2, 2);"
+                     "PRAGMA user_version=1;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    pfi_ctl_store *s = open_tmp();
+    pfi_error err;
+    pfi_ctl_obs_rec *o;
+    size_t n;
+    assert_int_equal(pfi_ctl_store_load_obs(s, &o, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    assert_near(o[0].tput, 87, 0);
+    assert_int_equal(o[0].n, 2);
+    assert_true(isnan(o[0].tput_var));
+    free(o);
+    assert_int_equal(pfi_ctl_store_put_obs(s, "j", 400, 3000, 70, 9, 3, &err), PFI_OK);
+    pfi_ctl_store_close(s);
+
+    s = open_tmp(); /* again: version 2 as it is */
+    assert_int_equal(pfi_ctl_store_load_obs(s, &o, &n, &err), PFI_OK);
+    assert_int_equal(n, 2);
+    assert_near(o[0].cap_w, 400, 0);
+    assert_near(o[0].tput_var, 9, 0);
+    assert_true(isnan(o[1].tput_var));
+    free(o);
+    pfi_ctl_store_close(s);
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 2);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         test_db_unit_test(test_roundtrip),
         test_db_unit_test(test_newer_schema),
+        test_db_unit_test(test_version_1_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

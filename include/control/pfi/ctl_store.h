@@ -2,14 +2,15 @@
  * controller needs to resume without releasing caps (targets, the caps it
  * holds on each agent's GPUs, the trim, what it learned of each job).
  *
- * Tables (schema version 1 in PRAGMA user_version; a newer one is refused):
+ * Tables (schema version 2 in PRAGMA user_version; a newer one is refused,
+ * a version-1 store gains observations.tput_var, NULL, when opened):
  *   targets(source, id, kind, limit_w, start, end, ramp_w_per_s, priority, is_default)
  *   caps(agent, gpu, watts, expires_at, pushed_at)      caps held now
  *   periods(t, target, site_limit_w, gpu_budget_w, fixed_w, trim_w,
  *           measured_gpu_w, site_w, infeasible, shortfall_w, agents_up, policy)
  *   allocations(t, job, power_w, cap_w, tput, tmax)    one row per job per period
  *   pushes(t, agent, gpu, watts, status)                every cap call and its answer
- *   observations(job, cap_w, power_w, tput, n, t)       learned curve points
+ *   observations(job, cap_w, power_w, tput, n, t, tput_var)  learned curve points
  *   jobs(job, pmax_w, tmax, t)                          uncapped power and throughput seen
  *   agents(url, n_gpus, max_w, t)                       each agent's size when last seen
  *   state(key, value)                                   trim_w, budget_w
@@ -72,12 +73,15 @@ int pfi_ctl_store_add_push(pfi_ctl_store *s, double t, const char *agent, unsign
                            double watts, long status, pfi_error *err);
 
 /* A learned point: an existing (job, cap) moves 0.3 of the way to it (the
- * loop's exponential mean; n counts the points). */
+ * loop's exponential mean; n counts the points). tput_var is the variance
+ * of tput (NaN or < 0: unknown); the stored one is that of the mean,
+ * 0.7^2 the old one's plus 0.3^2 tput_var, unknown once either is. */
 int pfi_ctl_store_put_obs(pfi_ctl_store *s, const char *job, double cap_w, double power_w,
-                          double tput, double t, pfi_error *err);
+                          double tput, double tput_var, double t, pfi_error *err);
 typedef struct pfi_ctl_obs_rec {
     char job[129];
     double cap_w, power_w, tput;
+    double tput_var; /* NaN: unknown (and every point of a version-1 store) */
     long n;
 } pfi_ctl_obs_rec;
 int pfi_ctl_store_load_obs(pfi_ctl_store *s, pfi_ctl_obs_rec **out, size_t *n, pfi_error *err);
