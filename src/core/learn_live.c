@@ -33,12 +33,12 @@
  * problem is updated for the changed jobs alone (pfi_alloc_problem_update):
  * 1.4-1.7x on a controller's kept rounds at 10^4 jobs (bench_live, 5-6 ms
  * against 8.5 ms), nothing in the simulation, where every round moves
- * every job. Kept rounds with noisy readings choose what to keep again
- * on a growing gap rather than every period (the draw among combinations
- * is made every period all the same): 1.7x before the draws (37 s of CPU
- * on bench_families against 63 s), 0.3-0.7 points of equal's gap in its
- * noisy cells, no bar crossed. Exact readings: a kept choice that nothing
- * moved stands without a pass (the replay then stops reading, learn.c).
+ * every job. Exact readings: a kept choice that nothing moved stands
+ * without a pass (the replay then stops reading, learn.c). Removed: with
+ * noisy readings, choosing what to keep on a growing gap of periods rather
+ * than every period; once the draws were made every period it saved 1.3x
+ * of CPU on bench_families (128 s against 166 s), under the 1.5x a speed
+ * path must pay, for the same table.
  */
 #include "pfi/learn_live.h"
 
@@ -88,8 +88,6 @@ enum { KEEP_EQUAL = 2 };
  * within 0.1 point of one another on average; 1 gives up 1-4 points on the
  * embedded, H100 and linear families. */
 #define TS_SCALE 0.5
-/* kept rounds: the gap between choices grows by this factor (see propose) */
-#define CHOOSE_GROW 1.25
 enum { KEPT_COMBINATION, KEPT_BEST, KEPT_EQUAL };
 
 /* Readings of one quantity pooled with equal weights: the sums of the
@@ -152,8 +150,6 @@ struct pfi_live {
     /* kept rounds: which proposal was kept (KEPT_*) */
     int kept, pooled; /* pooled: the last close_round pooled a reading */
     int noisy;        /* a reading with a spread has been taken */
-    size_t choose_at;  /* the round of the next kept choice */
-    double choose_gap; /* the gap after it, in periods */
     /* the estimates handed to the oracle */
     pfi_alloc_job *est;
     double *ep, *et, *w, *pw;
@@ -430,13 +426,16 @@ static uint64_t mix64(uint64_t z)
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
+/* A deviate of mean 0 and SD 1, nearly normal: the sum of the four 16-bit
+ * uniforms of one hash, scaled (Irwin-Hall; its tails end at 3.46 SD, far
+ * enough for a draw of half an SD). Box-Muller's log and cos took 17% of
+ * pfi simulate --noise. */
 static double gauss(uint64_t *st)
 {
-    *st = mix64(*st);
-    double u1 = ((*st >> 11) + 0.5) * 0x1p-53;
-    *st = mix64(*st);
-    double u2 = ((*st >> 11) + 0.5) * 0x1p-53;
-    return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2); /* Box-Muller */
+    uint64_t z = *st = mix64(*st);
+    double u = (double)(z & 0xFFFF) + (double)(z >> 16 & 0xFFFF) + (double)(z >> 32 & 0xFFFF) +
+               (double)(z >> 48);
+    return (u / 65536 - 2 + 2 / 65536.0) * 1.7320508075688772; /* sqrt(12 / 4) */
 }
 
 static size_t estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
@@ -805,20 +804,6 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         l->expl_cost = 0;
     }
     int probing = !same || ((l->rounds < l->o.explore_rounds || !l->have_best) && !l->stopped);
-    if (probing || l->last_probing) l->choose_gap = 1;
-    /* Kept rounds: the choice is made again after gaps of 1, 1, 1, 1, 2,
-     * 2, 3, ... periods (x CHOOSE_GROW), about 20 choices in an hour of
-     * 30 s periods instead of 112; between them the last one stands and
-     * the readings pool all the same (speed path, see the file's header).
-     * Noisy readings only: with exact ones a choice stands by itself once
-     * nothing moves, and the replay's shortcut relies on it (learn.c). */
-    if (l->noisy && !probing && !l->last_probing && same && l->prob_ok && l->rounds < l->choose_at) {
-        if (l->kept == KEPT_COMBINATION && l->stopped != KEEP_EQUAL) {
-            int rc = thompson(l, budget_w, now_s, err);
-            if (rc) return rc;
-        }
-        return emit(l, budget_w, now_s, 0, out);
-    }
     /* every job's estimate; silent jobs are held where they were */
     size_t nch = 0;
     int optimistic = probing && l->rounds > 0 && l->rounds + EXPLOIT < l->o.explore_rounds;
@@ -873,9 +858,5 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
     }
     if (rc) return rc;
-    if (!probing) { /* a kept proposal chosen: the next after twice as many periods */
-        l->choose_at = l->rounds + (size_t)l->choose_gap;
-        l->choose_gap *= CHOOSE_GROW;
-    }
     return emit(l, budget_w, now_s, probing, out);
 }

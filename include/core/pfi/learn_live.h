@@ -44,10 +44,8 @@
  * With exact readings the kept proposal never measures below the equal
  * share of its epoch.
  *
- * Kept proposals are chosen again on all readings so far: every period
- * while exact readings still move something, with noisy readings after
- * gaps of 1, 1, 1, 1, 2, 2, 3, ... periods (growing 1.25x), the choice
- * standing in between. Readings pool every period: a kept point's with
+ * Kept proposals are chosen again every period on all readings so far
+ * (with exact readings, until nothing moves). Readings pool every period: a kept point's with
  * the earlier ones at its power, a repeated equal or best proposal's total
  * with that round's. With noisy readings a kept combination is drawn anew
  * every period (Thompson sampling): the combination of measured points
@@ -62,7 +60,8 @@
  * than the best combination when readings are noisy. (Stop 18, no
  * declaration changed:) kept proposals chosen again as above; the best
  * measured proposal is an exploring one. (Stop 19, no declaration
- * changed:) a kept combination drawn every period with noisy readings.
+ * changed:) a kept combination drawn every period with noisy readings,
+ * and the kept choice made every period (no longer on a growing gap).
  *
  * A pfi_live owns its memory; one pfi_live, one thread. Destroy is
  * NULL-safe.
