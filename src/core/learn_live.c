@@ -156,6 +156,8 @@ struct pfi_live {
     pfi_alloc_problem *prob;
     size_t cap_est, *changed;
     int prob_ok; /* prob holds est's jobs, those with est_ok up to date */
+    /* the draw of a kept combination (thompson): its own estimates and
+     * problem, so that prob keeps the means the keep rule reads */
     pfi_alloc_problem *ts_prob;
     pfi_alloc_job *ts_est;
     double *ts_ep, *ts_et;
@@ -412,11 +414,6 @@ static void pchip_slopes(const double *x, const double *y, size_t n, double *d)
     }
 }
 
-/* Job x's estimate sampled into P, T (n points returned, ascending), from
- * the floor or lo_w if higher (the trust region; at most the lowest
- * reading). With measured_only, the pooled readings (exact ones as read,
- * noisy ones made monotone) and the uncapped point alone, linear between
- * them and no lower than the lowest reading. */
 /* splitmix64's finaliser: the draws of thompson, deterministic for a
  * round and a job (the core has no clock and no global state) */
 static uint64_t mix64(uint64_t z)
@@ -427,7 +424,8 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 /* A deviate of mean 0 and SD 1, nearly normal: the sum of the four 16-bit
- * uniforms of one hash, scaled (Irwin-Hall; its tails end at 3.46 SD, far
+ * uniforms of one hash, scaled (Irwin-Hall: kurtosis 2.7 against 3; its
+ * tails end at 3.46 SD, far
  * enough for a draw of half an SD). Box-Muller's log and cos took 17% of
  * pfi simulate --noise. */
 static double gauss(uint64_t *st)
@@ -438,6 +436,13 @@ static double gauss(uint64_t *st)
     return (u / 65536 - 2 + 2 / 65536.0) * 1.7320508075688772; /* sqrt(12 / 4) */
 }
 
+/* Job x's estimate sampled into P, T (n points returned, ascending), from
+ * the floor or lo_w if higher (the trust region; at most the lowest
+ * reading). With measured_only, the pooled readings (exact ones as read,
+ * noisy ones made monotone) and the uncapped point alone, linear between
+ * them and no lower than the lowest reading. A non-zero draw moves each
+ * noisy pooled reading first by TS_SCALE x its SD x a deviate drawn from
+ * it and the job's id (thompson). */
 static size_t estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
                        double *T, uint64_t draw)
 {
