@@ -424,10 +424,9 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 /* A deviate of mean 0 and SD 1, nearly normal: the sum of the four 16-bit
- * uniforms of one hash, scaled (Irwin-Hall: kurtosis 2.7 against 3; its
- * tails end at 3.46 SD, far
- * enough for a draw of half an SD). Box-Muller's log and cos took 17% of
- * pfi simulate --noise. */
+ * uniforms of one hash, scaled (Irwin-Hall: kurtosis 2.7 against 3, tails
+ * ending at 3.46 SD, enough for a draw of half an SD). Box-Muller's log
+ * and cos took 17% of pfi simulate --noise. */
 static double gauss(uint64_t *st)
 {
     uint64_t z = *st = mix64(*st);
