@@ -90,6 +90,7 @@ static double v_jpower(int j) { return 10 * (400.0 + j % 300) + 0.1999999998231;
 static double v_jtps(int j) { return 160000.0 + j % 1000; }
 static double v_jpfi(int j) { return 0.2 + 0.6 * (j % 7) / 6.0; }
 static double v_one(int j) { (void)j; return 1; }
+static double v_jtvar(int j) { return 400.0 * (1 + j % 9); }
 
 static void members(sbuf *b)
 {
@@ -144,6 +145,7 @@ int main(void)
     per_job(&ans[PFI_PC_JTPS], v_jtps);
     per_job(&ans[PFI_PC_JPFI], v_jpfi);
     per_job(&ans[PFI_PC_JTRAIN], v_one);
+    per_job(&ans[PFI_PC_JTVAR], v_jtvar);
     size_t bytes = 0;
     for (int q = 0; q < PFI_PC_NQ; q++) bytes += ans[q].n;
 
