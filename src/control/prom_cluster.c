@@ -343,9 +343,14 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
         ctl_http_setup(x[q].h, "POST", url, NULL, x[q].body, "application/x-www-form-urlencoded",
                        timeout_s, &x[q].buf, &x[q].hdrs);
         curl_easy_setopt(x[q].h, CURLOPT_PRIVATE, (char *)&x[q]);
-        curl_multi_add_handle(mh, x[q].h);
+        if (q != PFI_PC_JEXEMPT) curl_multi_add_handle(mh, x[q].h);
     }
-    if (rc == PFI_OK) {
+    /* The exempt flags are asked once the other answers are in: Prometheus
+     * evaluates each query when it gets it, so a job registered (scraped)
+     * while they ran, in MEMBERS, has its flag in the later answer; asked
+     * together, it could be missing there and the job capped for a period. */
+    for (int round = 0; round < 2 && rc == PFI_OK; round++) {
+        if (round == 1) curl_multi_add_handle(mh, x[PFI_PC_JEXEMPT].h);
         int running = 1;
         while (running) {
             if (curl_multi_perform(mh, &running) != CURLM_OK) break;
