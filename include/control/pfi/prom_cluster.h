@@ -112,8 +112,9 @@ void pfi_pc_view_clear(pfi_pc_view *v);
 
 /* Runs every query against base (http://host:9090) in parallel, each with
  * timeout_s, JEXEMPT after the others have answered (a job MEMBERS lists
- * was registered before its flag is asked), and parses the answers into a[]. On any failure (no answer,
- * an HTTP error, a bad answer) a[] is left empty and err says which query. */
+ * was registered before its flag is asked), and parses the answers into
+ * a[]. On any failure (no answer, an HTTP error, a bad answer) a[] is left
+ * empty and err says which query. */
 int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom_vec a[PFI_PC_NQ],
                  pfi_error *err);
 
