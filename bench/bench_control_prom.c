@@ -1,7 +1,7 @@
 /* pfi control's period read from Prometheus (--cluster-from prometheus), at
  * 10,000 jobs on 100,000 GPUs (12,500 nodes of 8; jobs of 10 GPUs laid over
  * the nodes in order, so most span two nodes), JSON lines:
- *   control_period_prometheus_cpu: the 13 answers Prometheus gives (written
+ *   control_period_prometheus_cpu: the 16 answers Prometheus gives (written
  *     as Prometheus 2.42 writes them, labels included; see
  *     tests/data/prometheus/), parsed, built into the cluster view, merged
  *     into one job table with every job's GPUs (what the caps are pushed
@@ -90,6 +90,18 @@ static double v_jpower(int j) { return 10 * (400.0 + j % 300) + 0.1999999998231;
 static double v_jtps(int j) { return 160000.0 + j % 1000; }
 static double v_jpfi(int j) { return 0.2 + 0.6 * (j % 7) / 6.0; }
 static double v_one(int j) { (void)j; return 1; }
+static double v_jtvar(int j) { return 400.0 * (1 + j % 9); }
+static double v_zero(int j) { (void)j; return 0; }
+
+/* JFLOOR: pfid exports a floor only for the jobs registered with one (every
+ * tenth here, 0.3: low enough for the 70% budget to be feasible) */
+static void floors(sbuf *b)
+{
+    put(b, "%s", HEAD);
+    for (int j = 0; j < JOBS; j += 10)
+        put(b, "%s{\"metric\":{\"job_id\":\"job-%d\"},\"value\":[1796120951.790,\"0.3\"]}", j ? "," : "", j);
+    put(b, "%s", TAIL);
+}
 
 static void members(sbuf *b)
 {
@@ -144,6 +156,9 @@ int main(void)
     per_job(&ans[PFI_PC_JTPS], v_jtps);
     per_job(&ans[PFI_PC_JPFI], v_jpfi);
     per_job(&ans[PFI_PC_JTRAIN], v_one);
+    per_job(&ans[PFI_PC_JTVAR], v_jtvar);
+    per_job(&ans[PFI_PC_JEXEMPT], v_zero); /* pfid exports 0 for every job not exempt */
+    floors(&ans[PFI_PC_JFLOOR]);
     size_t bytes = 0;
     for (int q = 0; q < PFI_PC_NQ; q++) bytes += ans[q].n;
 
@@ -193,10 +208,14 @@ int main(void)
             x->hi = fmin(x->hi, v.nodes[mb->node].hi_w);
         }
         double gpu_w = 0;
+        size_t n_floors = 0;
+        for (size_t j = 0; j < v.n_jobs; j++) n_floors += v.jobs[j].sla_floor == 0.3 && !v.jobs[j].exempt;
+        if (n_floors != JOBS / 10) exit(1);
         for (size_t j = 0; j < v.n_jobs; j++) {
             pj[j] = (pfi_plan_job){.id = v.jobs[j].id, .n_gpus = mj[j].n, .min_w = mj[j].lo,
                                    .max_w = mj[j].hi, .pmax_w = v.jobs[j].power_w,
-                                   .tmax = v.jobs[j].tokens_per_s, .pfi = v.jobs[j].pfi};
+                                   .tmax = v.jobs[j].tokens_per_s, .pfi = v.jobs[j].pfi,
+                                   .sla_frac = isfinite(v.jobs[j].sla_floor) ? v.jobs[j].sla_floor : 0};
             gpu_w += v.jobs[j].power_w;
         }
         if (pfi_plan_set_jobs(plan, pj, v.n_jobs, NULL) != PFI_OK) exit(1);

@@ -9,7 +9,11 @@
  * What cannot be moved is counted as polling counts it: a node Prometheus
  * cannot scrape (up == 0), or that has left its answer, at its GPUs' maximum
  * as last seen; a read-only node at its maximum; idle GPUs at their
- * measured power. When Prometheus itself does not answer every agent is
+ * measured power. A job registered exempt on any node is never capped:
+ * its GPUs on the nodes that take caps count at its measured power there
+ * (their maximum when it has none), as the agents' listings count it; a
+ * registration's SLA floor is the highest of its nodes'. When Prometheus
+ * itself (any one of its queries) does not answer every agent is
  * down: no cap is renewed or released (each pfid holds its caps to their
  * expiry) until it answers again. */
 #include <math.h>
@@ -68,7 +72,10 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
     double *in_jobs = calloc(v.n_nodes + 1, sizeof *in_jobs); /* GPUs in jobs, per node */
     size_t *slot = malloc((v.n_jobs + 1) * sizeof *slot);     /* view job -> c->jobs */
     double *all_gpus = calloc(v.n_jobs + 1, sizeof *all_gpus); /* per job, on every node */
-    if (rc == PFI_OK && (!ag || !in_jobs || !slot || !all_gpus))
+    /* an exempt job's GPUs on the nodes that take caps, and their maximum */
+    double *ex_gpus = calloc(v.n_jobs + 1, sizeof *ex_gpus);
+    double *ex_max_w = calloc(v.n_jobs + 1, sizeof *ex_max_w);
+    if (rc == PFI_OK && (!ag || !in_jobs || !slot || !all_gpus || !ex_gpus || !ex_max_w))
         rc = pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
     if (rc != PFI_OK) {
         char why[256];
@@ -137,6 +144,11 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         if (ag[mb->node] == SIZE_MAX) continue;
         pfi_agent_info *g = pfi_agents_get(c->agents, ag[mb->node]);
         if (!g->up || g->cannot_cap) continue; /* its GPUs are counted at their maximum */
+        if (v.jobs[mb->job].exempt) {
+            ex_gpus[mb->job] += (double)mb->n_gpus;
+            ex_max_w[mb->job] += (double)mb->n_gpus * (isfinite(nd->hi_w) ? nd->hi_w : UNKNOWN_GPU_W);
+            continue;
+        }
         ctl_job *m = ctl_job_get(c, carry, v.jobs[mb->job].id);
         if (!m) continue;
         slot[mb->job] = (size_t)(m - c->jobs);
@@ -154,9 +166,18 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         m->capped |= nd->capped > 0;
     }
     for (size_t j = 0; j < v.n_jobs; j++) {
+        const pfi_pc_job *vj = &v.jobs[j];
+        if (vj->exempt && ex_gpus[j] > 0) {
+            /* never capped: fixed, at its measured power (the feedback sees
+             * a rise), or its GPUs' maximum when unread */
+            double w = isfinite(vj->power_w) ? vj->power_w * ex_gpus[j] / all_gpus[j] : ex_max_w[j];
+            if (isfinite(vj->power_w)) *live_w += w;
+            *fixed_w += w;
+            *measured_w += w;
+            continue;
+        }
         if (slot[j] == SIZE_MAX) continue;
         ctl_job *m = &c->jobs[slot[j]];
-        const pfi_pc_job *vj = &v.jobs[j];
         /* The aggregates cover the job on every node; a part on a node that
          * refuses caps is already counted at that node's maximum. */
         double frac = all_gpus[j] > 0 ? (double)m->n_gpus / all_gpus[j] : 1;
@@ -171,6 +192,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
             m->pfi_n = 1;
         }
         m->training = vj->training;
+        if (vj->sla_floor > 0 && !(m->sla >= vj->sla_floor)) m->sla = vj->sla_floor;
     }
     /* what no job draws on the nodes that take caps */
     for (size_t n = 0; n < v.n_nodes; n++) {
@@ -194,5 +216,7 @@ out:
     free(in_jobs);
     free(slot);
     free(all_gpus);
+    free(ex_gpus);
+    free(ex_max_w);
     pfi_pc_view_clear(&v);
 }

@@ -36,6 +36,9 @@ static const struct {
     [PFI_PC_JTVAR] = {"sum by (job_id) (pfi_job_throughput_sd_tokens_per_second%1$s ^ 2 or "
                       "pfi_job_throughput_tokens_per_second%1$s * NaN)",
                       1, NULL},
+    /* any node's "exempt" wins, as does the highest floor: the safe side */
+    [PFI_PC_JEXEMPT] = {"max by (job_id) (pfi_job_exempt%s)", 1, NULL},
+    [PFI_PC_JFLOOR] = {"max by (job_id) (pfi_job_sla_floor_ratio%s)", 1, NULL},
 };
 
 static const char *const L_NODE[] = {"instance"};
@@ -171,7 +174,7 @@ static size_t job_find(builder *b, const char *id, int create, int *oom)
     pfi_pc_job *j = &arr[b->v->n_jobs];
     memset(j, 0, sizeof *j);
     memcpy(j->id, id, strlen(id) + 1); /* length checked by job_of */
-    j->power_w = j->tokens_per_s = j->pfi = j->tokens_var = NAN;
+    j->power_w = j->tokens_per_s = j->pfi = j->tokens_var = j->sla_floor = NAN;
     if (ctl_index_put(&b->job_ix, h, b->v->n_jobs) != 0) return *oom = 1, SIZE_MAX;
     return b->v->n_jobs++;
 }
@@ -260,6 +263,8 @@ int pfi_pc_view_build(const pfi_prom_vec a[PFI_PC_NQ], pfi_pc_view *out, pfi_err
                 else if (q == PFI_PC_JPFI) jb->pfi = val;
                 else if (q == PFI_PC_JTRAIN) jb->training = val == 1;
                 else if (q == PFI_PC_JTVAR) jb->tokens_var = val >= 0 ? val : NAN;
+                else if (q == PFI_PC_JEXEMPT) jb->exempt = val > 0;
+                else if (q == PFI_PC_JFLOOR) jb->sla_floor = val > 0 && val <= 1 ? val : NAN;
                 continue;
             }
             size_t n = node_of(&b, key, 1, &oom, &hint);
@@ -338,9 +343,14 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
         ctl_http_setup(x[q].h, "POST", url, NULL, x[q].body, "application/x-www-form-urlencoded",
                        timeout_s, &x[q].buf, &x[q].hdrs);
         curl_easy_setopt(x[q].h, CURLOPT_PRIVATE, (char *)&x[q]);
-        curl_multi_add_handle(mh, x[q].h);
+        if (q != PFI_PC_JEXEMPT) curl_multi_add_handle(mh, x[q].h);
     }
-    if (rc == PFI_OK) {
+    /* The exempt flags are asked once the other answers are in: Prometheus
+     * evaluates each query when it gets it, so a job registered (scraped)
+     * while they ran, in MEMBERS, has its flag in the later answer; asked
+     * together, it could be missing there and the job capped for a period. */
+    for (int round = 0; round < 2 && rc == PFI_OK; round++) {
+        if (round == 1) curl_multi_add_handle(mh, x[PFI_PC_JEXEMPT].h);
         int running = 1;
         while (running) {
             if (curl_multi_perform(mh, &running) != CURLM_OK) break;

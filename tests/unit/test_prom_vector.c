@@ -2,7 +2,9 @@
  * view built from them. The answers in tests/data/prometheus/ were recorded
  * from a real Prometheus 2.42 scraping 4 sim pfid (4 GPUs each; "span" on
  * GPUs 0-1 of two nodes; tests/integration/test_control_prometheus.sh with
- * PFI_RECORD_DIR set, one file per query, named after it). The expected
+ * PFI_RECORD_DIR set, one file per query, named after it; jexempt and
+ * jfloor from a later run of it, where node 3 registers moe-3 exempt and
+ * dense-3 with an SLA floor of 0.9: the same job ids). The expected
  * figures below are read off those files (python3 -m json.tool), not from
  * this code; the escape cases are worked by hand. */
 #include "test_util.h"
@@ -180,7 +182,8 @@ static void load_all(pfi_prom_vec a[PFI_PC_NQ])
         [PFI_PC_MAXSUM] = "maxsum", [PFI_PC_LO] = "lo",       [PFI_PC_HI] = "hi",
         [PFI_PC_IDLE] = "idle",     [PFI_PC_CAPPED] = "capped", [PFI_PC_MEMBERS] = "members",
         [PFI_PC_JPOWER] = "jpower", [PFI_PC_JTPS] = "jtps",   [PFI_PC_JPFI] = "jpfi",
-        [PFI_PC_JTRAIN] = "jtrain", [PFI_PC_JTVAR] = "jtvar"};
+        [PFI_PC_JTRAIN] = "jtrain", [PFI_PC_JTVAR] = "jtvar", [PFI_PC_JEXEMPT] = "jexempt",
+        [PFI_PC_JFLOOR] = "jfloor"};
     pfi_error err;
     for (int q = 0; q < PFI_PC_NQ; q++) {
         size_t nl;
@@ -229,6 +232,14 @@ static void test_view_recorded(void **st)
     assert_true(v.jobs[span].training);
     assert_true(isnan(v.jobs[span].tokens_per_s)); /* the sim reports none through pfid */
     assert_true(isnan(v.jobs[span].pfi));          /* no --model */
+    assert_false(v.jobs[span].exempt);
+    assert_true(isnan(v.jobs[span].sla_floor));
+    for (size_t j = 0; j < v.n_jobs; j++) {
+        const pfi_pc_job *jb = &v.jobs[j];
+        assert_int_equal(jb->exempt, strcmp(jb->id, "moe-3") == 0);
+        if (strcmp(jb->id, "dense-3") == 0) assert_near(jb->sla_floor, 0.9, 0);
+        else assert_true(isnan(jb->sla_floor));
+    }
     for (size_t m = 0; m < v.n_members; m++)
         if (v.members[m].job == span) {
             span_members++;
@@ -309,6 +320,75 @@ static void test_view_variance(void **st)
     for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
 }
 
+/* A hand-written answer as Prometheus gives it (status, vector) for the
+ * rows "key":value of query q, into a[q]. */
+static void answer(pfi_prom_vec a[PFI_PC_NQ], pfi_pc_query q, const char *rows)
+{
+    char doc[2048];
+    snprintf(doc, sizeof doc,
+             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[%s]}}", rows);
+    size_t nl;
+    const char *const *l = pfi_pc_query_labels(q, &nl);
+    pfi_error err;
+    if (pfi_prom_vec_parse(doc, strlen(doc), l, nl, &a[q], &err) != PFI_OK) fail_msg("%s", err.msg);
+}
+
+static const pfi_pc_job *job(const pfi_pc_view *v, const char *id)
+{
+    for (size_t j = 0; j < v->n_jobs; j++)
+        if (strcmp(v->jobs[j].id, id) == 0) return &v->jobs[j];
+    fail_msg("no job %s", id);
+    return NULL;
+}
+
+/* JEXEMPT and JFLOOR as Prometheus answers them (max by job_id over the
+ * nodes; tests/data/prometheus/registration.test.yml has promtool check
+ * that on the series of several nodes): "a" exempt on one of its two nodes
+ * (max 1), floors 0.6 and 0.8 (max 0.8); "b" 0 on both, no floor row; "c"
+ * no row at all (an older pfid): not exempt, no floor. A floor outside (0, 1]
+ * or NaN is none, as the agents' JSON path reads one. */
+static void test_view_registration(void **st)
+{
+    (void)st;
+    pfi_prom_vec a[PFI_PC_NQ];
+    memset(a, 0, sizeof a);
+    answer(a, PFI_PC_MEMBERS,
+           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"instance\":\"n2\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"instance\":\"n2\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"c\",\"gpus\":\"2\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"d\",\"gpus\":\"3\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"e\",\"gpus\":\"4\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"f\",\"gpus\":\"5\"},\"value\":[1,\"1\"]}");
+    answer(a, PFI_PC_JEXEMPT,
+           "{\"metric\":{\"job_id\":\"a\"},\"value\":[1,\"1\"]},"
+           "{\"metric\":{\"job_id\":\"b\"},\"value\":[1,\"0\"]},"
+           "{\"metric\":{\"job_id\":\"d\"},\"value\":[1,\"NaN\"]},"
+           "{\"metric\":{\"job_id\":\"gone\"},\"value\":[1,\"1\"]}");
+    answer(a, PFI_PC_JFLOOR,
+           "{\"metric\":{\"job_id\":\"a\"},\"value\":[1,\"0.8\"]},"
+           "{\"metric\":{\"job_id\":\"d\"},\"value\":[1,\"1.5\"]},"
+           "{\"metric\":{\"job_id\":\"e\"},\"value\":[1,\"0\"]},"
+           "{\"metric\":{\"job_id\":\"f\"},\"value\":[1,\"1\"]}");
+    pfi_pc_view v = {0};
+    pfi_error err;
+    assert_int_equal(pfi_pc_view_build(a, &v, &err), PFI_OK);
+    assert_int_equal(v.n_jobs, 6); /* "gone" has no GPUs: not a job */
+    assert_true(job(&v, "a")->exempt);
+    assert_near(job(&v, "a")->sla_floor, 0.8, 0);
+    assert_false(job(&v, "b")->exempt);
+    assert_true(isnan(job(&v, "b")->sla_floor));
+    assert_false(job(&v, "c")->exempt);
+    assert_true(isnan(job(&v, "c")->sla_floor));
+    assert_false(job(&v, "d")->exempt);
+    assert_true(isnan(job(&v, "d")->sla_floor));
+    assert_true(isnan(job(&v, "e")->sla_floor));
+    assert_near(job(&v, "f")->sla_floor, 1, 0);
+    pfi_pc_view_clear(&v);
+    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+}
+
 static void test_query_text(void **st)
 {
     (void)st;
@@ -327,6 +407,21 @@ static void test_query_text(void **st)
     assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "a=\"x\"} or vector(1", b, sizeof b, &err), PFI_EINVAL);
     assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "a=\"x", b, sizeof b, &err), PFI_EINVAL);
     assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "job=\"pfid\"", b, 10, &err), PFI_EINVAL);
+    /* the registration queries are the ones promtool checks in
+     * tests/data/prometheus/registration.test.yml */
+    char path[1024], *yml, want[2100];
+    size_t len;
+    if (pfi_file_read_all(test_path(path, sizeof path, PFI_SOURCE_DIR,
+                                    "tests/data/prometheus/registration.test.yml"),
+                          &yml, &len, &err) != PFI_OK)
+        fail_msg("%s: %s", path, err.msg);
+    for (int q = PFI_PC_JEXEMPT; q <= PFI_PC_JFLOOR; q++) {
+        assert_int_equal(pfi_pc_query_text((pfi_pc_query)q, PFI_PC_DEFAULT_MATCH, b, sizeof b, &err), PFI_OK);
+        snprintf(want, sizeof want, "expr: '%s'\n", b);
+        if (!strstr(yml, want)) fail_msg("%s lacks %s", path, want);
+    }
+    assert_string_equal(b, "max by (job_id) (pfi_job_sla_floor_ratio{job=\"pfid\"})");
+    free(yml);
 }
 
 int main(void)
@@ -336,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_escapes),          cmocka_unit_test(test_values_exact),
         cmocka_unit_test(test_view_recorded),
         cmocka_unit_test(test_view_bad_rows),    cmocka_unit_test(test_view_variance),
+        cmocka_unit_test(test_view_registration),
         cmocka_unit_test(test_query_text)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

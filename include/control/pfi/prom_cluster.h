@@ -19,6 +19,11 @@
  *   JTVAR    sum by (job_id) (..._throughput_sd_... ^ 2 or ..._tokens_per_second * NaN)
  *            the variance of JTPS: one report's per node, summed; NaN (a node
  *            without a spread) or no row: unknown
+ *   JEXEMPT  max by (job_id) (pfi_job_exempt)            1 when any node registered it exempt
+ *   JFLOOR   max by (job_id) (pfi_job_sla_floor_ratio)   its registration's SLA floor, the
+ *            highest over nodes (pfid exports none for a job without one)
+ *            A job without a row (an older pfid): not exempt, no floor, as
+ *            the agents' JSON gives for one.
  *
  * M is a label matcher list selecting pfid's series (default job="pfid").
  * pfi_pc_view_build is pure (answers in, view out); pfi_pc_fetch runs the
@@ -51,6 +56,8 @@ typedef enum pfi_pc_query {
     PFI_PC_JPFI,
     PFI_PC_JTRAIN,
     PFI_PC_JTVAR,
+    PFI_PC_JEXEMPT,
+    PFI_PC_JFLOOR,
     PFI_PC_NQ
 } pfi_pc_query;
 
@@ -83,6 +90,8 @@ typedef struct pfi_pc_job {
     double power_w, tokens_per_s, pfi; /* NaN unknown */
     double tokens_var;   /* variance of tokens_per_s (JTVAR); NaN unknown */
     int training;        /* 1 when in the training phase on every node */
+    int exempt;          /* registered "exempt" on any node: never cap it */
+    double sla_floor;    /* registration's minimum throughput share, (0, 1]; NaN none */
 } pfi_pc_job;
 
 typedef struct pfi_pc_view {
@@ -102,8 +111,10 @@ int pfi_pc_view_build(const pfi_prom_vec a[PFI_PC_NQ], pfi_pc_view *v, pfi_error
 void pfi_pc_view_clear(pfi_pc_view *v);
 
 /* Runs every query against base (http://host:9090) in parallel, each with
- * timeout_s, and parses the answers into a[]. On any failure (no answer,
- * an HTTP error, a bad answer) a[] is left empty and err says which query. */
+ * timeout_s, JEXEMPT after the others have answered (a job MEMBERS lists
+ * was registered before its flag is asked), and parses the answers into
+ * a[]. On any failure (no answer, an HTTP error, a bad answer) a[] is left
+ * empty and err says which query. */
 int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom_vec a[PFI_PC_NQ],
                  pfi_error *err);
 
