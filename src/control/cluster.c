@@ -98,15 +98,20 @@ static int read_index(pfi_jscan *J, unsigned *out, int *ok)
 }
 
 #define KEY_CAP 24 /* longer keys are none of ours */
+/* key (kn bytes) is the literal s: a length and a fixed-size compare (strcmp
+ * was a tenth of the reading) */
+#define KEY_IS(key, kn, s) ((kn) == sizeof(s) - 1 && memcmp((key), (s), sizeof(s) - 1) == 0)
 
 /* A member of a nested object: a number (bit `bit` of *bad when mistyped)
  * or, num NULL, a flag set by true. */
 typedef struct sub {
     const char *key;
+    size_t len; /* strlen(key) */
     double *num;
     unsigned bit;
     int *flag;
 } sub;
+#define SUB(k, num, bit, flag) {k, sizeof(k) - 1, num, bit, flag}
 
 /* An object's members read into the fields named, the others skipped; a
  * value that is not an object is skipped (its fields stay as they are). */
@@ -119,7 +124,7 @@ static int read_sub(pfi_jscan *J, const sub *f, size_t n, unsigned *bad)
     pfi_jscan_object(J);
     while (pfi_jscan_object_next(J, &first, k, sizeof k, &kn)) {
         size_t i = 0;
-        while (i < n && strcmp(k, f[i].key) != 0) i++;
+        while (i < n && (f[i].len != kn || memcmp(k, f[i].key, kn) != 0)) i++;
         if (i == n) pfi_jscan_skip(J);
         else if (f[i].num) field(J, f[i].num, bad, f[i].bit);
         else read_true(J, f[i].flag);
@@ -218,31 +223,31 @@ static int gpu_entry(pfi_jscan *J, list *L, size_t i)
     } else if (pfi_jscan_object(J) == PFI_OK) {
         while (pfi_jscan_object_next(J, &first, key, sizeof key, &kn)) {
             int is_obj = pfi_jscan_peek(J) == PFI_JS_OBJECT;
-            if (strcmp(key, "gpu") == 0) {
+            if (KEY_IS(key, kn, "gpu")) {
                 read_index(J, &g->index, &ix_ok);
-            } else if (strcmp(key, "up") == 0) {
+            } else if (KEY_IS(key, kn, "up")) {
                 read_true(J, &g->up);
-            } else if (strcmp(key, "sample") == 0) {
+            } else if (KEY_IS(key, kn, "sample")) {
                 g->power_w = NAN;
                 bad &= ~(1u << G_POWER);
-                const sub f[] = {{"power_watts", &g->power_w, G_POWER, NULL}};
+                const sub f[] = {SUB("power_watts", &g->power_w, G_POWER, NULL)};
                 read_sub(J, f, 1, &bad);
-            } else if (strcmp(key, "limits") == 0) {
+            } else if (KEY_IS(key, kn, "limits")) {
                 g->enforced_w = g->default_w = g->min_w = g->max_w = NAN;
                 bad &= ~(1u << G_ENFORCED | 1u << G_DEFAULT | 1u << G_MIN | 1u << G_MAX);
-                const sub f[] = {{"enforced_w", &g->enforced_w, G_ENFORCED, NULL},
-                                 {"default_w", &g->default_w, G_DEFAULT, NULL},
-                                 {"min_w", &g->min_w, G_MIN, NULL},
-                                 {"max_w", &g->max_w, G_MAX, NULL}};
+                const sub f[] = {SUB("enforced_w", &g->enforced_w, G_ENFORCED, NULL),
+                                 SUB("default_w", &g->default_w, G_DEFAULT, NULL),
+                                 SUB("min_w", &g->min_w, G_MIN, NULL),
+                                 SUB("max_w", &g->max_w, G_MAX, NULL)};
                 read_sub(J, f, 4, &bad);
-            } else if (strcmp(key, "cap") == 0) {
+            } else if (KEY_IS(key, kn, "cap")) {
                 g->capped = is_obj;
                 g->cap_w = g->cap_expires_at = NAN;
                 g->restore_failed = 0;
                 bad &= ~(1u << G_CAP_W | 1u << G_CAP_EXPIRES);
-                const sub f[] = {{"watts", &g->cap_w, G_CAP_W, NULL},
-                                 {"expires_at", &g->cap_expires_at, G_CAP_EXPIRES, NULL},
-                                 {"restore_failed", NULL, 0, &g->restore_failed}};
+                const sub f[] = {SUB("watts", &g->cap_w, G_CAP_W, NULL),
+                                 SUB("expires_at", &g->cap_expires_at, G_CAP_EXPIRES, NULL),
+                                 SUB("restore_failed", NULL, 0, &g->restore_failed)};
                 read_sub(J, f, 3, &bad);
             } else {
                 pfi_jscan_skip(J);
@@ -297,7 +302,7 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
         while (pfi_jscan_object_next(J, &first, key, sizeof key, &kn)) {
             int kind = pfi_jscan_peek(J), f = 1;
             size_t k2n;
-            if (strcmp(key, "id") == 0) {
+            if (KEY_IS(key, kn, "id")) {
                 memset(j->id, 0, sizeof j->id);
                 id_ok = 0;
                 if (kind != PFI_JS_STRING) {
@@ -305,7 +310,7 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
                 } else if (pfi_jscan_string(J, j->id, sizeof j->id, &k2n) == PFI_OK) {
                     id_ok = k2n > 0 && k2n <= PFI_CL_ID_MAX;
                 }
-            } else if (strcmp(key, "gpus") == 0) {
+            } else if (KEY_IS(key, kn, "gpus")) {
                 memset(j->gpus, 0, sizeof j->gpus);
                 gpus_ok = kind == PFI_JS_ARRAY;
                 n_gpus = 0;
@@ -319,29 +324,29 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
                         if (!ok) ix_bad = 1;
                         if (n_gpus < PFI_CL_JOB_GPUS) j->gpus[n_gpus] = x;
                     }
-            } else if (strcmp(key, "phase") == 0) {
+            } else if (KEY_IS(key, kn, "phase")) {
                 memset(j->phase, 0, sizeof j->phase);
                 if (kind == PFI_JS_STRING) pfi_jscan_string(J, j->phase, sizeof j->phase, NULL);
                 else pfi_jscan_skip(J);
-            } else if (strcmp(key, "power_w") == 0) {
+            } else if (KEY_IS(key, kn, "power_w")) {
                 field(J, &j->power_w, &bad, J_POWER);
-            } else if (strcmp(key, "tokens_per_s") == 0) {
+            } else if (KEY_IS(key, kn, "tokens_per_s")) {
                 field(J, &j->tokens_per_s, &bad, J_TPS);
-            } else if (strcmp(key, "tokens_sd") == 0) {
+            } else if (KEY_IS(key, kn, "tokens_sd")) {
                 field(J, &j->tokens_sd, &bad, J_SD);
-            } else if (strcmp(key, "pfi_estimate") == 0) {
+            } else if (KEY_IS(key, kn, "pfi_estimate")) {
                 field(J, &j->pfi_estimate, &bad, J_PFI);
-            } else if (strcmp(key, "sla_floor") == 0) {
+            } else if (KEY_IS(key, kn, "sla_floor")) {
                 field(J, &j->sla_floor, &bad, J_SLA);
-            } else if (strcmp(key, "exempt") == 0) {
+            } else if (KEY_IS(key, kn, "exempt")) {
                 int is_bool = kind == PFI_JS_TRUE || kind == PFI_JS_FALSE || kind == PFI_JS_NULL;
                 bad = is_bool ? bad & ~(1u << J_EXEMPT) : bad | 1u << J_EXEMPT;
                 read_true(J, &j->exempt);
-            } else if (strcmp(key, "steady") == 0) {
+            } else if (KEY_IS(key, kn, "steady")) {
                 j->steady_power_w = j->steady_tokens_per_s = NAN;
                 bad &= ~(1u << J_STEADY_POWER | 1u << J_STEADY_TPS);
-                const sub st[] = {{"power_w", &j->steady_power_w, J_STEADY_POWER, NULL},
-                                  {"tokens_per_s", &j->steady_tokens_per_s, J_STEADY_TPS, NULL}};
+                const sub st[] = {SUB("power_w", &j->steady_power_w, J_STEADY_POWER, NULL),
+                                  SUB("tokens_per_s", &j->steady_tokens_per_s, J_STEADY_TPS, NULL)};
                 read_sub(J, st, 2, &bad);
             } else {
                 pfi_jscan_skip(J);

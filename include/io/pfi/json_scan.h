@@ -70,8 +70,8 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len);
  * integer (then *iv its value; both may be NULL). */
 int pfi_jscan_number(pfi_jscan *J, double *v, int *is_int, long long *iv);
 
-/* true, false or null; *kind (may be NULL) which. */
-int pfi_jscan_literal(pfi_jscan *J, int *kind);
+/* true, false or null; *which (may be NULL) which one (PFI_JS_TRUE...). */
+int pfi_jscan_literal(pfi_jscan *J, int *which);
 
 /* Any value, validated and dropped. */
 int pfi_jscan_skip(pfi_jscan *J);
