@@ -99,7 +99,7 @@ static int read_index(pfi_jscan *J, unsigned *out, int *ok)
 
 #define KEY_CAP 24 /* longer keys are none of ours */
 /* key (kn bytes) is the literal s: a length and a fixed-size compare (strcmp
- * was a tenth of the reading) */
+ * took 6% of the reading) */
 #define KEY_IS(key, kn, s) ((kn) == sizeof(s) - 1 && memcmp((key), (s), sizeof(s) - 1) == 0)
 
 /* A member of a nested object: a number (bit `bit` of *bad when mistyped)
@@ -136,7 +136,7 @@ static int read_sub(pfi_jscan *J, const sub *f, size_t n, unsigned *bad)
  * (storing it only when i < max) and may record a semantic error in sem. */
 typedef struct list {
     const char *key;
-    size_t max, n, cap, size; /* entries seen, allocated, the entry's size */
+    size_t max, n, cap, size; /* entries kept at most, seen, allocated; one's bytes */
     void *items;
     pfi_error sem;
     int (*entry)(pfi_jscan *J, struct list *L, size_t i);
@@ -218,9 +218,9 @@ static int gpu_entry(pfi_jscan *J, list *L, size_t i)
     unsigned bad = 0;
     char key[KEY_CAP];
     size_t kn;
-    if (pfi_jscan_peek(J) != PFI_JS_OBJECT) {
-        if (pfi_jscan_skip(J) != PFI_OK) return J->rc;
-    } else if (pfi_jscan_object(J) == PFI_OK) {
+    int obj = pfi_jscan_peek(J) == PFI_JS_OBJECT; /* else no index: refused below */
+    if (obj ? pfi_jscan_object(J) : pfi_jscan_skip(J)) return J->rc;
+    if (obj) {
         while (pfi_jscan_object_next(J, &first, key, sizeof key, &kn)) {
             int is_obj = pfi_jscan_peek(J) == PFI_JS_OBJECT;
             if (KEY_IS(key, kn, "gpu")) {
@@ -296,9 +296,9 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
     unsigned bad = 0;
     char key[KEY_CAP];
     size_t kn;
-    if (pfi_jscan_peek(J) != PFI_JS_OBJECT) {
-        if (pfi_jscan_skip(J) != PFI_OK) return J->rc;
-    } else if (pfi_jscan_object(J) == PFI_OK) {
+    int obj = pfi_jscan_peek(J) == PFI_JS_OBJECT; /* else no id: refused below */
+    if (obj ? pfi_jscan_object(J) : pfi_jscan_skip(J)) return J->rc;
+    if (obj) {
         while (pfi_jscan_object_next(J, &first, key, sizeof key, &kn)) {
             int kind = pfi_jscan_peek(J), f = 1;
             size_t k2n;
