@@ -10,7 +10,9 @@
  * grammar, an integer token (no '.', 'e' or 'E') an int64 converted to
  * double (so "-0" is +0, as json_number_value gives) and refused past
  * int64, a real token strtod's value and refused when it overflows;
- * nesting at most 2048 values deep. Duplicate keys are the caller's: Jansson
+ * nesting at most 2048 values deep. One difference: a NUL byte is refused
+ * wherever it is (Jansson skips one after a token it reads one byte past,
+ * such as a number). Duplicate keys are the caller's: Jansson
  * keeps the last, so a caller that wants its view must too.
  *
  * Errors are sticky: the first one is kept in J->rc and J->err
