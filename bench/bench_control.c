@@ -1,9 +1,13 @@
 /* pfi control's benchmarks, JSON lines:
  *   control_period_cpu: one period's computation at 10,000 jobs on 100,000
  *     GPUs (12,500 nodes of 8): parse every node's pfid listings (GPUs and
- *     jobs, as pfid writes them), merge jobs by id, build the curves and
- *     allocate (pfi policy), plan the caps. CPU seconds, median of 5, and
- *     the peak RSS.
+ *     jobs, the fields the controller reads and a few more: 280 bytes a
+ *     GPU), merge jobs by id, build the curves and allocate (pfi policy),
+ *     plan the caps. CPU seconds, median of 5, and the peak RSS (the
+ *     listings' text, listing_mb, included).
+ *   control_period_pfid_cpu: the same with the listings as pfid writes
+ *     them (every sample field, limits, cap, telemetry: tests/data/pfid/'s
+ *     shape, ~800 bytes a GPU).
  *   control_plan_learn_cpu: the plan's part of a period with --policy
  *     learn at the same size: the jobs and their readings in (each job read
  *     at the cap it was given, on a curve the prior does not know), one
@@ -33,17 +37,37 @@
 #define JOBS 10000
 
 /* Node n's /v1/gpus and /v1/jobs: 8 GPUs; jobs of 10 GPUs laid over the
- * nodes in order (so most span two nodes). */
-static void listings(int n, char *g, size_t gl, char *j, size_t jl)
+ * nodes in order (so most span two nodes). full: every field pfid writes
+ * (tests/data/pfid/), else the controller's and a few more. */
+static void listings_as(int n, int full, char *g, size_t gl, char *j, size_t jl)
 {
     size_t o = (size_t)snprintf(g, gl, "{\"gpus\":[");
-    for (int k = 0; k < GPUS; k++)
-        o += (size_t)snprintf(g + o, gl - o,
-                              "%s{\"gpu\":%d,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-%d-%d\",\"up\":true,"
-                              "\"sampled_at\":1.7e9,\"sample\":{\"power_watts\":%.1f},\"limits\":"
-                              "{\"enforced_w\":700,\"current_w\":700,\"default_w\":700,\"min_w\":200,"
-                              "\"max_w\":700},\"cap\":null,\"jobs\":[]}",
-                              k ? "," : "", k, n, k, 400.0 + (n * 8 + k) % 300);
+    for (int k = 0; k < GPUS; k++) {
+        double w = 400.0 + (n * 8 + k) % 300;
+        if (!full) {
+            o += (size_t)snprintf(g + o, gl - o,
+                                  "%s{\"gpu\":%d,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-%d-%d\",\"up\":true,"
+                                  "\"sampled_at\":1.7e9,\"sample\":{\"power_watts\":%.1f},\"limits\":"
+                                  "{\"enforced_w\":700,\"current_w\":700,\"default_w\":700,\"min_w\":200,"
+                                  "\"max_w\":700},\"cap\":null,\"jobs\":[]}",
+                                  k ? "," : "", k, n, k, w);
+            continue;
+        }
+        o += (size_t)snprintf(
+            g + o, gl - o,
+            "%s{\"gpu\":%d,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-5155d000-0000-4000-8000-%012d\",\"up\":true,"
+            "\"sampled_at\":1796138386.05285,\"sample_age_s\":null,\"persistence_mode\":true,\"sample\":{"
+            "\"power_watts\":%.1f,\"energy_joules_total\":%.9f,\"power_limit_enforced_watts\":700.0,"
+            "\"sm_clock_hertz\":1980000000.0,\"memory_clock_hertz\":3201000000.0,\"utilization_ratio\":1.0,"
+            "\"memory_copy_utilization_ratio\":0.41,\"temperature_celsius\":61.25,"
+            "\"framebuffer_used_bytes\":120324866048.0,\"clock_event_reasons\":0.0,\"sm_active_ratio\":0.93,"
+            "\"sm_occupancy_ratio\":0.41,\"tensor_active_ratio\":0.52,\"dram_active_ratio\":0.38,"
+            "\"pcie_tx_bytes_per_second\":null,\"pcie_rx_bytes_per_second\":null,"
+            "\"nvlink_tx_bytes_per_second\":null,\"nvlink_rx_bytes_per_second\":null},\"limits\":{"
+            "\"enforced_w\":700.0,\"current_w\":700.0,\"default_w\":700.0,\"min_w\":200.0,\"max_w\":700.0,"
+            "\"externally_limited\":false},\"cap\":null,\"jobs\":[\"job-%d\"]}",
+            k ? "," : "", k, n * 8 + k, w, 277052.223999926 + n, (n * 8 + k) / 10);
+    }
     snprintf(g + o, gl - o, "]}");
     o = (size_t)snprintf(j, jl, "{\"jobs\":[");
     int first = n * GPUS, last = first + GPUS - 1, any = 0;
@@ -51,13 +75,33 @@ static void listings(int n, char *g, size_t gl, char *j, size_t jl)
         int lo = job * 10 > first ? job * 10 : first, hi = job * 10 + 9 < last ? job * 10 + 9 : last;
         o += (size_t)snprintf(j + o, jl - o, "%s{\"id\":\"job-%d\",\"gpus\":[", any++ ? "," : "", job);
         for (int k = lo; k <= hi; k++) o += (size_t)snprintf(j + o, jl - o, "%s%d", k > lo ? "," : "", k - first);
-        o += (size_t)snprintf(j + o, jl - o,
-                              "],\"phase\":\"training\",\"power_w\":%.1f,\"tokens_per_s\":%.1f,"
-                              "\"steady\":{\"power_w\":1,\"tokens_per_s\":1},\"pfi_estimate\":%.3f}",
-                              550.0 * (hi - lo + 1), 16000.0 * (hi - lo + 1), 0.2 + 0.6 * (job % 7) / 6.0);
+        if (full)
+            o += (size_t)snprintf(
+                j + o, jl - o,
+                "],\"arch\":\"dense\",\"task\":\"pt\",\"sla_floor\":null,\"exempt\":false,"
+                "\"registered_at\":1796138384.09549,\"phase\":\"training\",\"phase_started_at\":{"
+                "\"warmup\":1796138384.25322,\"startup\":1796138390.1,\"training\":1796138399.7},"
+                "\"power_w\":%.1f,\"tokens_per_s\":%.1f,\"tokens_sd\":192.7,\"reports\":600,"
+                "\"steady\":{\"power_w\":1,\"tokens_per_s\":1,\"samples\":20,\"reports\":4},\"telemetry\":{"
+                "\"DCGM_FI_PROF_SM_ACTIVE\":0.93,\"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE\":0.52,"
+                "\"DCGM_FI_PROF_DRAM_ACTIVE\":0.38,\"DCGM_FI_DEV_MEM_COPY_UTIL\":41.0,\"DCGM_FI_DEV_GPU_UTIL\":100.0,"
+                "\"DCGM_FI_DEV_POWER_USAGE\":550.0,\"DCGM_FI_DEV_SM_CLOCK\":1980.0,\"DCGM_FI_DEV_MEM_CLOCK\":3201.0,"
+                "\"DCGM_FI_DEV_FB_USED\":114750.0,\"DCGM_FI_DEV_GPU_TEMP\":61.25,"
+                "\"DCGM_FI_PROF_NVLINK_TX_BYTES\":null,\"DCGM_FI_PROF_NVLINK_RX_BYTES\":null,"
+                "\"DCGM_FI_PROF_PCIE_TX_BYTES\":null,\"DCGM_FI_PROF_PCIE_RX_BYTES\":null},\"features\":{},"
+                "\"pfi_estimate\":%.3f,\"estimate_basis\":\"telemetry\",\"estimate_at\":1796138400.2,"
+                "\"estimate_age_s\":3.5}",
+                550.0 * (hi - lo + 1), 16000.0 * (hi - lo + 1), 0.2 + 0.6 * (job % 7) / 6.0);
+        else
+            o += (size_t)snprintf(j + o, jl - o,
+                                  "],\"phase\":\"training\",\"power_w\":%.1f,\"tokens_per_s\":%.1f,"
+                                  "\"steady\":{\"power_w\":1,\"tokens_per_s\":1},\"pfi_estimate\":%.3f}",
+                                  550.0 * (hi - lo + 1), 16000.0 * (hi - lo + 1), 0.2 + 0.6 * (job % 7) / 6.0);
     }
     snprintf(j + o, jl - o, "]}");
 }
+
+static void listings(int n, char *g, size_t gl, char *j, size_t jl) { listings_as(n, 0, g, gl, j, jl); }
 
 typedef struct mjob {
     char id[PFI_CL_ID_MAX + 1];
@@ -65,10 +109,22 @@ typedef struct mjob {
     double power, tps, pfi;
 } mjob;
 
-static void bench_period(void)
+static void bench_period(int full)
 {
-    char (*g)[4096] = malloc((size_t)NODES * sizeof *g), (*jt)[2048] = malloc((size_t)NODES * sizeof *jt);
-    for (int n = 0; n < NODES; n++) listings(n, g[n], sizeof g[n], jt[n], sizeof jt[n]);
+    /* each node's two texts copied to their size, with their lengths: what
+     * the controller holds after its transfers (no strlen in the period) */
+    enum { GL = 8192, JL = 4096 };
+    char **g = malloc(NODES * sizeof *g), **jt = malloc(NODES * sizeof *jt), *tg = malloc(GL), *tj = malloc(JL);
+    size_t *gl = malloc(NODES * sizeof *gl), *jl = malloc(NODES * sizeof *jl), bytes = 0;
+    for (int n = 0; n < NODES; n++) {
+        listings_as(n, full, tg, GL, tj, JL);
+        gl[n] = strlen(tg);
+        jl[n] = strlen(tj);
+        if (gl[n] + 1 >= GL || jl[n] + 1 >= JL) exit(1);
+        g[n] = strdup(tg);
+        jt[n] = strdup(tj);
+        bytes += gl[n] + jl[n];
+    }
     mjob *mj = calloc(JOBS, sizeof *mj);
     pfi_plan_job *pj = calloc(JOBS, sizeof *pj);
     pfi_plan_cap *caps = calloc(JOBS, sizeof *caps);
@@ -81,8 +137,8 @@ static void bench_period(void)
         double gpu_w = 0;
         for (int n = 0; n < NODES; n++) {
             pfi_cl_node node = {0};
-            if (pfi_cl_parse_gpus(g[n], strlen(g[n]), &node, NULL) != PFI_OK ||
-                pfi_cl_parse_jobs(jt[n], strlen(jt[n]), &node, NULL) != PFI_OK)
+            if (pfi_cl_parse_gpus(g[n], gl[n], &node, NULL) != PFI_OK ||
+                pfi_cl_parse_jobs(jt[n], jl[n], &node, NULL) != PFI_OK)
                 exit(1);
             for (size_t k = 0; k < node.n_gpus; k++) gpu_w += node.gpus[k].power_w;
             for (size_t k = 0; k < node.n_jobs; k++) {
@@ -112,13 +168,22 @@ static void bench_period(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double med = bench_median(t, 5), parse = bench_median(tp, 5);
-    printf("{\"name\":\"control_period_cpu\",\"jobs\":%d,\"gpus\":%d,\"nodes\":%d,\"policy\":\"pfi\","
-           "\"cpu_seconds_median\":%.6f,\"parse_seconds_median\":%.6f,\"plan_seconds_median\":%.6f,"
-           "\"peak_rss_mb\":%.1f,\"bar_seconds\":0.1}\n",
-           JOBS, NODES * GPUS, NODES, med, parse, med - parse, ru.ru_maxrss / 1024.0);
+    printf("{\"name\":\"%s\",\"jobs\":%d,\"gpus\":%d,\"nodes\":%d,\"policy\":\"pfi\","
+           "\"listing_mb\":%.1f,\"cpu_seconds_median\":%.6f,\"parse_seconds_median\":%.6f,"
+           "\"plan_seconds_median\":%.6f,\"peak_rss_mb\":%.1f,\"bar_seconds\":0.1}\n",
+           full ? "control_period_pfid_cpu" : "control_period_cpu", JOBS, NODES * GPUS, NODES, bytes / 1e6, med,
+           parse, med - parse, ru.ru_maxrss / 1024.0);
     pfi_plan_destroy(plan);
+    for (int n = 0; n < NODES; n++) {
+        free(g[n]);
+        free(jt[n]);
+    }
     free(g);
     free(jt);
+    free(gl);
+    free(jl);
+    free(tg);
+    free(tj);
     free(mj);
     free(pj);
     free(caps);
@@ -255,7 +320,8 @@ static void bench_learn(void)
 int main(void)
 {
     bench_caps();
-    bench_period();
+    bench_period(0);
+    bench_period(1);
     bench_learn();
     return 0;
 }

@@ -2,7 +2,10 @@
  * /v1/gpus, GET /v1/jobs and GET /v1/jobs/ID/curve answers, and Prometheus'
  * /api/v1/query answers (--site-meter's one number; --cluster-from
  * prometheus's vectors, read as job memberships and as per-node/per-job
- * aggregates into a cluster view). Accepted listings hold what the planner
+ * aggregates into a cluster view). pfid's listings are also read by the
+ * Jansson reader the one-pass one replaced (tests/unit/cluster_ref.h): the
+ * same status and, accepted, the same view bit for bit (a NUL byte, which
+ * Jansson may skip, is refused). Accepted listings hold what the planner
  * may use as it is (job GPU counts in range, ids bounded); an accepted query
  * a finite number; an accepted vector labels that are NUL-terminated inside
  * its text, a view only jobs with GPUs; refused ones a message. Never a
@@ -13,13 +16,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit/cluster_ref.h"
 #include "pfi/cluster.h"
 #include "pfi/prom_cluster.h"
 #include "pfi/prom_query.h"
 #include "pfi/prom_vector.h"
 
+static void same_as_jansson(const char *text, size_t size,
+                            int (*fresh)(const char *, size_t, pfi_cl_node *, pfi_error *),
+                            int (*ref)(const char *, size_t, pfi_cl_node *, pfi_error *))
+{
+    pfi_cl_node a = {0}, b = {0};
+    pfi_error ea, eb; /* not NULL: the old reader's status needs its pfi_error */
+    int ra = fresh(text, size, &a, &ea), rb = ref(text, size, &b, &eb);
+    int nul_skipped = ra == PFI_EPARSE && rb != PFI_EPARSE && memchr(text, '\0', size);
+    if (!nul_skipped && (ra != rb || (ra == PFI_OK && !ref_cl_same(&a, &b, NULL, 0)))) __builtin_trap();
+    pfi_cl_node_clear(&a);
+    pfi_cl_node_clear(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    same_as_jansson((const char *)data, size, pfi_cl_parse_gpus, ref_cl_parse_gpus);
+    same_as_jansson((const char *)data, size, pfi_cl_parse_jobs, ref_cl_parse_jobs);
     pfi_cl_node node = {0};
     pfi_error err;
     pfi_error_clear(&err);

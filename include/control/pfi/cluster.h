@@ -2,7 +2,10 @@
  * pfid's GET /v1/gpus and GET /v1/jobs answers (README, "pfid, the node
  * agent"). Parsing is lenient about keys it does not use (pfid may add
  * some) and strict about the types of those it does. A value pfid could not
- * read (null) is NaN here.
+ * read (null) is NaN here. The two listings are read in one pass without a
+ * DOM (pfi/json_scan.h), refusing what Jansson refuses; a refusal names the
+ * entry and, for a mistyped value, its field ("GPU 3: \"limits.min_w\" is
+ * not a number").
  *
  * Ownership: a pfi_cl_node owns its arrays; pfi_cl_node_clear frees them
  * and leaves an empty node (NULL-safe).
