@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pfi/json_escape.h"
+#include "pfi/utf8.h"
+
 #define MAX_DEPTH 64
 
 typedef struct parser {
@@ -75,75 +78,6 @@ static int grow_text(parser *P, size_t more)
     return PFI_OK;
 }
 
-static int hex4(const char *p, unsigned *out)
-{
-    unsigned x = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        x <<= 4;
-        if (c >= '0' && c <= '9') x |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') x |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') x |= (unsigned)(c - 'A' + 10);
-        else return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-/* Length of the valid UTF-8 sequence at p (p < e, *p >= 0x80), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *e)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned min;
-    if (c >= 0xC2 && c <= 0xDF) n = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF) n = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000;
-    else return 0;
-    if ((size_t)(e - p) < n) return 0;
-    unsigned cp = c & (0x7F >> n);
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return n;
-}
-
-static size_t put_utf8(char *d, unsigned cp)
-{
-    if (cp < 0x80) {
-        d[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        d[0] = (char)(0xC0 | (cp >> 6));
-        d[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        d[0] = (char)(0xE0 | (cp >> 12));
-        d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        d[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    d[0] = (char)(0xF0 | (cp >> 18));
-    d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    d[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    d[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* PLAIN[c]: c may stand for itself in a string and needs no check. */
-static const unsigned char PLAIN[256] = {
-#define R8(x) x, x, x, x, x, x, x, x
-    R8(0), R8(0), R8(0), R8(0),                       /* 0x00-0x1f: control characters */
-    1, 1, 0, 1, 1, 1, 1, 1, R8(1), R8(1), R8(1),      /* 0x20-0x3f: '"' at 0x22 */
-    R8(1), R8(1), R8(1), 1, 1, 1, 1, 0, 1, 1, 1,      /* 0x40-0x5f: '\\' at 0x5c */
-    R8(1), R8(1), R8(1), R8(1),                       /* 0x60-0x7f */
-#undef R8
-};
-
 /* A string at P->p (after blanks). Validated; when out is non-NULL its
  * decoded bytes are appended to the vector's text (NUL-terminated) and
  * *out is their offset. raw and raw_len give the undecoded span when it has
@@ -162,7 +96,7 @@ static int string(parser *P, size_t *out, const char **raw, size_t *raw_len)
         const char *q = P->p;
         /* the common run: printable ASCII but '"' and '\\' (one load a byte;
          * 8 bytes a word was slower on strings this short) */
-        while (q < P->e && PLAIN[(unsigned char)*q]) q++;
+        while (q < P->e && pfi_json_plain[(unsigned char)*q]) q++;
         if (out && q > P->p) {
             if (grow_text(P, (size_t)(q - P->p)) != PFI_OK) return P->rc;
             memcpy(P->v->text + P->v->text_len, P->p, (size_t)(q - P->p));
@@ -174,8 +108,11 @@ static int string(parser *P, size_t *out, const char **raw, size_t *raw_len)
         if (c == '"') break;
         if (c < 0x20) return fail(P, PFI_EPARSE, "a control character in a string");
         if (c >= 0x80) {
-            size_t n = utf8_len((const unsigned char *)P->p, (const unsigned char *)P->e);
-            if (!n) return fail(P, PFI_EPARSE, "a string is not valid UTF-8");
+            /* a run of non-ASCII bytes: whole UTF-8 sequences */
+            const char *r = P->p;
+            while (r < P->e && (unsigned char)*r >= 0x80) r++;
+            size_t n = (size_t)(r - P->p);
+            if (!pfi_utf8_valid(P->p, n, NULL)) return fail(P, PFI_EPARSE, "a string is not valid UTF-8");
             if (out) {
                 if (grow_text(P, n) != PFI_OK) return P->rc;
                 memcpy(P->v->text + P->v->text_len, P->p, n);
@@ -188,36 +125,16 @@ static int string(parser *P, size_t *out, const char **raw, size_t *raw_len)
         esc = 1;
         if (P->e - P->p < 2) return fail(P, PFI_EPARSE, "unterminated string");
         char d[4];
-        size_t dn = 1;
-        switch (P->p[1]) {
-        case '"': d[0] = '"'; break;
-        case '\\': d[0] = '\\'; break;
-        case '/': d[0] = '/'; break;
-        case 'b': d[0] = '\b'; break;
-        case 'f': d[0] = '\f'; break;
-        case 'n': d[0] = '\n'; break;
-        case 'r': d[0] = '\r'; break;
-        case 't': d[0] = '\t'; break;
-        case 'u': {
-            unsigned cp, lo;
-            if (P->e - P->p < 6 || hex4(P->p + 2, &cp))
-                return fail(P, PFI_EPARSE, "a bad \\u escape");
-            if (cp >= 0xDC00 && cp <= 0xDFFF) return fail(P, PFI_EPARSE, "a lone low surrogate");
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (P->e - P->p < 12 || P->p[6] != '\\' || P->p[7] != 'u' || hex4(P->p + 8, &lo) ||
-                    lo < 0xDC00 || lo > 0xDFFF)
-                    return fail(P, PFI_EPARSE, "a high surrogate without its low half");
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                P->p += 6;
-            }
-            if (cp == 0) return fail(P, PFI_EINVAL, "a NUL character in a string");
-            dn = put_utf8(d, cp);
-            P->p += 4;
-            break;
+        size_t dn;
+        int took = pfi_json_escape(P->p, P->e, d, &dn);
+        switch (took) {
+        case PFI_JESC_BAD_U: return fail(P, PFI_EPARSE, "a bad \\u escape");
+        case PFI_JESC_LONE_LOW: return fail(P, PFI_EPARSE, "a lone low surrogate");
+        case PFI_JESC_NO_LOW: return fail(P, PFI_EPARSE, "a high surrogate without its low half");
+        case PFI_JESC_NUL: return fail(P, PFI_EINVAL, "a NUL character in a string");
         }
-        default: return fail(P, PFI_EPARSE, "a bad escape");
-        }
-        P->p += 2;
+        if (took < 0) return fail(P, PFI_EPARSE, "a bad escape");
+        P->p += took;
         if (out) {
             if (grow_text(P, dn) != PFI_OK) return P->rc;
             memcpy(P->v->text + P->v->text_len, d, dn);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pfi/json_escape.h"
 #include "pfi/utf8.h"
 
 #define MAX_DEPTH 2048 /* Jansson's JSON_PARSER_MAX_DEPTH, counted as it does: every value */
@@ -118,53 +119,6 @@ int pfi_jscan_object_next(pfi_jscan *J, int *first, char *key, size_t cap, size_
     return 1;
 }
 
-static int hex4(const char *p, unsigned *out)
-{
-    unsigned x = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        x <<= 4;
-        if (c >= '0' && c <= '9') x |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') x |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') x |= (unsigned)(c - 'A' + 10);
-        else return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-static size_t put_utf8(char *d, unsigned cp)
-{
-    if (cp < 0x80) return d[0] = (char)cp, 1;
-    if (cp < 0x800) {
-        d[0] = (char)(0xC0 | (cp >> 6));
-        d[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        d[0] = (char)(0xE0 | (cp >> 12));
-        d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        d[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    d[0] = (char)(0xF0 | (cp >> 18));
-    d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    d[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    d[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-/* PLAIN[c]: ASCII that stands for itself in a string ('"', '\\' and
- * control characters excepted). */
-static const unsigned char PLAIN[256] = {
-#define R8(x) x, x, x, x, x, x, x, x
-    R8(0), R8(0), R8(0), R8(0),                  /* 0x00-0x1f */
-    1, 1, 0, 1, 1, 1, 1, 1, R8(1), R8(1), R8(1), /* 0x20-0x3f: '"' at 0x22 */
-    R8(1), R8(1), R8(1), 1, 1, 1, 1, 0, 1, 1, 1, /* 0x40-0x5f: '\\' at 0x5c */
-    R8(1), R8(1), R8(1), R8(1),                  /* 0x60-0x7f */
-#undef R8
-};
-
 /* Appends n bytes to buf[0..cap-1) at *o (dropping what does not fit). */
 static void put(char *buf, size_t cap, size_t *o, const char *src, size_t n)
 {
@@ -180,7 +134,7 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
     if (!buf) cap = 0;
     { /* the usual string: plain ASCII to the quote */
         const char *q = J->p;
-        while (q < J->e && PLAIN[(unsigned char)*q]) q++;
+        while (q < J->e && pfi_json_plain[(unsigned char)*q]) q++;
         if (q < J->e && *q == '"') {
             o = (size_t)(q - J->p);
             if (cap) {
@@ -195,7 +149,7 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
     }
     for (;;) {
         const char *q = J->p;
-        while (q < J->e && PLAIN[(unsigned char)*q]) q++;
+        while (q < J->e && pfi_json_plain[(unsigned char)*q]) q++;
         put(buf, cap, &o, J->p, (size_t)(q - J->p));
         J->p = q;
         if (J->p >= J->e) return fail(J, "premature end of input in a string");
@@ -211,35 +165,16 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
         }
         if (J->e - J->p < 2) return fail(J, "premature end of input in a string");
         char d[4];
-        size_t dn = 1;
-        switch (J->p[1]) {
-        case '"': d[0] = '"'; break;
-        case '\\': d[0] = '\\'; break;
-        case '/': d[0] = '/'; break;
-        case 'b': d[0] = '\b'; break;
-        case 'f': d[0] = '\f'; break;
-        case 'n': d[0] = '\n'; break;
-        case 'r': d[0] = '\r'; break;
-        case 't': d[0] = '\t'; break;
-        case 'u': {
-            unsigned cp, lo;
-            if (J->e - J->p < 6 || hex4(J->p + 2, &cp)) return fail(J, "invalid \\u escape");
-            if (cp >= 0xDC00 && cp <= 0xDFFF) return fail(J, "invalid Unicode: a lone low surrogate");
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (J->e - J->p < 12 || J->p[6] != '\\' || J->p[7] != 'u' || hex4(J->p + 8, &lo) ||
-                    lo < 0xDC00 || lo > 0xDFFF)
-                    return fail(J, "invalid Unicode: a high surrogate without its low half");
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                J->p += 6;
-            }
-            if (cp == 0) return fail(J, "\\u0000 is not allowed");
-            dn = put_utf8(d, cp);
-            J->p += 4;
-            break;
+        size_t dn;
+        int took = pfi_json_escape(J->p, J->e, d, &dn);
+        switch (took) {
+        case PFI_JESC_BAD_U: return fail(J, "invalid \\u escape");
+        case PFI_JESC_LONE_LOW: return fail(J, "invalid Unicode: a lone low surrogate");
+        case PFI_JESC_NO_LOW: return fail(J, "invalid Unicode: a high surrogate without its low half");
+        case PFI_JESC_NUL: return fail(J, "\\u0000 is not allowed");
         }
-        default: return fail(J, "invalid escape");
-        }
-        J->p += 2;
+        if (took < 0) return fail(J, "invalid escape");
+        J->p += took;
         put(buf, cap, &o, d, dn);
     }
     J->p++; /* the closing quote */
