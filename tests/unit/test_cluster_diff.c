@@ -113,6 +113,7 @@ static void rewrites(parse_fn fresh, parse_fn ref, const char *text, int want)
         replace(text, "\"limits\":", "\"limits\":{\"min_w\":\"bad\"},\"limits\":"),
         replace(text, "\"cap\":", "\"cap\":{\"watts\":1},\"cap\":"),
         replace(text, "\"id\":", "\"id\":\"a-much-longer-id-first\",\"id\":"),
+        replace(text, "\"id\":\"", "\"id\":\"\\ud83d\\ude00\\u00e9"), /* kept, decoded */
         replace(text, "\"gpus\":[", "\"gpus\":[9,8,7,6,5,4,3,2,1,0],\"gpus\":["),
         replace(text, "700.0", "7.0e2"),
         replace(text, "null", "-0"),
