@@ -91,10 +91,30 @@ slurm_start() {
     MUNGED_PID=$!
     SLURM_DAEMON_PIDS+=("$MUNGED_PID")
     wait_until 10 test -S "$SD/munge/socket" || { slurm_logs; fail "munged did not start"; }
-    slurmctld -D -i -f "$SD/slurm.conf" 2>>"$SD/log/slurmctld.log" &
-    SLURMCTLD_PID=$!
+    # The ports were free when slurm_write_conf asked; a test running beside
+    # this one may have bound one since, and slurmctld then exits ("Address
+    # already in use"): both daemons move to fresh ports and it starts again.
+    local try
+    for try in 1 2 3; do
+        slurmctld -D -i -f "$SD/slurm.conf" 2>>"$SD/log/slurmctld.log" &
+        SLURMCTLD_PID=$!
+        wait_until 15 ctld_up_or_gone
+        kill -0 "$SLURMCTLD_PID" 2>/dev/null && break
+        wait "$SLURMCTLD_PID" 2>/dev/null || true
+        tail -n 5 "$SD/log/slurmctld.log" | grep -q 'Address already in use' || break
+        SLURMCTLD_PORT=$(free_port)
+        SLURMD_PORT=$(free_port)
+        sed -i "s/^SlurmctldPort=.*/SlurmctldPort=$SLURMCTLD_PORT/; s/^SlurmdPort=.*/SlurmdPort=$SLURMD_PORT/" \
+            "$SD/slurm.conf"
+        echo "slurm_start: slurmctld's port was taken; again on $SLURMCTLD_PORT (try $((try + 1)))" >&2
+    done
     SLURM_DAEMON_PIDS+=("$SLURMCTLD_PID")
     slurmd_start
+}
+
+# slurmctld answers, or has exited.
+ctld_up_or_gone() {
+    ! kill -0 "$SLURMCTLD_PID" 2>/dev/null || scontrol ping 2>/dev/null | grep -q 'is UP'
 }
 
 # scontrol's state of the node (sinfo may say "mixed" for a while after a
