@@ -23,14 +23,6 @@ static pfi_backend *open_url(const char *opts)
 
 #define HAS(s, f) pfi_gpu_sample_has(&(s), (f))
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void test_fixture_fields(void **state)
 {
     (void)state;
@@ -122,7 +114,7 @@ static void test_blanks_and_missing_limits(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    write_file(path, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 9223372036854775794\n"
+    test_write_file(path, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 9223372036854775794\n"
                      "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\"} 2147483634\n"
                      "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\"} 140737488355328\n"
                      "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} +Inf\n"
@@ -138,21 +130,21 @@ static void test_blanks_and_missing_limits(void **state)
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_ENOTSUP);
 
     /* cache_ms=0: every sample scrapes again */
-    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 2201\n");
+    test_write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 2201\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 2201, 0);
     /* a scrape that breaks is an error of this sample, not the end */
-    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\" 2201\n");
+    test_write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\" 2201\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_EBACKEND);
     assert_non_null(strstr(pfi_backend_last_error(b), ":1:"));
-    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 3201\n");
+    test_write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 3201\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     pfi_backend_close(b);
 
     /* a long cache_ms: the first scrape serves */
     snprintf(url, sizeof url, "url=file://%s,cache_ms=60000", path);
     b = open_url(url);
-    write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 1000\n");
+    test_write_file(path, "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 1000\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);
     pfi_backend_close(b);
@@ -177,7 +169,7 @@ static void test_bad_endpoints(void **state)
     char path[] = "/tmp/pfi-dcgm-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
-    write_file(path, "# HELP up x\nup 1\n");
+    test_write_file(path, "# HELP up x\nup 1\n");
     char url[1200];
     snprintf(url, sizeof url, "file://%s", path);
     assert_int_equal(pfi_backend_open("dcgm", url, &b, &err), PFI_EBACKEND);
@@ -217,7 +209,7 @@ int main(void)
     int fd = mkstemp(fresh);
     if (fd < 0) return 1;
     close(fd);
-    write_file(fresh, text);
+    test_write_file(fresh, text);
     snprintf(fixture_url, sizeof fixture_url, "file://%s", fresh);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_fields),

@@ -26,17 +26,9 @@ static char *slurp(const char *rel)
     return buf;
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static pfi_backend *open_text(char *path, const char *text, const char *extra)
 {
-    write_file(path, text);
+    test_write_file(path, text);
     char opts[1400];
     snprintf(opts, sizeof opts, "url=file://%s,cache_ms=0%s", path, extra);
     pfi_backend *b = NULL;
@@ -232,7 +224,7 @@ static void test_stale(void **state)
     assert_non_null(strstr(pfi_backend_last_error(b), "stale past 2 collect intervals"));
     assert_int_equal(pfi_backend_sample_age(b, 0, &age), PFI_ENODATA);
     /* the exporter collects again: the page changed */
-    write_file(path, "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 301\n"
+    test_write_file(path, "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 301\n"
                      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 1030\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_near(s.v[PFI_GF_POWER], 301, 0);
@@ -248,7 +240,7 @@ static void test_stale(void **state)
              "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 302 %lld\n"
              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 1060 %lld\n",
              ms, ms - 10000);
-    write_file(path, text);
+    test_write_file(path, text);
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_int_equal(s.valid, 1u << PFI_GF_POWER);
     assert_near(s.v[PFI_GF_POWER], 302, 0);

@@ -52,14 +52,6 @@ static const char *content(const char *path)
     return buf;
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* Holds path's lock through an open file description of our own, as another
  * process would. */
 static int hold(const char *path)
@@ -73,7 +65,7 @@ static int hold(const char *path)
 static void taken_holds_our_pid_cloexec(void **state)
 {
     fixture *x = *state;
-    put(x->path, "999999 an older, longer holder's line\n");
+    test_write_file(x->path, "999999 an older, longer holder's line\n");
     int fd = -2;
     long holder = -1;
     pfi_error err = {0};
@@ -173,7 +165,7 @@ static void second_open_in_process_refused(void **state)
 
     const char *junk[] = {"", "abc\n", "12x\n", "-5\n", "0\n"};
     for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
-        put(x->path, junk[i]);
+        test_write_file(x->path, junk[i]);
         int h = hold(x->path);
         holder = -1;
         assert_int_equal(pfi_lockfile_take(x->path, 0, &fd2, &holder, NULL), PFI_ESTATE);
@@ -198,7 +190,7 @@ static void probe_creates_and_writes_nothing(void **state)
     assert_int_equal(pfi_lockfile_take(deep, PFI_LOCKFILE_PROBE, &fd, NULL, &err), PFI_OK);
     assert_int_equal(access(x->path, F_OK), -1);
     /* a free file: its content stays and the lock is released at once */
-    put(x->path, "4242\n");
+    test_write_file(x->path, "4242\n");
     fd = -2;
     assert_int_equal(pfi_lockfile_take(x->path, PFI_LOCKFILE_PROBE, &fd, NULL, &err), PFI_OK);
     assert_int_equal(fd, -1);
@@ -211,13 +203,13 @@ static void probe_creates_and_writes_nothing(void **state)
 static void no_pid_leaves_content(void **state)
 {
     fixture *x = *state;
-    put(x->path, "SQLite format 3");
+    test_write_file(x->path, "SQLite format 3");
     int fd, fd2;
     long holder = -1;
     assert_int_equal(pfi_lockfile_take(x->path, PFI_LOCKFILE_NO_PID, &fd, NULL, NULL), PFI_OK);
     assert_string_equal(content(x->path), "SQLite format 3");
     pfi_lockfile_release(fd);
-    put(x->path, "123\n");
+    test_write_file(x->path, "123\n");
     int h = hold(x->path);
     assert_int_equal(pfi_lockfile_take(x->path, PFI_LOCKFILE_NO_PID, &fd2, &holder, NULL),
                      PFI_ESTATE);

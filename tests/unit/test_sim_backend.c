@@ -12,14 +12,6 @@
 
 static char jobs_path[64];
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static const pfi_job_model dense = {.compute_frac = 0.85, .sm_activity = 0.9, .dram_activity = 0.3,
                                     .tensor_ratio = 0.55, .tput_per_gpu = 130000};
 static const pfi_job_model moe = {.compute_frac = 0.3, .sm_activity = 0.6, .dram_activity = 0.55,
@@ -32,7 +24,7 @@ static int setup(void **state)
     int fd = mkstemp(jobs_path);
     if (fd < 0) return -1;
     close(fd);
-    write_file(jobs_path,
+    test_write_file(jobs_path,
                "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,"
                "start_s,warmup_s,startup_s,duration_s,fb_mib\n"
                "0,dense,0.85,0.9,0.3,0.55,130000,0,5,8,60,70000\n"
@@ -266,7 +258,7 @@ static void test_bad_options_and_files(void **state)
     char opts[128];
     snprintf(opts, sizeof opts, "gpus=2,jobs=%s", jobs_path);
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        write_file(jobs_path, t[i].text);
+        test_write_file(jobs_path, t[i].text);
         int rc = pfi_backend_open("sim", opts, &b, &err);
         if (rc == PFI_OK) fail_msg("case %zu accepted", i);
         assert_null(b);
@@ -275,7 +267,7 @@ static void test_bad_options_and_files(void **state)
         if (!strstr(err.msg, t[i].why)) fail_msg("case %zu: '%s'", i, err.msg);
     }
     /* the optional model columns reach the model */
-    write_file(jobs_path,
+    test_write_file(jobs_path,
                "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,"
                "clock_spread,floor_mhz,extra_w\n0,a,0.8,0.9,0.3,0.5,100000,0.05,900,40\n");
     assert_int_equal(pfi_backend_open("sim", opts, &b, &err), PFI_OK);
@@ -296,7 +288,7 @@ static void test_bad_options_and_files(void **state)
         pfi_backend_close(b);
     }
     /* two jobs one after the other on one GPU are fine */
-    write_file(jobs_path,
+    test_write_file(jobs_path,
                "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,start_s,"
                "duration_s\n0,a,0.5,0.5,0.5,0.5,1000,0,50\n0,b,0.5,0.5,0.5,0.5,2000,50,10\n");
     assert_int_equal(pfi_backend_open("sim", opts, &b, &err), PFI_OK);

@@ -27,4 +27,13 @@ static inline const char *test_path(char *buf, size_t len, const char *root, con
     return buf;
 }
 
+/* Writes text to path (replacing it); fails the test when it cannot. */
+static inline void test_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
 #endif
