@@ -330,7 +330,7 @@ static void answer(pfi_prom_vec a[PFI_PC_NQ], pfi_pc_query q, const char *rows)
     size_t nl;
     const char *const *l = pfi_pc_query_labels(q, &nl);
     pfi_error err;
-    if (pfi_prom_vec_parse(doc, strlen(doc), l, nl, &a[q], &err) != PFI_OK) fail_msg("%s", err.msg);
+    if (parse(doc, l, nl, &a[q], &err) != PFI_OK) fail_msg("%s", err.msg);
 }
 
 static const pfi_pc_job *job(const pfi_pc_view *v, const char *id)
