@@ -126,7 +126,8 @@ typedef struct pfi_live_share {
     double power_w;  /* proposed power, W, per job of the entry, in [floor, Pmax] */
     double cap_w;    /* per-GPU cap expected to give it, interpolated from readings that
                         carried one (proportional to power beyond them); NaN if none did */
-    double tput_est; /* estimated tokens/s at power_w */
+    double tput_est; /* estimated tokens/s at power_w; once exploring is over, with
+                        noisy readings, their mean less one SD (a lower bound) */
     int probing;     /* 1 during the epoch's exploring proposals */
 } pfi_live_share;
 
