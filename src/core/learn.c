@@ -118,9 +118,11 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
         if (rc) return rc;
         /* Exact readings of a kept proposal that stood are read again
          * unchanged, so it stands to the end: the rest of the event is one
-         * period (what reading every period would give, without the passes) */
+         * period (what reading every period would give, without the passes;
+         * a probe read again is not kept, learn_live.h) */
         int stood = r > o->rounds && o->noise_rel == 0;
-        for (size_t i = 0; stood && i < n; i++) stood = s->sh[i].power_w == s->pw[i];
+        for (size_t i = 0; stood && i < n; i++)
+            stood = s->sh[i].power_w == s->pw[i] && !s->sh[i].probing;
         if (stood) {
             secs = o->event_s - now;
             periods = r + 1;

@@ -19,7 +19,8 @@
  * The exact oracle (alloc.h) then allocates on the estimates: optimistic
  * ones while exploring (the value of probing, see estimate), within a
  * trust region below the readings, the plain ones in the last exploring
- * round, the readings alone once exploring is over; and the rules of "do
+ * round, the readings alone once exploring is over (with exact readings
+ * after probes around them: polish); and the rules of "do
  * no harm" (close_round, keep_equal_unless_sure) decide when to stop
  * exploring and what to keep. With noisy readings a kept combination is
  * drawn every period (thompson): the best one on a draw of the readings,
@@ -106,6 +107,30 @@ enum { KEEP_EQUAL = 2 };
  * 78.8%, bumps 20% 90.9 -> 93.2%, noisy sweeps 20% 85.1 -> 86.7%; no cell
  * lower). 0.5 to 2 SDs give the same table; 0.1 half the gain. */
 #define LCB_SDS 1.0
+/* kept rounds with exact readings first probe around the kept
+ * combination (polish): the oracle on estimates made POLISH_OPTIMISM
+ * optimistic between readings, each job cut at most DELTA0 x Pmax below
+ * its kept power, for at most POLISH_ROUNDS periods and while probes that
+ * measure no more than the kept combination have not used up the budget
+ * of failures: POLISH_FAILS0 at first, one more for each probe that gained,
+ * POLISH_FAILS at most. It reads powers that no exploring round proposed,
+ * where the optimum of a non-monotone or non-concave curve lies (500
+ * workloads, exact, with STEEP_CAP: noisy sweeps 5% 81.5 -> 91.1%, dead
+ * zones 40% 89.4 -> 91.1%, 13 other cells 0.8-2.5 points up, sigmoid 10%
+ * 93.9 -> 92.8%). Chosen on the families' table: optimism 1.2 (the
+ * exploring rounds') gives a third of it, 2.5 or 3 the same; 5 failures
+ * from the start the same table at 1.38x the process CPU of the Sec. 6
+ * experiment (bench_sim, embedded curves, where no probe gains) against
+ * 1.19x; 1 at first: noisy sweeps 5% 4 points lower. */
+#define POLISH_OPTIMISM 2.0
+enum { POLISH_ROUNDS = 40, POLISH_FAILS0 = 2, POLISH_FAILS = 5 };
+/* optimistic estimates below an exact reading: the loss per W assumed is
+ * at most STEEP_CAP times the prior's, for a steep lowest interval may be a
+ * step with a plateau below it, which the optimum of a sigmoid family
+ * cuts jobs to (exact, with polish, 500 workloads: sigmoid 20% 89.7 ->
+ * 92.1%, bumps 30% +1.7; twice the prior's: bumps 10% under the bar;
+ * without polish it cost noisy sweeps at 20-30% their bar, README) */
+#define STEEP_CAP 4.0
 enum { KEPT_COMBINATION, KEPT_BEST, KEPT_EQUAL };
 
 /* Readings of one quantity pooled with equal weights: the sums of the
@@ -167,6 +192,11 @@ struct pfi_live {
     int stopped, last_probing;
     /* kept rounds: which proposal was kept (KEPT_*) */
     int kept, pooled; /* pooled: the last close_round pooled a reading */
+    /* polish (exact readings): rounds and failures left, whether the last
+     * proposal was one and what the kept combination it was measured
+     * against was worth */
+    int polish_left, polish_fails, polishing;
+    double polish_ref;
     int noisy;        /* a reading with a spread has been taken */
     /* the estimates handed to the oracle */
     pfi_alloc_job *est;
@@ -545,6 +575,7 @@ static size_t estimate(const ljob *x, int measured_only, double optimistic, doub
             share = PRIOR_SHARE - (PRIOR_SHARE - PRIOR_SHARE_EXACT) * t;
         }
         double g = at_least(s, share * prior);
+        if (optimistic > 0 && exact) g = at_most(g, at_least(STEEP_CAP * prior, share * prior));
         memmove(kx + 1, kx, n * sizeof *kx);
         memmove(ky + 1, ky, n * sizeof *ky);
         kx[0] = fl;
@@ -709,6 +740,14 @@ static void close_round(pfi_live *l)
         var += c * c * v;
         loss += c * (x->j.tmax - t);
     }
+    if (l->polishing) { /* exact: a probe that gained is in the bins, one that did not fails */
+        if (!(total > l->polish_ref * (1 + 1e-12))) {
+            if (--l->polish_fails <= 0) l->polish_left = 0;
+        } else if (l->polish_fails < POLISH_FAILS) {
+            l->polish_fails++;
+        }
+        return;
+    }
     if (l->rounds == 1) {
         l->eq = (tally){total, var, 1};
         l->gain_hat = loss;
@@ -760,10 +799,12 @@ static int silent_at(const pfi_live *l, const ljob *x, double now_s)
     return !isnan(x->asked_t) && now_s - x->asked_t >= l->o.stale_s && l->rounds > 0;
 }
 
-/* Thompson: the combination of measured points chosen on one draw of the
- * readings (each pooled reading moved by TS_SCALE x its SD x a normal
- * deviate), silent jobs held. */
-static int thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err)
+/* A second proposal over the kept one's (ts_*: the kept problem stays as
+ * the keep rule read it): every job's estimate (measured_only, optimistic,
+ * draw as in estimate; job i cut at most to lo[i] when lo is given),
+ * silent jobs held, and the oracle's allocation of budget_w into l->pw. */
+static int repropose(pfi_live *l, double budget_w, double now_s, int measured_only,
+                     double optimistic, const double *lo, uint64_t draw, pfi_error *err)
 {
     if (l->ts_cap < l->n) {
         free(l->ts_est);
@@ -775,11 +816,10 @@ static int thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err)
         l->ts_cap = l->ts_est && l->ts_ep && l->ts_et ? l->n : 0;
         if (!l->ts_cap) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
-    uint64_t draw = mix64(l->rounds + 1);
     for (size_t i = 0; i < l->n; i++) {
         ljob *x = &l->jobs[i];
         double *P = l->ts_ep + i * MAXPTS, *T = l->ts_et + i * MAXPTS;
-        size_t m = estimate(x, 1, 0, 0, P, T, draw);
+        size_t m = estimate(x, measured_only, optimistic, lo ? lo[i] : 0, P, T, draw);
         if (silent_at(l, x, now_s)) m = hold(x->pw, P, T, m);
         l->ts_est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
                                        .count = x->j.count};
@@ -787,6 +827,33 @@ static int thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err)
     int rc = l->ts_prob ? pfi_alloc_problem_reset(l->ts_prob, l->ts_est, l->n, err)
                         : pfi_alloc_problem_create(l->ts_est, l->n, &l->ts_prob, err);
     return rc ? rc : pfi_alloc_oracle(l->ts_prob, budget_w, l->pw, NULL, err);
+}
+
+/* Thompson: the combination of measured points chosen on one draw of the
+ * readings (each pooled reading moved by TS_SCALE x its SD x a normal
+ * deviate). */
+static int thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err)
+{
+    return repropose(l, budget_w, now_s, 1, 0, NULL, mix64(l->rounds + 1), err);
+}
+
+/* Polish: the kept combination in l->pw (worth polish_ref on its
+ * readings) gives way to a probe around it, the exploring rounds' oracle
+ * with POLISH_OPTIMISM, each job cut at most DELTA0 x Pmax below its kept
+ * power (l->w holds those bounds). With exact readings what it measures is
+ * what it is worth: one that gains is in the bins for the next kept
+ * combination, one that does not costs a period (close_round). */
+static int polish(pfi_live *l, double budget_w, double now_s, pfi_error *err)
+{
+    l->polish_ref = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        l->polish_ref += (double)pfi_alloc_problem_job_count(l->prob, i) *
+                         pfi_alloc_problem_tput_at(l->prob, i, l->pw[i]);
+        l->w[i] = l->pw[i] - DELTA0 * l->jobs[i].j.pmax_w;
+    }
+    l->polishing = 1;
+    l->polish_left--;
+    return repropose(l, budget_w, now_s, 0, POLISH_OPTIMISM, l->w, 0, err);
 }
 
 /* Hands out l->pw as the proposal made at now_s and closes the round. */
@@ -833,6 +900,8 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         l->stopped = 0;
         l->delta = DELTA0;
         l->expl_cost = 0;
+        l->polish_left = POLISH_ROUNDS;
+        l->polish_fails = POLISH_FAILS0;
     }
     int probing = !same || ((l->rounds < l->o.explore_rounds || !l->have_best) && !l->stopped);
     /* every job's estimate; silent jobs are held where they were */
@@ -868,6 +937,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
         return rc;
     }
+    l->polishing = 0;
     if (!probing && !l->last_probing && same && nch == 0 && !l->pooled) {
         /* a kept round read as the last one was: nothing the choice rests
          * on moved, so the last proposal stands (exact readings: every
@@ -878,8 +948,13 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
          * than any round measured */
         rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
         if (rc == PFI_OK) keep_equal_unless_sure(l);
-        if (rc == PFI_OK && l->noisy && l->kept == KEPT_COMBINATION && l->stopped != KEEP_EQUAL)
-            rc = thompson(l, budget_w, now_s, err);
+        int gains = rc == PFI_OK && l->kept != KEPT_EQUAL && l->stopped != KEEP_EQUAL;
+        if (gains && l->noisy && l->kept == KEPT_COMBINATION) rc = thompson(l, budget_w, now_s, err);
+        /* polish when exploring ran its rounds (not stopped for its losses);
+         * with exact readings the best round is kept over the combination
+         * only when both are worth the same to the last bits */
+        else if (gains && !l->noisy && !l->stopped && l->polish_left > 0)
+            rc = polish(l, budget_w, now_s, err);
         if (l->stopped == KEEP_EQUAL) /* nothing to gain that the readings can show */
             for (size_t i = 0; i < l->n; i++) l->pw[i] = l->jobs[i].eq_pw;
     } else if (l->rounds == 0) {
@@ -889,5 +964,5 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);
     }
     if (rc) return rc;
-    return emit(l, budget_w, now_s, probing, out);
+    return emit(l, budget_w, now_s, probing || l->polishing, out);
 }

@@ -52,7 +52,13 @@
  * that is best on one draw of each pooled reading, moved by half its SD
  * times a normal deviate. Draws are deterministic (a function of the
  * period's number and the job's id). The choice between combination,
- * best proposal and equal share is made on the readings' means.
+ * best proposal and equal share is made on the readings less one SD.
+ * With exact readings, when exploring ran its rounds and a combination or
+ * round gains, the first kept periods probe around it (polish, flagged
+ * probing): the oracle on optimistic estimates, each job cut at most 5% of
+ * Pmax below its kept power; a probe that measures more than the kept
+ * proposal joins the readings, polishing ends after 2 probes that do not
+ * (one more allowed per probe that does, 5 at most) or 40 in all.
  *
  * Changes (issue 12, branch alloc2; no declaration changed): exploring may
  * stop before explore_rounds proposals (do no harm, above); the kept
@@ -62,6 +68,9 @@
  * measured proposal is an exploring one. (Stop 19, no declaration
  * changed:) a kept combination drawn every period with noisy readings,
  * and the kept choice made every period (no longer on a growing gap).
+ * (Stop 20, no declaration changed:) the keep rule on the readings less one
+ * SD; polish with exact readings (probing set in kept periods); tput_est
+ * of noisy kept proposals a lower bound.
  *
  * A pfi_live owns its memory; one pfi_live, one thread. Destroy is
  * NULL-safe.
@@ -128,7 +137,8 @@ typedef struct pfi_live_share {
                         carried one (proportional to power beyond them); NaN if none did */
     double tput_est; /* estimated tokens/s at power_w; once exploring is over, with
                         noisy readings, their mean less one SD (a lower bound) */
-    int probing;     /* 1 during the epoch's exploring proposals */
+    int probing;     /* 1 during the epoch's exploring proposals and, with exact readings,
+                        the probes around the kept one that follow them */
 } pfi_live_share;
 
 /* Proposes the next allocation of budget_w (>= the floors' sum, else
