@@ -378,7 +378,9 @@ static void add_reading(ljob *x, double p, double y, double w, double cap, int p
     if (!(w >= EXACT_W && b->sw >= EXACT_W && y == before)) {
         b->sw += w;
         b->swy += w * y;
-        if (!(b->swy / b->sw == before)) x->est_ok = 0; /* a new value: re-estimate */
+        /* a new value, or a noisy reading's weight (the estimate's lower
+         * bounds and the prior's share below it depend on it): re-estimate */
+        if (!(b->swy / b->sw == before) || w < EXACT_W) x->est_ok = 0;
     }
     if (!isnan(cap)) {
         b->swc += cap;
@@ -865,9 +867,12 @@ static int emit(pfi_live *l, double budget_w, double now_s, int probing, pfi_liv
         if (l->rounds == 0) x->eq_pw = x->pw;
         x->meas = (tally){0};
         if (isnan(x->asked_t)) x->asked_t = now_s;
+        /* a kept round's problem holds the readings less LCB_SDS of their
+         * SDs (estimate): the estimate handed out is their mean again */
+        double t = pfi_alloc_problem_tput_at(l->prob, i, x->pw);
+        if (!probing && l->noisy) t += LCB_SDS * sqrt(est_var(x, x->pw));
         out[i] = (pfi_live_share){.id = x->j.id, .power_w = x->pw, .cap_w = cap_at(x, x->pw),
-                                  .tput_est = pfi_alloc_problem_tput_at(l->prob, i, x->pw),
-                                  .probing = probing};
+                                  .tput_est = t, .probing = probing};
     }
     l->rounds++;
     l->last_probing = probing;

@@ -364,6 +364,14 @@ static void kept_draws(double *first, double *second, size_t periods, size_t sil
         else assert_near(sh[0].power_w + sh[1].power_w, 1600, 1e-9);
         first[r] = sh[0].power_w;
         second[r] = sh[1].power_w;
+        /* at a measured power the estimate is the readings' mean (all
+         * readings at 700 W read 89.5, at 900 W top[id]) */
+        for (size_t k = 0; r > 0 && k < 2; k++) {
+            double want = sh[k].power_w < 750 ? 89.5 : top[sh[k].id];
+            if (fabs(sh[k].tput_est - want) > 1e-9)
+                fail_msg("period %zu: job %llu at %.0f W estimated %.6f tok/s, read %.6f", r,
+                         (unsigned long long)sh[k].id, sh[k].power_w, sh[k].tput_est, want);
+        }
         pfi_live_reading rd[2];
         for (size_t k = 0; k < (r >= silent_from ? 1 : 2); k++) {
             double p = sh[k].power_w, y = p < 750 ? 89.5 : p < 850 ? 90 : top[sh[k].id];

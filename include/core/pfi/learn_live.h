@@ -69,8 +69,7 @@
  * changed:) a kept combination drawn every period with noisy readings,
  * and the kept choice made every period (no longer on a growing gap).
  * (Stop 20, no declaration changed:) the keep rule on the readings less one
- * SD; polish with exact readings (probing set in kept periods); tput_est
- * of noisy kept proposals a lower bound.
+ * SD; polish with exact readings (probing set in kept periods).
  *
  * A pfi_live owns its memory; one pfi_live, one thread. Destroy is
  * NULL-safe.
@@ -135,8 +134,7 @@ typedef struct pfi_live_share {
     double power_w;  /* proposed power, W, per job of the entry, in [floor, Pmax] */
     double cap_w;    /* per-GPU cap expected to give it, interpolated from readings that
                         carried one (proportional to power beyond them); NaN if none did */
-    double tput_est; /* estimated tokens/s at power_w; once exploring is over, with
-                        noisy readings, their mean less one SD (a lower bound) */
+    double tput_est; /* estimated tokens/s at power_w (at a power read: the readings' mean) */
     int probing;     /* 1 during the epoch's exploring proposals and, with exact readings,
                         the probes around the kept one that follow them */
 } pfi_live_share;
