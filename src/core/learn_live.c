@@ -207,9 +207,8 @@ struct pfi_live {
     /* the draw of a kept combination (thompson): its own estimates and
      * problem, so that prob keeps the means the keep rule reads */
     pfi_alloc_problem *ts_prob;
-    pfi_alloc_job *ts_est;
+    pfi_alloc_job *ts_est; /* and ts_ep, ts_et: cap_est entries, as est */
     double *ts_ep, *ts_et;
-    size_t ts_cap;
 };
 
 pfi_live_opts pfi_live_defaults(void) { return (pfi_live_opts){.explore_rounds = 8, .stale_s = 90}; }
@@ -654,7 +653,15 @@ static int grow_est(pfi_live *l)
     if (w) l->w = w;
     double *pw = realloc(l->pw, c * sizeof *pw);
     if (pw) l->pw = pw;
-    if (!e || !ep || !et || !w || !pw) return -1;
+    /* the second proposal's (repropose): its problem copies the curves, so
+     * they may move */
+    pfi_alloc_job *te = realloc(l->ts_est, c * sizeof *te);
+    if (te) l->ts_est = te;
+    double *tp = realloc(l->ts_ep, c * MAXPTS * sizeof *tp);
+    if (tp) l->ts_ep = tp;
+    double *tt = realloc(l->ts_et, c * MAXPTS * sizeof *tt);
+    if (tt) l->ts_et = tt;
+    if (!e || !ep || !et || !w || !pw || !te || !tp || !tt) return -1;
     l->cap_est = c;
     return 0;
 }
@@ -808,16 +815,6 @@ static int silent_at(const pfi_live *l, const ljob *x, double now_s)
 static int repropose(pfi_live *l, double budget_w, double now_s, int measured_only,
                      double optimistic, const double *lo, uint64_t draw, pfi_error *err)
 {
-    if (l->ts_cap < l->n) {
-        free(l->ts_est);
-        free(l->ts_ep);
-        free(l->ts_et);
-        l->ts_est = malloc(l->n * sizeof *l->ts_est);
-        l->ts_ep = malloc(l->n * MAXPTS * sizeof *l->ts_ep);
-        l->ts_et = malloc(l->n * MAXPTS * sizeof *l->ts_et);
-        l->ts_cap = l->ts_est && l->ts_ep && l->ts_et ? l->n : 0;
-        if (!l->ts_cap) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
-    }
     for (size_t i = 0; i < l->n; i++) {
         ljob *x = &l->jobs[i];
         double *P = l->ts_ep + i * MAXPTS, *T = l->ts_et + i * MAXPTS;
