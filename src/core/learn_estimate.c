@@ -1,0 +1,274 @@
+/* Live learn's estimate of a job's curve (learn_live_int.h), in
+ * y = T / Tmax against power:
+ *   - its readings pooled by power (weights 1 / SD^2 in y units; an exact
+ *     reading outweighs any noisy one), then made non-decreasing in power
+ *     by weighted isotonic regression together with the uncapped point
+ *     (Pmax, 1): a noisy or non-monotone reading cannot make a job look
+ *     steeper than its neighbours say, and a reading with no loss counts;
+ *   - between readings a monotone cubic (Fritsch-Carlson): shape-free,
+ *     never outside its neighbours, concave where the readings are;
+ *   - below the lowest reading, down to the floor, a line whose loss per W
+ *     is the larger of the lowest interval's and a share of the
+ *     telemetry prior's (1 / PFI per unit cut; a smaller share below an
+ *     exact reading than below a noisy one): optimism about what was
+ *     not measured draws a probe there, the prior keeps it from being
+ *     unbounded;
+ *   - sampled at its readings plus a fixed grid, so that a dead zone found
+ *     between grid points is where the readings put it.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "learn_live_int.h"
+
+/* PRIOR_SHARE: the share of the prior's loss per cut assumed below the
+ * lowest reading at least. */
+#define PRIOR_SHARE 1.0
+/* ... and below an exact reading: one reading tells what a probe there
+ * gives, so more optimism costs a round at most and finds knees and dead
+ * zones sooner (flat-knee at 30-40%: 88% -> 90-92% of equal's gap); a
+ * noisy reading's loss at a small cut is within its SD, where probing
+ * deeper only adds noise to chase. Chosen on the families' table (README). */
+#define PRIOR_SHARE_EXACT 0.25
+/* ... and below a noisy reading, from PRIOR_SHARE when its loss is within
+ * ZLO SDs of none down to PRIOR_SHARE_EXACT when it is ZHI SDs or more
+ * (linear between): a loss that many SDs deep is as sure as an exact one,
+ * so the deep cuts' probes come as soon (1% noise, 500 workloads: noisy
+ * sweeps 20% 83.2 -> 85.1%, flat-knee 30% 84.9 -> 85.4%, 40% 86.5 ->
+ * 89.7%, sigmoid 30% 94.3 -> 96.6%; dead zones 10% 81.4 -> 80.7%). */
+#define ZLO 3.0
+#define ZHI 8.0
+/* kept rounds with noisy readings: the combination is chosen on a draw of
+ * the pooled readings, each moved by TS_SCALE times its SD times a normal
+ * deviate (thompson, learn_keep.c). Chosen on the families' table: 0.3,
+ * 0.5 and 0.7 are within 0.1 point of one another on average; 1 gives up
+ * 1-4 points on the embedded, H100 and linear families. */
+#define TS_SCALE 0.5
+/* optimistic estimates below an exact reading: the loss per W assumed is
+ * at most STEEP_CAP times the prior's, for a steep lowest interval may be a
+ * step with a plateau below it, which the optimum of a sigmoid family
+ * cuts jobs to (exact, with polish, 500 workloads: sigmoid 20% 89.7 ->
+ * 92.1%, bumps 30% +1.7; twice the prior's: bumps 10% under the bar;
+ * without polish it cost noisy sweeps at 20-30% their bar, README) */
+#define STEEP_CAP 4.0
+
+/* Monotone cubic (Fritsch-Carlson) slopes d[] at the n knots (x, y). */
+static void pchip_slopes(const double *x, const double *y, size_t n, double *d)
+{
+    double s[MAXPTS];
+    for (size_t k = 0; k + 1 < n; k++) s[k] = (y[k + 1] - y[k]) / (x[k + 1] - x[k]);
+    d[0] = s[0];
+    d[n - 1] = s[n - 2];
+    for (size_t k = 1; k + 1 < n; k++) {
+        if (s[k - 1] * s[k] <= 0) {
+            d[k] = 0;
+            continue;
+        }
+        double w1 = 2 * (x[k + 1] - x[k]) + (x[k] - x[k - 1]);
+        double w2 = (x[k + 1] - x[k]) + 2 * (x[k] - x[k - 1]);
+        d[k] = (w1 + w2) / (w1 / s[k - 1] + w2 / s[k]);
+    }
+}
+
+/* splitmix64's finaliser: the draws of thompson, deterministic for a
+ * round and a job (the core has no clock and no global state) */
+uint64_t live_mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+/* A deviate of mean 0 and SD 1, nearly normal: the sum of the four 16-bit
+ * uniforms of one hash, scaled (Irwin-Hall: kurtosis 2.7 against 3, tails
+ * ending at 3.46 SD, enough for a draw of half an SD). Box-Muller's log
+ * and cos took 17% of pfi simulate --noise. */
+static double gauss(uint64_t *st)
+{
+    uint64_t z = *st = live_mix64(*st);
+    double u = (double)(z & 0xFFFF) + (double)(z >> 16 & 0xFFFF) + (double)(z >> 32 & 0xFFFF) +
+               (double)(z >> 48);
+    return (u / 65536 - 2 + 2 / 65536.0) * 1.7320508075688772; /* sqrt(12 / 4) */
+}
+
+/* Job x's estimate sampled into P, T (n points returned, ascending), from
+ * the floor or lo_w if higher (the trust region; at most the lowest
+ * reading). With measured_only, the pooled readings (exact ones as read,
+ * noisy ones made monotone) and the uncapped point alone, linear between
+ * them and no lower than the lowest reading; noisy pooled readings less
+ * LCB_SDS of their SDs, or, with a non-zero draw, moved by TS_SCALE x
+ * their SD x a deviate drawn from it and the job's id (thompson). */
+size_t live_estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
+                       double *T, uint64_t draw)
+{
+    const pfi_live_job *j = &x->j;
+    double fl = at_most(at_least(j->floor_w, lo_w), j->pmax_w * (1 - 1e-9));
+    /* knots: readings pooled per bin, the uncapped point last */
+    double kx[MAXPTS], ky[MAXPTS], kw[MAXPTS];
+    size_t blk[MAXPTS], n = 0; /* PAVA blocks: first knot of each */
+    for (size_t a = 0; a < x->nb; a++) {
+        kx[n] = x->b[a].p;
+        ky[n] = x->b[a].swy / x->b[a].sw;
+        kw[n++] = x->b[a].sw;
+    }
+    if (measured_only && !draw) /* the keep rule's combination: lower bounds */
+        for (size_t k = 0; k < n; k++)
+            if (kw[k] < EXACT_W) ky[k] -= LCB_SDS / sqrt(kw[k]);
+    if (draw) { /* a draw of each noisy pooled reading (thompson) */
+        uint64_t st = draw ^ (j->id * 0xD1B54A32D192ED03ULL);
+        for (size_t k = 0; k < n; k++)
+            if (kw[k] < EXACT_W) ky[k] += TS_SCALE * gauss(&st) / sqrt(kw[k]);
+    }
+    kx[n] = j->pmax_w;
+    ky[n] = 1;
+    kw[n++] = 1e300;
+    double raw[MAXPTS];
+    memcpy(raw, ky, n * sizeof *raw);
+    /* weighted isotonic regression (pool adjacent violators) */
+    double by[MAXPTS], bw[MAXPTS];
+    size_t nbk = 0;
+    for (size_t k = 0; k < n; k++) {
+        blk[nbk] = k;
+        by[nbk] = ky[k];
+        bw[nbk++] = kw[k];
+        while (nbk > 1 && by[nbk - 2] >= by[nbk - 1]) {
+            double w = bw[nbk - 2] + bw[nbk - 1];
+            by[nbk - 2] = (by[nbk - 2] * bw[nbk - 2] + by[nbk - 1] * bw[nbk - 1]) / w;
+            bw[nbk - 2] = w;
+            nbk--;
+        }
+    }
+    for (size_t b = 0; b < nbk; b++) {
+        size_t end = b + 1 < nbk ? blk[b + 1] : n;
+        for (size_t k = blk[b]; k < end; k++) ky[k] = by[b];
+    }
+    /* From the floor up: readings taken under a lower floor (an SLA floor
+     * that rose since) give way to a knot at the floor, interpolated. */
+    if (kx[0] < fl) {
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (kx[k] < fl) {
+                if (k + 1 < n && kx[k + 1] > fl) {
+                    double y = ky[k] + (ky[k + 1] - ky[k]) * (fl - kx[k]) / (kx[k + 1] - kx[k]);
+                    kx[m] = fl;
+                    ky[m++] = y;
+                }
+                continue;
+            }
+            kx[m] = kx[k];
+            ky[m++] = ky[k];
+        }
+        n = m; /* >= 1: the uncapped point is above the floor */
+    }
+    if (measured_only && n >= 2) {
+        /* an exact reading is what the job gives at that power, monotone
+         * or not: the oracle's envelope passes a dip by itself */
+        for (size_t k = 0; k < n; k++) {
+            P[k] = kx[k];
+            T[k] = (kw[k] >= EXACT_W ? raw[k] : ky[k]) * j->tmax;
+        }
+        return n;
+    }
+    /* the floor knot: a line below the lowest reading */
+    if (kx[0] > fl * (1 + 1e-9)) {
+        double s = (ky[1 < n ? 1 : 0] - ky[0]) / (kx[1 < n ? 1 : 0] - kx[0]);
+        if (n < 2 || !isfinite(s)) s = 0;
+        double prior = isfinite(j->pfi_hat) && j->pfi_hat > 0.25 ? 1 / (j->pfi_hat * j->pmax_w)
+                                                                  : 1 / j->pmax_w;
+        int exact = x->nb > 0 && x->b[0].sw >= EXACT_W;
+        double share = PRIOR_SHARE_EXACT;
+        if (!exact) { /* z: the lowest reading's loss in its SDs */
+            double z = x->nb > 0 ? (1 - ky[0]) * sqrt(x->b[0].sw) : 0;
+            double t = at_most(at_least((z - ZLO) / (ZHI - ZLO), 0.0), 1.0);
+            share = PRIOR_SHARE - (PRIOR_SHARE - PRIOR_SHARE_EXACT) * t;
+        }
+        double g = at_least(s, share * prior);
+        if (optimistic > 0 && exact) g = at_most(g, at_least(STEEP_CAP * prior, share * prior));
+        memmove(kx + 1, kx, n * sizeof *kx);
+        memmove(ky + 1, ky, n * sizeof *ky);
+        kx[0] = fl;
+        ky[0] = at_least(ky[1] - g * (kx[1] - fl), 0.0);
+        n++;
+    } else {
+        kx[0] = fl;
+    }
+    double d[MAXPTS];
+    pchip_slopes(kx, ky, n, d);
+    /* samples: every knot, and the grid points between them */
+    size_t m = 0;
+    double step = (j->pmax_w - fl) / NGRID, g = 1; /* the next grid point: fl + g step */
+    for (size_t k = 0; k + 1 < n; k++) {
+        P[m] = kx[k];
+        T[m++] = ky[k] * j->tmax;
+        double h = kx[k + 1] - kx[k];
+        while (fl + g * step <= kx[k] + 1e-9 * step) g += 1;
+        for (; fl + g * step < kx[k + 1] - 1e-9 * h; g += 1) {
+            double xx = fl + g * step, t = (xx - kx[k]) / h;
+            double h00 = (1 + 2 * t) * (1 - t) * (1 - t), h10 = t * (1 - t) * (1 - t);
+            double h01 = t * t * (3 - 2 * t), h11 = t * t * (t - 1);
+            double yy = h00 * ky[k] + h10 * h * d[k] + h01 * ky[k + 1] + h11 * h * d[k + 1];
+            if (optimistic > 0) {
+                double q = ky[k + 1] - (ky[k + 1] - ky[k]) * (1 - t) * (1 - t);
+                yy = at_most(yy + optimistic * (at_least(q, yy) - yy), ky[k + 1]);
+            }
+            P[m] = xx;
+            T[m++] = at_least(yy, 0.0) * j->tmax;
+        }
+    }
+    P[m] = kx[n - 1];
+    T[m++] = ky[n - 1] * j->tmax;
+    return m;
+}
+
+/* The cap expected at power p: interpolated between bins that saw caps,
+ * proportional to power beyond them; NaN when none did. */
+double live_cap_at(const ljob *x, double p)
+{
+    double lp = NAN, lc = NAN, hp = NAN, hc = NAN;
+    for (size_t a = 0; a < x->nb; a++) {
+        if (!(x->b[a].nc > 0)) continue;
+        double c = x->b[a].swc / x->b[a].nc;
+        if (x->b[a].p <= p) {
+            lp = x->b[a].p;
+            lc = c;
+        } else if (isnan(hp)) {
+            hp = x->b[a].p;
+            hc = c;
+        }
+    }
+    if (!isnan(lp) && !isnan(hp)) return lc + (hc - lc) * (p - lp) / (hp - lp);
+    if (!isnan(lp)) return lc * p / lp;
+    if (!isnan(hp)) return hc * p / hp;
+    return NAN;
+}
+
+/* The variance of job i's estimate at power p (y units times Tmax): the
+ * pooled reading nearest p. */
+double live_est_var(const ljob *x, double p)
+{
+    double best = INFINITY, w = EXACT_W;
+    for (size_t a = 0; a < x->nb; a++)
+        if (fabs(x->b[a].p - p) < best) {
+            best = fabs(x->b[a].p - p);
+            w = x->b[a].sw;
+        }
+    if (p >= x->j.pmax_w * (1 - 1e-9)) return 0;
+    return x->j.tmax * x->j.tmax / w;
+}
+
+/* Estimate P, T (m points) narrowed to a range of one power, p clamped
+ * into it: the oracle cannot move a job whose readings stopped. Returns 2. */
+size_t live_hold(double p, double *P, double *T, size_t m)
+{
+    p = at_most(at_least(p, P[0]), P[m - 1]);
+    double t = 0;
+    for (size_t k = 1; k < m; k++)
+        if (P[k] >= p) {
+            t = T[k - 1] + (T[k] - T[k - 1]) * (p - P[k - 1]) / (P[k] - P[k - 1]);
+            break;
+        }
+    P[0] = p * (1 - 1e-12);
+    P[1] = p;
+    T[0] = T[1] = at_least(t, 1e-300);
+    return 2;
+}

@@ -1,0 +1,159 @@
+/* Live learn's rules of "do no harm" and its second proposals
+ * (learn_live_int.h): closing a round against the equal and the best one,
+ * stopping exploring, the choice of what to keep, and over a kept
+ * combination the draws (noisy readings) and the probes (exact ones). */
+#include <math.h>
+
+#include "learn_live_int.h"
+
+/* Noisy readings make the best combination look better than it is: it
+ * picks each job's lucky readings. Do no harm: of the combination (its
+ * estimated gain over the equal share less one SD per job it moved, the
+ * bias of picking a lucky reading, and twice the SD of the rest) and the
+ * epoch's best measured round (its measured gain less 2.5 SD: a round's
+ * total is read whole, only the choice among rounds is biased), the one
+ * with the larger lower bound is kept if that bound is positive, else the
+ * equal share. With exact readings the combination, which is worth at
+ * least every round measured, is kept whenever it gains. */
+void live_keep_equal_unless_sure(pfi_live *l)
+{
+    double gain = 0, var = 0, bias = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const ljob *x = &l->jobs[i];
+        double c = (double)pfi_alloc_problem_job_count(l->prob, i), p = l->pw[i], q = x->eq_pw;
+        if (p == q) continue;
+        gain += c * (pfi_alloc_problem_tput_at(l->prob, i, p) - pfi_alloc_problem_tput_at(l->prob, i, q));
+        double vp = live_est_var(x, p), vq = live_est_var(x, q);
+        var += c * c * (vp + vq);
+        bias += c * sqrt(vp);
+    }
+    double lcb_a = gain - bias - 2 * sqrt(var);
+    double lcb_b = l->have_best ? tally_mean(&l->best) - tally_mean(&l->eq) -
+                                      2.5 * sqrt(tally_var(&l->best) + tally_var(&l->eq))
+                                : -INFINITY;
+    l->kept = KEPT_COMBINATION;
+    if (lcb_a > 0 && lcb_a >= lcb_b) return;
+    int best = lcb_b > 0;
+    l->kept = best ? KEPT_BEST : KEPT_EQUAL;
+    for (size_t i = 0; i < l->n; i++) l->pw[i] = best ? l->jobs[i].best_pw : l->jobs[i].eq_pw;
+}
+
+/* A kept round that repeated the equal or the best round: its reading
+ * pools with theirs (the mean of the totals, the variance of that mean). */
+static void pool(pfi_live *l, tally *m, double total, double v)
+{
+    if (v == 0 && m->vsum == 0) return; /* exact readings: a repeat tells nothing new */
+    l->pooled = 1;
+    tally_add(m, total, v);
+}
+
+/* Closes the last proposal: its measured total (the estimate for jobs that
+ * sent nothing) against the epoch's best and its equal round. Do no harm:
+ *   - no allocation can gain more over the equal share than the jobs'
+ *     losses there, sum (Tmax - T); when the readings put that within
+ *     STOP_SD of its SD, no gain they could show would pass the keep rule
+ *     (keep_equal_unless_sure), and exploring stops at once: the equal
+ *     share is kept;
+ *   - an exploring round that measures worse than equal by more than twice
+ *     the SD of the difference halves the trust region (how far below its
+ *     readings a job may be cut), one that gains widens it by TRUST_GROW;
+ *   - exploring stops when the exploring rounds' measured losses add up
+ *     to more than EXPLORE_COST times that bound. */
+void live_close_round(pfi_live *l)
+{
+    double total = 0, var = 0, loss = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const ljob *x = &l->jobs[i];
+        double c = (double)pfi_alloc_problem_job_count(l->prob, i), t, v = 0;
+        if (x->meas.n > 0) {
+            t = tally_mean(&x->meas);
+            v = tally_var(&x->meas);
+        } else {
+            t = pfi_alloc_problem_tput_at(l->prob, i, x->pw);
+        }
+        total += c * t;
+        var += c * c * v;
+        loss += c * (x->j.tmax - t);
+    }
+    if (l->polishing) { /* exact: a probe that gained is in the bins, one that did not fails */
+        if (!(total > l->polish_ref * (1 + 1e-12))) {
+            if (--l->polish_fails <= 0) l->polish_left = 0;
+        } else if (l->polish_fails < POLISH_FAILS) {
+            l->polish_fails++;
+        }
+        return;
+    }
+    if (l->rounds == 1) {
+        l->eq = (tally){total, var, 1};
+        l->gain_hat = loss;
+        if (!(loss > STOP_SD * sqrt(var))) l->stopped = KEEP_EQUAL;
+    } else if (l->last_probing) {
+        double g = total - tally_mean(&l->eq), sd = sqrt(var + tally_var(&l->eq));
+        if (g < -2 * sd) l->delta *= 0.5;
+        else if (g > 0) l->delta = at_most(TRUST_GROW * l->delta, 1.0);
+        l->expl_cost += at_least(-g, 0.0);
+        if (l->expl_cost > EXPLORE_COST * l->gain_hat) l->stopped = 1;
+    } else if (l->stopped == KEEP_EQUAL || l->kept == KEPT_EQUAL) {
+        pool(l, &l->eq, total, var);
+        return;
+    } else if (l->kept == KEPT_BEST) {
+        pool(l, &l->best, total, var);
+        return;
+    } else {
+        return; /* a kept combination: its readings are in the jobs' bins */
+    }
+    /* the best round is an exploring one: the best of many kept rounds'
+     * noisy totals would be the luckiest, not the best */
+    if (!l->have_best || total > tally_mean(&l->best)) {
+        l->best = (tally){total, var, 1};
+        l->have_best = 1;
+        for (size_t i = 0; i < l->n; i++) l->jobs[i].best_pw = l->jobs[i].pw;
+    }
+}
+
+/* A second proposal over the kept one's (ts_*: the kept problem stays as
+ * the keep rule read it): every job's estimate (measured_only, optimistic,
+ * draw as in estimate; job i cut at most to lo[i] when lo is given),
+ * silent jobs held, and the oracle's allocation of budget_w into l->pw. */
+static int repropose(pfi_live *l, double budget_w, double now_s, int measured_only,
+                     double optimistic, const double *lo, uint64_t draw, pfi_error *err)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        double *P = l->ts_ep + i * MAXPTS, *T = l->ts_et + i * MAXPTS;
+        size_t m = live_estimate(x, measured_only, optimistic, lo ? lo[i] : 0, P, T, draw);
+        if (silent_at(l, x, now_s)) m = live_hold(x->pw, P, T, m);
+        l->ts_est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
+                                       .count = x->j.count};
+    }
+    int rc = l->ts_prob ? pfi_alloc_problem_reset(l->ts_prob, l->ts_est, l->n, err)
+                        : pfi_alloc_problem_create(l->ts_est, l->n, &l->ts_prob, err);
+    return rc ? rc : pfi_alloc_oracle(l->ts_prob, budget_w, l->pw, NULL, err);
+}
+
+/* Thompson: the combination of measured points chosen on one draw of the
+ * readings (each pooled reading moved by TS_SCALE x its SD x a normal
+ * deviate). */
+int live_thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err)
+{
+    return repropose(l, budget_w, now_s, 1, 0, NULL, live_mix64(l->rounds + 1), err);
+}
+
+/* Polish: the kept combination in l->pw (worth polish_ref on its
+ * readings) gives way to a probe around it, the exploring rounds' oracle
+ * with POLISH_OPTIMISM, each job cut at most DELTA0 x Pmax below its kept
+ * power (l->w holds those bounds). With exact readings what it measures is
+ * what it is worth: one that gains is in the bins for the next kept
+ * combination, one that does not costs a period (close_round). */
+int live_polish(pfi_live *l, double budget_w, double now_s, pfi_error *err)
+{
+    l->polish_ref = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        l->polish_ref += (double)pfi_alloc_problem_job_count(l->prob, i) *
+                         pfi_alloc_problem_tput_at(l->prob, i, l->pw[i]);
+        l->w[i] = l->pw[i] - DELTA0 * l->jobs[i].j.pmax_w;
+    }
+    l->polishing = 1;
+    l->polish_left--;
+    return repropose(l, budget_w, now_s, 0, POLISH_OPTIMISM, l->w, 0, err);
+}

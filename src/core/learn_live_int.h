@@ -1,0 +1,162 @@
+/* Live learn's internals (learn_live.h), shared by its three files:
+ *   - learn_live.c: jobs, readings and the proposal loop;
+ *   - learn_estimate.c: a job's estimated curve from its readings;
+ *   - learn_keep.c: do no harm (what is kept and when exploring stops) and
+ *     the second proposals over a kept one (draws, probes).
+ * Nothing outside src/core/learn_*.c includes it. */
+#ifndef PFI_LEARN_LIVE_INT_H
+#define PFI_LEARN_LIVE_INT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "pfi/alloc.h"
+#include "pfi/learn_live.h"
+
+/* MAXB: pooled readings per job (the closest two merge beyond it); NGRID:
+ * grid intervals from the floor to Pmax. */
+enum { MAXB = 24, NGRID = 10, MAXPTS = MAXB + NGRID + 4 };
+/* max/min without the libm call (a profile of the simulation spent 8% in
+ * fmax/fmin); NaN gives the bound */
+static inline double at_least(double v, double lo) { return v > lo ? v : lo; }
+static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
+
+#define EXACT_W 1e24 /* weight of an exact reading (SD 0) */
+/* do no harm (close_round): the trust region's first size (share of Pmax)
+ * and its growth after a round that gained; exploring stops when the loss
+ * at the equal share is within STOP_SD of its SD, or when exploring's
+ * measured losses pass EXPLORE_COST times it. Chosen on the curve families'
+ * table (README), not fitted per family. */
+#define DELTA0 0.05
+#define TRUST_GROW 1.5
+#define STOP_SD 4.0
+#define EXPLORE_COST 2.0
+enum { KEEP_EQUAL = 2 };
+/* ... and the combination the keep rule weighs (keep_equal_unless_sure)
+ * is chosen on the noisy pooled readings lowered by LCB_SDS of their SDs:
+ * on the means it picks the alternatives read once whose readings were
+ * lucky, whose SDs then fail the rule (the equal share was kept in 10% of
+ * the kept periods of dead zones at 5% with 1% noise), where a combination
+ * of well-read points can show its gain and the draws go on (500
+ * workloads, 1% noise: dead zones 5% 62.0 -> 65.6%, flat-knee 20% 76.4 ->
+ * 78.8%, bumps 20% 90.9 -> 93.2%, noisy sweeps 20% 85.1 -> 86.7%; no cell
+ * lower). 0.5 to 2 SDs give the same table; 0.1 half the gain. */
+#define LCB_SDS 1.0
+/* kept rounds with exact readings first probe around the kept
+ * combination (polish): the oracle on estimates made POLISH_OPTIMISM
+ * optimistic between readings, each job cut at most DELTA0 x Pmax below
+ * its kept power, for at most POLISH_ROUNDS periods and while probes that
+ * measure no more than the kept combination have not used up the budget
+ * of failures: POLISH_FAILS0 at first, one more for each probe that gained,
+ * POLISH_FAILS at most. It reads powers that no exploring round proposed,
+ * where the optimum of a non-monotone or non-concave curve lies (500
+ * workloads, exact, with STEEP_CAP: noisy sweeps 5% 81.5 -> 91.1%, dead
+ * zones 40% 89.4 -> 91.1%, 13 other cells 0.8-2.5 points up, sigmoid 10%
+ * 93.9 -> 92.8%). Chosen on the families' table: optimism 1.2 (the
+ * exploring rounds') gives a third of it, 2.5 or 3 the same; 5 failures
+ * from the start the same table at 1.38x the process CPU of the Sec. 6
+ * experiment (bench_sim, embedded curves, where no probe gains) against
+ * 1.19x; 1 at first: noisy sweeps 5% 4 points lower. */
+#define POLISH_OPTIMISM 2.0
+enum { POLISH_ROUNDS = 40, POLISH_FAILS0 = 2, POLISH_FAILS = 5 };
+enum { KEPT_COMBINATION, KEPT_BEST, KEPT_EQUAL };
+
+/* Readings of one quantity pooled with equal weights: the sums of the
+ * readings and of their variances, and how many; the mean and the variance
+ * of the mean. A job's throughput under the last proposal, the equal and
+ * the best exploring round's totals. */
+typedef struct {
+    double sum, vsum, n;
+} tally;
+static inline double tally_mean(const tally *m) { return m->sum / m->n; }
+static inline double tally_var(const tally *m) { return m->vsum / (m->n * m->n); }
+static inline void tally_add(tally *m, double x, double var)
+{
+    m->sum += x;
+    m->vsum += var;
+    m->n += 1;
+}
+
+typedef struct {
+    double p, sw, swy, swc, nc; /* power; sums of weights, w*y, caps; caps seen */
+    double swp, swyp;           /* the prior readings' share of sw, swy */
+} bin;
+
+typedef struct {
+    pfi_live_job j;
+    size_t nb;
+    bin b[MAXB];
+    double asked_t;             /* first proposal since its last reading; NaN */
+    double pw, best_pw;         /* the last proposal's power; the epoch's best */
+    double eq_pw;               /* the epoch's equal share */
+    tally meas;                 /* readings taken during the last proposal */
+    /* the estimate in the oracle's problem was made in mode est_mode from
+     * these very pooled values (est_ok): the next proposal reuses it and
+     * rebuilds only the others (pfi_alloc_problem_update) */
+    int est_ok, est_mode;
+    double est_lo;
+} ljob;
+
+struct pfi_live {
+    pfi_live_opts o;
+    ljob *jobs;
+    size_t n, cap;
+    /* id -> index + 1 (0 empty), open addressing, size a power of two */
+    uint64_t *hkey;
+    size_t *hval, hsize;
+    /* the epoch */
+    int new_epoch;
+    size_t rounds;       /* proposals made in it */
+    double budget, last_now;
+    int have_best;
+    /* do no harm (see close_round): the equal round's and the best exploring
+     * round's measured totals (each pooled with the kept rounds that
+     * repeated it), the gain over equal that its readings show (gain_hat),
+     * the exploring rounds' measured losses so far, the trust region (a job
+     * is cut at most delta x Pmax below its lowest reading) and whether
+     * exploring has stopped (1; KEEP_EQUAL: and the equal share is kept) */
+    tally eq, best;
+    double gain_hat, expl_cost, delta;
+    int stopped, last_probing;
+    /* kept rounds: which proposal was kept (KEPT_*) */
+    int kept, pooled; /* pooled: the last close_round pooled a reading */
+    /* polish (exact readings): rounds and failures left, whether the last
+     * proposal was one and what the kept combination it was measured
+     * against was worth */
+    int polish_left, polish_fails, polishing;
+    double polish_ref;
+    int noisy;        /* a reading with a spread has been taken */
+    /* the estimates handed to the oracle */
+    pfi_alloc_job *est;
+    double *ep, *et, *w, *pw;
+    pfi_alloc_problem *prob;
+    size_t cap_est, *changed;
+    int prob_ok; /* prob holds est's jobs, those with est_ok up to date */
+    /* the draw of a kept combination (thompson): its own estimates and
+     * problem, so that prob keeps the means the keep rule reads */
+    pfi_alloc_problem *ts_prob;
+    pfi_alloc_job *ts_est; /* and ts_ep, ts_et: cap_est entries, as est */
+    double *ts_ep, *ts_et;
+};
+
+/* Job x has sent nothing for stale_s at now_s (and is held where it was). */
+static inline int silent_at(const pfi_live *l, const ljob *x, double now_s)
+{
+    return !isnan(x->asked_t) && now_s - x->asked_t >= l->o.stale_s && l->rounds > 0;
+}
+
+/* learn_estimate.c (each commented where it is defined) */
+size_t live_estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
+                     double *T, uint64_t draw);
+size_t live_hold(double p, double *P, double *T, size_t m);
+double live_cap_at(const ljob *x, double p);
+double live_est_var(const ljob *x, double p);
+uint64_t live_mix64(uint64_t z);
+
+/* learn_keep.c (likewise) */
+void live_close_round(pfi_live *l);
+void live_keep_equal_unless_sure(pfi_live *l);
+int live_thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err);
+int live_polish(pfi_live *l, double budget_w, double now_s, pfi_error *err);
+
+#endif
