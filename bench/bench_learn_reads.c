@@ -10,7 +10,8 @@
  * 0.1% of Pmax, as learn pools them). Printed per (family, reduction), as
  * shares of equal's gap (the simulation's, 1 - gap / equal's gap):
  *   - learned: the event's average, rounds included (bench_families' cell);
- *   - rounds: the average of the exploring rounds;
+ *   - rounds: the average of the exploring rounds, and each_round each
+ *     of them (the first is the equal share: 0);
  *   - first_kept, last: the first period after them and the event's last;
  *   - ceiling_after_rounds, ceiling_end: the best one-power-per-job
  *     allocation of the powers read by then, scored on the true curves
@@ -53,6 +54,7 @@ typedef struct {
     size_t calls, period;   /* period: 1-based, of the call being made */
     double period_tput[2];  /* the first kept period's and the current one's true totals */
     double rounds_tput;     /* the exploring rounds' true totals summed */
+    double round_tput[ROUNDS]; /* and each one's */
     double work;            /* true tokens over the event */
     readset now[J], after_rounds[J];
 } obs_ctx;
@@ -78,7 +80,10 @@ static int observe(void *ctx, size_t job, double power_w, size_t jobs, double se
     remember(&c->now[job], power_w, pmax);
     c->work += (double)jobs * secs * t;
     c->period_tput[1] += t;
-    if (c->period <= ROUNDS) c->rounds_tput += t;
+    if (c->period <= ROUNDS) {
+        c->rounds_tput += t;
+        c->round_tput[c->period - 1] += t;
+    }
     if (c->period == ROUNDS + 1) c->period_tput[0] += t;
     *tput = c->noise > 0 ? t * (1 + gsl_ran_gaussian_ziggurat(c->rng, c->noise)) : t;
     return PFI_OK;
@@ -136,7 +141,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (table) {
-        printf("| family | cut | learned | rounds | first kept | last | ceiling after rounds | ceiling at end | powers read |\n");
+        printf("| family | cut | learned | rounds (each) | first kept | last | ceiling after rounds | "
+               "ceiling at end | powers read |\n");
         printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     }
     gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -152,7 +158,7 @@ int main(int argc, char **argv)
             return 1;
         }
         /* sums over workloads, in tokens/s: equal's gap and each measure's */
-        double eq_gap[NR] = {0}, gap[6][NR] = {{0}}, reads[2][NR] = {{0}};
+        double eq_gap[NR] = {0}, gap[6][NR] = {{0}}, reads[2][NR] = {{0}}, rgap[ROUNDS][NR] = {{0}};
         double t0 = bench_now();
         gsl_rng_set(draw, 1);
         for (size_t w = 0; w < W; w++) {
@@ -193,6 +199,7 @@ int main(int argc, char **argv)
                                c.period_tput[1], ceiling(truth, c.after_rounds, b),
                                ceiling(truth, c.now, b)};
                 for (int q = 0; q < 6; q++) gap[q][r] += o - m[q];
+                for (int q = 0; q < ROUNDS; q++) rgap[q][r] += o - c.round_tput[q];
                 for (size_t i = 0; i < J; i++) {
                     reads[0][r] += (double)c.after_rounds[i].n / J;
                     reads[1][r] += (double)c.now[i].n / J;
@@ -205,19 +212,26 @@ int main(int argc, char **argv)
             if (!(eq_gap[r] > 0)) continue; /* no gap to recover */
             double s[6];
             for (int q = 0; q < 6; q++) s[q] = 1 - gap[q][r] / eq_gap[r];
+            char each[ROUNDS * 16] = "";
+            for (int q = 0, at = 0; q < ROUNDS; q++)
+                at += snprintf(each + at, sizeof each - (size_t)at,
+                               table ? "%s%.0f" : "%s%.4f", q ? (table ? " / " : ",") : "",
+                               (table ? 100 : 1) * (1 - rgap[q][r] / eq_gap[r]));
             if (table)
-                printf("| %s | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.1f / %.1f |\n",
-                       fam_name((fam_kind)k), 100 * RED[r], 100 * s[0], 100 * s[1], 100 * s[2],
-                       100 * s[3], 100 * s[4], 100 * s[5], reads[0][r] / (double)W,
+                printf("| %s | %.0f%% | %.0f%% | %.0f%% (%s) | %.0f%% | %.0f%% | %.0f%% | %.0f%% | "
+                       "%.1f / %.1f |\n",
+                       fam_name((fam_kind)k), 100 * RED[r], 100 * s[0], 100 * s[1], each,
+                       100 * s[2], 100 * s[3], 100 * s[4], 100 * s[5], reads[0][r] / (double)W,
                        reads[1][r] / (double)W);
             else
                 printf("{\"name\":\"learn_reads\",\"family\":\"%s\",\"noise\":%.3f,\"reduction\":%.2f,"
                        "\"workloads\":%zu,\"jobs\":%d,\"learned\":%.4f,\"rounds\":%.4f,"
+                       "\"each_round\":[%s],"
                        "\"first_kept\":%.4f,\"last\":%.4f,\"ceiling_after_rounds\":%.4f,"
                        "\"ceiling_end\":%.4f,\"powers_read_after_rounds\":%.2f,"
                        "\"powers_read_end\":%.2f,\"seconds\":%.3f}\n",
-                       fam_name((fam_kind)k), noise, RED[r], W, J, s[0], s[1], s[2], s[3], s[4], s[5],
-                       reads[0][r] / (double)W, reads[1][r] / (double)W, secs);
+                       fam_name((fam_kind)k), noise, RED[r], W, J, s[0], s[1], each, s[2], s[3], s[4],
+                       s[5], reads[0][r] / (double)W, reads[1][r] / (double)W, secs);
         }
         fflush(stdout);
         fam_free(&fs);
