@@ -204,9 +204,15 @@ static void add_reading(ljob *x, double p, double y, double w, double cap, int p
         x->nb++;
     }
     bin *b = &x->b[a];
+    /* an exact bin stays as first read: another exact reading in it (the
+     * same cap read again, or a power within the tolerance) tells nothing
+     * new, and averaging it in moved the bin's value with every repeat of
+     * either power, so that a kept choice could never stand (test_epoch).
+     * Prior points pool as they come (they come once, before the event). */
+    if (w >= EXACT_W && b->sw >= EXACT_W && !prior) return;
     double before = b->sw > 0 ? b->swy / b->sw : NAN;
-    /* an exact reading repeated tells nothing new (and adding it would move
-     * the mean in its last bits, which re-estimates the job) */
+    /* a prior exact point repeated tells nothing new (and adding it would
+     * move the mean in its last bits, which re-estimates the job) */
     if (!(w >= EXACT_W && b->sw >= EXACT_W && y == before)) {
         b->sw += w;
         b->swy += w * y;

@@ -23,7 +23,7 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
 
 #define EXACT_W 1e24 /* weight of an exact reading (SD 0) */
 /* do no harm (close_round): the trust region's first size (share of Pmax)
- * and its growth after a round that gained; exploring stops when the loss
+ * and its growth after a round that beat the best before it; exploring stops when the loss
  * at the equal share is within STOP_SD of its SD, or when exploring's
  * measured losses pass EXPLORE_COST times it. Chosen on the curve families'
  * table (README), not fitted per family. */
