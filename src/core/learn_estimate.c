@@ -38,12 +38,6 @@
  * 89.7%, sigmoid 30% 94.3 -> 96.6%; dead zones 10% 81.4 -> 80.7%). */
 #define ZLO 3.0
 #define ZHI 8.0
-/* kept rounds with noisy readings: the combination is chosen on a draw of
- * the pooled readings, each moved by TS_SCALE times its SD times a normal
- * deviate (thompson, learn_keep.c). Chosen on the families' table: 0.3,
- * 0.5 and 0.7 are within 0.1 point of one another on average; 1 gives up
- * 1-4 points on the embedded, H100 and linear families. */
-#define TS_SCALE 0.5
 /* optimistic estimates below an exact reading: the loss per W assumed is
  * at most STEEP_CAP times the prior's, for a steep lowest interval may be a
  * step with a plateau below it, which the optimum of a sigmoid family
@@ -81,7 +75,7 @@ uint64_t live_mix64(uint64_t z)
 }
 /* A deviate of mean 0 and SD 1, nearly normal: the sum of the four 16-bit
  * uniforms of one hash, scaled (Irwin-Hall: kurtosis 2.7 against 3, tails
- * ending at 3.46 SD, enough for a draw of half an SD). Box-Muller's log
+ * ending at 3.46 SD, enough for a draw of at most one SD). Box-Muller's log
  * and cos took 17% of pfi simulate --noise. */
 static double gauss(uint64_t *st)
 {
@@ -96,10 +90,9 @@ static double gauss(uint64_t *st)
  * reading). With measured_only, the pooled readings (exact ones as read,
  * noisy ones made monotone) and the uncapped point alone, linear between
  * them and no lower than the lowest reading; noisy pooled readings less
- * LCB_SDS of their SDs, or, with a non-zero draw, moved by TS_SCALE x
- * their SD x a deviate drawn from it and the job's id (thompson). */
+ * LCB_SDS of their SDs, or with a draw, moved as it says (thompson). */
 size_t live_estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
-                       double *T, uint64_t draw)
+                     double *T, const live_draw *draw)
 {
     const pfi_live_job *j = &x->j;
     double fl = at_most(at_least(j->floor_w, lo_w), j->pmax_w * (1 - 1e-9));
@@ -115,9 +108,9 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
         for (size_t k = 0; k < n; k++)
             if (kw[k] < EXACT_W) ky[k] -= LCB_SDS / sqrt(kw[k]);
     if (draw) { /* a draw of each noisy pooled reading (thompson) */
-        uint64_t st = draw ^ (j->id * 0xD1B54A32D192ED03ULL);
+        uint64_t st = draw->seed ^ (j->id * 0xD1B54A32D192ED03ULL);
         for (size_t k = 0; k < n; k++)
-            if (kw[k] < EXACT_W) ky[k] += TS_SCALE * gauss(&st) / sqrt(kw[k]);
+            if (kw[k] < EXACT_W) ky[k] += draw->sds * gauss(&st) / sqrt(kw[k]);
     }
     kx[n] = j->pmax_w;
     ky[n] = 1;

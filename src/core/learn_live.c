@@ -382,7 +382,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         if (probing && l->rounds > 0)
             lo = at_most(x->nb ? x->b[0].p : x->j.pmax_w, x->eq_pw) - l->delta * x->j.pmax_w;
         if (l->prob_ok && x->est_ok && x->est_mode == mode && x->est_lo == lo && !silent) continue;
-        size_t m = live_estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T, 0);
+        size_t m = live_estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T, NULL);
         if (silent) m = live_hold(x->pw, P, T, m);
         l->est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
                                     .count = x->j.count};

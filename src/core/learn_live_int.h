@@ -145,9 +145,16 @@ static inline int silent_at(const pfi_live *l, const ljob *x, double now_s)
     return !isnan(x->asked_t) && now_s - x->asked_t >= l->o.stale_s && l->rounds > 0;
 }
 
+/* A draw of a job's noisy pooled readings (thompson): each moved by sds
+ * times its SD times a deviate drawn from seed and the job's id. */
+typedef struct {
+    uint64_t seed;
+    double sds;
+} live_draw;
+
 /* learn_estimate.c (each commented where it is defined) */
 size_t live_estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
-                     double *T, uint64_t draw);
+                     double *T, const live_draw *draw);
 size_t live_hold(double p, double *P, double *T, size_t m);
 double live_cap_at(const ljob *x, double p);
 double live_est_var(const ljob *x, double p);

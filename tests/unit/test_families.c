@@ -8,7 +8,9 @@
  *     (93% on the embedded dataset, 90% elsewhere with exact readings, 85%
  *     with noise) where it meets it, and where it does not (README "The
  *     learn policy", "Where it still loses") 3 points under what it
- *     recovers today, so that a regression fails. 0: equal's gap is 0
+ *     recovers today, so that a regression fails (dead zones at 5% with
+ *     noise 1 point under, 70.8%: the falling scale of the draws gave
+ *     it 2 points, 68.8% with half an SD throughout). 0: equal's gap is 0
  *     (flat-knee at 5%) or too small for noisy readings to show (flat-knee
  *     at 10% with noise, where learn keeps the equal share). */
 #include "test_util.h"
@@ -21,10 +23,10 @@ enum { NR = 5 };
 /* [family][exact, 1% noise][reduction] */
 static const double BAR[FAM_COUNT][2][NR] = {
     [FAM_EMBEDDED] = {{0.93, 0.93, 0.93, 0.93, 0.93}, {0.85, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_FLAT_KNEE] = {{0, 0.90, 0.90, 0.90, 0.90}, {0, 0, 0.76, 0.85, 0.85}},
-    [FAM_SIGMOID] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.76, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_BUMPS] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.56, 0.78, 0.85, 0.85, 0.85}},
-    [FAM_DEAD_ZONE] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.66, 0.78, 0.79, 0.85, 0.85}},
+    [FAM_FLAT_KNEE] = {{0, 0.90, 0.90, 0.90, 0.90}, {0, 0, 0.78, 0.85, 0.85}},
+    [FAM_SIGMOID] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.77, 0.85, 0.85, 0.85, 0.85}},
+    [FAM_BUMPS] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.58, 0.78, 0.85, 0.85, 0.85}},
+    [FAM_DEAD_ZONE] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.70, 0.79, 0.80, 0.85, 0.85}},
     [FAM_LINEAR] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
     [FAM_H100] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
     [FAM_NOISY] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.67, 0.80, 0.85, 0.85, 0.85}},

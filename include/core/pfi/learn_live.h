@@ -49,8 +49,9 @@
  * the earlier ones at its power, a repeated equal or best proposal's total
  * with that round's. With noisy readings a kept combination is drawn anew
  * every period (Thompson sampling): the combination of measured points
- * that is best on one draw of each pooled reading, moved by half its SD
- * times a normal deviate. Draws are deterministic (a function of the
+ * that is best on one draw of each pooled reading, moved by its SD times
+ * a normal deviate times a scale that falls from 1 to 0.3 over the first
+ * 60 kept periods. Draws are deterministic (a function of the
  * period's number and the job's id). The choice between combination,
  * best proposal and equal share is made on the readings less one SD.
  * With exact readings, when exploring ran its rounds and a combination or
