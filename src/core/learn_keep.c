@@ -154,7 +154,8 @@ static int repropose(pfi_live *l, double budget_w, double now_s, int measured_on
 #define TS_PERIODS 60.0
 int live_thompson(pfi_live *l, double budget_w, double now_s, pfi_error *err)
 {
-    double k = (double)l->rounds - (double)l->o.explore_rounds; /* kept periods so far */
+    /* periods since the exploring rounds (kept ones, unless exploring stopped early) */
+    double k = (double)l->rounds - (double)l->o.explore_rounds;
     double f = at_most(at_least(k / TS_PERIODS, 0.0), 1.0);
     live_draw d = {.seed = live_mix64(l->rounds + 1), .sds = TS_FIRST + (TS_LAST - TS_FIRST) * f};
     return repropose(l, budget_w, now_s, 1, 0, NULL, &d, err);
