@@ -284,33 +284,28 @@ void pfi_live_forget(pfi_live *l)
     l->last_now = -INFINITY;
 }
 
+/* Reallocates *buf (any pointer's address) to bytes; keeps it on failure. */
+static int regrow(void *buf, size_t bytes)
+{
+    void **b = buf, *nb = realloc(*b, bytes);
+    if (!nb) return -1;
+    *b = nb;
+    return 0;
+}
+
 static int grow_est(pfi_live *l)
 {
     if (l->n <= l->cap_est && l->est) return 0;
-    size_t c = l->n;
+    size_t c = l->n, curves = c * MAXPTS * sizeof(double);
     l->prob_ok = 0; /* the estimates' arrays move */
-    size_t *ch = realloc(l->changed, c * sizeof *ch);
-    if (!ch) return -1;
-    l->changed = ch;
-    pfi_alloc_job *e = realloc(l->est, c * sizeof *e);
-    if (e) l->est = e;
-    double *ep = realloc(l->ep, c * MAXPTS * sizeof *ep);
-    if (ep) l->ep = ep;
-    double *et = realloc(l->et, c * MAXPTS * sizeof *et);
-    if (et) l->et = et;
-    double *w = realloc(l->w, c * sizeof *w);
-    if (w) l->w = w;
-    double *pw = realloc(l->pw, c * sizeof *pw);
-    if (pw) l->pw = pw;
-    /* the second proposal's (repropose): its problem copies the curves, so
-     * they may move */
-    pfi_alloc_job *te = realloc(l->ts_est, c * sizeof *te);
-    if (te) l->ts_est = te;
-    double *tp = realloc(l->ts_ep, c * MAXPTS * sizeof *tp);
-    if (tp) l->ts_ep = tp;
-    double *tt = realloc(l->ts_et, c * MAXPTS * sizeof *tt);
-    if (tt) l->ts_et = tt;
-    if (!e || !ep || !et || !w || !pw || !te || !tp || !tt) return -1;
+    /* the second proposal's (ts_*, repropose) too: its problem copies the
+     * curves, so they may move. A failure leaves every array valid (some
+     * grown) and cap_est as it was: the next proposal tries again. */
+    if (regrow(&l->changed, c * sizeof *l->changed) || regrow(&l->est, c * sizeof *l->est) ||
+        regrow(&l->ep, curves) || regrow(&l->et, curves) || regrow(&l->w, c * sizeof *l->w) ||
+        regrow(&l->pw, c * sizeof *l->pw) || regrow(&l->ts_est, c * sizeof *l->ts_est) ||
+        regrow(&l->ts_ep, curves) || regrow(&l->ts_et, curves))
+        return -1;
     l->cap_est = c;
     return 0;
 }
