@@ -140,12 +140,9 @@ int main(int argc, char **argv)
         gsl_rng_set(draw, 1); /* pfi simulate's default seed and draw */
         gsl_rng_set(noise, 2);
         for (size_t w = 0; w < W; w++) {
-            for (size_t i = 0; i < J; i++) {
-                const pfi_sim_group *g = &fs.g[gsl_rng_uniform_int(draw, fs.n)];
-                if (g->n > MAXP) return fprintf(stderr, "bench_info_bound: %zu points\n", g->n), 1;
-                tj[i] = (pfi_alloc_job){.cap = g->cap, .P = g->P, .T = g->T, .n = g->n,
-                                        .pfi = g->pfi_hat, .dram_copy = g->dram_copy};
-            }
+            fam_workload(&fs, draw, tj, J);
+            for (size_t i = 0; i < J; i++)
+                if (tj[i].n > MAXP) return fprintf(stderr, "bench_info_bound: %zu points\n", tj[i].n), 1;
             pfi_alloc_problem *truth = NULL, *est = NULL;
             if (pfi_alloc_problem_create(tj, J, &truth, NULL) != PFI_OK) return 1;
             for (size_t m = 0; m < NM; m++) {

@@ -162,11 +162,7 @@ int main(int argc, char **argv)
         double t0 = bench_now();
         gsl_rng_set(draw, 1);
         for (size_t w = 0; w < W; w++) {
-            for (size_t i = 0; i < J; i++) {
-                const pfi_sim_group *g = &fs.g[gsl_rng_uniform_int(draw, fs.n)];
-                tj[i] = (pfi_alloc_job){.cap = g->cap, .P = g->P, .T = g->T, .n = g->n,
-                                        .pfi = g->pfi_hat, .dram_copy = g->dram_copy};
-            }
+            fam_workload(&fs, draw, tj, J);
             pfi_alloc_problem *truth = NULL;
             if (pfi_alloc_problem_create(tj, J, &truth, NULL) != PFI_OK) return 1;
             for (size_t i = 0; i < J; i++) {

@@ -326,3 +326,12 @@ void fam_free(fam_set *s)
     free(s->names);
     memset(s, 0, sizeof *s);
 }
+
+void fam_workload(const fam_set *s, gsl_rng *r, pfi_alloc_job *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const pfi_sim_group *g = &s->g[gsl_rng_uniform_int(r, s->n)];
+        jobs[i] = (pfi_alloc_job){.cap = g->cap, .P = g->P, .T = g->T, .n = g->n,
+                                  .pfi = g->pfi_hat, .dram_copy = g->dram_copy};
+    }
+}

@@ -17,8 +17,10 @@
 #ifndef PFI_TEST_FAMILIES_H
 #define PFI_TEST_FAMILIES_H
 
+#include <gsl/gsl_rng.h>
 #include <stddef.h>
 
+#include "pfi/alloc.h"
 #include "pfi/sim.h"
 
 typedef enum {
@@ -49,5 +51,10 @@ typedef struct fam_set {
  * failed to build). */
 int fam_build(fam_kind k, unsigned long seed, fam_set *out);
 void fam_free(fam_set *s);
+
+/* A workload of n jobs, each a group of s drawn uniformly with r (as the
+ * benchmarks that replay pfi simulate's draw use it: one entry per job,
+ * count 0), into jobs; their curves point into s. */
+void fam_workload(const fam_set *s, gsl_rng *r, pfi_alloc_job *jobs, size_t n);
 
 #endif
