@@ -27,7 +27,7 @@
  * does reaches the bar only by luck. It is generous: it charges nothing
  * for the powers read, and one reading a period stands for one at every
  * cap. Shared by k powers charges a little: the readings go to k powers,
- * m = (t - 1) / k, for k = 1 to KMAX (learn reads 4-6 powers a job in an
+ * m = (t - 1) / k, for k = 1 to KMAX (learn reads 4-7 powers a job in an
  * event, bench_learn_reads).
  *
  * One JSON object per line per (family, reduction, m), or per (family,
