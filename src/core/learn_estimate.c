@@ -85,14 +85,84 @@ static double gauss(uint64_t *st)
     return (u / 65536 - 2 + 2 / 65536.0) * 1.7320508075688772; /* sqrt(12 / 4) */
 }
 
+/* Empirical Bayes across jobs (live_eb, learn_live_int.h): the bins that
+ * count, noisy ones with no prior reading in them, and a bin's cut. */
+static int eb_counts(const bin *b) { return b->sw > 0 && b->sw < EXACT_W && !(b->swp > 0); }
+static double eb_cut(const ljob *x, const bin *b) { return 1 - b->p / x->j.pmax_w; }
+
+/* l->eb from every job's noisy bins: per bucket, over the bins within one
+ * bucket either side, the line of loss against cut weighted by the bins'
+ * weights (its value at the bucket's centre and its slope), and the
+ * spread of the jobs' true losses about it, the mean square of the
+ * residuals less the mean of the bins' variances (method of moments);
+ * fewer than EB_MIN bins: no shrinking there. One pass over the bins,
+ * each summed into its own bucket, then each bucket's window of three. */
+void live_eb_table(pfi_live *l)
+{
+    live_eb *e = &l->eb;
+    /* weighted sums of 1, u, u^2, v, uv; plain ones of 1, u, u^2, v, uv, v^2;
+     * the sum of the bins' variances (v = 1 - y, the loss) */
+    double B[EB_NB][12], S[EB_NB][12];
+    memset(B, 0, sizeof B);
+    for (size_t i = 0; i < l->n; i++) {
+        const ljob *x = &l->jobs[i];
+        for (size_t a = 0; a < x->nb; a++) {
+            const bin *b = &x->b[a];
+            if (!eb_counts(b)) continue;
+            double u = eb_cut(x, b), w = b->sw, v = 1 - b->swy / b->sw;
+            if (!(u >= 0 && u < EB_NB * EB_WIDTH)) continue;
+            double *s = B[(int)(u / EB_WIDTH)];
+            s[0] += w, s[1] += w * u, s[2] += w * u * u, s[3] += w * v, s[4] += w * u * v;
+            s[5] += 1, s[6] += u, s[7] += u * u, s[8] += v, s[9] += u * v, s[10] += v * v;
+            s[11] += 1 / w;
+        }
+    }
+    for (int k = 0; k < EB_NB; k++)
+        for (int q = 0; q < 12; q++)
+            S[k][q] = (k > 0 ? B[k - 1][q] : 0) + B[k][q] + (k + 1 < EB_NB ? B[k + 1][q] : 0);
+    for (int k = 0; k < EB_NB; k++) {
+        const double *s = S[k];
+        e->m[k] = e->slope[k] = 0;
+        e->tau2[k] = NAN;
+        if (s[5] < EB_MIN) continue;
+        double uc = s[1] / s[0], vc = s[3] / s[0], vu = s[2] / s[0] - uc * uc, b = 0;
+        if (vu > 1e-12) b = (s[4] / s[0] - uc * vc) / vu;
+        double c = vc - b * uc; /* the line v = c + b u; its residuals' sum of squares */
+        double r2 = s[10] - 2 * c * s[8] - 2 * b * s[9] + c * c * s[5] + 2 * c * b * s[6] +
+                    b * b * s[7];
+        e->m[k] = c + b * (k + 0.5) * EB_WIDTH;
+        e->slope[k] = b;
+        e->tau2[k] = at_least(r2 / (s[5] - 2) - s[11] / s[5], EB_TAU2_MIN);
+    }
+    e->on = 1;
+}
+
+/* Bin b of job x shrunk towards the jobs' line at its cut (normal-normal):
+ * its value y moved towards the line's by 1 / sw / (tau2 + 1 / sw), its
+ * weight w the posterior's, sw + 1 / tau2. Returns 0, y and w untouched,
+ * for an exact or prior bin, outside the table, or with no table. */
+static int eb_bin(const live_eb *eb, const ljob *x, const bin *b, double *y, double *w)
+{
+    if (!eb || !eb->on || !eb_counts(b)) return 0;
+    double u = eb_cut(x, b);
+    if (!(u >= 0 && u < EB_NB * EB_WIDTH)) return 0;
+    int k = (int)(u / EB_WIDTH);
+    if (isnan(eb->tau2[k])) return 0;
+    double t2 = eb->tau2[k], mu = 1 - (eb->m[k] + eb->slope[k] * (u - (k + 0.5) * EB_WIDTH));
+    *y = mu + t2 / (t2 + 1 / b->sw) * (b->swy / b->sw - mu);
+    *w = b->sw + 1 / t2;
+    return 1;
+}
+
 /* Job x's estimate sampled into P, T (n points returned, ascending), from
  * the floor or lo_w if higher (the trust region; at most the lowest
  * reading). With measured_only, the pooled readings (exact ones as read,
  * noisy ones made monotone) and the uncapped point alone, linear between
  * them and no lower than the lowest reading; noisy pooled readings less
- * LCB_SDS of their SDs, or with a draw, moved as it says (thompson). */
+ * LCB_SDS of their SDs, or with a draw, moved as it says (thompson);
+ * noisy bins first shrunk across jobs as eb says (live_eb). */
 size_t live_estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
-                     double *T, const live_draw *draw)
+                     double *T, const live_draw *draw, const live_eb *eb)
 {
     const pfi_live_job *j = &x->j;
     double fl = at_most(at_least(j->floor_w, lo_w), j->pmax_w * (1 - 1e-9));
@@ -102,7 +172,9 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
     for (size_t a = 0; a < x->nb; a++) {
         kx[n] = x->b[a].p;
         ky[n] = x->b[a].swy / x->b[a].sw;
-        kw[n++] = x->b[a].sw;
+        kw[n] = x->b[a].sw;
+        eb_bin(eb, x, &x->b[a], &ky[n], &kw[n]);
+        n++;
     }
     if (measured_only && !draw) /* the keep rule's combination: lower bounds */
         for (size_t k = 0; k < n; k++)
@@ -236,15 +308,18 @@ double live_cap_at(const ljob *x, double p)
 }
 
 /* The variance of job i's estimate at power p (y units times Tmax): the
- * pooled reading nearest p. */
-double live_est_var(const ljob *x, double p)
+ * pooled reading nearest p's, shrunk as eb says. */
+double live_est_var(const ljob *x, double p, const live_eb *eb)
 {
-    double best = INFINITY, w = EXACT_W;
+    double best = INFINITY, w = EXACT_W, y;
+    size_t near = x->nb;
     for (size_t a = 0; a < x->nb; a++)
         if (fabs(x->b[a].p - p) < best) {
             best = fabs(x->b[a].p - p);
             w = x->b[a].sw;
+            near = a;
         }
+    if (near < x->nb) eb_bin(eb, x, &x->b[near], &y, &w);
     if (p >= x->j.pmax_w * (1 - 1e-9)) return 0;
     return x->j.tmax * x->j.tmax / w;
 }

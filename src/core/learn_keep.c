@@ -23,7 +23,7 @@ void live_keep_equal_unless_sure(pfi_live *l)
         double c = (double)pfi_alloc_problem_job_count(l->prob, i), p = l->pw[i], q = x->eq_pw;
         if (p == q) continue;
         gain += c * (pfi_alloc_problem_tput_at(l->prob, i, p) - pfi_alloc_problem_tput_at(l->prob, i, q));
-        double vp = live_est_var(x, p), vq = live_est_var(x, q);
+        double vp = live_est_var(x, p, &l->eb), vq = live_est_var(x, q, &l->eb);
         var += c * c * (vp + vq);
         bias += c * sqrt(vp);
     }
@@ -126,7 +126,7 @@ static int repropose(pfi_live *l, double budget_w, double now_s, int measured_on
     for (size_t i = 0; i < l->n; i++) {
         ljob *x = &l->jobs[i];
         double *P = l->ts_ep + i * MAXPTS, *T = l->ts_et + i * MAXPTS;
-        size_t m = live_estimate(x, measured_only, optimistic, lo ? lo[i] : 0, P, T, draw);
+        size_t m = live_estimate(x, measured_only, optimistic, lo ? lo[i] : 0, P, T, draw, &l->eb);
         if (silent_at(l, x, now_s)) m = live_hold(x->pw, P, T, m);
         l->ts_est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
                                        .count = x->j.count};

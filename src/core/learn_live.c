@@ -322,7 +322,7 @@ static int emit(pfi_live *l, double budget_w, double now_s, int probing, pfi_liv
         /* a kept round's problem holds the readings less LCB_SDS of their
          * SDs (estimate): the estimate handed out is their mean again */
         double t = pfi_alloc_problem_tput_at(l->prob, i, x->pw);
-        if (!probing && l->noisy) t += LCB_SDS * sqrt(live_est_var(x, x->pw));
+        if (!probing && l->noisy) t += LCB_SDS * sqrt(live_est_var(x, x->pw, &l->eb));
         out[i] = (pfi_live_share){.id = x->j.id, .power_w = x->pw, .cap_w = live_cap_at(x, x->pw),
                                   .tput_est = t, .probing = probing};
     }
@@ -361,6 +361,13 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         l->polish_fails = POLISH_FAILS0;
     }
     int probing = !same || ((l->rounds < l->o.explore_rounds || !l->have_best) && !l->stopped);
+    /* noisy readings: every estimate shrinks towards the other jobs' readings
+     * (live_eb), which moved since the last proposal */
+    l->eb.on = 0;
+    if (l->noisy && same && l->rounds > 0) {
+        live_eb_table(l);
+        for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
+    }
     /* every job's estimate; silent jobs are held where they were */
     size_t nch = 0;
     int optimistic = probing && l->rounds > 0 && l->rounds + EXPLOIT < l->o.explore_rounds;
@@ -377,7 +384,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         if (probing && l->rounds > 0)
             lo = at_most(x->nb ? x->b[0].p : x->j.pmax_w, x->eq_pw) - l->delta * x->j.pmax_w;
         if (l->prob_ok && x->est_ok && x->est_mode == mode && x->est_lo == lo && !silent) continue;
-        size_t m = live_estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T, NULL);
+        size_t m = live_estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T, NULL, &l->eb);
         if (silent) m = live_hold(x->pw, P, T, m);
         l->est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
                                     .count = x->j.count};
