@@ -9,8 +9,9 @@
  *     with noise) where it meets it, and where it does not (README "The
  *     learn policy", "Where it still loses") 3 points under what it
  *     recovers today, so that a regression fails (dead zones at 5% with
- *     noise 1 point under, 70.8%: the falling scale of the draws gave
- *     it 2 points, 68.8% with half an SD throughout). 0: equal's gap is 0
+ *     noise 76%, 1.2 points under 77.2%: the shrinking across jobs,
+ *     live_eb, gave it 6 points, 70.8% without; before it the falling
+ *     scale of the draws gave 2, 68.8% with half an SD throughout). 0: equal's gap is 0
  *     (flat-knee at 5%) or too small for noisy readings to show (flat-knee
  *     at 10% with noise, where learn keeps the equal share). */
 #include "test_util.h"
@@ -23,13 +24,13 @@ enum { NR = 5 };
 /* [family][exact, 1% noise][reduction] */
 static const double BAR[FAM_COUNT][2][NR] = {
     [FAM_EMBEDDED] = {{0.93, 0.93, 0.93, 0.93, 0.93}, {0.85, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_FLAT_KNEE] = {{0, 0.90, 0.90, 0.90, 0.90}, {0, 0, 0.78, 0.85, 0.85}},
-    [FAM_SIGMOID] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.77, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_BUMPS] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.58, 0.78, 0.85, 0.85, 0.85}},
-    [FAM_DEAD_ZONE] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.70, 0.79, 0.80, 0.85, 0.85}},
+    [FAM_FLAT_KNEE] = {{0, 0.90, 0.90, 0.90, 0.90}, {0, 0, 0.80, 0.85, 0.85}},
+    [FAM_SIGMOID] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.78, 0.85, 0.85, 0.85, 0.85}},
+    [FAM_BUMPS] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.61, 0.78, 0.85, 0.85, 0.85}},
+    [FAM_DEAD_ZONE] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.76, 0.80, 0.80, 0.85, 0.85}},
     [FAM_LINEAR] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
     [FAM_H100] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_NOISY] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.67, 0.80, 0.85, 0.85, 0.85}},
+    [FAM_NOISY] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.68, 0.80, 0.85, 0.85, 0.85}},
     [FAM_MIX] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
 };
 
