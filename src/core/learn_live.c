@@ -19,9 +19,11 @@
  *
  * Speed paths: an estimate that did not change is not rebuilt, and the
  * problem is updated for the changed jobs alone (pfi_alloc_problem_update):
- * 1.4-1.7x on a controller's kept rounds at 10^4 jobs (bench_live, 5-6 ms
- * against 8.5 ms), nothing in the simulation, where every round moves
- * every job. Exact readings: a kept choice that nothing moved stands
+ * 1.4-1.7x on a controller's kept rounds at 10^4 jobs with exact readings
+ * (bench_live, 5-6 ms against 8.5 ms), nothing in the simulation, where
+ * every round moves every job; with noisy readings every estimate is
+ * rebuilt each period, for the shrinking across jobs (live_eb) moves them
+ * all. Exact readings: a kept choice that nothing moved stands
  * without a pass (the replay then stops reading, learn.c). Removed: with
  * noisy readings, choosing what to keep on a growing gap of periods rather
  * than every period; once the draws were made every period it saved 1.3x
