@@ -89,10 +89,12 @@ static double gauss(uint64_t *st)
  * count, noisy ones with no prior reading in them, and a bin's cut. */
 static int eb_counts(const bin *b) { return b->sw > 0 && b->sw < EXACT_W && !(b->swp > 0); }
 static double eb_cut(const ljob *x, const bin *b) { return 1 - b->p / x->j.pmax_w; }
+/* The table's bucket of cut u, or -1 beyond it. */
+static int eb_bucket(double u) { return u >= 0 && u < EB_NB * EB_WIDTH ? (int)(u / EB_WIDTH) : -1; }
 
 /* l->eb from every job's noisy bins: per bucket, over the bins within one
  * bucket either side, the line of loss against cut weighted by the bins'
- * weights (its value at the bucket's centre and its slope), and the
+ * weights (its intercept and slope), and the
  * spread of the jobs' true losses about it, the mean square of the
  * residuals less the mean of the bins' variances (method of moments);
  * fewer than EB_MIN bins: no shrinking there. One pass over the bins,
@@ -110,8 +112,9 @@ void live_eb_table(pfi_live *l)
             const bin *b = &x->b[a];
             if (!eb_counts(b)) continue;
             double u = eb_cut(x, b), w = b->sw, v = 1 - b->swy / b->sw;
-            if (!(u >= 0 && u < EB_NB * EB_WIDTH)) continue;
-            double *s = B[(int)(u / EB_WIDTH)];
+            int k = eb_bucket(u);
+            if (k < 0) continue;
+            double *s = B[k];
             s[0] += w, s[1] += w * u, s[2] += w * u * u, s[3] += w * v, s[4] += w * u * v;
             s[5] += 1, s[6] += u, s[7] += u * u, s[8] += v, s[9] += u * v, s[10] += v * v;
             s[11] += 1 / w;
@@ -122,7 +125,7 @@ void live_eb_table(pfi_live *l)
             S[k][q] = (k > 0 ? B[k - 1][q] : 0) + B[k][q] + (k + 1 < EB_NB ? B[k + 1][q] : 0);
     for (int k = 0; k < EB_NB; k++) {
         const double *s = S[k];
-        e->m[k] = e->slope[k] = 0;
+        e->icpt[k] = e->slope[k] = 0;
         e->tau2[k] = NAN;
         if (s[5] < EB_MIN) continue;
         double uc = s[1] / s[0], vc = s[3] / s[0], vu = s[2] / s[0] - uc * uc, b = 0;
@@ -130,7 +133,7 @@ void live_eb_table(pfi_live *l)
         double c = vc - b * uc; /* the line v = c + b u; its residuals' sum of squares */
         double r2 = s[10] - 2 * c * s[8] - 2 * b * s[9] + c * c * s[5] + 2 * c * b * s[6] +
                     b * b * s[7];
-        e->m[k] = c + b * (k + 0.5) * EB_WIDTH;
+        e->icpt[k] = c;
         e->slope[k] = b;
         e->tau2[k] = at_least(r2 / (s[5] - 2) - s[11] / s[5], EB_TAU2_MIN);
     }
@@ -145,10 +148,9 @@ static int eb_bin(const live_eb *eb, const ljob *x, const bin *b, double *y, dou
 {
     if (!eb || !eb->on || !eb_counts(b)) return 0;
     double u = eb_cut(x, b);
-    if (!(u >= 0 && u < EB_NB * EB_WIDTH)) return 0;
-    int k = (int)(u / EB_WIDTH);
-    if (isnan(eb->tau2[k])) return 0;
-    double t2 = eb->tau2[k], mu = 1 - (eb->m[k] + eb->slope[k] * (u - (k + 0.5) * EB_WIDTH));
+    int k = eb_bucket(u);
+    if (k < 0 || isnan(eb->tau2[k])) return 0;
+    double t2 = eb->tau2[k], mu = 1 - (eb->icpt[k] + eb->slope[k] * u);
     *y = mu + t2 / (t2 + 1 / b->sw) * (b->swy / b->sw - mu);
     *w = b->sw + 1 / t2;
     return 1;

@@ -23,10 +23,10 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
 
 #define EXACT_W 1e24 /* weight of an exact reading (SD 0) */
 /* do no harm (close_round): the trust region's first size (share of Pmax)
- * and its growth after a round that beat the best before it; exploring stops when the loss
- * at the equal share is within STOP_SD of its SD, or when exploring's
- * measured losses pass EXPLORE_COST times it. Chosen on the curve families'
- * table (README), not fitted per family. */
+ * and its growth after a round that beat the best before it; exploring
+ * stops when the loss at the equal share is within STOP_SD of its SD, or
+ * when exploring's measured losses pass EXPLORE_COST times it. Chosen on
+ * the curve families' table (README), not fitted per family. */
 #define DELTA0 0.05
 #define TRUST_GROW 1.5
 #define STOP_SD 4.0
@@ -116,15 +116,14 @@ typedef struct {
  * crossed, and bench_families' CPU 27 -> 37 s at 100 workloads, for every
  * noisy estimate is rebuilt every period).
  * Per bucket of EB_WIDTH, from the bins within one bucket either side:
- * the value of the weighted line of loss against cut at the bucket's
- * centre (m), its slope, tau2 (at least EB_TAU2_MIN; NaN: fewer than
- * EB_MIN bins, no shrinking). Buckets by watts below the equal share
+ * the weighted line of loss against cut (icpt + slope x u) and tau2 (at
+ * least EB_TAU2_MIN; NaN: fewer than EB_MIN bins, no shrinking). Buckets by watts below the equal share
  * instead of by cut: flat-knee 20% 1.3 points lower (100 workloads). */
 enum { EB_NB = 20, EB_MIN = 15 };
 #define EB_WIDTH 0.025
 #define EB_TAU2_MIN 1e-8
 typedef struct {
-    double m[EB_NB], slope[EB_NB], tau2[EB_NB];
+    double icpt[EB_NB], slope[EB_NB], tau2[EB_NB];
     int on; /* 0: no shrinking (exact readings, the first round) */
 } live_eb;
 
