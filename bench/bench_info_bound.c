@@ -142,7 +142,8 @@ int main(int argc, char **argv)
         for (size_t w = 0; w < W; w++) {
             fam_workload(&fs, draw, tj, J);
             for (size_t i = 0; i < J; i++)
-                if (tj[i].n > MAXP) return fprintf(stderr, "bench_info_bound: %zu points\n", tj[i].n), 1;
+                if (tj[i].n > MAXP)
+                    return fprintf(stderr, "bench_info_bound: %zu points\n", tj[i].n), 1;
             pfi_alloc_problem *truth = NULL, *est = NULL;
             if (pfi_alloc_problem_create(tj, J, &truth, NULL) != PFI_OK) return 1;
             for (size_t m = 0; m < NM; m++) {
@@ -203,8 +204,10 @@ int main(int argc, char **argv)
                            "\"reduction\":%.2f,\"periods\":%zu,\"workloads\":%zu,\"jobs\":%d,"
                            "\"informed_1\":%.4f,\"informed_8\":%.4f,\"bound_by_powers\":[",
                            fam_name((fam_kind)k), RED[r], periods, W, J, q[0], q8);
-                for (size_t c = 0; c < KMAX; c++)
-                    printf(table ? "%s%.0f" : "%s%.4f", c ? (table ? " / " : ",") : (table ? " " : ""), table ? 100 * b[c] : b[c]);
+                for (size_t c = 0; c < KMAX; c++) {
+                    if (table) printf("%s%.0f", c ? " / " : " ", 100 * b[c]);
+                    else printf("%s%.4f", c ? "," : "", b[c]);
+                }
                 if (table) printf("%% |\n");
                 else printf("],\"seconds\":%.3f}\n", secs);
             }

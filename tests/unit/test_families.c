@@ -11,9 +11,10 @@
  *     recovers today, so that a regression fails (dead zones at 5% with
  *     noise 76%, 1.2 points under 77.2%: the shrinking across jobs,
  *     live_eb, gave it 6 points, 70.8% without; before it the falling
- *     scale of the draws gave 2, 68.8% with half an SD throughout). 0: equal's gap is 0
- *     (flat-knee at 5%) or too small for noisy readings to show (flat-knee
- *     at 10% with noise, where learn keeps the equal share). */
+ *     scale of the draws gave 2, 68.8% with half an SD throughout).
+ *     0: equal's gap is 0 (flat-knee at 5%) or too small for noisy
+ *     readings to show (flat-knee at 10% with noise, where learn keeps
+ *     the equal share). */
 #include "test_util.h"
 
 #include "families.h"
