@@ -117,8 +117,9 @@ typedef struct {
  * noisy estimate is rebuilt every period).
  * Per bucket of EB_WIDTH, from the bins within one bucket either side:
  * the weighted line of loss against cut (icpt + slope x u) and tau2 (at
- * least EB_TAU2_MIN; NaN: fewer than EB_MIN bins, no shrinking). Buckets by watts below the equal share
- * instead of by cut: flat-knee 20% 1.3 points lower (100 workloads). */
+ * least EB_TAU2_MIN; NaN: fewer than EB_MIN bins, no shrinking).
+ * Buckets by watts below the equal share instead of by cut: flat-knee 20%
+ * 1.3 points lower (100 workloads). */
 enum { EB_NB = 20, EB_MIN = 15 };
 #define EB_WIDTH 0.025
 #define EB_TAU2_MIN 1e-8
