@@ -39,7 +39,7 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->cnt, p->pmax,
+    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->cnt, p->pmax,
                     p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
                     p->names, p->name_buf, p->segs, p->w, p->wn, p->room, p->shed, p->pw, p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
@@ -194,17 +194,22 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
     /* checked while copied (the inputs are read once; & rather than &&, no
      * branch per comparison: a closed loop rebuilds its estimates every
      * round and this loop was a tenth of its time); sweeps normally arrive
-     * sorted by power, and then the copy is the result */
+     * sorted by power, and then the copy is the result. Powers that ascend
+     * strictly (a NaN does not) are in range when both ends are, so only
+     * the throughputs are checked point by point; unsorted ones are. */
     double prev = -INFINITY;
     for (size_t k = 0; k < m; k++) {
         double pk = j->P[k], tk = j->T[k];
-        ok &= (pk >= PFI_ALLOC_MIN_W) & (pk <= PFI_ALLOC_MAX_W) & (tk >= 0) &
-              (tk <= PFI_ALLOC_MAX_TPUT);
+        ok &= (tk >= 0) & (tk <= PFI_ALLOC_MAX_TPUT);
         sorted &= pk > prev;
         prev = pk;
         P[k] = pk;
         T[k] = tk;
     }
+    if (sorted) ok &= (P[0] >= PFI_ALLOC_MIN_W) & (P[m - 1] <= PFI_ALLOC_MAX_W);
+    else
+        for (size_t k = 0; k < m; k++)
+            ok &= (P[k] >= PFI_ALLOC_MIN_W) & (P[k] <= PFI_ALLOC_MAX_W);
     if (j->cap) {
         for (size_t k = 0; k < m; k++) {
             double ck = j->cap[k];
@@ -283,21 +288,18 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
      * runs whose slopes round equal), which the oracle's tie share relies
      * on. The floor point has no index. */
     uint32_t *EI = p->ei + c;
-    /* HS[v].slope: the slope of the hull's segment ending at vertex v, kept
-     * so that each is divided once (the values alloc_slope gives for the
-     * same two points: the envelope is unchanged bit for bit); in the
-     * job's slot of the runs' scratch, free while a problem is built */
-    struct seg *HS = p->segs + c;
+    /* ES[v]: the slope of the hull's segment ending at vertex v (es) */
+    double *ES = p->es + c;
     size_t h = 0; /* vertices after the floor point */
     for (size_t k = k0; k < m; k++) {
         double sk;
         for (;;) {
             double ap = h ? P[EI[h - 1]] : fl, at = h ? T[EI[h - 1]] : ft;
             sk = alloc_slope(ap, at, P[k], T[k]);
-            if (h == 0 || HS[h - 1].slope > sk) break;
+            if (h == 0 || ES[h - 1] > sk) break;
             h--;
         }
-        HS[h].slope = sk;
+        ES[h] = sk;
         EI[h++] = (uint32_t)k;
     }
     p->eend[i] = c + h;
@@ -344,7 +346,7 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
         grow(&p->cp, total, sizeof(double), &cpt) || grow(&p->ct, total, sizeof(double), &cpt) ||
         grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
-        grow(&p->ei, total, sizeof(uint32_t), &cpt) ||
+        grow(&p->ei, total, sizeof(uint32_t), &cpt) || grow(&p->es, total, sizeof(double), &cpt) ||
         grow(&p->name_buf, name_len + 1, 1, &cnm)) {
         /* buffers may now differ in size: start over next time */
         p->cap_jobs = p->cap_pts = p->cap_names = 0;

@@ -36,6 +36,10 @@ struct pfi_alloc_problem {
      * Indices, not copies: the set-up writes less memory. */
     size_t *eend;
     uint32_t *ei;
+    /* es[v]: the slope of the envelope segment that ends at vertex ei[v]
+     * (from the one before it, or the floor point), as alloc_slope gives it:
+     * the hull divides once and the oracle reads it twice a run */
+    double *es;
     double *cnt; /* jobs each entry stands for (>= 1) */
     double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;

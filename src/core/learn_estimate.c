@@ -171,11 +171,12 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
     /* knots: readings pooled per bin, the uncapped point last */
     double kx[MAXPTS], ky[MAXPTS], kw[MAXPTS];
     size_t blk[MAXPTS], n = 0; /* PAVA blocks: first knot of each */
+    if (eb && !eb->on) eb = NULL; /* (exact readings: no call per bin) */
     for (size_t a = 0; a < x->nb; a++) {
         kx[n] = x->b[a].p;
         ky[n] = x->b[a].swy / x->b[a].sw;
         kw[n] = x->b[a].sw;
-        eb_bin(eb, x, &x->b[a], &ky[n], &kw[n]);
+        if (eb) eb_bin(eb, x, &x->b[a], &ky[n], &kw[n]);
         n++;
     }
     if (measured_only && !draw) /* the keep rule's combination: lower bounds */
@@ -189,8 +190,8 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
     kx[n] = j->pmax_w;
     ky[n] = 1;
     kw[n++] = 1e300;
-    double raw[MAXPTS];
-    memcpy(raw, ky, n * sizeof *raw);
+    double raw[MAXPTS]; /* the values as read, for measured_only's exact ones */
+    if (measured_only) memcpy(raw, ky, n * sizeof *raw);
     /* weighted isotonic regression (pool adjacent violators) */
     double by[MAXPTS], bw[MAXPTS];
     size_t nbk = 0;
@@ -205,7 +206,7 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
             nbk--;
         }
     }
-    for (size_t b = 0; b < nbk; b++) {
+    for (size_t b = 0; nbk < n && b < nbk; b++) { /* nbk == n: nothing pooled */
         size_t end = b + 1 < nbk ? blk[b + 1] : n;
         for (size_t k = blk[b]; k < end; k++) ky[k] = by[b];
     }
