@@ -904,6 +904,15 @@ static void test_bad_input(void **state)
     pfi_alloc_job nant = {.P = Pok, .T = Tnan, .n = 2};
     assert_int_equal(pfi_alloc_problem_create(&nant, 1, &p, &err), PFI_EINVAL);
     assert_non_null(strstr(err.msg, "throughput"));
+    /* ascending powers are range-checked at their ends alone: each end out */
+    const double Plow[] = {-5, 100, 200}, Phigh[] = {100, 200, 2e12}, Pinf[] = {100, 200, INFINITY},
+                 T3[] = {10, 20, 30};
+    const double *Pbad[] = {Plow, Phigh, Pinf};
+    for (int b = 0; b < 3; b++) {
+        pfi_alloc_job out = {.name = "edge", .P = Pbad[b], .T = T3, .n = 3};
+        assert_int_equal(pfi_alloc_problem_create(&out, 1, &p, &err), PFI_EINVAL);
+        assert_non_null(strstr(err.msg, "power"));
+    }
     const double Pdup[] = {100, 100}, Tdup[] = {10, 20};
     pfi_alloc_job dup = {.P = Pdup, .T = Tdup, .n = 2};
     assert_int_equal(pfi_alloc_problem_create(&dup, 1, &p, &err), PFI_EINVAL);
