@@ -93,6 +93,8 @@ static double eb_cut(const ljob *x, const bin *b) { return 1 - b->p / x->j.pmax_
 static int eb_bucket(double u) { return u >= 0 && u < EB_NB * EB_WIDTH ? (int)(u / EB_WIDTH) : -1; }
 
 static void eb_job(const live_eb *eb, const ljob *x, double *y, double *w);
+static int eb_line(const live_eb *eb, const ljob *x, const bin *b, double *u, double *mu,
+                   double *s);
 
 /* l->eb from every job's noisy bins: per bucket, over the bins within one
  * bucket either side, the line of loss against cut weighted by the bins'
@@ -140,6 +142,26 @@ void live_eb_table(pfi_live *l)
         e->tau2[k] = at_least(r2 / (s[5] - 2) - s[11] / s[5], EB_TAU2_MIN);
     }
     e->on = 1;
+    /* the jobs' scales' spread sm2 about 1 (EB_SM2_MIN): each job's scale
+     * a / bb fitted on its bins, weighed by its precision bb */
+    double num = 0, den = 0;
+    e->sm2 = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const ljob *x = &l->jobs[i];
+        double a = 0, bb = 0, u, mu, sd;
+        for (size_t q = 0; q < x->nb; q++) {
+            const bin *b = &x->b[q];
+            if (!eb_line(e, x, b, &u, &mu, &sd)) continue;
+            double s2 = 1 / b->sw + sd * sd;
+            a += mu * (1 - b->swy / b->sw) / s2;
+            bb += mu * mu / s2;
+        }
+        if (bb > 0) {
+            num += bb * (a / bb - 1) * (a / bb - 1) - 1;
+            den += bb;
+        }
+    }
+    if (den > 0) e->sm2 = at_least(num / den, EB_SM2_MIN);
     for (size_t i = 0; i < l->n; i++) eb_job(e, &l->jobs[i], l->jobs[i].eby, l->jobs[i].ebw);
 }
 
@@ -159,7 +181,8 @@ static int eb_line(const live_eb *eb, const ljob *x, const bin *b, double *u, do
 
 /* Every bin of job x, y[a] and w[a] its value and weight: as read, or for
  * the bins the table shrinks, the posterior of the job's true residuals
- * about the jobs' line (live_eb, EB_RHO): in units of the spread at each
+ * about the job's scale of the jobs' line (live_eb, EB_RHO, EB_SM2_MIN;
+ * the scale from the job's other bins): in units of the spread at each
  * cut, prior covariance C (EB_RHO exp(-|du| / EB_LEN), 1 at du = 0), each
  * bin's reading z off by its variance q = 1 / (sw tau2). With L the
  * Cholesky factor of C + Q and V = L^-1 C, the posterior mean is
@@ -181,6 +204,25 @@ static void eb_job(const live_eb *eb, const ljob *x, double *y, double *w)
         id[K++] = a;
     }
     if (K == 0) return;
+    if (eb->sm2 > 0) { /* the mean: the job's scale of the line (EB_SM2_MIN) */
+        double a = 1 / eb->sm2, bb = 1 / eb->sm2, q2[MAXB], m2[MAXB];
+        for (size_t r = 0; r < K; r++) {
+            const bin *b = &x->b[id[r]];
+            q2[r] = 1 / b->sw + s[r] * s[r];
+            a += mu[r] * (1 - b->swy / b->sw) / q2[r];
+            bb += mu[r] * mu[r] / q2[r];
+        }
+        for (size_t r = 0; r < K; r++) { /* its scale from its other bins */
+            const bin *b = &x->b[id[r]];
+            double v = 1 - b->swy / b->sw;
+            double m = (a - mu[r] * v / q2[r]) / (bb - mu[r] * mu[r] / q2[r]), e = v - m * mu[r];
+            m2[r] = e * e <= EB_JOB_Z * EB_JOB_Z * q2[r] ? m * mu[r] : mu[r];
+        }
+        for (size_t r = 0; r < K; r++) {
+            t[r] = (1 - y[id[r]] - m2[r]) / s[r];
+            mu[r] = m2[r];
+        }
+    }
     for (size_t r = 0; r < K; r++) /* V = C for now */
         for (size_t k = 0; k <= r; k++)
             V[r][k] = V[k][r] = r == k ? 1 : EB_RHO * exp(-fabs(u[r] - u[k]) / EB_LEN);
