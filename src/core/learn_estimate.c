@@ -95,6 +95,7 @@ static int eb_bucket(double u) { return u >= 0 && u < EB_NB * EB_WIDTH ? (int)(u
 static void eb_job(const live_eb *eb, const ljob *x, double *y, double *w);
 static int eb_line(const live_eb *eb, const ljob *x, const bin *b, double *u, double *mu,
                    double *s);
+static void eb_scale_sums(const live_eb *eb, const ljob *x, double *a, double *bb);
 
 /* l->eb from every job's noisy bins: per bucket, over the bins within one
  * bucket either side, the line of loss against cut weighted by the bins'
@@ -147,15 +148,8 @@ void live_eb_table(pfi_live *l)
     double num = 0, den = 0;
     e->sm2 = 0;
     for (size_t i = 0; i < l->n; i++) {
-        const ljob *x = &l->jobs[i];
-        double a = 0, bb = 0, u, mu, sd;
-        for (size_t q = 0; q < x->nb; q++) {
-            const bin *b = &x->b[q];
-            if (!eb_line(e, x, b, &u, &mu, &sd)) continue;
-            double s2 = 1 / b->sw + sd * sd;
-            a += mu * (1 - b->swy / b->sw) / s2;
-            bb += mu * mu / s2;
-        }
+        double a = 0, bb = 0;
+        eb_scale_sums(e, &l->jobs[i], &a, &bb);
         if (bb > 0) {
             num += bb * (a / bb - 1) * (a / bb - 1) - 1;
             den += bb;
@@ -177,6 +171,22 @@ static int eb_line(const live_eb *eb, const ljob *x, const bin *b, double *u, do
     *mu = eb->icpt[k] + eb->slope[k] * *u;
     *s = sqrt(eb->tau2[k]);
     return 1;
+}
+
+/* Job x's sums for its scale of the jobs' line, added to *a and *bb (the
+ * scale a / bb, its precision bb): over its bins the table shrinks, each
+ * weighed by 1 / (its noise + the jobs' spread), the variance of its loss
+ * about the scaled line. */
+static void eb_scale_sums(const live_eb *eb, const ljob *x, double *a, double *bb)
+{
+    double u, mu, s;
+    for (size_t q = 0; q < x->nb; q++) {
+        const bin *b = &x->b[q];
+        if (!eb_line(eb, x, b, &u, &mu, &s)) continue;
+        double s2 = 1 / b->sw + s * s;
+        *a += mu * (1 - b->swy / b->sw) / s2;
+        *bb += mu * mu / s2;
+    }
 }
 
 /* Every bin of job x, y[a] and w[a] its value and weight: as read, or for
@@ -205,18 +215,13 @@ static void eb_job(const live_eb *eb, const ljob *x, double *y, double *w)
     }
     if (K == 0) return;
     if (eb->sm2 > 0) { /* the mean: the job's scale of the line (EB_SM2_MIN) */
-        double a = 1 / eb->sm2, bb = 1 / eb->sm2, q2[MAXB], m2[MAXB];
-        for (size_t r = 0; r < K; r++) {
-            const bin *b = &x->b[id[r]];
-            q2[r] = 1 / b->sw + s[r] * s[r];
-            a += mu[r] * (1 - b->swy / b->sw) / q2[r];
-            bb += mu[r] * mu[r] / q2[r];
-        }
+        double a = 1 / eb->sm2, bb = 1 / eb->sm2, m2[MAXB];
+        eb_scale_sums(eb, x, &a, &bb);
         for (size_t r = 0; r < K; r++) { /* its scale from its other bins */
             const bin *b = &x->b[id[r]];
-            double v = 1 - b->swy / b->sw;
-            double m = (a - mu[r] * v / q2[r]) / (bb - mu[r] * mu[r] / q2[r]), e = v - m * mu[r];
-            m2[r] = e * e <= EB_JOB_Z * EB_JOB_Z * q2[r] ? m * mu[r] : mu[r];
+            double v = 1 - b->swy / b->sw, q2 = 1 / b->sw + s[r] * s[r];
+            double m = (a - mu[r] * v / q2) / (bb - mu[r] * mu[r] / q2), e = v - m * mu[r];
+            m2[r] = e * e <= EB_JOB_Z * EB_JOB_Z * q2 ? m * mu[r] : mu[r];
         }
         for (size_t r = 0; r < K; r++) {
             t[r] = (1 - y[id[r]] - m2[r]) / s[r];
