@@ -140,10 +140,95 @@ void live_eb_table(pfi_live *l)
     e->on = 1;
 }
 
+/* The jobs' line's loss L at bin b's cut, and the bin's variance s2 about
+ * it (its noise and the jobs' spread); 0 where the bin does not count or
+ * the table has no line there. */
+static int eb_line(const live_eb *e, const ljob *x, const bin *b, double *L, double *s2)
+{
+    if (!eb_counts(b)) return 0;
+    double u = eb_cut(x, b);
+    int k = eb_bucket(u);
+    if (k < 0 || isnan(e->tau2[k])) return 0;
+    *L = e->icpt[k] + e->slope[k] * u;
+    *s2 = 1 / b->sw + e->tau2[k];
+    return 1;
+}
+
+/* Job x's scale of the jobs' line from its noisy bins but b (b's own
+ * reading would count twice): scale a / bb, its variance 1 / bb. */
+static void eb_job_scale(const live_eb *e, const ljob *x, const bin *b, double *a, double *bb)
+{
+    double L, s2;
+    *a = x->eb_a;
+    *bb = x->eb_b;
+    if (!eb_line(e, x, b, &L, &s2)) return;
+    *a -= L * (1 - b->swy / b->sw) / s2;
+    *bb -= L * L / s2;
+}
+
+/* The jobs' scales (live_eb, learn_live_int.h), after live_eb_table: each
+ * job's sums, the scales' spread sm2 about 1 by moments (each job weighed
+ * by its scale's precision: sum bb ((m - 1)^2 - 1 / bb) / sum bb), the
+ * prior N(1, sm2) added to every job's sums, then tau2j per bucket over
+ * the bins within one bucket either side, as tau2. */
+void live_eb_jobs(pfi_live *l)
+{
+    live_eb *e = &l->eb;
+    e->jobs_on = 0;
+    if (!e->on) return;
+    double num = 0, den = 0, L, s2;
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        double a = 0, b = 0;
+        for (size_t q = 0; q < x->nb; q++)
+            if (eb_line(e, x, &x->b[q], &L, &s2)) {
+                a += L * (1 - x->b[q].swy / x->b[q].sw) / s2;
+                b += L * L / s2;
+            }
+        x->eb_a = a;
+        x->eb_b = b;
+        if (b > 0) {
+            num += b * (a / b - 1) * (a / b - 1) - 1;
+            den += b;
+        }
+    }
+    if (!(den > 0)) return;
+    double sm2 = at_least(num / den, EB_SM2_MIN);
+    double B[EB_NB][2];
+    memset(B, 0, sizeof B);
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        x->eb_a += 1 / sm2;
+        x->eb_b += 1 / sm2;
+        for (size_t q = 0; q < x->nb; q++) {
+            const bin *c = &x->b[q];
+            if (!eb_line(e, x, c, &L, &s2)) continue;
+            double a, bb;
+            eb_job_scale(e, x, c, &a, &bb);
+            double r = 1 - c->swy / c->sw - a / bb * L;
+            int k = eb_bucket(eb_cut(x, c));
+            B[k][0] += r * r - 1 / c->sw - L * L / bb;
+            B[k][1] += 1;
+        }
+    }
+    for (int k = 0; k < EB_NB; k++) {
+        double s = 0, c = 0;
+        for (int d = k > 0 ? -1 : 0; d <= 1 && k + d < EB_NB; d++) {
+            s += B[k + d][0];
+            c += B[k + d][1];
+        }
+        e->tau2j[k] = c >= EB_MIN ? at_least(s / c, EB_TAU2_MIN) : NAN;
+    }
+    e->jobs_on = 1;
+}
+
 /* Bin b of job x shrunk towards the jobs' line at its cut (normal-normal):
  * its value y moved towards the line's by 1 / sw / (tau2 + 1 / sw), its
- * weight w the posterior's, sw + 1 / tau2. Returns 0, y and w untouched,
- * for an exact or prior bin, outside the table, or with no table. */
+ * weight w the posterior's, sw + 1 / tau2; in kept rounds towards its
+ * job's scale of the line (mean 1 - m L, spread tau2j + L^2 var(m)) where
+ * that spread is under EB_JOB_SHARE of tau2 and the bin is within
+ * EB_JOB_Z SDs of it. Returns 0, y and w untouched, for an exact or prior
+ * bin, outside the table, or with no table. */
 static int eb_bin(const live_eb *eb, const ljob *x, const bin *b, double *y, double *w)
 {
     if (!eb || !eb->on || !eb_counts(b)) return 0;
@@ -151,6 +236,15 @@ static int eb_bin(const live_eb *eb, const ljob *x, const bin *b, double *y, dou
     int k = eb_bucket(u);
     if (k < 0 || isnan(eb->tau2[k])) return 0;
     double t2 = eb->tau2[k], mu = 1 - (eb->icpt[k] + eb->slope[k] * u);
+    if (eb->jobs_on && !isnan(eb->tau2j[k])) {
+        double L = eb->icpt[k] + eb->slope[k] * u, a, bb;
+        eb_job_scale(eb, x, b, &a, &bb);
+        double muj = 1 - a / bb * L, t2j = eb->tau2j[k] + L * L / bb, r = b->swy / b->sw - muj;
+        if (t2j < EB_JOB_SHARE * t2 && r * r <= EB_JOB_Z * EB_JOB_Z * (t2j + 1 / b->sw)) {
+            mu = muj;
+            t2 = t2j;
+        }
+    }
     *y = mu + t2 / (t2 + 1 / b->sw) * (b->swy / b->sw - mu);
     *w = b->sw + 1 / t2;
     return 1;

@@ -365,9 +365,10 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     int probing = !same || ((l->rounds < l->o.explore_rounds || !l->have_best) && !l->stopped);
     /* noisy readings: every estimate shrinks towards the other jobs' readings
      * (live_eb), which moved since the last proposal */
-    l->eb.on = 0;
+    l->eb.on = l->eb.jobs_on = 0;
     if (l->noisy && same && l->rounds > 0) {
         live_eb_table(l);
+        if (!probing) live_eb_jobs(l); /* kept rounds: each job's own scale */
         for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
     }
     /* every job's estimate; silent jobs are held where they were */
