@@ -28,7 +28,7 @@
  * gives, so more optimism costs a round at most and finds knees and dead
  * zones sooner (flat-knee at 30-40%: 88% -> 90-92% of equal's gap); a
  * noisy reading's loss at a small cut is within its SD, where probing
- * deeper only adds noise to chase. Chosen on the families' table (README). */
+ * deeper only adds noise to chase. Chosen on the families' table (docs/learn.md). */
 #define PRIOR_SHARE_EXACT 0.25
 /* ... and below a noisy reading, from PRIOR_SHARE when its loss is within
  * ZLO SDs of none down to PRIOR_SHARE_EXACT when it is ZHI SDs or more
@@ -43,7 +43,7 @@
  * step with a plateau below it, which the optimum of a sigmoid family
  * cuts jobs to (exact, with polish, 500 workloads: sigmoid 20% 89.7 ->
  * 92.1%, bumps 30% +1.7; twice the prior's: bumps 10% under the bar;
- * without polish it cost noisy sweeps at 20-30% their bar, README) */
+ * without polish it cost noisy sweeps at 20-30% their bar, docs/learn.md) */
 #define STEEP_CAP 4.0
 
 /* Monotone cubic (Fritsch-Carlson) slopes d[] at the n knots (x, y). */

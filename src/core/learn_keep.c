@@ -61,7 +61,7 @@ static void pool(pfi_live *l, tally *m, double total, double v)
  *     the best shows no progress, and widening then cut jobs ever deeper
  *     into cliffs the readings had not reached (dead zones, the sigmoid's
  *     step: 100 workloads, 1% noise, dead zones 10% round by round 57, 68,
- *     69, 47, -27, -18, -21% of equal's gap; README);
+ *     69, 47, -27, -18, -21% of equal's gap; docs/learn.md);
  *   - exploring stops when the exploring rounds' measured losses add up
  *     to more than EXPLORE_COST times that bound. */
 void live_close_round(pfi_live *l)

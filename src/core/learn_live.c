@@ -15,7 +15,7 @@
  * they may be better, and the lucky reading a choice on the means would
  * stick to is read down (+1-5 points of equal's gap in the families'
  * noisy cells at 5-20%, -0.7 to -1.3 on the embedded, H100 and linear
- * ones at 5-10%, which stay above 93%; README).
+ * ones at 5-10%, which stay above 93%; docs/learn.md).
  *
  * Speed paths: an estimate that did not change is not rebuilt, and the
  * problem is updated for the changed jobs alone (pfi_alloc_problem_update):

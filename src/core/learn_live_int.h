@@ -26,7 +26,7 @@ static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
  * and its growth after a round that beat the best before it; exploring
  * stops when the loss at the equal share is within STOP_SD of its SD, or
  * when exploring's measured losses pass EXPLORE_COST times it. Chosen on
- * the curve families' table (README), not fitted per family. */
+ * the curve families' table (docs/learn.md), not fitted per family. */
 #define DELTA0 0.05
 #define TRUST_GROW 1.5
 #define STOP_SD 4.0
