@@ -82,7 +82,9 @@ ok "pfid's curve points enter learn as priors"
 
 U=$(gpu_state | awk '{s += $3} END {print s}')
 TARGET=$(python3 -c "print(round(0.7 * $U))")
-creq POST /v1/targets "{\"id\":\"t\",\"gpu_power_w\":$TARGET,\"start\":$(date +%s),\"duration_s\":60}"
+# 600 s, deleted at the end: a slow machine must not see the target end (and
+# its caps released) before the restart's checks
+creq POST /v1/targets "{\"id\":\"t\",\"gpu_power_w\":$TARGET,\"start\":$(date +%s),\"duration_s\":600}"
 expect 201 "a GPU target at 70%: $TARGET W of $U W"
 T0=$(date +%s.%N)
 : >"$WORK/trace"
