@@ -21,7 +21,9 @@ ok "sim sweep: PFI is the model's within the CI"
 python3 - "$WORK/index.json" "$WORK/sweep.json" "$OUT/telemetry.csv" <<'PY' || fail "outputs"
 import csv, json, sys
 i, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert abs(i["groups"][0]["pfi"] - s["pfi"]) < 1e-9, (i, s["pfi"])
+# sweeps.csv holds power and throughput to 10 significant digits (%.10g):
+# the PFI pfi index computes from it is the sweep's to about 1e-9 (1.5e-9 seen)
+assert abs(i["groups"][0]["pfi"] - s["pfi"]) < 1e-7, (i, s["pfi"])
 t = list(csv.DictReader(open(sys.argv[3])))
 assert len(t) == 1 and abs(float(t[0]["DCGM_FI_DEV_POWER_USAGE"]) - 695.1) < 0.05, t
 PY
