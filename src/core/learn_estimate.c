@@ -218,8 +218,7 @@ static void eb_job(const live_eb *eb, const ljob *x, double *y, double *w)
         double a = 1 / eb->sm2, bb = 1 / eb->sm2, m2[MAXB];
         eb_scale_sums(eb, x, &a, &bb);
         for (size_t r = 0; r < K; r++) { /* its scale from its other bins */
-            const bin *b = &x->b[id[r]];
-            double v = 1 - b->swy / b->sw, q2 = 1 / b->sw + s[r] * s[r];
+            double v = 1 - y[id[r]], q2 = 1 / x->b[id[r]].sw + s[r] * s[r];
             double m = (a - mu[r] * v / q2) / (bb - mu[r] * mu[r] / q2), e = v - m * mu[r];
             m2[r] = e * e <= EB_JOB_Z * EB_JOB_Z * q2 ? m * mu[r] : mu[r];
         }

@@ -32,8 +32,9 @@ echo "uncapped GPU power $U W; target $LIMIT W"
 
 # --- a target: under it within 3 periods, and after ---
 # 600 s, deleted at the end: a slow machine must not see it end mid-test
-END=$(python3 -c "import time; print(int(time.time()) + 600)")
-creq POST /v1/targets "{\"id\":\"dr-1\",\"gpu_power_w\":$LIMIT,\"start\":$(date +%s),\"duration_s\":600}"
+DUR=600
+END=$(python3 -c "import time; print(int(time.time()) + $DUR)")
+creq POST /v1/targets "{\"id\":\"dr-1\",\"gpu_power_w\":$LIMIT,\"start\":$(date +%s),\"duration_s\":$DUR}"
 expect 201 "POST a target at 70%"
 sleep $(python3 -c "print(3 * $PERIOD)")
 under_after 3 || fail "over the target after 3 periods"
