@@ -77,6 +77,13 @@ under_after() {
 # caps_of NODE GPU: the enforced limit of that GPU.
 caps_of() { gpu_state | awk -v n="$1" -v g="$2" '$1 == n && $2 == g {print $4}'; }
 
+# span_caps: the enforced limits of GPUs 0 and 1 on nodes 0 and 1 (the job
+# spanning two nodes), from one snapshot of the nodes: read one GPU at a
+# time, a period's new caps could land between two reads. one_cap A B C D:
+# the four are one value.
+span_caps() { gpu_state | awk '$1 <= 1 && $2 <= 1 {print $4}' | tr '\n' ' '; }
+one_cap() { [ $# = 4 ] && [ "$1" = "$2" ] && [ "$1" = "$3" ] && [ "$1" = "$4" ]; }
+
 # agent_death I GPUS JOBS_CSV SETTLE_S: SIGKILLs node I mid-event; after
 # SETTLE_S the live GPUs plus its GPUS x 700 W maximum must be under $LIMIT
 # and the controller must count it down; then restarts it on its store and

@@ -63,7 +63,9 @@ set -e
     fail "srun --pfi-sla=1.5 not refused clearly: $(cat "$WORK/badsla.err")"
 ok "srun --pfi-sla=1.5 refused: $(grep -o 'pfi-sla must[^,]*' "$WORK/badsla.err" | head -n1)"
 
-srun --job-name=srun-sla --gres=gpu:2 --pfi-sla=0.8 --pfi-arch=dense sh -c 'env >'"$WORK/srun.env"'; sleep 4' &
+# 10 s: long enough to be listed in /metrics after the JSON checks on a slow
+# (ASan) build, where 4 s ended the job before /metrics was read
+srun --job-name=srun-sla --gres=gpu:2 --pfi-sla=0.8 --pfi-arch=dense sh -c 'env >'"$WORK/srun.env"'; sleep 10' &
 SRUN=$!
 PIDS+=("$SRUN")
 srun_id() { squeue -h -n srun-sla -o %i | grep -q .; }
