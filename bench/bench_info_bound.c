@@ -164,7 +164,6 @@ int main(int argc, char **argv)
                     size_t n = tj[i].n, top = 0;
                     for (size_t q = 1; q < n; q++)
                         if (tj[i].P[q] > tj[i].P[top]) top = q;
-                    double y[MAXP];
                     size_t ord[MAXP];
                     for (size_t q = 0; q < n; q++) ord[q] = q;
                     for (size_t a = 1; a < n; a++) /* by power (sweeps come in cap order) */
@@ -173,40 +172,36 @@ int main(int argc, char **argv)
                             ord[b] = ord[b - 1];
                             ord[b - 1] = t;
                         }
-                    if (offset != 0) {
-                        /* off the sweep's points: the floor, one power inside each
-                         * interval (F of the way, or at random), the uncapped point */
-                        double x[MAXP + 1], yy[MAXP + 1];
-                        x[0] = tj[i].P[ord[0]];
+                    /* the powers read, ascending, and the true throughput there:
+                     * the sweep's points, or (offset) the floor, one power inside
+                     * each interval (F of the way, or at random) and the uncapped
+                     * point; every reading noisy but the uncapped one */
+                    double *x = eP[i], y[MAXP + 1];
+                    size_t nx = 0, exact = n;
+                    if (offset == 0) {
+                        for (size_t q = 0; q < n; q++) {
+                            if (ord[q] == top) exact = q;
+                            x[nx] = tj[i].P[ord[q]];
+                            y[nx++] = tj[i].T[ord[q]];
+                        }
+                    } else {
+                        x[nx++] = tj[i].P[ord[0]];
                         for (size_t q = 0; q + 1 < n; q++) {
                             double f = offset > 0 ? offset : gsl_rng_uniform_pos(noise);
-                            x[q + 1] = tj[i].P[ord[q]] + f * (tj[i].P[ord[q + 1]] - tj[i].P[ord[q]]);
+                            x[nx++] = tj[i].P[ord[q]] + f * (tj[i].P[ord[q + 1]] - tj[i].P[ord[q]]);
                         }
-                        x[n] = tj[i].P[ord[n - 1]];
-                        for (size_t q = 0; q <= n; q++) {
-                            double t = pfi_alloc_problem_tput_at(truth, i, x[q]);
-                            yy[q] = q == n ? t : t * (1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[m])));
-                        }
-                        isotonic(yy, n + 1);
-                        for (size_t q = 0; q <= n; q++) {
-                            eP[i][q] = x[q];
-                            eT[i][q] = fmax(yy[q], 1e-9);
-                        }
-                        ej[i] = tj[i];
-                        ej[i].P = eP[i];
-                        ej[i].T = eT[i];
-                        ej[i].cap = NULL;
-                        ej[i].n = n + 1;
-                        continue;
+                        x[nx++] = tj[i].P[ord[n - 1]];
+                        for (size_t q = 0; q < nx; q++) y[q] = pfi_alloc_problem_tput_at(truth, i, x[q]);
                     }
-                    for (size_t q = 0; q < n; q++) {
-                        double t = tj[i].T[ord[q]];
-                        y[q] = ord[q] == top ? t : t * (1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[m])));
-                    }
-                    isotonic(y, n);
-                    for (size_t q = 0; q < n; q++) eT[i][ord[q]] = fmax(y[q], 1e-9);
+                    for (size_t q = 0; q < nx; q++)
+                        if (q != exact) y[q] *= 1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[m]));
+                    isotonic(y, nx);
+                    for (size_t q = 0; q < nx; q++) eT[i][q] = fmax(y[q], 1e-9);
                     ej[i] = tj[i];
+                    ej[i].P = x;
                     ej[i].T = eT[i];
+                    ej[i].cap = NULL;
+                    ej[i].n = nx;
                 }
                 if (est ? pfi_alloc_problem_reset(est, ej, J, NULL) : pfi_alloc_problem_create(ej, J, &est, NULL))
                     return 1;
