@@ -20,8 +20,8 @@ static char *eight_gpu_scrape(size_t *len)
 {
     char *src = NULL;
     size_t n = 0;
-    if (pfi_file_read_all(PFI_SOURCE_DIR "/tests/data/dcgm-exporter-metrics.txt", &src, &n,
-                          NULL) != PFI_OK)
+    if (pfi_file_read_all(PFI_SOURCE_DIR "/tests/data/dcgm-exporter-metrics.txt", &src, &n, NULL) !=
+        PFI_OK)
         return NULL;
     size_t cap = 16 * n, out = 0;
     char *buf = malloc(cap);

@@ -45,26 +45,33 @@ static void listings_as(int n, int full, char *g, size_t gl, char *j, size_t jl)
     for (int k = 0; k < GPUS; k++) {
         double w = 400.0 + (n * 8 + k) % 300;
         if (!full) {
-            o += (size_t)snprintf(g + o, gl - o,
-                                  "%s{\"gpu\":%d,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-%d-%d\",\"up\":true,"
-                                  "\"sampled_at\":1.7e9,\"sample\":{\"power_watts\":%.1f},\"limits\":"
-                                  "{\"enforced_w\":700,\"current_w\":700,\"default_w\":700,\"min_w\":200,"
-                                  "\"max_w\":700},\"cap\":null,\"jobs\":[]}",
-                                  k ? "," : "", k, n, k, w);
+            o += (size_t)snprintf(
+                g + o, gl - o,
+                "%s{\"gpu\":%d,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-%d-%d\",\"up\":true,"
+                "\"sampled_at\":1.7e9,\"sample\":{\"power_watts\":%.1f},\"limits\":"
+                "{\"enforced_w\":700,\"current_w\":700,\"default_w\":700,\"min_w\":200,"
+                "\"max_w\":700},\"cap\":null,\"jobs\":[]}",
+                k ? "," : "", k, n, k, w);
             continue;
         }
         o += (size_t)snprintf(
             g + o, gl - o,
-            "%s{\"gpu\":%d,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-5155d000-0000-4000-8000-%012d\",\"up\":true,"
-            "\"sampled_at\":1796138386.05285,\"sample_age_s\":null,\"persistence_mode\":true,\"sample\":{"
-            "\"power_watts\":%.1f,\"energy_joules_total\":%.9f,\"power_limit_enforced_watts\":700.0,"
-            "\"sm_clock_hertz\":1980000000.0,\"memory_clock_hertz\":3201000000.0,\"utilization_ratio\":1.0,"
+            "%s{\"gpu\":%d,\"name\":\"NVIDIA "
+            "H200\",\"uuid\":\"GPU-5155d000-0000-4000-8000-%012d\",\"up\":true,"
+            "\"sampled_at\":1796138386.05285,\"sample_age_s\":null,\"persistence_mode\":true,"
+            "\"sample\":{"
+            "\"power_watts\":%.1f,\"energy_joules_total\":%.9f,\"power_limit_enforced_watts\":700."
+            "0,"
+            "\"sm_clock_hertz\":1980000000.0,\"memory_clock_hertz\":3201000000.0,\"utilization_"
+            "ratio\":1.0,"
             "\"memory_copy_utilization_ratio\":0.41,\"temperature_celsius\":61.25,"
-            "\"framebuffer_used_bytes\":120324866048.0,\"clock_event_reasons\":0.0,\"sm_active_ratio\":0.93,"
+            "\"framebuffer_used_bytes\":120324866048.0,\"clock_event_reasons\":0.0,\"sm_active_"
+            "ratio\":0.93,"
             "\"sm_occupancy_ratio\":0.41,\"tensor_active_ratio\":0.52,\"dram_active_ratio\":0.38,"
             "\"pcie_tx_bytes_per_second\":null,\"pcie_rx_bytes_per_second\":null,"
             "\"nvlink_tx_bytes_per_second\":null,\"nvlink_rx_bytes_per_second\":null},\"limits\":{"
-            "\"enforced_w\":700.0,\"current_w\":700.0,\"default_w\":700.0,\"min_w\":200.0,\"max_w\":700.0,"
+            "\"enforced_w\":700.0,\"current_w\":700.0,\"default_w\":700.0,\"min_w\":200.0,\"max_"
+            "w\":700.0,"
             "\"externally_limited\":false},\"cap\":null,\"jobs\":[\"job-%d\"]}",
             k ? "," : "", k, n * 8 + k, w, 277052.223999926 + n, (n * 8 + k) / 10);
     }
@@ -72,9 +79,12 @@ static void listings_as(int n, int full, char *g, size_t gl, char *j, size_t jl)
     o = (size_t)snprintf(j, jl, "{\"jobs\":[");
     int first = n * GPUS, last = first + GPUS - 1, any = 0;
     for (int job = first / 10; job <= last / 10 && job < JOBS; job++) {
-        int lo = job * 10 > first ? job * 10 : first, hi = job * 10 + 9 < last ? job * 10 + 9 : last;
-        o += (size_t)snprintf(j + o, jl - o, "%s{\"id\":\"job-%d\",\"gpus\":[", any++ ? "," : "", job);
-        for (int k = lo; k <= hi; k++) o += (size_t)snprintf(j + o, jl - o, "%s%d", k > lo ? "," : "", k - first);
+        int lo = job * 10 > first ? job * 10 : first,
+            hi = job * 10 + 9 < last ? job * 10 + 9 : last;
+        o += (size_t)snprintf(j + o, jl - o, "%s{\"id\":\"job-%d\",\"gpus\":[", any++ ? "," : "",
+                              job);
+        for (int k = lo; k <= hi; k++)
+            o += (size_t)snprintf(j + o, jl - o, "%s%d", k > lo ? "," : "", k - first);
         if (full)
             o += (size_t)snprintf(
                 j + o, jl - o,
@@ -82,26 +92,35 @@ static void listings_as(int n, int full, char *g, size_t gl, char *j, size_t jl)
                 "\"registered_at\":1796138384.09549,\"phase\":\"training\",\"phase_started_at\":{"
                 "\"warmup\":1796138384.25322,\"startup\":1796138390.1,\"training\":1796138399.7},"
                 "\"power_w\":%.1f,\"tokens_per_s\":%.1f,\"tokens_sd\":192.7,\"reports\":600,"
-                "\"steady\":{\"power_w\":1,\"tokens_per_s\":1,\"samples\":20,\"reports\":4},\"telemetry\":{"
+                "\"steady\":{\"power_w\":1,\"tokens_per_s\":1,\"samples\":20,\"reports\":4},"
+                "\"telemetry\":{"
                 "\"DCGM_FI_PROF_SM_ACTIVE\":0.93,\"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE\":0.52,"
-                "\"DCGM_FI_PROF_DRAM_ACTIVE\":0.38,\"DCGM_FI_DEV_MEM_COPY_UTIL\":41.0,\"DCGM_FI_DEV_GPU_UTIL\":100.0,"
-                "\"DCGM_FI_DEV_POWER_USAGE\":550.0,\"DCGM_FI_DEV_SM_CLOCK\":1980.0,\"DCGM_FI_DEV_MEM_CLOCK\":3201.0,"
+                "\"DCGM_FI_PROF_DRAM_ACTIVE\":0.38,\"DCGM_FI_DEV_MEM_COPY_UTIL\":41.0,\"DCGM_FI_"
+                "DEV_GPU_UTIL\":100.0,"
+                "\"DCGM_FI_DEV_POWER_USAGE\":550.0,\"DCGM_FI_DEV_SM_CLOCK\":1980.0,\"DCGM_FI_DEV_"
+                "MEM_CLOCK\":3201.0,"
                 "\"DCGM_FI_DEV_FB_USED\":114750.0,\"DCGM_FI_DEV_GPU_TEMP\":61.25,"
                 "\"DCGM_FI_PROF_NVLINK_TX_BYTES\":null,\"DCGM_FI_PROF_NVLINK_RX_BYTES\":null,"
-                "\"DCGM_FI_PROF_PCIE_TX_BYTES\":null,\"DCGM_FI_PROF_PCIE_RX_BYTES\":null},\"features\":{},"
-                "\"pfi_estimate\":%.3f,\"estimate_basis\":\"telemetry\",\"estimate_at\":1796138400.2,"
+                "\"DCGM_FI_PROF_PCIE_TX_BYTES\":null,\"DCGM_FI_PROF_PCIE_RX_BYTES\":null},"
+                "\"features\":{},"
+                "\"pfi_estimate\":%.3f,\"estimate_basis\":\"telemetry\",\"estimate_at\":1796138400."
+                "2,"
                 "\"estimate_age_s\":3.5}",
                 550.0 * (hi - lo + 1), 16000.0 * (hi - lo + 1), 0.2 + 0.6 * (job % 7) / 6.0);
         else
-            o += (size_t)snprintf(j + o, jl - o,
-                                  "],\"phase\":\"training\",\"power_w\":%.1f,\"tokens_per_s\":%.1f,"
-                                  "\"steady\":{\"power_w\":1,\"tokens_per_s\":1},\"pfi_estimate\":%.3f}",
-                                  550.0 * (hi - lo + 1), 16000.0 * (hi - lo + 1), 0.2 + 0.6 * (job % 7) / 6.0);
+            o += (size_t)snprintf(
+                j + o, jl - o,
+                "],\"phase\":\"training\",\"power_w\":%.1f,\"tokens_per_s\":%.1f,"
+                "\"steady\":{\"power_w\":1,\"tokens_per_s\":1},\"pfi_estimate\":%.3f}",
+                550.0 * (hi - lo + 1), 16000.0 * (hi - lo + 1), 0.2 + 0.6 * (job % 7) / 6.0);
     }
     snprintf(j + o, jl - o, "]}");
 }
 
-static void listings(int n, char *g, size_t gl, char *j, size_t jl) { listings_as(n, 0, g, gl, j, jl); }
+static void listings(int n, char *g, size_t gl, char *j, size_t jl)
+{
+    listings_as(n, 0, g, gl, j, jl);
+}
 
 typedef struct mjob {
     char id[PFI_CL_ID_MAX + 1];
@@ -114,7 +133,8 @@ static void bench_period(int full)
     /* each node's two texts copied to their size, with their lengths: what
      * the controller holds after its transfers (no strlen in the period) */
     enum { GL = 8192, JL = 4096 };
-    char **g = malloc(NODES * sizeof *g), **jt = malloc(NODES * sizeof *jt), *tg = malloc(GL), *tj = malloc(JL);
+    char **g = malloc(NODES * sizeof *g), **jt = malloc(NODES * sizeof *jt), *tg = malloc(GL),
+         *tj = malloc(JL);
     size_t *gl = malloc(NODES * sizeof *gl), *jl = malloc(NODES * sizeof *jl), bytes = 0;
     for (int n = 0; n < NODES; n++) {
         listings_as(n, full, tg, GL, tj, JL);
@@ -140,7 +160,8 @@ static void bench_period(int full)
             if (pfi_cl_parse_gpus(g[n], gl[n], &node, NULL) != PFI_OK ||
                 pfi_cl_parse_jobs(jt[n], jl[n], &node, NULL) != PFI_OK)
                 exit(1);
-            for (size_t k = 0; k < node.n_gpus; k++) gpu_w += node.gpus[k].power_w;
+            for (size_t k = 0; k < node.n_gpus; k++)
+                gpu_w += node.gpus[k].power_w;
             for (size_t k = 0; k < node.n_jobs; k++) {
                 /* ids are job-N: index directly (the controller's merge is a
                  * linear search; at this size it would use a hash) */
@@ -157,11 +178,17 @@ static void bench_period(int full)
         double t1 = bench_cpu();
         tp[r] = t1 - t0;
         for (int i = 0; i < JOBS; i++)
-            pj[i] = (pfi_plan_job){.id = mj[i].id, .n_gpus = mj[i].n, .min_w = 200, .max_w = 700,
-                                   .pmax_w = mj[i].power, .tmax = mj[i].tps, .pfi = mj[i].pfi};
+            pj[i] = (pfi_plan_job){.id = mj[i].id,
+                                   .n_gpus = mj[i].n,
+                                   .min_w = 200,
+                                   .max_w = 700,
+                                   .pmax_w = mj[i].power,
+                                   .tmax = mj[i].tps,
+                                   .pfi = mj[i].pfi};
         if (pfi_plan_set_jobs(plan, pj, JOBS, NULL) != PFI_OK) exit(1);
         pfi_plan_result res;
-        if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, NULL) != PFI_OK) exit(1);
+        if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, NULL) != PFI_OK)
+            exit(1);
         t[r] = bench_cpu() - t0;
         if (res.total_power_w > 0.7 * gpu_w * (1 + 1e-9)) exit(1);
     }
@@ -171,8 +198,8 @@ static void bench_period(int full)
     printf("{\"name\":\"%s\",\"jobs\":%d,\"gpus\":%d,\"nodes\":%d,\"policy\":\"pfi\","
            "\"listing_mb\":%.1f,\"cpu_seconds_median\":%.6f,\"parse_seconds_median\":%.6f,"
            "\"plan_seconds_median\":%.6f,\"peak_rss_mb\":%.1f,\"bar_seconds\":0.1}\n",
-           full ? "control_period_pfid_cpu" : "control_period_cpu", JOBS, NODES * GPUS, NODES, bytes / 1e6, med,
-           parse, med - parse, ru.ru_maxrss / 1024.0);
+           full ? "control_period_pfid_cpu" : "control_period_cpu", JOBS, NODES * GPUS, NODES,
+           bytes / 1e6, med, parse, med - parse, ru.ru_maxrss / 1024.0);
     pfi_plan_destroy(plan);
     for (int n = 0; n < NODES; n++) {
         free(g[n]);
@@ -190,8 +217,9 @@ static void bench_period(int full)
 }
 
 /* A fake pfid: its two listings and 200 on limit calls. */
-static enum MHD_Result fake(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                            const char *version, const char *upload, size_t *upload_size, void **ctx)
+static enum MHD_Result fake(void *cls, struct MHD_Connection *c, const char *url,
+                            const char *method, const char *version, const char *upload,
+                            size_t *upload_size, void **ctx)
 {
     if (!*ctx) {
         *ctx = (void *)1;
@@ -202,9 +230,10 @@ static enum MHD_Result fake(void *cls, struct MHD_Connection *c, const char *url
         return MHD_YES;
     }
     const char **pages = cls;
-    const char *body = strcmp(url, "/v1/gpus") == 0   ? pages[0]
-                       : strcmp(url, "/v1/jobs") == 0 ? pages[1]
-                                                      : "{\"gpu\":0,\"capped\":true,\"enforced_w\":400}";
+    const char *body = strcmp(url, "/v1/gpus") == 0 ? pages[0]
+                       : strcmp(url, "/v1/jobs") == 0
+                           ? pages[1]
+                           : "{\"gpu\":0,\"capped\":true,\"enforced_w\":400}";
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
@@ -223,15 +252,17 @@ static void bench_caps(void)
         listings(a, g[a], sizeof g[a], j[a], sizeof j[a]);
         pages[a][0] = g[a];
         pages[a][1] = j[a];
-        d[a] = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, fake,
-                                pages[a], MHD_OPTION_END);
+        d[a] = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+                                fake, pages[a], MHD_OPTION_END);
         if (!d[a]) exit(1);
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(d[a], MHD_DAEMON_INFO_BIND_PORT);
         urls[a] = malloc(64);
         snprintf(urls[a], 64, "http://127.0.0.1:%u", di->port);
     }
     pfi_agents *ag;
-    if (pfi_agents_create((const char *const *)urls, A, "bench-token-0123456789", 2, &ag, NULL) != PFI_OK) exit(1);
+    if (pfi_agents_create((const char *const *)urls, A, "bench-token-0123456789", 2, &ag, NULL) !=
+        PFI_OK)
+        exit(1);
     pfi_cap_cmd *cmds = calloc(A * GPUS, sizeof *cmds);
     pfi_plan *plan;
     pfi_plan_create(&plan);
@@ -243,8 +274,13 @@ static void bench_caps(void)
         /* one job per node here: its 8 GPUs */
         pfi_plan_job pj[A];
         for (int a = 0; a < A; a++)
-            pj[a] = (pfi_plan_job){.id = pfi_agents_get(ag, a)->url, .n_gpus = GPUS, .min_w = 200,
-                                   .max_w = 700, .pmax_w = 4400, .tmax = 1, .pfi = 0.5};
+            pj[a] = (pfi_plan_job){.id = pfi_agents_get(ag, a)->url,
+                                   .n_gpus = GPUS,
+                                   .min_w = 200,
+                                   .max_w = 700,
+                                   .pmax_w = 4400,
+                                   .tmax = 1,
+                                   .pfi = 0.5};
         pfi_plan_cap caps[A];
         pfi_plan_result res;
         pfi_plan_set_jobs(plan, pj, A, NULL);
@@ -252,7 +288,8 @@ static void bench_caps(void)
         size_t n = 0;
         for (int a = 0; a < A; a++)
             for (unsigned k = 0; k < GPUS; k++)
-                cmds[n++] = (pfi_cap_cmd){.agent = (size_t)a, .gpu = k, .watts = caps[a].cap_w, .expires_s = 600};
+                cmds[n++] = (pfi_cap_cmd){
+                    .agent = (size_t)a, .gpu = k, .watts = caps[a].cap_w, .expires_s = 600};
         acked = pfi_agents_push(ag, cmds, n);
         t[r] = bench_now() - t0;
         if (t[r] > tmax) tmax = t[r];
@@ -276,7 +313,7 @@ static void bench_learn(void)
     if (pfi_plan_create(&plan) != PFI_OK || pfi_plan_use_learn(plan, 8, 2, NULL) != PFI_OK) exit(1);
     pfi_plan_job *pj = calloc(JOBS, sizeof *pj);
     pfi_plan_cap *caps = calloc(JOBS, sizeof *caps);
-    char (*ids)[16] = calloc(JOBS, sizeof *ids);
+    char(*ids)[16] = calloc(JOBS, sizeof *ids);
     double *cap = malloc(JOBS * sizeof *cap), *truth = malloc(JOBS * sizeof *truth), total = 0;
     if (!pj || !caps || !ids || !cap || !truth) exit(1);
     for (int i = 0; i < JOBS; i++) {
@@ -290,8 +327,13 @@ static void bench_learn(void)
     for (int r = 0; r < R; r++) {
         double t0 = bench_cpu();
         for (int i = 0; i < JOBS; i++) {
-            pj[i] = (pfi_plan_job){.id = ids[i], .n_gpus = 10, .min_w = 200, .max_w = 700,
-                                   .pmax_w = 7000, .tmax = 1000, .pfi = 0.5};
+            pj[i] = (pfi_plan_job){.id = ids[i],
+                                   .n_gpus = 10,
+                                   .min_w = 200,
+                                   .max_w = 700,
+                                   .pmax_w = 7000,
+                                   .tmax = 1000,
+                                   .pfi = 0.5};
             if (isfinite(cap[i])) {
                 double p = fmin(10 * cap[i], 7000);
                 pj[i].reading = (pfi_plan_obs){cap[i], p, 1000 * pow(p / 7000, 1 - truth[i]), 0};
@@ -302,7 +344,8 @@ static void bench_learn(void)
         if (pfi_plan_set_jobs(plan, pj, JOBS, NULL) != PFI_OK ||
             pfi_plan_run(plan, PFI_PLAN_LEARN, 0.7 * total, 0, 0, caps, &res, NULL) != PFI_OK)
             exit(1);
-        for (int i = 0; i < JOBS; i++) cap[i] = caps[i].cap_w;
+        for (int i = 0; i < JOBS; i++)
+            cap[i] = caps[i].cap_w;
         t[r] = bench_cpu() - t0;
         if (res.total_power_w > 0.7 * total * (1 + 1e-9)) exit(1);
     }

@@ -50,7 +50,8 @@ static void put(sbuf *b, const char *fmt, ...)
     }
 }
 
-static const char *HEAD = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[";
+static const char *HEAD =
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[";
 static const char *TAIL = "]}}";
 
 static void inst(char *buf, size_t len, int n)
@@ -65,8 +66,8 @@ static void per_node(sbuf *b, double (*val)(int))
     put(b, "%s", HEAD);
     for (int n = 0; n < NODES; n++) {
         inst(in, sizeof in, n);
-        put(b, "%s{\"metric\":{\"instance\":\"%s\"},\"value\":[1796120951.720,\"%.17g\"]}", n ? "," : "",
-            in, val(n));
+        put(b, "%s{\"metric\":{\"instance\":\"%s\"},\"value\":[1796120951.720,\"%.17g\"]}",
+            n ? "," : "", in, val(n));
     }
     put(b, "%s", TAIL);
 }
@@ -75,23 +76,67 @@ static void per_job(sbuf *b, double (*val)(int))
 {
     put(b, "%s", HEAD);
     for (int j = 0; j < JOBS; j++)
-        put(b, "%s{\"metric\":{\"job_id\":\"job-%d\"},\"value\":[1796120951.788,\"%.17g\"]}", j ? "," : "",
-            j, val(j));
+        put(b, "%s{\"metric\":{\"job_id\":\"job-%d\"},\"value\":[1796120951.788,\"%.17g\"]}",
+            j ? "," : "", j, val(j));
     put(b, "%s", TAIL);
 }
 
-static double v_gpus(int n) { (void)n; return GPUS; }
-static double v_maxsum(int n) { (void)n; return 700.0 * GPUS; }
-static double v_lo(int n) { (void)n; return 200; }
-static double v_hi(int n) { (void)n; return 700; }
-static double v_idle(int n) { (void)n; return 0; }
-static double v_capped(int n) { (void)n; return GPUS; } /* during an event: every GPU */
-static double v_jpower(int j) { return 10 * (400.0 + j % 300) + 0.1999999998231; }
-static double v_jtps(int j) { return 160000.0 + j % 1000; }
-static double v_jpfi(int j) { return 0.2 + 0.6 * (j % 7) / 6.0; }
-static double v_one(int j) { (void)j; return 1; }
-static double v_jtvar(int j) { return 400.0 * (1 + j % 9); }
-static double v_zero(int j) { (void)j; return 0; }
+static double v_gpus(int n)
+{
+    (void)n;
+    return GPUS;
+}
+static double v_maxsum(int n)
+{
+    (void)n;
+    return 700.0 * GPUS;
+}
+static double v_lo(int n)
+{
+    (void)n;
+    return 200;
+}
+static double v_hi(int n)
+{
+    (void)n;
+    return 700;
+}
+static double v_idle(int n)
+{
+    (void)n;
+    return 0;
+}
+static double v_capped(int n)
+{
+    (void)n;
+    return GPUS;
+} /* during an event: every GPU */
+static double v_jpower(int j)
+{
+    return 10 * (400.0 + j % 300) + 0.1999999998231;
+}
+static double v_jtps(int j)
+{
+    return 160000.0 + j % 1000;
+}
+static double v_jpfi(int j)
+{
+    return 0.2 + 0.6 * (j % 7) / 6.0;
+}
+static double v_one(int j)
+{
+    (void)j;
+    return 1;
+}
+static double v_jtvar(int j)
+{
+    return 400.0 * (1 + j % 9);
+}
+static double v_zero(int j)
+{
+    (void)j;
+    return 0;
+}
 
 /* JFLOOR: pfid exports a floor only for the jobs registered with one (every
  * tenth here, 0.3: low enough for the 70% budget to be feasible) */
@@ -99,7 +144,8 @@ static void floors(sbuf *b)
 {
     put(b, "%s", HEAD);
     for (int j = 0; j < JOBS; j += 10)
-        put(b, "%s{\"metric\":{\"job_id\":\"job-%d\"},\"value\":[1796120951.790,\"0.3\"]}", j ? "," : "", j);
+        put(b, "%s{\"metric\":{\"job_id\":\"job-%d\"},\"value\":[1796120951.790,\"0.3\"]}",
+            j ? "," : "", j);
     put(b, "%s", TAIL);
 }
 
@@ -112,10 +158,12 @@ static void members(sbuf *b)
         inst(in, sizeof in, n);
         int first = n * GPUS, last = first + GPUS - 1;
         for (int job = first / 10; job <= last / 10 && job < JOBS; job++) {
-            int lo = job * 10 > first ? job * 10 : first, hi = job * 10 + 9 < last ? job * 10 + 9 : last;
+            int lo = job * 10 > first ? job * 10 : first,
+                hi = job * 10 + 9 < last ? job * 10 + 9 : last;
             char gpus[64] = "";
             for (int k = lo; k <= hi; k++)
-                snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", k > lo ? "," : "", k - first);
+                snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", k > lo ? "," : "",
+                         k - first);
             put(b,
                 "%s{\"metric\":{\"__name__\":\"pfi_job_info\",\"arch\":\"dense\",\"gpus\":\"%s\","
                 "\"instance\":\"%s\",\"job\":\"pfid\",\"job_id\":\"job-%d\",\"task\":\"pt\"},"
@@ -160,7 +208,8 @@ int main(void)
     per_job(&ans[PFI_PC_JEXEMPT], v_zero); /* pfid exports 0 for every job not exempt */
     floors(&ans[PFI_PC_JFLOOR]);
     size_t bytes = 0;
-    for (int q = 0; q < PFI_PC_NQ; q++) bytes += ans[q].n;
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        bytes += ans[q].n;
 
     pfi_plan *plan;
     if (pfi_plan_create(&plan) != PFI_OK) exit(1);
@@ -187,12 +236,14 @@ int main(void)
         double t1 = bench_cpu();
         pfi_pc_view v = {0};
         if (pfi_pc_view_build(a, &v, NULL) != PFI_OK || v.n_jobs != JOBS) exit(1);
-        for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+        for (int q = 0; q < PFI_PC_NQ; q++)
+            pfi_prom_vec_free(&a[q]);
         double t2 = bench_cpu();
         /* the merge: every job's GPUs, its cap range, its figures */
         n_members = v.n_members;
         n_gpus = 0;
-        for (size_t j = 0; j < v.n_jobs; j++) mj[j] = (mjob){.lo = 0, .hi = INFINITY};
+        for (size_t j = 0; j < v.n_jobs; j++)
+            mj[j] = (mjob){.lo = 0, .hi = INFINITY};
         for (size_t m = 0; m < v.n_members; m++) {
             const pfi_pc_member *mb = &v.members[m];
             mjob *x = &mj[mb->job];
@@ -209,18 +260,25 @@ int main(void)
         }
         double gpu_w = 0;
         size_t n_floors = 0;
-        for (size_t j = 0; j < v.n_jobs; j++) n_floors += v.jobs[j].sla_floor == 0.3 && !v.jobs[j].exempt;
+        for (size_t j = 0; j < v.n_jobs; j++)
+            n_floors += v.jobs[j].sla_floor == 0.3 && !v.jobs[j].exempt;
         if (n_floors != JOBS / 10) exit(1);
         for (size_t j = 0; j < v.n_jobs; j++) {
-            pj[j] = (pfi_plan_job){.id = v.jobs[j].id, .n_gpus = mj[j].n, .min_w = mj[j].lo,
-                                   .max_w = mj[j].hi, .pmax_w = v.jobs[j].power_w,
-                                   .tmax = v.jobs[j].tokens_per_s, .pfi = v.jobs[j].pfi,
-                                   .sla_frac = isfinite(v.jobs[j].sla_floor) ? v.jobs[j].sla_floor : 0};
+            pj[j] =
+                (pfi_plan_job){.id = v.jobs[j].id,
+                               .n_gpus = mj[j].n,
+                               .min_w = mj[j].lo,
+                               .max_w = mj[j].hi,
+                               .pmax_w = v.jobs[j].power_w,
+                               .tmax = v.jobs[j].tokens_per_s,
+                               .pfi = v.jobs[j].pfi,
+                               .sla_frac = isfinite(v.jobs[j].sla_floor) ? v.jobs[j].sla_floor : 0};
             gpu_w += v.jobs[j].power_w;
         }
         if (pfi_plan_set_jobs(plan, pj, v.n_jobs, NULL) != PFI_OK) exit(1);
         pfi_plan_result res;
-        if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, NULL) != PFI_OK) exit(1);
+        if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, NULL) != PFI_OK)
+            exit(1);
         t[r] = bench_cpu() - t0;
         tp[r] = t1 - t0;
         tv[r] = t2 - t1;
@@ -233,7 +291,8 @@ int main(void)
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    double parse = bench_median(tp, RUNS), view = bench_median(tv, RUNS), med = bench_median(t, RUNS);
+    double parse = bench_median(tp, RUNS), view = bench_median(tv, RUNS),
+           med = bench_median(t, RUNS);
     printf("{\"name\":\"control_period_prometheus_cpu\",\"jobs\":%d,\"gpus\":%d,\"nodes\":%d,"
            "\"policy\":\"pfi\",\"queries\":%d,\"rows\":%zu,\"members\":%zu,\"answer_bytes\":%zu,"
            "\"cpu_seconds_median\":%.6f,\"parse_seconds_median\":%.6f,\"view_seconds_median\":%.6f,"
@@ -241,7 +300,8 @@ int main(void)
            JOBS, NODES * GPUS, NODES, PFI_PC_NQ, rows, n_members, bytes, med, parse, view,
            ru.ru_maxrss / 1024.0);
     pfi_plan_destroy(plan);
-    for (int q = 0; q < PFI_PC_NQ; q++) free(ans[q].s);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        free(ans[q].s);
     free(pj);
     free(caps);
     free(mj);

@@ -26,16 +26,20 @@ int main(int argc, char **argv)
     size_t workloads = 500;
     double event_s = 3600;
     for (int a = 1; a < argc; a++) {
-        if (strcmp(argv[a], "--table") == 0) table = 1;
-        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc) workloads = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--event-s") == 0 && a + 1 < argc) event_s = strtod(argv[++a], NULL);
+        if (strcmp(argv[a], "--table") == 0)
+            table = 1;
+        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc)
+            workloads = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--event-s") == 0 && a + 1 < argc)
+            event_s = strtod(argv[++a], NULL);
         else {
             fprintf(stderr, "usage: bench_families [--table] [--workloads N] [--event-s S]\n");
             return 2;
         }
     }
     if (table) {
-        printf("| family | ρ | equal gap 5/10/20/30/40%% (tok/s/job) | learn, exact (1%% noise) 5%% | 10%% | 20%% | 30%% | 40%% |\n");
+        printf("| family | ρ | equal gap 5/10/20/30/40%% (tok/s/job) | learn, exact (1%% noise) "
+               "5%% | 10%% | 20%% | 30%% | 40%% |\n");
         printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     }
     for (int k = 0; k < FAM_COUNT; k++) {
@@ -70,14 +74,16 @@ int main(int argc, char **argv)
             for (int r = 0; r < NR; r++)
                 printf("%s%.0f", r ? "/" : "", cells[0][r][PFI_POLICY_EQUAL].gap_per_job);
             for (int r = 0; r < NR; r++) {
-                const pfi_sim_cell *a = &cells[0][r][PFI_SIM_LEARN], *b = &cells[1][r][PFI_SIM_LEARN];
+                const pfi_sim_cell *a = &cells[0][r][PFI_SIM_LEARN],
+                                   *b = &cells[1][r][PFI_SIM_LEARN];
                 printf(" | %.0f%% (%.0f%%)", 100 * a->gap_recovered, 100 * b->gap_recovered);
             }
             printf(" |\n");
         } else {
             for (int noisy = 0; noisy < 2; noisy++)
                 for (int r = 0; r < NR; r++) {
-                    printf("{\"name\":\"families\",\"family\":\"%s\",\"groups\":%zu,\"rank_corr\":%.3f,"
+                    printf("{\"name\":\"families\",\"family\":\"%s\",\"groups\":%zu,\"rank_corr\":%"
+                           ".3f,"
                            "\"noise\":%.2f,\"reduction\":%.2f,\"workloads\":%zu,\"jobs\":100,"
                            "\"seconds\":%.3f",
                            fam_name((fam_kind)k), fs.n, fs.rank_corr, noisy ? 0.01 : 0.0, RED[r],
@@ -85,8 +91,10 @@ int main(int argc, char **argv)
                     for (int p = 0; p < PFI_SIM_NPOLICIES; p++) {
                         const pfi_sim_cell *c = &cells[noisy][r][p];
                         if (p == PFI_POLICY_ORACLE) continue;
-                        printf(",\"%s\":{\"recovered\":%.4f,\"tput_per_job\":%.1f,\"gap_per_job\":%.1f}",
-                               pfi_sim_policy_name(p), c->gap_recovered, c->tput_per_job, c->gap_per_job);
+                        printf(",\"%s\":{\"recovered\":%.4f,\"tput_per_job\":%.1f,\"gap_per_job\":%"
+                               ".1f}",
+                               pfi_sim_policy_name(p), c->gap_recovered, c->tput_per_job,
+                               c->gap_per_job);
                     }
                     printf("}\n");
                 }

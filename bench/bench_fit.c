@@ -39,18 +39,25 @@ int main(void)
         double pmax = 680.0 * gpus, tmax = 1000.0 * gpus;
         for (int k = 0; k < 6; k++) {
             double P = k == 5 ? pmax : caps[k] * gpus * 0.97;
-            pfi_run r = {.cap_w = caps[k], .power_w = P,
-                         .tput = tmax * (1 - (1 - P / pmax) / pfi)};
+            pfi_run r = {.cap_w = caps[k], .power_w = P, .tput = tmax * (1 - (1 - P / pmax) / pfi)};
             if (pfi_sweeps_add_run(s, name, &meta, &r, "bench", &err) != PFI_OK) return 1;
         }
         pfi_tm_row *row = &tm.rows[g];
         row->group = strdup(name);
-        double v[PFI_TM_NFIELDS] = {
-            gsl_ran_flat(rng, 0.5, 0.95), gsl_ran_flat(rng, 0.05, 0.6), dram, copy,
-            gsl_ran_flat(rng, 80, 100), gsl_ran_flat(rng, 350, 700), gsl_ran_flat(rng, 1400, 1980),
-            3201, gsl_ran_flat(rng, 30000, 140000), gsl_ran_flat(rng, 40, 80),
-            gsl_ran_flat(rng, 1e9, 2e11), gsl_ran_flat(rng, 1e9, 2e11),
-            gsl_ran_flat(rng, 1e8, 1e10), gsl_ran_flat(rng, 1e8, 1e10)};
+        double v[PFI_TM_NFIELDS] = {gsl_ran_flat(rng, 0.5, 0.95),
+                                    gsl_ran_flat(rng, 0.05, 0.6),
+                                    dram,
+                                    copy,
+                                    gsl_ran_flat(rng, 80, 100),
+                                    gsl_ran_flat(rng, 350, 700),
+                                    gsl_ran_flat(rng, 1400, 1980),
+                                    3201,
+                                    gsl_ran_flat(rng, 30000, 140000),
+                                    gsl_ran_flat(rng, 40, 80),
+                                    gsl_ran_flat(rng, 1e9, 2e11),
+                                    gsl_ran_flat(rng, 1e9, 2e11),
+                                    gsl_ran_flat(rng, 1e8, 1e10),
+                                    gsl_ran_flat(rng, 1e8, 1e10)};
         memcpy(row->v, v, sizeof v);
         row->valid = (1u << PFI_TM_NFIELDS) - 1;
     }
@@ -92,7 +99,8 @@ int main(void)
     printf("{\"name\":\"fit_ablation_1000_groups_7_sets_loo_loco\",\"seconds\":%.4f,"
            "\"min\":%.4f,\"max\":%.4f,\"target_seconds\":1.0,\"check_loo_r2\":%.3f}\n",
            times[REPS / 2], times[0], times[REPS - 1], check);
-    for (size_t i = 0; i < tm.n; i++) free(tm.rows[i].group);
+    for (size_t i = 0; i < tm.n; i++)
+        free(tm.rows[i].group);
     free(tm.rows);
     pfi_sweeps_destroy(s);
     gsl_rng_free(rng);

@@ -25,7 +25,8 @@ int main(void)
         double flex = 0.3 + 0.6 * (double)g / GROUPS; /* share of throughput kept at 200 W */
         for (int i = 0; i < RUNS; i++) {
             double cap = 200 + 100 * i, x = cap / 700.0;
-            pfi_run r = {.cap_w = cap, .power_w = 8 * cap * 0.97,
+            pfi_run r = {.cap_w = cap,
+                         .power_w = 8 * cap * 0.97,
                          .tput = 10000 * (flex + (1 - flex) * x * (2 - x))};
             r.power_sem_w = 0.0004 * r.power_w;
             r.tput_sem = 0.0005 * r.tput;
@@ -35,7 +36,8 @@ int main(void)
     if (pfi_sweeps_finalize(s, 0, NULL, NULL) != PFI_OK) return 1;
     const pfi_group **gs = malloc(GROUPS * sizeof *gs);
     pfi_ci *ci = malloc(GROUPS * sizeof *ci);
-    for (int g = 0; g < GROUPS; g++) gs[g] = pfi_sweeps_group(s, (size_t)g);
+    for (int g = 0; g < GROUPS; g++)
+        gs[g] = pfi_sweeps_group(s, (size_t)g);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
     pfi_ci_opts o = {.draws = DRAWS, .seed = 1, .level = 0.95, .method = PFI_METHOD_RATIO};

@@ -89,13 +89,15 @@ static void isotonic(double *y, size_t n)
         }
     }
     for (size_t b = 0; b < nb; b++)
-        for (size_t k = start[b]; k < (b + 1 < nb ? start[b + 1] : n); k++) y[k] = by[b];
+        for (size_t k = start[b]; k < (b + 1 < nb ? start[b + 1] : n); k++)
+            y[k] = by[b];
 }
 
 static double total(pfi_alloc_problem *truth, const pfi_alloc_out *o)
 {
     double t = 0;
-    for (size_t i = 0; i < J; i++) t += pfi_alloc_problem_tput_at(truth, i, o[i].power_w);
+    for (size_t i = 0; i < J; i++)
+        t += pfi_alloc_problem_tput_at(truth, i, o[i].power_w);
     return t;
 }
 
@@ -105,11 +107,16 @@ int main(int argc, char **argv)
     size_t W = 200, periods = 120;
     double offset = 0; /* 0: read at the sweep's points; else see --offset */
     for (int a = 1; a < argc; a++) {
-        if (strcmp(argv[a], "--table") == 0) table = 1;
-        else if (strcmp(argv[a], "--sequential") == 0) seq = 1;
-        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc) W = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--periods") == 0 && a + 1 < argc) periods = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--offset") == 0 && a + 1 < argc) offset = strtod(argv[++a], NULL);
+        if (strcmp(argv[a], "--table") == 0)
+            table = 1;
+        else if (strcmp(argv[a], "--sequential") == 0)
+            seq = 1;
+        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc)
+            W = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--periods") == 0 && a + 1 < argc)
+            periods = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--offset") == 0 && a + 1 < argc)
+            offset = strtod(argv[++a], NULL);
         else {
             fprintf(stderr, "usage: bench_info_bound [--table] [--workloads N] [--sequential "
                             "[--periods P]] [--offset F]\n");
@@ -126,14 +133,16 @@ int main(int argc, char **argv)
     unsigned *M = malloc(NM * sizeof *M);
     double *gap_inf = malloc(NM * NR * sizeof *gap_inf);
     if (!M || !gap_inf) return fprintf(stderr, "bench_info_bound: out of memory\n"), 1;
-    for (size_t m = 0; m < NM; m++) M[m] = seq ? (unsigned)(m + 1) : M_FIXED[m];
+    for (size_t m = 0; m < NM; m++)
+        M[m] = seq ? (unsigned)(m + 1) : M_FIXED[m];
     if (table && seq) {
         printf("| family | cut | informed, 1 / 8 readings a cap | any learner, %zu periods, its "
                "readings shared by 1 / 2 / 3 / 4 / 5 powers |\n",
                periods);
         printf("| --- | --- | --- | --- |\n");
     } else if (table) {
-        printf("| family | m | informed oracle's share of equal's gap, 5%% | 10%% | 20%% | 30%% | 40%% |\n");
+        printf("| family | m | informed oracle's share of equal's gap, 5%% | 10%% | 20%% | 30%% | "
+               "40%% |\n");
         printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     }
     gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937);
@@ -165,7 +174,8 @@ int main(int argc, char **argv)
                     for (size_t q = 1; q < n; q++)
                         if (tj[i].P[q] > tj[i].P[top]) top = q;
                     size_t ord[MAXP];
-                    for (size_t q = 0; q < n; q++) ord[q] = q;
+                    for (size_t q = 0; q < n; q++)
+                        ord[q] = q;
                     for (size_t a = 1; a < n; a++) /* by power (sweeps come in cap order) */
                         for (size_t b = a; b > 0 && tj[i].P[ord[b - 1]] > tj[i].P[ord[b]]; b--) {
                             size_t t = ord[b];
@@ -191,19 +201,23 @@ int main(int argc, char **argv)
                             x[nx++] = tj[i].P[ord[q]] + f * (tj[i].P[ord[q + 1]] - tj[i].P[ord[q]]);
                         }
                         x[nx++] = tj[i].P[ord[n - 1]];
-                        for (size_t q = 0; q < nx; q++) y[q] = pfi_alloc_problem_tput_at(truth, i, x[q]);
+                        for (size_t q = 0; q < nx; q++)
+                            y[q] = pfi_alloc_problem_tput_at(truth, i, x[q]);
                     }
                     for (size_t q = 0; q < nx; q++)
-                        if (q != exact) y[q] *= 1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[m]));
+                        if (q != exact)
+                            y[q] *= 1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[m]));
                     isotonic(y, nx);
-                    for (size_t q = 0; q < nx; q++) eT[i][q] = fmax(y[q], 1e-9);
+                    for (size_t q = 0; q < nx; q++)
+                        eT[i][q] = fmax(y[q], 1e-9);
                     ej[i] = tj[i];
                     ej[i].P = x;
                     ej[i].T = eT[i];
                     ej[i].cap = NULL;
                     ej[i].n = nx;
                 }
-                if (est ? pfi_alloc_problem_reset(est, ej, J, NULL) : pfi_alloc_problem_create(ej, J, &est, NULL))
+                if (est ? pfi_alloc_problem_reset(est, ej, J, NULL)
+                        : pfi_alloc_problem_create(ej, J, &est, NULL))
                     return 1;
                 for (size_t r = 0; r < NR; r++) {
                     double b;
@@ -226,23 +240,30 @@ int main(int argc, char **argv)
             if (!q) return fprintf(stderr, "bench_info_bound: out of memory\n"), 1;
             for (size_t r = 0; r < NR; r++) {
                 if (!(gap_eq[r] > 0)) continue; /* no gap to recover */
-                for (size_t m = 0; m < NM; m++) q[m] = 1 - gap_inf[m * NR + r] / gap_eq[r];
+                for (size_t m = 0; m < NM; m++)
+                    q[m] = 1 - gap_inf[m * NR + r] / gap_eq[r];
                 double b[KMAX], q8 = q[NM >= 8 ? 7 : NM - 1];
-                for (size_t c = 0; c < KMAX; c++) b[c] = sequential_bound(q, NM, periods, c + 1);
+                for (size_t c = 0; c < KMAX; c++)
+                    b[c] = sequential_bound(q, NM, periods, c + 1);
                 if (table)
                     printf("| %s | %.0f%% | %.0f / %.0f%% |", fam_name((fam_kind)k), 100 * RED[r],
                            100 * q[0], 100 * q8);
                 else
                     printf("{\"name\":\"info_bound_sequential\",\"family\":\"%s\",\"noise\":0.01,"
-                           "\"reduction\":%.2f,\"offset\":%g,\"periods\":%zu,\"workloads\":%zu,\"jobs\":%d,"
+                           "\"reduction\":%.2f,\"offset\":%g,\"periods\":%zu,\"workloads\":%zu,"
+                           "\"jobs\":%d,"
                            "\"informed_1\":%.4f,\"informed_8\":%.4f,\"bound_by_powers\":[",
                            fam_name((fam_kind)k), RED[r], offset, periods, W, J, q[0], q8);
                 for (size_t c = 0; c < KMAX; c++) {
-                    if (table) printf("%s%.0f", c ? " / " : " ", 100 * b[c]);
-                    else printf("%s%.4f", c ? "," : "", b[c]);
+                    if (table)
+                        printf("%s%.0f", c ? " / " : " ", 100 * b[c]);
+                    else
+                        printf("%s%.4f", c ? "," : "", b[c]);
                 }
-                if (table) printf("%% |\n");
-                else printf("],\"seconds\":%.3f}\n", secs);
+                if (table)
+                    printf("%% |\n");
+                else
+                    printf("],\"seconds\":%.3f}\n", secs);
             }
             free(q);
         }
@@ -250,11 +271,14 @@ int main(int argc, char **argv)
             if (table) printf("| %s | %u |", fam_name((fam_kind)k), M[m]);
             for (size_t r = 0; r < NR; r++) {
                 double rec = gap_eq[r] > 0 ? 1 - gap_inf[m * NR + r] / gap_eq[r] : NAN;
-                if (table) printf(" %.0f%% |", 100 * rec);
+                if (table)
+                    printf(" %.0f%% |", 100 * rec);
                 else
                     printf("{\"name\":\"info_bound\",\"family\":\"%s\",\"readings_per_point\":%u,"
-                           "\"noise\":0.01,\"reduction\":%.2f,\"offset\":%g,\"workloads\":%zu,\"jobs\":%d,"
-                           "\"informed_recovered\":%.4f,\"equal_gap_per_job\":%.1f,\"seconds\":%.3f}\n",
+                           "\"noise\":0.01,\"reduction\":%.2f,\"offset\":%g,\"workloads\":%zu,"
+                           "\"jobs\":%d,"
+                           "\"informed_recovered\":%.4f,\"equal_gap_per_job\":%.1f,\"seconds\":%."
+                           "3f}\n",
                            fam_name((fam_kind)k), M[m], RED[r], offset, W, J, rec,
                            gap_eq[r] / (double)W / J, secs);
             }

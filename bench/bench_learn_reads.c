@@ -51,11 +51,11 @@ typedef struct {
     pfi_alloc_problem *truth;
     gsl_rng *rng;
     double noise;
-    size_t calls, period;   /* period: 1-based, of the call being made */
-    double period_tput[2];  /* the first kept period's and the current one's true totals */
-    double rounds_tput;     /* the exploring rounds' true totals summed */
+    size_t calls, period;      /* period: 1-based, of the call being made */
+    double period_tput[2];     /* the first kept period's and the current one's true totals */
+    double rounds_tput;        /* the exploring rounds' true totals summed */
     double round_tput[ROUNDS]; /* and each one's */
-    double work;            /* true tokens over the event */
+    double work;               /* true tokens over the event */
     readset now[J], after_rounds[J];
 } obs_ctx;
 
@@ -106,19 +106,22 @@ static double ceiling(pfi_alloc_problem *truth, const readset *s, double budget)
                 P[i][b] = P[i][b - 1];
                 P[i][b - 1] = t;
             }
-        for (size_t k = 0; k < n; k++) T[i][k] = pfi_alloc_problem_tput_at(truth, i, P[i][k]);
+        for (size_t k = 0; k < n; k++)
+            T[i][k] = pfi_alloc_problem_tput_at(truth, i, P[i][k]);
         P[i][n] = pmax;
         T[i][n] = tmax;
         mj[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = n + 1, .pfi = NAN, .dram_copy = NAN};
     }
     pfi_alloc_problem *mp = NULL;
     double pw[J], tot = 0;
-    if (pfi_alloc_problem_create(mj, J, &mp, NULL) || pfi_alloc_oracle(mp, budget, pw, NULL, NULL)) {
+    if (pfi_alloc_problem_create(mj, J, &mp, NULL) ||
+        pfi_alloc_oracle(mp, budget, pw, NULL, NULL)) {
         pfi_alloc_problem_destroy(mp);
         return NAN;
     }
     pfi_alloc_problem_destroy(mp);
-    for (size_t i = 0; i < J; i++) tot += pfi_alloc_problem_tput_at(truth, i, pw[i]);
+    for (size_t i = 0; i < J; i++)
+        tot += pfi_alloc_problem_tput_at(truth, i, pw[i]);
     return tot;
 }
 
@@ -128,9 +131,12 @@ int main(int argc, char **argv)
     size_t W = 20;
     double noise = 0.01;
     for (int a = 1; a < argc; a++) {
-        if (strcmp(argv[a], "--table") == 0) table = 1;
-        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc) W = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--noise") == 0 && a + 1 < argc) noise = strtod(argv[++a], NULL);
+        if (strcmp(argv[a], "--table") == 0)
+            table = 1;
+        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc)
+            W = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--noise") == 0 && a + 1 < argc)
+            noise = strtod(argv[++a], NULL);
         else {
             fprintf(stderr, "usage: bench_learn_reads [--table] [--workloads N] [--noise SD]\n");
             return 2;
@@ -141,8 +147,9 @@ int main(int argc, char **argv)
         return 2;
     }
     if (table) {
-        printf("| family | cut | learned | rounds (each) | first kept | last | ceiling after rounds | "
-               "ceiling at end | powers read |\n");
+        printf(
+            "| family | cut | learned | rounds (each) | first kept | last | ceiling after rounds | "
+            "ceiling at end | powers read |\n");
         printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     }
     gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -191,11 +198,16 @@ int main(int argc, char **argv)
                 if (c.period < ROUNDS + 1) memcpy(c.after_rounds, c.now, sizeof c.now);
                 double o = orc.total_tput, e = eq.total_tput;
                 eq_gap[r] += fmax(0, o - e);
-                double m[6] = {c.work / lo.event_s, c.rounds_tput / ROUNDS, c.period_tput[0],
-                               c.period_tput[1], ceiling(truth, c.after_rounds, b),
+                double m[6] = {c.work / lo.event_s,
+                               c.rounds_tput / ROUNDS,
+                               c.period_tput[0],
+                               c.period_tput[1],
+                               ceiling(truth, c.after_rounds, b),
                                ceiling(truth, c.now, b)};
-                for (int q = 0; q < 6; q++) gap[q][r] += o - m[q];
-                for (int q = 0; q < ROUNDS; q++) rgap[q][r] += o - c.round_tput[q];
+                for (int q = 0; q < 6; q++)
+                    gap[q][r] += o - m[q];
+                for (int q = 0; q < ROUNDS; q++)
+                    rgap[q][r] += o - c.round_tput[q];
                 for (size_t i = 0; i < J; i++) {
                     reads[0][r] += (double)c.after_rounds[i].n / J;
                     reads[1][r] += (double)c.now[i].n / J;
@@ -207,11 +219,12 @@ int main(int argc, char **argv)
         for (size_t r = 0; r < NR; r++) {
             if (!(eq_gap[r] > 0)) continue; /* no gap to recover */
             double s[6];
-            for (int q = 0; q < 6; q++) s[q] = 1 - gap[q][r] / eq_gap[r];
+            for (int q = 0; q < 6; q++)
+                s[q] = 1 - gap[q][r] / eq_gap[r];
             char each[ROUNDS * 16] = "";
             for (int q = 0, at = 0; q < ROUNDS; q++)
-                at += snprintf(each + at, sizeof each - (size_t)at,
-                               table ? "%s%.0f" : "%s%.4f", q ? (table ? " / " : ",") : "",
+                at += snprintf(each + at, sizeof each - (size_t)at, table ? "%s%.0f" : "%s%.4f",
+                               q ? (table ? " / " : ",") : "",
                                (table ? 100 : 1) * (1 - rgap[q][r] / eq_gap[r]));
             if (table)
                 printf("| %s | %.0f%% | %.0f%% | %.0f%% (%s) | %.0f%% | %.0f%% | %.0f%% | %.0f%% | "
@@ -220,14 +233,15 @@ int main(int argc, char **argv)
                        100 * s[2], 100 * s[3], 100 * s[4], 100 * s[5], reads[0][r] / (double)W,
                        reads[1][r] / (double)W);
             else
-                printf("{\"name\":\"learn_reads\",\"family\":\"%s\",\"noise\":%.3f,\"reduction\":%.2f,"
-                       "\"workloads\":%zu,\"jobs\":%d,\"learned\":%.4f,\"rounds\":%.4f,"
-                       "\"each_round\":[%s],"
-                       "\"first_kept\":%.4f,\"last\":%.4f,\"ceiling_after_rounds\":%.4f,"
-                       "\"ceiling_end\":%.4f,\"powers_read_after_rounds\":%.2f,"
-                       "\"powers_read_end\":%.2f,\"seconds\":%.3f}\n",
-                       fam_name((fam_kind)k), noise, RED[r], W, J, s[0], s[1], each, s[2], s[3], s[4],
-                       s[5], reads[0][r] / (double)W, reads[1][r] / (double)W, secs);
+                printf(
+                    "{\"name\":\"learn_reads\",\"family\":\"%s\",\"noise\":%.3f,\"reduction\":%.2f,"
+                    "\"workloads\":%zu,\"jobs\":%d,\"learned\":%.4f,\"rounds\":%.4f,"
+                    "\"each_round\":[%s],"
+                    "\"first_kept\":%.4f,\"last\":%.4f,\"ceiling_after_rounds\":%.4f,"
+                    "\"ceiling_end\":%.4f,\"powers_read_after_rounds\":%.2f,"
+                    "\"powers_read_end\":%.2f,\"seconds\":%.3f}\n",
+                    fam_name((fam_kind)k), noise, RED[r], W, J, s[0], s[1], each, s[2], s[3], s[4],
+                    s[5], reads[0][r] / (double)W, reads[1][r] / (double)W, secs);
         }
         fflush(stdout);
         fam_free(&fs);

@@ -41,8 +41,11 @@ int main(void)
             double pmax = 4000 + (double)(i % 7) * 1000;
             a[i] = 0.4 + 0.1 * (double)(i % 5);
             b[i] = 1.1 + 0.2 * (double)(i % 4);
-            pfi_live_job j = {.id = 1000 + i, .pmax_w = pmax, .tmax = pmax * (1 + (double)(i % 6)),
-                              .floor_w = 0.3 * pmax, .pfi_hat = 1 + 0.1 * (double)(i % 9)};
+            pfi_live_job j = {.id = 1000 + i,
+                              .pmax_w = pmax,
+                              .tmax = pmax * (1 + (double)(i % 6)),
+                              .floor_w = 0.3 * pmax,
+                              .pfi_hat = 1 + 0.1 * (double)(i % 9)};
             if (pfi_live_job_set(l, &j, &err)) return 1;
             pmax_total += pmax;
         }
@@ -55,16 +58,21 @@ int main(void)
                 return 1;
             }
             double dt = bench_now() - t0;
-            if (r < 8) t_explore[r] = dt;
-            else t_keep[r - 8] = dt;
+            if (r < 8)
+                t_explore[r] = dt;
+            else
+                t_keep[r - 8] = dt;
             for (size_t k = 0; k < n; k++) { /* the jobs run; readings for the next round */
                 size_t i = (size_t)(sh[k].id - 1000);
                 double pmax = 4000 + (double)(i % 7) * 1000, u = 1 - sh[k].power_w / pmax;
                 double tmax = pmax * (1 + (double)(i % 6));
                 double t = tmax * (1 - a[i] * pow(u > 0 ? u : 0, b[i]));
-                rd[k] = (pfi_live_reading){.id = sh[k].id, .power_w = sh[k].power_w,
-                                           .cap_w = sh[k].power_w / 8, .t_s = 30.0 * r + 29,
-                                           .tput = t * (1 + rel * noise(&seed)), .tput_sd = rel * t};
+                rd[k] = (pfi_live_reading){.id = sh[k].id,
+                                           .power_w = sh[k].power_w,
+                                           .cap_w = sh[k].power_w / 8,
+                                           .t_s = 30.0 * r + 29,
+                                           .tput = t * (1 + rel * noise(&seed)),
+                                           .tput_sd = rel * t};
             }
         }
         printf("{\"name\":\"live_round\",\"jobs\":%zu,\"noise\":%.2f,\"explore_ms\":%.3f,"

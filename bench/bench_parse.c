@@ -25,8 +25,8 @@ static int write_sweeps(const char *path, size_t n)
         double e = 0.5 + 0.4 * (double)(g % 97) / 96.0, tmax = 8000 + (double)(g % 13) * 100;
         for (int k = 0; k < 3; k++) {
             double p = 8 * cap[k] * 0.99, t = tmax * pow(cap[k] / 700.0, e);
-            fprintf(f, "g%zu,H200,m,%s,pt,8,,%g,%.3f,%.3f\n", g, g % 2 ? "moe" : "dense", cap[k],
-                    p, t);
+            fprintf(f, "g%zu,H200,m,%s,pt,8,,%g,%.3f,%.3f\n", g, g % 2 ? "moe" : "dense", cap[k], p,
+                    t);
         }
     }
     return fclose(f);
@@ -70,7 +70,8 @@ int main(int argc, char **argv)
                 snprintf(cmd, sizeof cmd, "'%s' index '%s' > /dev/null", pfi, csv);
             else
                 snprintf(cmd, sizeof cmd,
-                         "'%s' allocate --policy oracle --reduction 0.2 '%s' > /dev/null", pfi, csv);
+                         "'%s' allocate --policy oracle --reduction 0.2 '%s' > /dev/null", pfi,
+                         csv);
             double t = run_median(cmd);
             char ratio[32] = "null";
             if (k) snprintf(ratio, sizeof ratio, "%.2f", t / prev[w]);

@@ -192,12 +192,14 @@ static void bench_steady(CURL *h, double secs)
 {
     /* Let the jobs reach training and the first windows fill. */
     double t_end = mono() + 3;
-    while (mono() < t_end) usleep(100000);
+    while (mono() < t_end)
+        usleep(100000);
     double c0 = proc_cpu(), t0 = mono();
     long errors = 0;
     int tick = 0;
     for (double next = t0; next < t0 + secs; next += 1.0, tick++) {
-        while (mono() < next) usleep(2000);
+        while (mono() < next)
+            usleep(2000);
         char path[64], body[64];
         for (int j = 0; j < N_JOBS; j++) {
             snprintf(path, sizeof path, "/v1/jobs/job%d/throughput", j);
@@ -244,7 +246,8 @@ static void bench_scrapes(const char *name, int conns, double rate, double secs)
         curl_easy_setopt(s[i].h, CURLOPT_PRIVATE, &s[i]);
     }
     /* Open every connection first (one scrape each, not measured). */
-    for (int i = 0; i < conns; i++) curl_multi_add_handle(m, s[i].h);
+    for (int i = 0; i < conns; i++)
+        curl_multi_add_handle(m, s[i].h);
     int running = conns;
     while (running > 0) {
         curl_multi_perform(m, &running);
@@ -273,7 +276,8 @@ static void bench_scrapes(const char *name, int conns, double rate, double secs)
                     }
             } else {
                 while (now >= t0 + (double)sent / rate && active < conns) {
-                    while (busy[next_conn]) next_conn = (next_conn + 1) % conns;
+                    while (busy[next_conn])
+                        next_conn = (next_conn + 1) % conns;
                     double behind = now - (t0 + (double)sent / rate);
                     if (behind > max_behind) max_behind = behind;
                     busy[next_conn] = 1;
@@ -316,11 +320,13 @@ static void bench_scrapes(const char *name, int conns, double rate, double secs)
     double p99 = n ? pfi_quantile_select(lat, n, 0.99) : NAN;
     printf("{\"name\":\"%s\",\"seconds\":%.3f,\"connections\":%d,\"target_rate\":%.0f,"
            "\"scrapes\":%zu,\"scrapes_per_s\":%.1f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
-           "\"max_ms\":%.3f,\"max_behind_schedule_ms\":%.1f,\"errors\":%ld,\"target_p99_ms\":5,\"loadavg\":%.2f}\n",
+           "\"max_ms\":%.3f,\"max_behind_schedule_ms\":%.1f,\"errors\":%ld,\"target_p99_ms\":5,"
+           "\"loadavg\":%.2f}\n",
            name, wall, conns, rate, n, (double)n / wall, p50, p99, mx, max_behind * 1e3, errors,
            loadavg());
     fflush(stdout);
-    for (int i = 0; i < conns; i++) curl_easy_cleanup(s[i].h);
+    for (int i = 0; i < conns; i++)
+        curl_easy_cleanup(s[i].h);
     curl_multi_cleanup(m);
     free(s);
     free(busy);
@@ -441,7 +447,8 @@ static void bench_reports(CURL *h, double rate, double secs)
     double p99 = n_lat ? pfi_quantile_select(lat, n_lat, 0.99) : NAN;
     printf("{\"name\":\"pfid_reports\",\"seconds\":%.3f,\"target_rate\":%.0f,\"sent\":%lld,"
            "\"achieved_rate\":%.1f,\"ok\":%lld,\"failed\":%lld,\"counted_by_pfid\":%lld,"
-           "\"stored\":%lld,\"lost\":%lld,\"p99_ms\":%.3f,\"max_behind_schedule_ms\":%.1f,\"loadavg\":%.2f}\n",
+           "\"stored\":%lld,\"lost\":%lld,\"p99_ms\":%.3f,\"max_behind_schedule_ms\":%.1f,"
+           "\"loadavg\":%.2f}\n",
            wall, rate, sent, (double)ok / wall, ok, bad, counted, stored,
            sent - (counted < stored ? counted : stored), p99, max_behind * 1e3, loadavg());
     fflush(stdout);
@@ -472,8 +479,9 @@ int main(int argc, char **argv)
         for (int k = 0; k < n; k++)
             snprintf(gpus + strlen(gpus), sizeof gpus - strlen(gpus), "%s%d", k ? "," : "",
                      (j + k) % N_GPUS);
-        snprintf(body, sizeof body, "{\"id\":\"job%d\",\"gpus\":[%s],\"arch\":\"%s\",\"task\":\"pt\"}",
-                 j, gpus, j % 2 ? "moe" : "dense");
+        snprintf(body, sizeof body,
+                 "{\"id\":\"job%d\",\"gpus\":[%s],\"arch\":\"%s\",\"task\":\"pt\"}", j, gpus,
+                 j % 2 ? "moe" : "dense");
         if (request(h, "POST", "/v1/jobs", body) != 201) die("job registration failed");
     }
     bench_steady(h, 30 * scale);

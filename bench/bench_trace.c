@@ -35,9 +35,11 @@ static void bench(const char *label, const char *buf, size_t len, const char *na
                   const char *unit)
 {
     double t[7];
-    for (int i = 0; i < 7; i++) t[i] = run_once(buf, len, name);
+    for (int i = 0; i < 7; i++)
+        t[i] = run_once(buf, len, name);
     double med = bench_median(t, 7);
-    printf("{\"bench\":\"trace\",\"case\":\"%s\",\"bytes\":%zu,\"median_ms\":%.3f,\"%s_per_s\":%.0f}\n",
+    printf("{\"bench\":\"trace\",\"case\":\"%s\",\"bytes\":%zu,\"median_ms\":%.3f,\"%s_per_s\":%."
+           "0f}\n",
            label, len, med * 1e3, unit, units / med);
 }
 
@@ -46,8 +48,10 @@ static char *synth(int prom, size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
-    if (!prom) fputs("time_s,gpu,DCGM_FI_DEV_POWER_USAGE,DCGM_FI_DEV_GPU_UTIL,DCGM_FI_DEV_FB_USED,"
-                     "DCGM_FI_PROF_SM_ACTIVE,DCGM_FI_DEV_SM_CLOCK\n", f);
+    if (!prom)
+        fputs("time_s,gpu,DCGM_FI_DEV_POWER_USAGE,DCGM_FI_DEV_GPU_UTIL,DCGM_FI_DEV_FB_USED,"
+              "DCGM_FI_PROF_SM_ACTIVE,DCGM_FI_DEV_SM_CLOCK\n",
+              f);
     for (int t = 0; t < 3600; t++) {
         if (prom) fprintf(f, "# time %d\n# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n", 1700000000 + t);
         for (int g = 0; g < 8; g++) {
@@ -78,7 +82,8 @@ int main(void)
         return 1;
     }
     size_t rows = 0;
-    for (size_t i = 0; i < len; i++) rows += buf[i] == '\n';
+    for (size_t i = 0; i < len; i++)
+        rows += buf[i] == '\n';
     bench("h200-probe trace.csv", buf, len, "trace.csv", (double)(rows - 1), "rows");
     free(buf);
     buf = synth(0, &len);

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake pkg-config clang libclang-rt-14-dev
+  build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
   libgsl-dev libjansson-dev libsqlite3-dev sqlite3
   libmicrohttpd-dev libcurl4-openssl-dev
   libplplot-dev plplot-driver-cairo

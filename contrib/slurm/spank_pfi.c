@@ -67,8 +67,8 @@ static int opt_cb(int val, const char *optarg, int remote);
 
 enum { OPT_SLA = 1, OPT_ARCH, OPT_TASK, OPT_EXEMPT };
 static struct spank_option pfi_options[] = {
-    {"pfi-sla", "F", "pfid: the job's minimum throughput as a fraction of uncapped (0 < F <= 1)",
-     1, OPT_SLA, opt_cb},
+    {"pfi-sla", "F", "pfid: the job's minimum throughput as a fraction of uncapped (0 < F <= 1)", 1,
+     OPT_SLA, opt_cb},
     {"pfi-arch", "dense|moe", "pfid: the model's architecture", 1, OPT_ARCH, opt_cb},
     {"pfi-task", "pt|ft", "pfid: pre-training or fine-tuning", 1, OPT_TASK, opt_cb},
     {"pfi-exempt", NULL, "pfid: never cap this job (where the site allows it)", 0, OPT_EXEMPT,
@@ -108,7 +108,8 @@ static int opt_cb(int val, const char *optarg, int remote)
         if (one_of(optarg, "pt", "ft")) return 0;
         slurm_error("pfi: --pfi-task must be pt or ft, not '%s'", optarg ? optarg : "");
         return -1;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -178,7 +179,8 @@ static int read_token(const conf *c, char *out, size_t len)
         slurm_error("pfi: the token file %s is empty", c->token_file);
         return -1;
     }
-    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ')) n--;
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
+        n--;
     out[n] = '\0';
     return n > 0 ? 0 : -1;
 }
@@ -200,8 +202,8 @@ static size_t on_data(char *p, size_t sz, size_t nm, void *ctx)
 
 /* One request to pfid. Returns the HTTP status, or 0 when pfid could not be
  * reached (curl's reason in why), -1 when the token cannot be read. */
-static long http(const conf *c, const char *method, const char *path, const char *body,
-                 char *why, size_t why_len)
+static long http(const conf *c, const char *method, const char *path, const char *body, char *why,
+                 size_t why_len)
 {
     char token[512], auth[600], url[512];
     why[0] = '\0';
@@ -238,14 +240,18 @@ static long http(const conf *c, const char *method, const char *path, const char
     if (rc == CURLE_OK) snprintf(why, why_len, "%.200s", r.buf);
     curl_easy_cleanup(h);
     /* curl_slist_free_all does not clear: the header copy holds the token. */
-    for (struct curl_slist *s = hd; s; s = s->next) memset(s->data, 0, strlen(s->data));
+    for (struct curl_slist *s = hd; s; s = s->next)
+        memset(s->data, 0, strlen(s->data));
     curl_slist_free_all(hd);
     memset(auth, 0, sizeof auth);
     return code;
 }
 
 /* pfid answered with something final (a 5xx may be a pfid coming up). */
-static int answered(long code) { return code >= 200 && code < 500; }
+static int answered(long code)
+{
+    return code >= 200 && code < 500;
+}
 
 /* ---- the queue files ---- */
 
@@ -389,8 +395,7 @@ static int register_once(const conf *c, const char *id, const char *body, int qu
     char why[256];
     long code = http(c, "POST", "/v1/jobs", body, why, sizeof why);
     if (code == 201)
-        slurm_info("pfi: job %s registered with pfid%s: %s", id, queued ? " (queued)" : "",
-                   body);
+        slurm_info("pfi: job %s registered with pfid%s: %s", id, queued ? " (queued)" : "", body);
     else if (code == 409 && strstr(why, "already registered"))
         slurm_verbose("pfi: job %s already registered", id);
     else if (answered(code))
@@ -511,8 +516,7 @@ static void *retry_main(void *unused)
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
     if (!spank_remote(sp) || retry.running) return 0;
-    if (parse_conf(ac, av, &retry.c) != 0 || job_id(sp, retry.id, sizeof retry.id) != 0)
-        return 0;
+    if (parse_conf(ac, av, &retry.c) != 0 || job_id(sp, retry.id, sizeof retry.id) != 0) return 0;
     char path[400];
     qpath(&retry.c, "pending", retry.id, path, sizeof path);
     if (access(path, F_OK) != 0) return 0; /* the prolog reached pfid */

@@ -47,12 +47,12 @@ typedef struct agent_opts {
 
 typedef struct agent_gpu {
     pfi_gpu_info info;
-    pfi_gpu_sample last; /* (mu) */
-    double last_t;       /* (mu) Unix s of `last`, 0 before the first sample */
-    double sample_age_s; /* (mu) how old `last`'s data were when read (dcgm: the
-                            exporter's page), NaN when the backend reads live */
-    int sample_ok;       /* (mu) the last read succeeded */
-    char read_error[160]; /* (mu) why it did not */
+    pfi_gpu_sample last;   /* (mu) */
+    double last_t;         /* (mu) Unix s of `last`, 0 before the first sample */
+    double sample_age_s;   /* (mu) how old `last`'s data were when read (dcgm: the
+                              exporter's page), NaN when the backend reads live */
+    int sample_ok;         /* (mu) the last read succeeded */
+    char read_error[160];  /* (mu) why it did not */
     pfi_gpu_limits limits; /* (mu) */
     int have_limits;       /* (mu) */
     /* The cap pfid holds on this GPU (mu). */
@@ -81,9 +81,9 @@ typedef struct agent_curve {
     double *m2;           /* per point: Welford's sum of squared tokens/s deviations */
     unsigned char *dirty; /* per point: changed since it was last written */
     size_t n, cap;
-    double level_w;       /* the job's GPUs' limit at the last tick, NaN unknown or mixed */
-    unsigned long held;   /* consecutive training ticks at level_w */
-    double saved_at;      /* Unix s of the last write of the dirty points */
+    double level_w;     /* the job's GPUs' limit at the last tick, NaN unknown or mixed */
+    unsigned long held; /* consecutive training ticks at level_w */
+    double saved_at;    /* Unix s of the last write of the dirty points */
 } agent_curve;
 
 typedef struct agent_job {
@@ -117,7 +117,7 @@ typedef struct agent {
     agent_gpu *gpus;
     pfi_store *store;
     char token[256];
-    double boost_mhz; /* for the clock-fraction feature */
+    double boost_mhz;             /* for the clock-fraction feature */
     struct pfi_model_file *model; /* the --model predictor, NULL without one */
 
     pthread_mutex_t mu;
@@ -130,10 +130,10 @@ typedef struct agent {
     unsigned long long samples_total, sample_errors_total, store_errors_total;
     unsigned long long caps_set_total, caps_restored_total, cap_restore_errors_total;
     unsigned long long cap_drift_total; /* (mu) episodes of a held cap found changed */
-    double last_tick_s;  /* (mu) seconds the last sampler tick took */
-    int store_failing;   /* (mu) the last tick's samples could not be written */
-    char store_error[512]; /* (mu) why, while store_failing */
-    double started_at;   /* Unix s */
+    double last_tick_s;                 /* (mu) seconds the last sampler tick took */
+    int store_failing;                  /* (mu) the last tick's samples could not be written */
+    char store_error[512];              /* (mu) why, while store_failing */
+    double started_at;                  /* Unix s */
 
     /* The cached /metrics response, rebuilt when gen moved (mu). */
     struct MHD_Response *metrics_resp;
@@ -180,9 +180,9 @@ void agent_jobs_free(agent *a);
 
 /* What the telemetry, features and estimate of a job were computed from. */
 typedef enum {
-    JOB_BASIS_NONE,          /* no uncapped training telemetry (yet) */
-    JOB_BASIS_UNCAPPED,      /* the window's uncapped samples; the newest tick is one */
-    JOB_BASIS_LAST_UNCAPPED  /* the job is capped now: as they were at its last uncapped tick */
+    JOB_BASIS_NONE,         /* no uncapped training telemetry (yet) */
+    JOB_BASIS_UNCAPPED,     /* the window's uncapped samples; the newest tick is one */
+    JOB_BASIS_LAST_UNCAPPED /* the job is capped now: as they were at its last uncapped tick */
 } job_basis;
 
 /* Aggregates of a job over its training phase in the rolling window (mu). */
@@ -193,7 +193,7 @@ typedef struct job_agg {
     double tput;               /* throughput top-10% mean, NaN */
     size_t n_samples, n_reports;
     int has_pfi;
-    double pfi; /* the model's live estimate */
+    double pfi;      /* the model's live estimate */
     job_basis basis; /* of tm, the features and pfi */
     double basis_t;  /* Unix s of the newest uncapped sample behind them, NaN none */
 } job_agg;
@@ -201,8 +201,7 @@ const char *agent_job_basis_name(job_basis b);
 void agent_job_aggregate(agent *a, agent_job *j, job_agg *out);
 struct pfi_features;
 /* The predictor's features from the aggregates (and arch/task/GPUs). */
-void agent_job_features(agent *a, const agent_job *j, const job_agg *agg,
-                        struct pfi_features *ft);
+void agent_job_features(agent *a, const agent_job *j, const job_agg *agg, struct pfi_features *ft);
 
 /* caps.c (each takes cap_mu and mu itself) */
 int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t **resp,

@@ -45,22 +45,20 @@ double agent_gpu_prior_w(const agent_gpu *x)
 
 int agent_externally_limited(const pfi_gpu_limits *l)
 {
-    return l->current_w > 0 && l->enforced_w > 0 &&
-           l->enforced_w < l->current_w - READBACK_TOL_W;
+    return l->current_w > 0 && l->enforced_w > 0 && l->enforced_w < l->current_w - READBACK_TOL_W;
 }
 
 /* Sets w (W) on gpu and reads it back: PFI_OK with *lim filled when the
  * device's power-management limit is now w. Caller holds cap_mu. */
-static int set_and_verify(agent *a, unsigned gpu, double w, pfi_gpu_limits *lim,
-                          pfi_error *err)
+static int set_and_verify(agent *a, unsigned gpu, double w, pfi_gpu_limits *lim, pfi_error *err)
 {
     int rc = pfi_backend_set_limit(a->be, gpu, w);
     if (rc == PFI_ENOTSUP)
-        return pfi_error_set(err, PFI_ENOTSUP, NULL, 0,
-                             "the %s backend cannot set power limits", a->o.backend);
+        return pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "the %s backend cannot set power limits",
+                             a->o.backend);
     if (rc != PFI_OK)
-        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: setting %.0f W failed: %s",
-                             gpu, w, pfi_backend_last_error(a->be));
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: setting %.0f W failed: %s", gpu,
+                             w, pfi_backend_last_error(a->be));
     if ((rc = pfi_backend_limits(a->be, gpu, lim)) != PFI_OK)
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: reading the limit back failed: %s", gpu,
@@ -68,8 +66,7 @@ static int set_and_verify(agent *a, unsigned gpu, double w, pfi_gpu_limits *lim,
     double got = in_force_w(lim);
     if (!at_w(lim, w))
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
-                             "GPU %u: the device reports %.1f W after setting %.1f W", gpu,
-                             got, w);
+                             "GPU %u: the device reports %.1f W after setting %.1f W", gpu, got, w);
     return PFI_OK;
 }
 
@@ -124,8 +121,8 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     if (rc == PFI_ENOTSUP) {
         /* A backend without limits cannot set them either (dcgm without the
          * limit fields): the same 501 as a read-only backend. */
-        rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u: power limits not available: %s",
-                           gpu, pfi_backend_last_error(a->be));
+        rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u: power limits not available: %s", gpu,
+                           pfi_backend_last_error(a->be));
         goto out;
     }
     if (rc != PFI_OK) {
@@ -135,8 +132,8 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     }
     if (!(in_force_w(&lim) > 0)) {
         /* Without the limit in force there is nothing safe to restore to. */
-        rc = pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u reports no power limit in force",
-                           gpu);
+        rc =
+            pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "GPU %u reports no power limit in force", gpu);
         goto out;
     }
     if (watts < lim.min_w || watts > lim.max_w) {
@@ -312,8 +309,7 @@ void agent_caps_reconcile(agent *a)
                     x->cap_expires_at > agent_cap_now() && !at_w(&x->limits, x->cap_w);
         int was_drifting = x->drifting;
         double cap_w = x->cap_w;
-        if (!check && x->capped && x->have_limits && at_w(&x->limits, x->cap_w))
-            x->drifting = 0;
+        if (!check && x->capped && x->have_limits && at_w(&x->limits, x->cap_w)) x->drifting = 0;
         pthread_mutex_unlock(&a->mu);
         if (!check) continue;
         pfi_gpu_limits now;
@@ -353,7 +349,8 @@ void agent_caps_check_persistence(agent *a)
         a->gpus[g].persistence = -1;
         if (pfi_backend_persistence(a->be, g, &on) != PFI_OK) continue;
         a->gpus[g].persistence = on;
-        if (!on && n + 12 < sizeof off) n += (size_t)snprintf(off + n, sizeof off - n, "%s%u", n ? "," : "", g);
+        if (!on && n + 12 < sizeof off)
+            n += (size_t)snprintf(off + n, sizeof off - n, "%s%u", n ? "," : "", g);
     }
     if (n)
         agent_log("warning: persistence mode is off on GPU %s: an idle GPU's driver may unload "

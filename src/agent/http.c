@@ -32,12 +32,18 @@ static unsigned status_of(int rc)
     switch (rc) {
     case PFI_EINVAL:
     case PFI_EPARSE:
-    case PFI_ERANGE: return MHD_HTTP_BAD_REQUEST;
-    case PFI_ENOTFOUND: return MHD_HTTP_NOT_FOUND;
-    case PFI_ESTATE: return MHD_HTTP_CONFLICT;
-    case PFI_ENOTSUP: return MHD_HTTP_NOT_IMPLEMENTED;
-    case PFI_EBACKEND: return MHD_HTTP_BAD_GATEWAY;
-    default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
+    case PFI_ERANGE:
+        return MHD_HTTP_BAD_REQUEST;
+    case PFI_ENOTFOUND:
+        return MHD_HTTP_NOT_FOUND;
+    case PFI_ESTATE:
+        return MHD_HTTP_CONFLICT;
+    case PFI_ENOTSUP:
+        return MHD_HTTP_NOT_IMPLEMENTED;
+    case PFI_EBACKEND:
+        return MHD_HTTP_BAD_GATEWAY;
+    default:
+        return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }
 }
 
@@ -370,8 +376,8 @@ int agent_http_start(agent *a, pfi_error *err)
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)a->o.http_threads, MHD_OPTION_CONNECTION_LIMIT,
         a->o.http_max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, a->o.http_conns_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, a->o.http_timeout_s, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-        MHD_OPTION_NOTIFY_CONNECTION, agent_guard_notify, a->guard,
-        MHD_OPTION_NOTIFY_COMPLETED, pfi_http_completed, NULL, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, agent_guard_notify, a->guard, MHD_OPTION_NOTIFY_COMPLETED,
+        pfi_http_completed, NULL, MHD_OPTION_END);
     if (!a->httpd)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP on %s", a->o.listen);
     a->listen_fd = -1; /* MHD owns it now and closes it when it stops */

@@ -66,8 +66,8 @@ int agent_curve_load(agent *a, agent_job *j, pfi_error *err)
         }
         /* by cap_w already (pfi_store_points' order) */
         c->pts[c->n] = pts[i];
-        c->m2[c->n] = pts[i].n > 1 ? pts[i].tokens_sd * pts[i].tokens_sd * (double)(pts[i].n - 1)
-                                   : 0;
+        c->m2[c->n] =
+            pts[i].n > 1 ? pts[i].tokens_sd * pts[i].tokens_sd * (double)(pts[i].n - 1) : 0;
         c->dirty[c->n] = 0;
         c->n++;
     }
@@ -85,8 +85,8 @@ static double tick_level(const agent *a, const agent_job *j, const pfi_gpu_sampl
         unsigned g = j->rec.gpus[k];
         const pfi_gpu_sample *x = by_gpu[g];
         double lim = x && pfi_gpu_sample_has(x, PFI_GF_LIMIT) ? x->v[PFI_GF_LIMIT]
-                     : a->gpus[g].have_limits ? a->gpus[g].limits.enforced_w
-                                              : NAN;
+                     : a->gpus[g].have_limits                 ? a->gpus[g].limits.enforced_w
+                                                              : NAN;
         if (!x || !(lim > 0) || !isfinite(lim)) return NAN;
         if (k == 0)
             level = lim;
@@ -119,8 +119,7 @@ void agent_curve_tick(agent *a, agent_job *j, const pfi_gpu_sample *const *by_gp
 static int steady(const agent *a, const agent_job *j)
 {
     const agent_curve *c = &j->curve;
-    if (c->held < CURVE_HOLD_TICKS || !isfinite(c->level_w) || !isfinite(j->last_power_w))
-        return 0;
+    if (c->held < CURVE_HOLD_TICKS || !isfinite(c->level_w) || !isfinite(j->last_power_w)) return 0;
     for (size_t k = 0; k < j->rec.n_gpus; k++) {
         const agent_gpu *x = &a->gpus[j->rec.gpus[k]];
         double now = x->capped ? x->cap_w : x->have_limits ? x->limits.enforced_w : c->level_w;
@@ -134,7 +133,8 @@ void agent_curve_report(agent *a, agent_job *j, double t, double tokens_per_s)
     if (!steady(a, j)) return;
     agent_curve *c = &j->curve;
     size_t i = 0;
-    while (i < c->n && c->pts[i].cap_w < c->level_w) i++;
+    while (i < c->n && c->pts[i].cap_w < c->level_w)
+        i++;
     if (i == c->n || c->pts[i].cap_w != c->level_w) {
         if (c->n >= CURVE_MAX_POINTS || grow(c) != PFI_OK) return;
         memmove(&c->pts[i + 1], &c->pts[i], (c->n - i) * sizeof *c->pts);
@@ -177,7 +177,8 @@ size_t agent_curve_take_dirty(agent_job *j, double now, pfi_store_point **out)
     agent_curve *c = &j->curve;
     *out = NULL;
     size_t n = 0;
-    for (size_t i = 0; i < c->n; i++) n += c->dirty[i];
+    for (size_t i = 0; i < c->n; i++)
+        n += c->dirty[i];
     if (n == 0) return 0;
     *out = malloc(n * sizeof **out);
     if (!*out) return 0; /* stays dirty: the next write takes it */
@@ -278,9 +279,11 @@ int agent_curve_get(agent *a, const char *id, json_t **out, pfi_error *err)
     size_t n = 0;
     int rc = pfi_store_points(a->store, id, &pts, &n, err);
     if (rc != PFI_OK) return rc;
-    if (n == 0) return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no job '%s' (running, or "
-                                                                 "with a stored curve)",
-                                     id);
+    if (n == 0)
+        return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0,
+                             "no job '%s' (running, or "
+                             "with a stored curve)",
+                             id);
     *out = curve_json(id, 0, NAN, 0, pts, n);
     free(pts);
     return PFI_OK;

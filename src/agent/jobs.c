@@ -19,9 +19,12 @@
 const char *agent_job_basis_name(job_basis b)
 {
     switch (b) {
-    case JOB_BASIS_UNCAPPED: return "uncapped";
-    case JOB_BASIS_LAST_UNCAPPED: return "last_uncapped";
-    default: return "none";
+    case JOB_BASIS_UNCAPPED:
+        return "uncapped";
+    case JOB_BASIS_LAST_UNCAPPED:
+        return "last_uncapped";
+    default:
+        return "none";
     }
 }
 
@@ -68,7 +71,8 @@ void agent_jobs_free(agent *a)
 /* GPU -> job index map, rebuilt after every change of the list. */
 static void reindex(agent *a)
 {
-    for (unsigned g = 0; g < a->n_gpus; g++) a->gpus[g].job = -1;
+    for (unsigned g = 0; g < a->n_gpus; g++)
+        a->gpus[g].job = -1;
     for (size_t i = a->n_jobs; i-- > 0;)
         for (size_t k = 0; k < a->jobs[i]->rec.n_gpus; k++)
             a->gpus[a->jobs[i]->rec.gpus[k]].job = (int)i;
@@ -101,8 +105,8 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
     tp.sustain_s = a->o.phase_hold_s;
     if (pfi_trace_seg_create(&tp, &j->seg) != PFI_OK ||
         pfi_trace_roll_create(JF_COUNT, a->o.window_s, max_samples, &j->roll) != PFI_OK ||
-        pfi_trace_roll_create(1, a->o.window_s, (size_t)tput_cap, &j->tput) != PFI_OK ||
-        !j->agg || !j->basis) {
+        pfi_trace_roll_create(1, a->o.window_s, (size_t)tput_cap, &j->tput) != PFI_OK || !j->agg ||
+        !j->basis) {
         job_free(j);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
@@ -126,8 +130,8 @@ int agent_job_register(agent *a, const pfi_store_job *rec, int persist, pfi_erro
             rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "GPU %u does not exist (%u GPUs)", g,
                                a->n_gpus);
         else if (a->gpus[g].job >= 0 && !a->o.share_gpus)
-            rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "GPU %u is already used by job '%s'",
-                               g, a->jobs[a->gpus[g].job]->rec.id);
+            rc = pfi_error_set(err, PFI_ESTATE, NULL, 0, "GPU %u is already used by job '%s'", g,
+                               a->jobs[a->gpus[g].job]->rec.id);
     }
     if (rc == PFI_OK && a->n_jobs == a->cap_jobs) {
         size_t cap = a->cap_jobs ? 2 * a->cap_jobs : 16;
@@ -231,8 +235,8 @@ static int sample_uncapped(const agent *a, unsigned g, const pfi_gpu_sample *x)
     const agent_gpu *d = &a->gpus[g];
     double prior = agent_gpu_prior_w(d);
     double lim = pfi_gpu_sample_has(x, PFI_GF_LIMIT) ? x->v[PFI_GF_LIMIT]
-                 : d->have_limits                   ? d->limits.enforced_w
-                                                    : NAN;
+                 : d->have_limits                    ? d->limits.enforced_w
+                                                     : NAN;
     if (isfinite(prior) && isfinite(lim) && prior > 0 && lim > 0) {
         if (lim < prior - LIMIT_TOL_W) return 0;
     } else if (d->capped) {
@@ -269,7 +273,8 @@ static void push_values(agent *a, agent_job *j, double t, const pfi_gpu_sample *
                 n[f]++;
             }
     }
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) v[f] = n[f] ? sum[f] / (double)n[f] : NAN;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        v[f] = n[f] ? sum[f] / (double)n[f] : NAN;
     /* Total power counts only when every GPU of the job read it: a sum
      * over some GPUs would look like a power drop. */
     double total = 0;
@@ -293,7 +298,8 @@ static void push_values(agent *a, agent_job *j, double t, const pfi_gpu_sample *
     /* The phase sees every tick; the telemetry window only uncapped ones. */
     double fb = v[PFI_TM_FB_USED], util = v[PFI_TM_GPU_UTIL];
     if (!uncapped)
-        for (int f = 0; f < PFI_TM_NFIELDS; f++) v[f] = NAN;
+        for (int f = 0; f < PFI_TM_NFIELDS; f++)
+            v[f] = NAN;
     pfi_trace_roll_push(j->roll, t, v);
     j->ticks++;
     j->uncapped_now = uncapped;
@@ -322,7 +328,8 @@ static void replay_flush(replay *r)
     for (size_t i = 0; i < r->a->n_jobs; i++)
         if (r->a->jobs[i]->rec.registered_at <= r->t)
             push_values(r->a, r->a->jobs[i], r->t, r->map);
-    for (unsigned g = 0; g < r->a->n_gpus; g++) r->map[g] = NULL;
+    for (unsigned g = 0; g < r->a->n_gpus; g++)
+        r->map[g] = NULL;
 }
 
 static int replay_sample(double t, unsigned gpu, const pfi_gpu_sample *x, void *ctx)
@@ -394,15 +401,15 @@ static void aggregate(agent *a, agent_job *j, job_agg *out)
     memset(out, 0, sizeof *out);
     double since = pfi_trace_seg_start(j->seg, PFI_PHASE_TRAINING);
     out->training = !isnan(since);
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) out->tm[f] = NAN;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        out->tm[f] = NAN;
     out->power_w = out->tput = out->pfi = out->basis_t = NAN;
     out->basis = JOB_BASIS_NONE;
     if (!out->training) return;
     if (pfi_trace_roll_top_mean(j->roll, JF_TOTAL_POWER, since, TOP_FRAC, &out->power_w,
                                 &out->n_samples) != PFI_OK)
         out->power_w = NAN;
-    if (pfi_trace_roll_top_mean(j->tput, 0, since, TOP_FRAC, &out->tput, &out->n_reports) !=
-        PFI_OK)
+    if (pfi_trace_roll_top_mean(j->tput, 0, since, TOP_FRAC, &out->tput, &out->n_reports) != PFI_OK)
         out->tput = NAN;
     if (!j->uncapped_now) {
         /* Capped: the telemetry and features stay as they were at the last
@@ -450,11 +457,13 @@ json_t *agent_job_json(agent *a, agent_job *j)
     json_t *o = json_object();
     pfi_json_set(o, "id", json_string(j->rec.id));
     json_t *g = json_array();
-    for (size_t k = 0; k < j->rec.n_gpus; k++) json_array_append_new(g, json_integer(j->rec.gpus[k]));
+    for (size_t k = 0; k < j->rec.n_gpus; k++)
+        json_array_append_new(g, json_integer(j->rec.gpus[k]));
     pfi_json_set(o, "gpus", g);
     pfi_json_set(o, "arch", j->rec.arch[0] ? json_string(j->rec.arch) : json_null());
     pfi_json_set(o, "task", j->rec.task[0] ? json_string(j->rec.task) : json_null());
-    pfi_json_set(o, "sla_floor", j->rec.sla_floor > 0 ? pfi_json_num(j->rec.sla_floor) : json_null());
+    pfi_json_set(o, "sla_floor",
+                 j->rec.sla_floor > 0 ? pfi_json_num(j->rec.sla_floor) : json_null());
     pfi_json_set(o, "exempt", json_boolean(j->rec.exempt));
     pfi_json_set(o, "registered_at", pfi_json_num(j->rec.registered_at));
     pfi_json_set(o, "phase", json_string(pfi_trace_phase_name(j->phase)));

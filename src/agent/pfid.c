@@ -102,18 +102,21 @@ void agent_log(const char *fmt, ...)
  * client that went away) and SIGXFSZ (see main) are ignored. */
 static void termination_signals(sigset_t *set)
 {
-    static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,   SIGUSR1, SIGUSR2,
-                               SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
+    static const int sigs[] = {
+        SIGHUP,    SIGINT,    SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+        SIGALRM,   SIGVTALRM, SIGPROF, SIGXCPU, SIGIO,
 #ifdef SIGPWR
-                               SIGPWR,
+        SIGPWR,
 #endif
 #ifdef SIGSTKFLT
-                               SIGSTKFLT,
+        SIGSTKFLT,
 #endif
     };
     sigemptyset(set);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaddset(set, sigs[i]);
-    for (int r = SIGRTMIN; r <= SIGRTMAX; r++) sigaddset(set, r);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(set, sigs[i]);
+    for (int r = SIGRTMIN; r <= SIGRTMAX; r++)
+        sigaddset(set, r);
 }
 
 static const char *signal_name(int sig, char *buf, size_t len)
@@ -158,8 +161,7 @@ static int read_token(const char *path, char *tok, size_t len, pfi_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return pfi_error_set(err, PFI_EIO, path, 0, "cannot open token file: %s",
-                             strerror(errno));
+        return pfi_error_set(err, PFI_EIO, path, 0, "cannot open token file: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -179,7 +181,8 @@ static int read_token(const char *path, char *tok, size_t len, pfi_error *err)
     buf[n] = '\0';
     buf[strcspn(buf, "\r\n")] = '\0';
     size_t l = strlen(buf);
-    while (l > 0 && (buf[l - 1] == ' ' || buf[l - 1] == '\t')) buf[--l] = '\0';
+    while (l > 0 && (buf[l - 1] == ' ' || buf[l - 1] == '\t'))
+        buf[--l] = '\0';
     if (l < 16 || l >= len)
         return pfi_error_set(err, PFI_EINVAL, path, 1,
                              "token must be 16-%zu characters on the first line", len - 1);
@@ -317,44 +320,86 @@ int main(int argc, char **argv)
     a.listen_fd = -1;
     a.store_lock_fd = -1;
 
-    enum { O_SIMG = 256, O_SIMJ, O_DCGM, O_LISTEN, O_DB, O_INT, O_TOK, O_RO, O_MODEL, O_RET,
-           O_WIN, O_THR, O_HOLD, O_SHARE, O_LOCKDIR, O_MAXC, O_PERIP, O_HTO };
-    static const struct option lo[] = {
-        {"backend", required_argument, 0, 'b'}, {"sim-gpus", required_argument, 0, O_SIMG},
-        {"sim-jobs", required_argument, 0, O_SIMJ}, {"dcgm-url", required_argument, 0, O_DCGM},
-        {"listen", required_argument, 0, O_LISTEN}, {"db", required_argument, 0, O_DB},
-        {"interval", required_argument, 0, O_INT}, {"token-file", required_argument, 0, O_TOK},
-        {"read-only", no_argument, 0, O_RO}, {"model", required_argument, 0, O_MODEL},
-        {"retention", required_argument, 0, O_RET}, {"window", required_argument, 0, O_WIN},
-        {"http-threads", required_argument, 0, O_THR}, {"phase-hold", required_argument, 0, O_HOLD},
-        {"share-gpus", no_argument, 0, O_SHARE}, {"lock-dir", required_argument, 0, O_LOCKDIR},
-        {"http-max-conns", required_argument, 0, O_MAXC},
-        {"http-conns-per-ip", required_argument, 0, O_PERIP},
-        {"http-timeout", required_argument, 0, O_HTO},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+    enum {
+        O_SIMG = 256,
+        O_SIMJ,
+        O_DCGM,
+        O_LISTEN,
+        O_DB,
+        O_INT,
+        O_TOK,
+        O_RO,
+        O_MODEL,
+        O_RET,
+        O_WIN,
+        O_THR,
+        O_HOLD,
+        O_SHARE,
+        O_LOCKDIR,
+        O_MAXC,
+        O_PERIP,
+        O_HTO
+    };
+    static const struct option lo[] = {{"backend", required_argument, 0, 'b'},
+                                       {"sim-gpus", required_argument, 0, O_SIMG},
+                                       {"sim-jobs", required_argument, 0, O_SIMJ},
+                                       {"dcgm-url", required_argument, 0, O_DCGM},
+                                       {"listen", required_argument, 0, O_LISTEN},
+                                       {"db", required_argument, 0, O_DB},
+                                       {"interval", required_argument, 0, O_INT},
+                                       {"token-file", required_argument, 0, O_TOK},
+                                       {"read-only", no_argument, 0, O_RO},
+                                       {"model", required_argument, 0, O_MODEL},
+                                       {"retention", required_argument, 0, O_RET},
+                                       {"window", required_argument, 0, O_WIN},
+                                       {"http-threads", required_argument, 0, O_THR},
+                                       {"phase-hold", required_argument, 0, O_HOLD},
+                                       {"share-gpus", no_argument, 0, O_SHARE},
+                                       {"lock-dir", required_argument, 0, O_LOCKDIR},
+                                       {"http-max-conns", required_argument, 0, O_MAXC},
+                                       {"http-conns-per-ip", required_argument, 0, O_PERIP},
+                                       {"http-timeout", required_argument, 0, O_HTO},
+                                       {"help", no_argument, 0, 'h'},
+                                       {"version", no_argument, 0, 'V'},
+                                       {0, 0, 0, 0}};
     int c;
     double v;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "b:hV", lo, NULL)) != -1) {
         switch (c) {
-        case 'b': a.o.backend = optarg; break;
+        case 'b':
+            a.o.backend = optarg;
+            break;
         case O_SIMG:
             if (parse_seconds(optarg, 1, 1024, &v) || v != floor(v))
                 return usage_error("--sim-gpus must be an integer 1-1024, not '%s'", optarg);
             a.o.sim_gpus = (unsigned)v;
             break;
-        case O_SIMJ: a.o.sim_jobs = optarg; break;
-        case O_DCGM: a.o.dcgm_url = optarg; break;
-        case O_LISTEN: a.o.listen = optarg; break;
-        case O_DB: a.o.db = optarg; break;
+        case O_SIMJ:
+            a.o.sim_jobs = optarg;
+            break;
+        case O_DCGM:
+            a.o.dcgm_url = optarg;
+            break;
+        case O_LISTEN:
+            a.o.listen = optarg;
+            break;
+        case O_DB:
+            a.o.db = optarg;
+            break;
         case O_INT:
             if (parse_seconds(optarg, 0.05, 3600, &a.o.interval_s))
                 return usage_error("--interval must be 0.05-3600 seconds, not '%s'", optarg);
             break;
-        case O_TOK: a.o.token_file = optarg; break;
-        case O_RO: a.o.read_only = 1; break;
-        case O_MODEL: a.o.model = optarg; break;
+        case O_TOK:
+            a.o.token_file = optarg;
+            break;
+        case O_RO:
+            a.o.read_only = 1;
+            break;
+        case O_MODEL:
+            a.o.model = optarg;
+            break;
         case O_RET:
             if (parse_seconds(optarg, 60, 10 * 365 * 86400.0, &a.o.retention_s))
                 return usage_error("--retention must be 60 s to 10 years, not '%s'", optarg);
@@ -363,11 +408,16 @@ int main(int argc, char **argv)
             if (parse_seconds(optarg, 10, 7 * 86400.0, &a.o.window_s))
                 return usage_error("--window must be 10 s to a week, not '%s'", optarg);
             break;
-        case O_SHARE: a.o.share_gpus = 1; break;
-        case O_LOCKDIR: a.o.lock_dir = optarg; break;
+        case O_SHARE:
+            a.o.share_gpus = 1;
+            break;
+        case O_LOCKDIR:
+            a.o.lock_dir = optarg;
+            break;
         case O_MAXC:
             if (parse_seconds(optarg, 16, 65536, &v) || v != floor(v))
-                return usage_error("--http-max-conns must be an integer 16-65536, not '%s'", optarg);
+                return usage_error("--http-max-conns must be an integer 16-65536, not '%s'",
+                                   optarg);
             a.o.http_max_conns = (unsigned)v;
             break;
         case O_PERIP:
@@ -390,8 +440,12 @@ int main(int argc, char **argv)
                 return usage_error("--http-threads must be an integer 1-64, not '%s'", optarg);
             a.o.http_threads = (unsigned)v;
             break;
-        case 'h': fputs(help, stdout); return 0;
-        case 'V': printf("pfid %s\n", PFI_VERSION); return 0;
+        case 'h':
+            fputs(help, stdout);
+            return 0;
+        case 'V':
+            printf("pfid %s\n", PFI_VERSION);
+            return 0;
         default:
             return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
         }

@@ -25,7 +25,8 @@ int agent_model_load(agent *a, const char *path, pfi_error *err)
     a->model = m;
     /* The clock-fraction feature must use the boost clock it was fitted with. */
     a->boost_mhz = m->boost_mhz > 0 ? m->boost_mhz : PFI_AGENT_BOOST_MHZ;
-    for (size_t i = 0; i < a->n_jobs; i++) a->jobs[i]->agg_valid = 0; /* re-estimate */
+    for (size_t i = 0; i < a->n_jobs; i++)
+        a->jobs[i]->agg_valid = 0; /* re-estimate */
     a->gen++;
     pthread_mutex_unlock(&a->mu);
     free(old);

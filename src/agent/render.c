@@ -129,7 +129,8 @@ static void emit_jobs(agent *a, FILE *f)
     size_t n = a->n_jobs;
     job_agg *agg = calloc(n ? n : 1, sizeof *agg);
     if (!agg) return;
-    for (size_t i = 0; i < n; i++) agent_job_aggregate(a, a->jobs[i], &agg[i]);
+    for (size_t i = 0; i < n; i++)
+        agent_job_aggregate(a, a->jobs[i], &agg[i]);
 
     pfi_prom_family(f, "pfi_job_info", PFI_PROM_GAUGE,
                     "A registered job: its GPUs (comma-separated indices), arch and task.");
@@ -140,8 +141,8 @@ static void emit_jobs(agent *a, FILE *f)
         for (size_t k = 0; k < j->rec.n_gpus; k++)
             off += (size_t)snprintf(gpus + off, sizeof gpus - off, "%s%u", k ? "," : "",
                                     j->rec.gpus[k]);
-        const char *l[] = {"job_id", j->rec.id, "gpus", gpus, "arch", j->rec.arch, "task",
-                           j->rec.task, NULL};
+        const char *l[] = {"job_id",    j->rec.id, "gpus",      gpus, "arch",
+                           j->rec.arch, "task",    j->rec.task, NULL};
         pfi_prom_sample(f, "pfi_job_info", l, 1);
     }
     pfi_prom_family(f, "pfi_job_phase", PFI_PROM_GAUGE,
@@ -152,15 +153,15 @@ static void emit_jobs(agent *a, FILE *f)
                                pfi_trace_phase_name((pfi_phase)p), NULL};
             pfi_prom_sample(f, "pfi_job_phase", l, a->jobs[i]->phase == (pfi_phase)p);
         }
-#define JOB_SERIES(name, type, help, expr)                                                     \
-    do {                                                                                       \
-        pfi_prom_family(f, name, type, help);                                                  \
-        for (size_t i = 0; i < n; i++) {                                                       \
-            const agent_job *j = a->jobs[i];                                                   \
-            const char *l[] = {"job_id", j->rec.id, NULL};                                        \
-            pfi_prom_sample(f, name, l, (expr));                                               \
-            (void)j;                                                                           \
-        }                                                                                      \
+#define JOB_SERIES(name, type, help, expr)                                                         \
+    do {                                                                                           \
+        pfi_prom_family(f, name, type, help);                                                      \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            const agent_job *j = a->jobs[i];                                                       \
+            const char *l[] = {"job_id", j->rec.id, NULL};                                         \
+            pfi_prom_sample(f, name, l, (expr));                                                   \
+            (void)j;                                                                               \
+        }                                                                                          \
     } while (0)
     JOB_SERIES("pfi_job_sla_floor_ratio", PFI_PROM_GAUGE,
                "The job's minimum throughput as a fraction of uncapped (absent: none).",
@@ -287,7 +288,7 @@ static json_t *gpu_json(agent *a, unsigned g)
      * for a backend that reads the device live. */
     pfi_json_set(o, "sample_age_s",
                  x->last_t > 0 && isfinite(x->sample_age_s) ? pfi_json_num(x->sample_age_s)
-                                                             : json_null());
+                                                            : json_null());
     pfi_json_set(o, "persistence_mode",
                  x->persistence < 0 ? json_null() : json_boolean(x->persistence));
     json_t *s = json_object();
@@ -329,7 +330,8 @@ static json_t *gpu_json(agent *a, unsigned g)
     json_t *jobs = json_array();
     for (size_t i = 0; x->job >= 0 && i < a->n_jobs; i++)
         for (size_t k = 0; k < a->jobs[i]->rec.n_gpus; k++)
-            if (a->jobs[i]->rec.gpus[k] == g) json_array_append_new(jobs, json_string(a->jobs[i]->rec.id));
+            if (a->jobs[i]->rec.gpus[k] == g)
+                json_array_append_new(jobs, json_string(a->jobs[i]->rec.id));
     pfi_json_set(o, "jobs", jobs);
     return o;
 }
@@ -337,7 +339,8 @@ static json_t *gpu_json(agent *a, unsigned g)
 json_t *agent_gpus_json(agent *a)
 {
     json_t *arr = json_array();
-    for (unsigned g = 0; g < a->n_gpus; g++) json_array_append_new(arr, gpu_json(a, g));
+    for (unsigned g = 0; g < a->n_gpus; g++)
+        json_array_append_new(arr, gpu_json(a, g));
     json_t *root = json_object();
     pfi_json_set(root, "gpus", arr);
     return root;
@@ -346,7 +349,8 @@ json_t *agent_gpus_json(agent *a)
 json_t *agent_jobs_json(agent *a)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < a->n_jobs; i++) json_array_append_new(arr, agent_job_json(a, a->jobs[i]));
+    for (size_t i = 0; i < a->n_jobs; i++)
+        json_array_append_new(arr, agent_job_json(a, a->jobs[i]));
     json_t *root = json_object();
     pfi_json_set(root, "jobs", arr);
     return root;

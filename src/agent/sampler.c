@@ -71,8 +71,10 @@ void agent_tick(agent *a)
             x->have_limits = 1;
         }
     }
-    for (unsigned g = 0; g < n; g++) by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
-    for (size_t i = 0; i < a->n_jobs; i++) agent_job_push_tick(a, a->jobs[i], t, by_gpu);
+    for (unsigned g = 0; g < n; g++)
+        by_gpu[g] = ok[g] ? &a->gpus[g].last : NULL;
+    for (size_t i = 0; i < a->n_jobs; i++)
+        agent_job_push_tick(a, a->jobs[i], t, by_gpu);
     pfi_store_point *pts;
     size_t n_pts = agent_curves_take_due(a, t, &pts);
     a->samples_total++;
@@ -82,7 +84,8 @@ void agent_tick(agent *a)
     a->gen++;
     pthread_mutex_unlock(&a->mu);
     /* Outside mu: scrapes do not wait on SQLite. */
-    for (size_t i = 0; i < n_pts; i++) agent_curve_save(a, pts[i].job, &pts[i], 1);
+    for (size_t i = 0; i < n_pts; i++)
+        agent_curve_save(a, pts[i].job, &pts[i], 1);
     free(pts);
     free(s);
     free(lim);

@@ -28,7 +28,8 @@ int pfi_cli_curves_build(const char *cmd, const pfi_sweeps *s, pfi_cli_curves *c
 {
     memset(c, 0, sizeof *c);
     size_t n = pfi_sweeps_count(s), runs = 0;
-    for (size_t i = 0; i < n; i++) runs += pfi_sweeps_group(s, i)->n_runs;
+    for (size_t i = 0; i < n; i++)
+        runs += pfi_sweeps_group(s, i)->n_runs;
     c->n = n;
     c->g = calloc(n ? n : 1, sizeof *c->g);
     c->off = calloc(n + 1, sizeof *c->off);
@@ -98,8 +99,10 @@ int pfi_cli_alloc_dataset_load(const char *cmd, const char *sweeps, const char *
         for (size_t r = 0; rc == PFI_OK && r < pfi_csv_rows(c); r++) {
             const char *name = pfi_csv_field(c, r, col);
             size_t i = 0;
-            while (i < d->n && strcmp(d->obs[i].name, name) != 0) i++;
-            if (i < d->n) d->obs[i].holdout = 1;
+            while (i < d->n && strcmp(d->obs[i].name, name) != 0)
+                i++;
+            if (i < d->n)
+                d->obs[i].holdout = 1;
             else
                 rc = pfi_error_set(&err, PFI_ENOTFOUND, holdout, pfi_csv_line(c, r),
                                    "held-out group '%s' is not in the sweeps", name);

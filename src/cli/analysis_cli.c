@@ -23,7 +23,8 @@ static int mark_holdout(const char *cmd, pfi_csv *c, pfi_cli_dataset *d)
     for (size_t r = 0; r < pfi_csv_rows(c); r++) {
         const char *name = pfi_csv_field(c, r, col);
         size_t i = 0;
-        while (i < d->n && strcmp(d->obs[i].name, name) != 0) i++;
+        while (i < d->n && strcmp(d->obs[i].name, name) != 0)
+            i++;
         if (i == d->n) {
             pfi_error_set(&err, PFI_ENOTFOUND, path, pfi_csv_line(c, r),
                           "held-out group '%s' is not in the telemetry", name);

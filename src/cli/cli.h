@@ -20,7 +20,8 @@ enum { PFI_EXIT_OK = 0, PFI_EXIT_DATA = 1, PFI_EXIT_USAGE = 2 };
 /* Prints "pfi CMD: file:line: message" to stderr and returns PFI_EXIT_DATA. */
 int pfi_cli_fail(const char *cmd, const pfi_error *err);
 /* Prints "pfi CMD: message" and a --help hint to stderr; returns PFI_EXIT_USAGE. */
-int pfi_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int pfi_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Parses "200,500,700" into a malloc'd array; -1 on a bad list. */
 int pfi_cli_parse_doubles(const char *s, double **out, size_t *n);

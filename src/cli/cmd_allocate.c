@@ -86,7 +86,8 @@ static int read_jobs(const char *path, const pfi_cli_curves *cv, double sla_all,
     for (size_t r = 0; rc == PFI_OK && r < rows; r++) {
         const char *name = pfi_csv_field(c, r, gcol);
         size_t i = 0;
-        while (i < cv->n && strcmp(cv->g[i]->name, name) != 0) i++;
+        while (i < cv->n && strcmp(cv->g[i]->name, name) != 0)
+            i++;
         if (i == cv->n) {
             rc = pfi_error_set(&err, PFI_ENOTFOUND, path, pfi_csv_line(c, r),
                                "group '%s' is not in the sweeps", name);
@@ -122,13 +123,20 @@ static int replay_observe(void *ctx, size_t job, double power_w, size_t jobs, do
 int pfi_cmd_allocate(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"policy", required_argument, 0, 'p'},   {"reduction", required_argument, 0, 'r'},
-        {"budget-w", required_argument, 0, 'b'}, {"telemetry", required_argument, 0, 'T'},
-        {"model", required_argument, 0, 'M'},    {"jobs", required_argument, 0, 'J'},
-        {"sla", required_argument, 0, 'S'},      {"rounds", required_argument, 0, 'K'},
-        {"round-s", required_argument, 0, 'R'},  {"event-s", required_argument, 0, 'E'},
-        {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
-        {"allow-implausible", no_argument, 0, 'A'}, {0, 0, 0, 0},
+        {"policy", required_argument, 0, 'p'},
+        {"reduction", required_argument, 0, 'r'},
+        {"budget-w", required_argument, 0, 'b'},
+        {"telemetry", required_argument, 0, 'T'},
+        {"model", required_argument, 0, 'M'},
+        {"jobs", required_argument, 0, 'J'},
+        {"sla", required_argument, 0, 'S'},
+        {"rounds", required_argument, 0, 'K'},
+        {"round-s", required_argument, 0, 'R'},
+        {"event-s", required_argument, 0, 'E'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {"allow-implausible", no_argument, 0, 'A'},
+        {0, 0, 0, 0},
     };
     const char *policy_s = NULL, *tm_path = NULL, *model_path = NULL, *jobs_path = NULL;
     double reduction = NAN, budget = NAN, sla_all = 0;
@@ -139,10 +147,13 @@ int pfi_cmd_allocate(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': policy_s = optarg; break;
-        case 'A': rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE; break;
-        case 'r':
-        {
+        case 'p':
+            policy_s = optarg;
+            break;
+        case 'A':
+            rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE;
+            break;
+        case 'r': {
             double *v = NULL;
             size_t nv = 0;
             int bad = pfi_cli_parse_reductions(optarg, &v, &nv) || nv != 1;
@@ -175,16 +186,29 @@ int pfi_cmd_allocate(int argc, char **argv)
             if (pfi_cli_parse_double(optarg, &v) || !(v > 0))
                 return pfi_cli_usage_error("allocate", "--%s must be > 0 s",
                                            c == 'R' ? "round-s" : "event-s");
-            if (c == 'R') lo.round_s = v;
-            else lo.event_s = v;
+            if (c == 'R')
+                lo.round_s = v;
+            else
+                lo.event_s = v;
             break;
         }
-        case 'T': tm_path = optarg; break;
-        case 'M': model_path = optarg; break;
-        case 'J': jobs_path = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("allocate", "bad option");
+        case 'T':
+            tm_path = optarg;
+            break;
+        case 'M':
+            model_path = optarg;
+            break;
+        case 'J':
+            jobs_path = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("allocate", "bad option");
         }
     }
     if (!policy_s) return pfi_cli_usage_error("allocate", "--policy is required");
@@ -197,8 +221,7 @@ int pfi_cmd_allocate(int argc, char **argv)
                                    policy_s);
     if (isnan(reduction) == isnan(budget))
         return pfi_cli_usage_error("allocate", "give exactly one of --reduction and --budget-w");
-    if (model_path && !tm_path)
-        return pfi_cli_usage_error("allocate", "--model needs --telemetry");
+    if (model_path && !tm_path) return pfi_cli_usage_error("allocate", "--model needs --telemetry");
     if (policy == PFI_POLICY_DRAM_COPY && !learn && !tm_path)
         return pfi_cli_usage_error("allocate", "the dram-copy policy needs --telemetry");
     if ((double)lo.rounds * lo.round_s > lo.event_s)
@@ -225,8 +248,10 @@ int pfi_cmd_allocate(int argc, char **argv)
     if (ec == PFI_EXIT_OK && tm_path) ec = pfi_cli_curves_telemetry("allocate", &d, &cv);
     if (ec == PFI_EXIT_OK && model_path) {
         pfi_model_file mf;
-        if (pfi_model_load(model_path, &mf, &err) != PFI_OK) ec = pfi_cli_fail("allocate", &err);
-        else ec = pfi_cli_curves_predict("allocate", &d, &mf.set, &mf.ols, &cv);
+        if (pfi_model_load(model_path, &mf, &err) != PFI_OK)
+            ec = pfi_cli_fail("allocate", &err);
+        else
+            ec = pfi_cli_curves_predict("allocate", &d, &mf.set, &mf.ols, &cv);
     }
     if (ec != PFI_EXIT_OK) goto done;
     if (jobs_path) {
@@ -256,8 +281,11 @@ int pfi_cmd_allocate(int argc, char **argv)
     for (size_t k = 0; k < jl.n; k++) {
         size_t i = jl.group[k];
         const pfi_group *g = cv.g[i];
-        jobs[k] = (pfi_alloc_job){.name = g->name, .cap = cv.C + cv.off[i], .P = cv.P + cv.off[i],
-                                  .T = cv.T + cv.off[i], .n = cv.off[i + 1] - cv.off[i],
+        jobs[k] = (pfi_alloc_job){.name = g->name,
+                                  .cap = cv.C + cv.off[i],
+                                  .P = cv.P + cv.off[i],
+                                  .T = cv.T + cv.off[i],
+                                  .n = cv.off[i + 1] - cv.off[i],
                                   .pfi = model_path ? cv.pfi_hat[i] : cv.pfi[i],
                                   .dram_copy = cv.dram[i],
                                   .moe_ft = strcmp(g->meta.arch, "moe") == 0 &&
@@ -265,7 +293,8 @@ int pfi_cmd_allocate(int argc, char **argv)
                                   .sla_frac = jl.sla[k]};
     }
     int rc = pfi_alloc_problem_create(jobs, jl.n, &prob, &err);
-    if (rc == PFI_OK && isnan(budget)) rc = pfi_alloc_budget_for_reduction(prob, reduction, &budget, &err);
+    if (rc == PFI_OK && isnan(budget))
+        rc = pfi_alloc_budget_for_reduction(prob, reduction, &budget, &err);
     pfi_alloc_result res = {0};
     pfi_learn_result lr = {0};
     if (rc == PFI_OK && !learn) rc = pfi_alloc_run(prob, policy, budget, out, &res, &err);
@@ -280,8 +309,7 @@ int pfi_cmd_allocate(int argc, char **argv)
             lj[k].pfi_hat = jobs[k].pfi;
             if (isnan(lj[k].pfi_hat))
                 rc = pfi_error_set(&err, PFI_EINVAL, NULL, 0,
-                                   "job %s has no PFI: learn's prior needs one",
-                                   jobs[k].name);
+                                   "job %s has no PFI: learn's prior needs one", jobs[k].name);
         }
         if (rc == PFI_OK)
             rc = pfi_learn_run(lj, jl.n, budget, &lo, replay_observe, &rp, pw, &lr, &err);

@@ -30,7 +30,8 @@ static const char *help =
     "Options:\n"
     "  --columns A,B  compare two numeric columns of one file\n"
     "  --json         {\"n\",\"rho\",\"p\",\"max_abs_diff\",\"median_abs_diff\",\n"
-    "                 \"median_rel_diff\",\"pairs\":[{\"group\",\"a\",\"b\"}],\"unmatched\":[...]}\n"
+    "                 "
+    "\"median_rel_diff\",\"pairs\":[{\"group\",\"a\",\"b\"}],\"unmatched\":[...]}\n"
     "  -h, --help     show this help\n"
     "\n"
     "Fewer than 3 matched pairs, or constant values, leave rho undefined (null).\n"
@@ -45,7 +46,8 @@ typedef struct {
 
 static void list_free(pfi_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) free(l->key[i]);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->key[i]);
     free(l->key);
     free(l->pfi);
 }
@@ -67,8 +69,8 @@ static int load(const char *path, const char *col_a, pfi_list *l, pfi_error *err
             const pfi_group *g = pfi_sweeps_group(s, i);
             pfi_index_result res;
             if (pfi_index_group(g, PFI_METHOD_RATIO, NULL, &res) != PFI_OK || !res.has_pfi) {
-                rc = pfi_error_set(err, PFI_EUNDEFINED, path, g->line,
-                                   "group '%s': PFI undefined", g->name);
+                rc = pfi_error_set(err, PFI_EUNDEFINED, path, g->line, "group '%s': PFI undefined",
+                                   g->name);
                 break;
             }
             l->key[l->n] = pfi_group_key(g->name, g->meta.platform);
@@ -84,7 +86,8 @@ static int load(const char *path, const char *col_a, pfi_list *l, pfi_error *err
                 const char *pc = pfi_csv_col(c, "platform") >= 0
                                      ? pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "platform"))
                                      : NULL;
-                l->key[l->n++] = pfi_group_key(pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "group")), pc);
+                l->key[l->n++] =
+                    pfi_group_key(pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "group")), pc);
             }
         }
     }
@@ -95,8 +98,8 @@ static int load(const char *path, const char *col_a, pfi_list *l, pfi_error *err
     return rc;
 }
 
-static int load_columns(const char *path, const char *ca, const char *cb, pfi_list *a,
-                        pfi_list *b, pfi_error *err)
+static int load_columns(const char *path, const char *ca, const char *cb, pfi_list *a, pfi_list *b,
+                        pfi_error *err)
 {
     memset(a, 0, sizeof *a);
     memset(b, 0, sizeof *b);
@@ -114,13 +117,17 @@ static int load_columns(const char *path, const char *ca, const char *cb, pfi_li
     int gcol = pfi_csv_col(c, "group"), mcol = pfi_csv_col(c, "model");
     for (size_t r = 0; rc == PFI_OK && r < rows; r++) {
         rc = pfi_csv_number(c, r, (size_t)pfi_csv_col(c, ca), 0, 0, &a->pfi[r], err);
-        if (rc == PFI_OK) rc = pfi_csv_number(c, r, (size_t)pfi_csv_col(c, cb), 0, 0, &b->pfi[r], err);
+        if (rc == PFI_OK)
+            rc = pfi_csv_number(c, r, (size_t)pfi_csv_col(c, cb), 0, 0, &b->pfi[r], err);
         if (rc != PFI_OK) break;
         char label[256];
-        if (gcol >= 0) snprintf(label, sizeof label, "%s", pfi_csv_field(c, r, (size_t)gcol));
-        else if (mcol >= 0) snprintf(label, sizeof label, "line %ld (%s)", pfi_csv_line(c, r),
-                                     pfi_csv_field(c, r, (size_t)mcol));
-        else snprintf(label, sizeof label, "line %ld", pfi_csv_line(c, r));
+        if (gcol >= 0)
+            snprintf(label, sizeof label, "%s", pfi_csv_field(c, r, (size_t)gcol));
+        else if (mcol >= 0)
+            snprintf(label, sizeof label, "line %ld (%s)", pfi_csv_line(c, r),
+                     pfi_csv_field(c, r, (size_t)mcol));
+        else
+            snprintf(label, sizeof label, "line %ld", pfi_csv_line(c, r));
         a->key[r] = strdup(label);
         a->n = b->n = r + 1;
         if (!a->key[r]) rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
@@ -154,9 +161,14 @@ int pfi_cmd_compare(int argc, char **argv)
                 return pfi_cli_usage_error("compare", "bad --columns '%s' (want A,B)", optarg);
             *cb++ = 0;
             break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("compare", "bad option");
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("compare", "bad option");
         }
     }
     int want = cols ? 1 : 2;
@@ -192,7 +204,8 @@ int pfi_cmd_compare(int argc, char **argv)
     for (size_t i = 0; i < a.n; i++) {
         size_t j = cols ? i : 0;
         if (!cols)
-            while (j < b.n && (b_used[j] || strcmp(a.key[i], b.key[j]) != 0)) j++;
+            while (j < b.n && (b_used[j] || strcmp(a.key[i], b.key[j]) != 0))
+                j++;
         if (j >= b.n) continue;
         b_used[j] = 1;
         ia[m] = i;
@@ -238,8 +251,10 @@ int pfi_cmd_compare(int argc, char **argv)
         json_decref(root);
     } else {
         printf("%zu matched groups\n", m);
-        if (has) printf("Spearman rho = %.3f (p = %.3g)\n", rho, p);
-        else printf("Spearman rho undefined (fewer than 3 pairs or constant values)\n");
+        if (has)
+            printf("Spearman rho = %.3f (p = %.3g)\n", rho, p);
+        else
+            printf("Spearman rho undefined (fewer than 3 pairs or constant values)\n");
         if (m)
             printf("|A - B|: max %.3f, median %.3f; median relative difference %.1f%%\n", mx,
                    med_abs, 100 * med_rel);
@@ -256,7 +271,9 @@ int pfi_cmd_compare(int argc, char **argv)
 done:
     free(xa), free(xb), free(ad), free(rd), free(ia), free(b_used);
     list_free(&a);
-    if (cols) free(b.pfi);
-    else list_free(&b);
+    if (cols)
+        free(b.pfi);
+    else
+        list_free(&b);
     return ec;
 }

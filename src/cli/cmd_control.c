@@ -104,21 +104,43 @@ static int parse_pos(const char *cmd, const char *flag, const char *v, double lo
 
 static int cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"db", 1, 0, 'd'},          {"token-file", 1, 0, 't'},   {"agents", 1, 0, 'a'},
-        {"agents-file", 1, 0, 'A'}, {"agent-token-file", 1, 0, 'T'}, {"listen", 1, 0, 'l'},
-        {"period", 1, 0, 'p'},      {"policy", 1, 0, 'P'},       {"other-load-w", 1, 0, 'o'},
-        {"margin-w", 1, 0, 'm'},    {"ramp-w-per-s", 1, 0, 'r'}, {"cap-margin-s", 1, 0, 'M'},
-        {"cap-max-s", 1, 0, 'X'},   {"agent-timeout-s", 1, 0, 'O'}, {"schedule", 1, 0, 's'},
-        {"vtn", 1, 0, 'v'},         {"program", 1, 0, 'g'},      {"vtn-client-id", 1, 0, 'i'},
-        {"vtn-client-secret-file", 1, 0, 'S'}, {"vtn-poll-s", 1, 0, 'V'},
-        {"http-threads", 1, 0, 'H'}, {"jobs-file", 1, 0, 'J'},   {"prometheus", 1, 0, 'Q'},
-        {"site-meter", 1, 0, 'W'},  {"cluster-from", 1, 0, 'C'}, {"prometheus-match", 1, 0, 'N'},
-        {"learn-rounds", 1, 0, 'L'}, {"help", 0, 0, 'h'},
-        {0, 0, 0, 0}};
-    pfi_ctl_opts o = {.listen = "127.0.0.1:9478", .period_s = 5, .agent_timeout_s = 2,
-                      .policy = PFI_PLAN_PFI, .cap_margin_s = 60, .cap_max_s = 3600,
-                      .vtn_poll_s = 30, .http_threads = 2};
+    static const struct option opts[] = {{"db", 1, 0, 'd'},
+                                         {"token-file", 1, 0, 't'},
+                                         {"agents", 1, 0, 'a'},
+                                         {"agents-file", 1, 0, 'A'},
+                                         {"agent-token-file", 1, 0, 'T'},
+                                         {"listen", 1, 0, 'l'},
+                                         {"period", 1, 0, 'p'},
+                                         {"policy", 1, 0, 'P'},
+                                         {"other-load-w", 1, 0, 'o'},
+                                         {"margin-w", 1, 0, 'm'},
+                                         {"ramp-w-per-s", 1, 0, 'r'},
+                                         {"cap-margin-s", 1, 0, 'M'},
+                                         {"cap-max-s", 1, 0, 'X'},
+                                         {"agent-timeout-s", 1, 0, 'O'},
+                                         {"schedule", 1, 0, 's'},
+                                         {"vtn", 1, 0, 'v'},
+                                         {"program", 1, 0, 'g'},
+                                         {"vtn-client-id", 1, 0, 'i'},
+                                         {"vtn-client-secret-file", 1, 0, 'S'},
+                                         {"vtn-poll-s", 1, 0, 'V'},
+                                         {"http-threads", 1, 0, 'H'},
+                                         {"jobs-file", 1, 0, 'J'},
+                                         {"prometheus", 1, 0, 'Q'},
+                                         {"site-meter", 1, 0, 'W'},
+                                         {"cluster-from", 1, 0, 'C'},
+                                         {"prometheus-match", 1, 0, 'N'},
+                                         {"learn-rounds", 1, 0, 'L'},
+                                         {"help", 0, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    pfi_ctl_opts o = {.listen = "127.0.0.1:9478",
+                      .period_s = 5,
+                      .agent_timeout_s = 2,
+                      .policy = PFI_PLAN_PFI,
+                      .cap_margin_s = 60,
+                      .cap_max_s = 3600,
+                      .vtn_poll_s = 30,
+                      .http_threads = 2};
     const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL, *jobs_file = NULL;
     char **urls = NULL;
     size_t n_urls = 0;
@@ -128,9 +150,15 @@ static int cmd_run(int argc, char **argv)
     optind = 1;
     while (!bad && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'd': o.db = optarg; break;
-        case 't': token_file = optarg; break;
-        case 'T': agent_token_file = optarg; break;
+        case 'd':
+            o.db = optarg;
+            break;
+        case 't':
+            token_file = optarg;
+            break;
+        case 'T':
+            agent_token_file = optarg;
+            break;
         case 'a':
             if (pfi_agents_split(optarg, &urls, &n_urls, &err) != PFI_OK)
                 bad = pfi_cli_usage_error("control run", "%s", err.msg);
@@ -141,33 +169,72 @@ static int cmd_run(int argc, char **argv)
                 return pfi_cli_fail("control run", &err);
             }
             break;
-        case 'l': o.listen = optarg; break;
-        case 'p': bad = parse_pos("control run", "--period", optarg, 0.1, 3600, &o.period_s); break;
+        case 'l':
+            o.listen = optarg;
+            break;
+        case 'p':
+            bad = parse_pos("control run", "--period", optarg, 0.1, 3600, &o.period_s);
+            break;
         case 'P':
             if (pfi_plan_policy_parse(optarg, &o.policy) != PFI_OK)
                 bad = pfi_cli_usage_error("control run", "--policy must be equal, pfi or learn");
             break;
-        case 'o': bad = parse_pos("control run", "--other-load-w", optarg, 0, 1e12, &o.other_load_w); break;
-        case 'm': bad = parse_pos("control run", "--margin-w", optarg, 0, 1e12, &o.margin_w); break;
-        case 'r': bad = parse_pos("control run", "--ramp-w-per-s", optarg, 0, 1e12, &o.ramp_w_per_s); break;
-        case 'M': bad = parse_pos("control run", "--cap-margin-s", optarg, 1, 86400, &o.cap_margin_s); break;
-        case 'X': bad = parse_pos("control run", "--cap-max-s", optarg, 10, 604800, &o.cap_max_s); break;
-        case 'O': bad = parse_pos("control run", "--agent-timeout-s", optarg, 0.05, 60, &o.agent_timeout_s); break;
-        case 's': o.schedule = optarg; break;
-        case 'J': jobs_file = optarg; break;
-        case 'Q': o.prometheus_url = optarg; break;
-        case 'W': o.site_meter = optarg; break;
-        case 'C':
-            if (strcmp(optarg, "prometheus") == 0) o.cluster_from_prometheus = 1;
-            else if (strcmp(optarg, "agents") != 0)
-                bad = pfi_cli_usage_error("control run", "--cluster-from must be agents or prometheus");
+        case 'o':
+            bad = parse_pos("control run", "--other-load-w", optarg, 0, 1e12, &o.other_load_w);
             break;
-        case 'N': o.prometheus_match = optarg; break;
-        case 'v': o.vtn_url = optarg; break;
-        case 'g': o.vtn_program = optarg; break;
-        case 'i': o.vtn_client_id = optarg; break;
-        case 'S': secret_file = optarg; break;
-        case 'V': bad = parse_pos("control run", "--vtn-poll-s", optarg, 0.1, 86400, &o.vtn_poll_s); break;
+        case 'm':
+            bad = parse_pos("control run", "--margin-w", optarg, 0, 1e12, &o.margin_w);
+            break;
+        case 'r':
+            bad = parse_pos("control run", "--ramp-w-per-s", optarg, 0, 1e12, &o.ramp_w_per_s);
+            break;
+        case 'M':
+            bad = parse_pos("control run", "--cap-margin-s", optarg, 1, 86400, &o.cap_margin_s);
+            break;
+        case 'X':
+            bad = parse_pos("control run", "--cap-max-s", optarg, 10, 604800, &o.cap_max_s);
+            break;
+        case 'O':
+            bad =
+                parse_pos("control run", "--agent-timeout-s", optarg, 0.05, 60, &o.agent_timeout_s);
+            break;
+        case 's':
+            o.schedule = optarg;
+            break;
+        case 'J':
+            jobs_file = optarg;
+            break;
+        case 'Q':
+            o.prometheus_url = optarg;
+            break;
+        case 'W':
+            o.site_meter = optarg;
+            break;
+        case 'C':
+            if (strcmp(optarg, "prometheus") == 0)
+                o.cluster_from_prometheus = 1;
+            else if (strcmp(optarg, "agents") != 0)
+                bad = pfi_cli_usage_error("control run",
+                                          "--cluster-from must be agents or prometheus");
+            break;
+        case 'N':
+            o.prometheus_match = optarg;
+            break;
+        case 'v':
+            o.vtn_url = optarg;
+            break;
+        case 'g':
+            o.vtn_program = optarg;
+            break;
+        case 'i':
+            o.vtn_client_id = optarg;
+            break;
+        case 'S':
+            secret_file = optarg;
+            break;
+        case 'V':
+            bad = parse_pos("control run", "--vtn-poll-s", optarg, 0.1, 86400, &o.vtn_poll_s);
+            break;
         case 'L': {
             double r;
             bad = parse_pos("control run", "--learn-rounds", optarg, 1, 64, &r);
@@ -180,16 +247,24 @@ static int cmd_run(int argc, char **argv)
             o.http_threads = (int)h;
             break;
         }
-        case 'h': fputs(run_help, stdout); pfi_agents_free_urls(urls, n_urls); return PFI_EXIT_OK;
-        default: bad = PFI_EXIT_USAGE;
+        case 'h':
+            fputs(run_help, stdout);
+            pfi_agents_free_urls(urls, n_urls);
+            return PFI_EXIT_OK;
+        default:
+            bad = PFI_EXIT_USAGE;
         }
     }
-    if (!bad && optind < argc) bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", argv[optind]);
-    if (!bad && (!o.db || !token_file)) bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
+    if (!bad && optind < argc)
+        bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", argv[optind]);
+    if (!bad && (!o.db || !token_file))
+        bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
     if (!bad && n_urls == 0 && !o.cluster_from_prometheus)
-        bad = pfi_cli_usage_error("control run", "give --agents, --agents-file or --cluster-from prometheus");
+        bad = pfi_cli_usage_error("control run",
+                                  "give --agents, --agents-file or --cluster-from prometheus");
     if (!bad && o.cluster_from_prometheus && !o.prometheus_url)
-        bad = pfi_cli_usage_error("control run", "--cluster-from prometheus needs --prometheus URL");
+        bad =
+            pfi_cli_usage_error("control run", "--cluster-from prometheus needs --prometheus URL");
     if (!bad && o.prometheus_match) {
         char q[4096];
         if (pfi_pc_query_text(PFI_PC_MEMBERS, o.prometheus_match, q, sizeof q, &err) != PFI_OK)
@@ -198,8 +273,8 @@ static int cmd_run(int argc, char **argv)
     if (!bad && o.site_meter && !o.prometheus_url)
         bad = pfi_cli_usage_error("control run", "--site-meter needs --prometheus URL");
     if (!bad && o.vtn_url && (!o.vtn_program || !o.vtn_client_id || !secret_file))
-        bad = pfi_cli_usage_error("control run",
-                                  "--vtn needs --program, --vtn-client-id and --vtn-client-secret-file");
+        bad = pfi_cli_usage_error(
+            "control run", "--vtn needs --program, --vtn-client-id and --vtn-client-secret-file");
     if (bad) {
         pfi_agents_free_urls(urls, n_urls);
         return bad;
@@ -209,13 +284,15 @@ static int cmd_run(int argc, char **argv)
     if (rc == PFI_OK)
         rc = pfi_ctl_read_token(agent_token_file ? agent_token_file : token_file, 16, agent_token,
                                 sizeof agent_token, &err);
-    if (rc == PFI_OK && secret_file) rc = pfi_ctl_read_token(secret_file, 1, secret, sizeof secret, &err);
+    if (rc == PFI_OK && secret_file)
+        rc = pfi_ctl_read_token(secret_file, 1, secret, sizeof secret, &err);
     if (rc != PFI_OK) {
         pfi_agents_free_urls(urls, n_urls);
         return pfi_cli_fail("control run", &err);
     }
     pfi_sla *sla = NULL;
-    if (rc == PFI_OK && jobs_file && (rc = pfi_sla_read(jobs_file, &sla, &o.n_sla, &err)) != PFI_OK) {
+    if (rc == PFI_OK && jobs_file &&
+        (rc = pfi_sla_read(jobs_file, &sla, &o.n_sla, &err)) != PFI_OK) {
         pfi_agents_free_urls(urls, n_urls);
         return pfi_cli_fail("control run", &err);
     }
@@ -265,7 +342,8 @@ static int call(const char *cmd, client *cl, const char *method, const char *pat
     free(ans);
     if (st < 200 || st >= 300) {
         const json_t *e = json_object_get(v, "error");
-        fprintf(stderr, "pfi %s: HTTP %ld: %s\n", cmd, st, json_is_string(e) ? json_string_value(e) : "?");
+        fprintf(stderr, "pfi %s: HTTP %ld: %s\n", cmd, st,
+                json_is_string(e) ? json_string_value(e) : "?");
         json_decref(v);
         return PFI_EXIT_DATA;
     }
@@ -290,12 +368,13 @@ static void print_status(const json_t *s)
         printf("event      %s (%s), until %.0f\n", json_string_value(json_object_get(t, "id")),
                json_string_value(json_object_get(t, "source")), num(t, "end"));
     else
-        printf("event      none%s\n", json_is_true(json_object_get(s, "controlling")) ? " (ramping up)" : "");
+        printf("event      none%s\n",
+               json_is_true(json_object_get(s, "controlling")) ? " (ramping up)" : "");
     printf("site       limit %.0f W, measured %.0f W (GPU %.0f + other %.0f)\n",
-           isnan(num(s, "site_limit_w")) ? 0 : num(s, "site_limit_w"),
-           num(s, "site_w"), num(s, "measured_gpu_w"), num(s, "other_load_w"));
-    printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n", num(s, "gpu_budget_w"),
-           num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),
+           isnan(num(s, "site_limit_w")) ? 0 : num(s, "site_limit_w"), num(s, "site_w"),
+           num(s, "measured_gpu_w"), num(s, "other_load_w"));
+    printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n",
+           num(s, "gpu_budget_w"), num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),
            json_is_true(json_object_get(s, "infeasible")) ? ", INFEASIBLE" : "");
     printf("agents     %.0f of %zu up; policy %s; throughput kept %.1f%%\n", num(s, "agents_up"),
            json_array_size(json_object_get(s, "agents")),
@@ -304,27 +383,31 @@ static void print_status(const json_t *s)
     size_t i;
     const json_t *j;
     json_array_foreach(json_object_get(s, "jobs"), i, j)
-        printf("%-32s %5.0f %9.0f %9.0f %9.0f %6.1f%%\n", json_string_value(json_object_get(j, "id")),
-               num(j, "gpus"), num(j, "cap_w"), num(j, "power_w"), num(j, "planned_w"),
-               100 * num(j, "loss"));
+        printf("%-32s %5.0f %9.0f %9.0f %9.0f %6.1f%%\n",
+               json_string_value(json_object_get(j, "id")), num(j, "gpus"), num(j, "cap_w"),
+               num(j, "power_w"), num(j, "planned_w"), 100 * num(j, "loss"));
 }
 
 static int parse_client(const char *cmd, int argc, char **argv, client *cl, const char *usage,
                         const struct option *extra, int (*on_extra)(int, const char *, void *),
                         void *ctx)
 {
-    struct option opts[16] = {{"url", 1, 0, 'u'}, {"token-file", 1, 0, 't'},
-                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}};
+    struct option opts[16] = {
+        {"url", 1, 0, 'u'}, {"token-file", 1, 0, 't'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}};
     size_t k = 4;
-    for (; extra && extra[k - 4].name && k < 15; k++) opts[k] = extra[k - 4];
+    for (; extra && extra[k - 4].name && k < 15; k++)
+        opts[k] = extra[k - 4];
     memset(&opts[k], 0, sizeof opts[k]);
     cl->url = DEFAULT_URL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'u') cl->url = optarg;
-        else if (c == 't') cl->token_file = optarg;
-        else if (c == 'j') cl->json = 1;
+        if (c == 'u')
+            cl->url = optarg;
+        else if (c == 't')
+            cl->token_file = optarg;
+        else if (c == 'j')
+            cl->json = 1;
         else if (c == 'h') {
             fputs(usage, stdout);
             return -1;
@@ -343,8 +426,10 @@ static int cmd_status(int argc, char **argv)
     if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
     json_t *s;
     if ((rc = call("control status", &cl, "GET", "/v1/status", NULL, &s))) return rc;
-    if (cl.json) pfi_json_print(stdout, s);
-    else print_status(s);
+    if (cl.json)
+        pfi_json_print(stdout, s);
+    else
+        print_status(s);
     json_decref(s);
     return PFI_EXIT_OK;
 }
@@ -384,18 +469,28 @@ typedef struct add_args {
 static int on_add(int c, const char *v, void *ctx)
 {
     add_args *a = ctx;
-    double *dst = c == 'S' ? &a->site : c == 'G' ? &a->gpu : c == 'D' ? &a->dur : c == 'R' ? &a->ramp : NULL;
+    double *dst = c == 'S'   ? &a->site
+                  : c == 'G' ? &a->gpu
+                  : c == 'D' ? &a->dur
+                  : c == 'R' ? &a->ramp
+                             : NULL;
     if (dst) {
         if (pfi_cli_parse_double(v, dst)) {
             pfi_cli_usage_error("control target add", "not a number: '%s'", v);
             return 1;
         }
-        *(c == 'S' ? &a->have_site : c == 'G' ? &a->have_gpu : c == 'D' ? &a->have_dur : &a->have_ramp) = 1;
+        *(c == 'S'   ? &a->have_site
+          : c == 'G' ? &a->have_gpu
+          : c == 'D' ? &a->have_dur
+                     : &a->have_ramp) = 1;
         return 0;
     }
-    if (c == 'B') a->start = v;
-    else if (c == 'I') a->id = v;
-    else return 1;
+    if (c == 'B')
+        a->start = v;
+    else if (c == 'I')
+        a->id = v;
+    else
+        return 1;
     return 0;
 }
 
@@ -416,23 +511,31 @@ static int cmd_target(int argc, char **argv)
     json_t *v;
     int rc;
     if (strcmp(verb, "add") == 0) {
-        static const struct option extra[] = {{"site-power-w", 1, 0, 'S'}, {"gpu-power-w", 1, 0, 'G'},
-                                              {"duration-s", 1, 0, 'D'},  {"ramp-w-per-s", 1, 0, 'R'},
-                                              {"start", 1, 0, 'B'},       {"id", 1, 0, 'I'},
+        static const struct option extra[] = {{"site-power-w", 1, 0, 'S'},
+                                              {"gpu-power-w", 1, 0, 'G'},
+                                              {"duration-s", 1, 0, 'D'},
+                                              {"ramp-w-per-s", 1, 0, 'R'},
+                                              {"start", 1, 0, 'B'},
+                                              {"id", 1, 0, 'I'},
                                               {0, 0, 0, 0}};
         add_args a = {0};
         rc = parse_client("control target add", argc - 1, argv + 1, &cl, usage, extra, on_add, &a);
         if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
         if (a.have_site == a.have_gpu || !a.have_dur)
-            return pfi_cli_usage_error("control target add",
-                                       "give one of --site-power-w and --gpu-power-w, and --duration-s");
+            return pfi_cli_usage_error(
+                "control target add",
+                "give one of --site-power-w and --gpu-power-w, and --duration-s");
         json_t *b = json_object();
         if (a.id) pfi_json_set(b, "id", json_string(a.id));
-        pfi_json_set(b, a.have_site ? "site_power_w" : "gpu_power_w", json_real(a.have_site ? a.site : a.gpu));
+        pfi_json_set(b, a.have_site ? "site_power_w" : "gpu_power_w",
+                     json_real(a.have_site ? a.site : a.gpu));
         double st;
-        if (!a.start) pfi_json_set(b, "start", json_real(floor(ctl_wall_now())));
-        else if (!pfi_cli_parse_double(a.start, &st)) pfi_json_set(b, "start", json_real(st));
-        else pfi_json_set(b, "start", json_string(a.start));
+        if (!a.start)
+            pfi_json_set(b, "start", json_real(floor(ctl_wall_now())));
+        else if (!pfi_cli_parse_double(a.start, &st))
+            pfi_json_set(b, "start", json_real(st));
+        else
+            pfi_json_set(b, "start", json_string(a.start));
         pfi_json_set(b, "duration_s", json_real(a.dur));
         if (a.have_ramp) pfi_json_set(b, "ramp_w_per_s", json_real(a.ramp));
         char *body = json_dumps(b, JSON_COMPACT);
@@ -446,7 +549,8 @@ static int cmd_target(int argc, char **argv)
     } else if (strcmp(verb, "rm") == 0) {
         rc = parse_client("control target rm", argc - 1, argv + 1, &cl, usage, NULL, NULL, NULL);
         if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
-        if (optind + 1 != argc - 1) return pfi_cli_usage_error("control target rm", "give one target ID");
+        if (optind + 1 != argc - 1)
+            return pfi_cli_usage_error("control target rm", "give one target ID");
         char path[300];
         snprintf(path, sizeof path, "/v1/targets/%.200s", argv[optind + 1]);
         rc = call("control target rm", &cl, "DELETE", path, NULL, &v);
@@ -457,14 +561,15 @@ static int cmd_target(int argc, char **argv)
     if (cl.json || strcmp(verb, "list") != 0) {
         pfi_json_print(stdout, v);
     } else {
-        printf("%-40s %-9s %-5s %12s %12s %12s\n", "id", "source", "kind", "limit_w", "start", "duration_s");
+        printf("%-40s %-9s %-5s %12s %12s %12s\n", "id", "source", "kind", "limit_w", "start",
+               "duration_s");
         size_t i;
         const json_t *t;
-        json_array_foreach(json_object_get(v, "targets"), i, t)
-            printf("%-40s %-9s %-5s %12.0f %12.0f %12.0f\n", json_string_value(json_object_get(t, "id")),
-                   json_string_value(json_object_get(t, "source")),
-                   json_string_value(json_object_get(t, "kind")), num(t, "limit_w"), num(t, "start"),
-                   num(t, "duration_s"));
+        json_array_foreach(json_object_get(v, "targets"), i, t) printf(
+            "%-40s %-9s %-5s %12.0f %12.0f %12.0f\n", json_string_value(json_object_get(t, "id")),
+            json_string_value(json_object_get(t, "source")),
+            json_string_value(json_object_get(t, "kind")), num(t, "limit_w"), num(t, "start"),
+            num(t, "duration_s"));
     }
     json_decref(v);
     return PFI_EXIT_OK;
@@ -472,21 +577,34 @@ static int cmd_target(int argc, char **argv)
 
 static int cmd_events(int argc, char **argv)
 {
-    static const struct option opts[] = {{"vtn", 1, 0, 'v'}, {"program", 1, 0, 'g'},
+    static const struct option opts[] = {{"vtn", 1, 0, 'v'},
+                                         {"program", 1, 0, 'g'},
                                          {"vtn-client-id", 1, 0, 'i'},
                                          {"vtn-client-secret-file", 1, 0, 'S'},
-                                         {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+                                         {"json", 0, 0, 'j'},
+                                         {"help", 0, 0, 'h'},
+                                         {0, 0, 0, 0}};
     pfi_ven_opts vo = {0};
     const char *secret_file = NULL;
     int json = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'v': vo.url = optarg; break;
-        case 'g': vo.program = optarg; break;
-        case 'i': vo.client_id = optarg; break;
-        case 'S': secret_file = optarg; break;
-        case 'j': json = 1; break;
+        case 'v':
+            vo.url = optarg;
+            break;
+        case 'g':
+            vo.program = optarg;
+            break;
+        case 'i':
+            vo.client_id = optarg;
+            break;
+        case 'S':
+            secret_file = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
         case 'h':
             fputs("Usage: pfi control events --vtn URL --program NAME|ID --vtn-client-id ID\n"
                   "                          --vtn-client-secret-file F [--json]\n\n"
@@ -494,12 +612,14 @@ static int cmd_events(int argc, char **argv)
                   "limits the controller would act on, what it tolerated, what it refused.\n",
                   stdout);
             return PFI_EXIT_OK;
-        default: return PFI_EXIT_USAGE;
+        default:
+            return PFI_EXIT_USAGE;
         }
     }
     if (!vo.url || !vo.program || !vo.client_id || !secret_file)
-        return pfi_cli_usage_error("control events",
-                                   "--vtn, --program, --vtn-client-id and --vtn-client-secret-file are required");
+        return pfi_cli_usage_error(
+            "control events",
+            "--vtn, --program, --vtn-client-id and --vtn-client-secret-file are required");
     static char secret[SECRET_MAX];
     pfi_error err;
     pfi_error_clear(&err);
@@ -522,14 +642,16 @@ static int cmd_events(int argc, char **argv)
         pfi_json_set(o, "id", json_string(ev[i].id));
         pfi_json_set(o, "status", json_string(ev[i].status == PFI_OK ? "ok" : "refused"));
         pfi_json_set(o, "error", ev[i].error[0] ? json_string(ev[i].error) : json_null());
-        pfi_json_set(o, "priority", ev[i].priority == PFI_TARGET_NO_PRIORITY ? json_null()
-                                                                             : json_integer(ev[i].priority));
+        pfi_json_set(o, "priority",
+                     ev[i].priority == PFI_TARGET_NO_PRIORITY ? json_null()
+                                                              : json_integer(ev[i].priority));
         pfi_json_set(o, "notes", json_string(ev[i].notes));
         pfi_json_set(o, "report_asked", json_boolean(ev[i].report_w_per_unit > 0));
         json_t *ts = json_array();
         pfi_target t[64];
         size_t k = pfi_oadr_event_targets(&ev[i], t, 64);
-        for (size_t j = 0; j < k && j < 64; j++) json_array_append_new(ts, pfi_target_to_json(&t[j]));
+        for (size_t j = 0; j < k && j < 64; j++)
+            json_array_append_new(ts, pfi_target_to_json(&t[j]));
         pfi_json_set(o, "limits", ts);
         json_array_append_new(arr, o);
     }
@@ -546,14 +668,16 @@ static int cmd_events(int argc, char **argv)
             printf("%s: %s%s%s, %zu limit(s)\n", json_string_value(json_object_get(o, "id")),
                    json_string_value(json_object_get(o, "status")),
                    json_is_string(json_object_get(o, "error")) ? ": " : "",
-                   json_is_string(json_object_get(o, "error")) ? json_string_value(json_object_get(o, "error")) : "",
+                   json_is_string(json_object_get(o, "error"))
+                       ? json_string_value(json_object_get(o, "error"))
+                       : "",
                    json_array_size(json_object_get(o, "limits")));
             size_t j;
             json_t *t;
-            json_array_foreach(json_object_get(o, "limits"), j, t)
-                printf("  %-40s %10.0f W from %.0f to %.0f%s\n", json_string_value(json_object_get(t, "id")),
-                       num(t, "limit_w"), num(t, "start"), num(t, "end"),
-                       json_is_true(json_object_get(t, "default")) ? " (default)" : "");
+            json_array_foreach(json_object_get(o, "limits"), j, t) printf(
+                "  %-40s %10.0f W from %.0f to %.0f%s\n",
+                json_string_value(json_object_get(t, "id")), num(t, "limit_w"), num(t, "start"),
+                num(t, "end"), json_is_true(json_object_get(t, "default")) ? " (default)" : "");
         }
         json_decref(arr);
     }

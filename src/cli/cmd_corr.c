@@ -39,8 +39,10 @@ static const char *help =
 int pfi_cmd_corr(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"holdout", required_argument, 0, 'H'}, {"boost-mhz", required_argument, 0, 'B'},
-        {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
+        {"holdout", required_argument, 0, 'H'},
+        {"boost-mhz", required_argument, 0, 'B'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *holdout = NULL;
@@ -49,14 +51,21 @@ int pfi_cmd_corr(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'H': holdout = optarg; break;
+        case 'H':
+            holdout = optarg;
+            break;
         case 'B':
             if (pfi_cli_parse_positive(optarg, &boost))
                 return pfi_cli_usage_error("corr", "bad --boost-mhz '%s'", optarg);
             break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("corr", "bad option");
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("corr", "bad option");
         }
     }
     if (optind != argc - 2)
@@ -71,7 +80,8 @@ int pfi_cmd_corr(int argc, char **argv)
         return PFI_EXIT_DATA;
     }
     size_t ng = 0;
-    for (size_t i = 0; i < d.n; i++) ng += !d.obs[i].holdout;
+    for (size_t i = 0; i < d.n; i++)
+        ng += !d.obs[i].holdout;
     if (json) {
         json_t *root = json_object(), *arr = json_array();
         pfi_json_set(root, "n_groups", json_integer((json_int_t)ng));
@@ -99,9 +109,11 @@ int pfi_cmd_corr(int argc, char **argv)
                        corr[f].why);
                 continue;
             }
-            printf("%-22s %3zu %8.3f %9.3g %9.3g %s\n", pfi_feature_name(f), corr[f].n,
-                   corr[f].rho, corr[f].p, corr[f].q,
-                   corr[f].q < 0.01 ? "**" : corr[f].q < 0.05 ? "*" : "");
+            printf("%-22s %3zu %8.3f %9.3g %9.3g %s\n", pfi_feature_name(f), corr[f].n, corr[f].rho,
+                   corr[f].p, corr[f].q,
+                   corr[f].q < 0.01   ? "**"
+                   : corr[f].q < 0.05 ? "*"
+                                      : "");
         }
     }
     pfi_cli_dataset_free(&d);

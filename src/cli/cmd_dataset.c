@@ -66,11 +66,11 @@ static int write_sweeps(FILE *f, void *ctx)
     for (size_t i = 0; i < s->d->n && rc == PFI_OK; i++) {
         const pfi_dataset_group *g = &s->d->groups[i];
         if (!in_sel(s, g)) continue;
-        pfi_group_meta meta = {g->paper->platform, g->paper->model, g->paper->arch,
-                               g->paper->task, g->paper->config, g->paper->gpus};
+        pfi_group_meta meta = {g->paper->platform, g->paper->model,  g->paper->arch,
+                               g->paper->task,     g->paper->config, g->paper->gpus};
         for (size_t k = 0; k < g->n_runs && rc == PFI_OK; k++) {
-            pfi_run run = {g->cap_w[k], g->power_w[k], g->tput[k], g->power_sem_w[k],
-                           g->tput_sem[k], 0};
+            pfi_run run = {g->cap_w[k],       g->power_w[k],  g->tput[k],
+                           g->power_sem_w[k], g->tput_sem[k], 0};
             rc = pfi_sweeps_add_run(sw, g->paper->name, &meta, &run, "dataset", NULL);
         }
     }
@@ -90,7 +90,8 @@ static int write_telemetry(FILE *f, void *ctx)
         if (!in_sel(s, g)) continue;
         pfi_tm_row *r = &t.rows[t.n++];
         r->group = (char *)g->paper->name; /* borrowed: t is not destroyed */
-        for (int k = 0; k < PFI_TM_NFIELDS; k++) r->v[k] = g->tm[k];
+        for (int k = 0; k < PFI_TM_NFIELDS; k++)
+            r->v[k] = g->tm[k];
         r->valid = (1u << PFI_TM_NFIELDS) - 1;
     }
     int rc = pfi_telemetry_write(f, &t);
@@ -138,9 +139,9 @@ static const char *set_name(pfi_paper_set s)
 int pfi_cmd_dataset(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"rebuild", no_argument, 0, 'r'}, {"out", required_argument, 0, 'o'},
+        {"rebuild", no_argument, 0, 'r'},    {"out", required_argument, 0, 'o'},
         {"seed", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},    {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
     };
     int rebuild = 0, json = 0, c;
     const char *dir = "data";
@@ -148,15 +149,24 @@ int pfi_cmd_dataset(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'r': rebuild = 1; break;
-        case 'o': dir = optarg; break;
+        case 'r':
+            rebuild = 1;
+            break;
+        case 'o':
+            dir = optarg;
+            break;
         case 's':
             if (pfi_cli_parse_ulong(optarg, &seed) || seed > 0xffffffffULL)
                 return pfi_cli_usage_error("dataset", "bad --seed '%s'", optarg);
             break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("dataset", "bad option");
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("dataset", "bad option");
         }
     }
     if (optind != argc)

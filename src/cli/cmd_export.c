@@ -85,8 +85,8 @@ static int put_sweeps(FILE *f, void *ctx)
     for (size_t i = 0; i < c->n; i++) {
         const exp_job *j = &c->jobs[i];
         if (j->note) continue;
-        pfi_group_meta m = {c->o->platform, c->o->model, arch_of(j, c->o), task_of(j, c->o), "",
-                            (int)j->job->n_gpus};
+        pfi_group_meta m = {c->o->platform,   c->o->model, arch_of(j, c->o),
+                            task_of(j, c->o), "",          (int)j->job->n_gpus};
         for (size_t k = 0; k < j->n_pts; k++) {
             const pfi_store_point *p = &j->pts[k];
             pfi_run r = {.cap_w = p->cap_w,
@@ -128,7 +128,8 @@ typedef struct {
 static void flush(walk_ctx *w)
 {
     int any = 0;
-    for (size_t k = 0; k < w->job->n_gpus; k++) any |= w->by_slot[k] != NULL;
+    for (size_t k = 0; k < w->job->n_gpus; k++)
+        any |= w->by_slot[k] != NULL;
     if (!any) return;
     if (w->n == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 64;
@@ -178,11 +179,16 @@ static int job_telemetry(pfi_store *s, exp_job *j, pfi_error *err)
 static int parse(int argc, char **argv, opts_t *o)
 {
     static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},    {"out", required_argument, 0, 'o'},
-        {"job", required_argument, 0, 'J'},   {"since", required_argument, 0, 's'},
-        {"platform", required_argument, 0, 'p'}, {"model", required_argument, 0, 'm'},
-        {"arch", required_argument, 0, 'a'},  {"task", required_argument, 0, 't'},
-        {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
+        {"db", required_argument, 0, 'd'},
+        {"out", required_argument, 0, 'o'},
+        {"job", required_argument, 0, 'J'},
+        {"since", required_argument, 0, 's'},
+        {"platform", required_argument, 0, 'p'},
+        {"model", required_argument, 0, 'm'},
+        {"arch", required_argument, 0, 'a'},
+        {"task", required_argument, 0, 't'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     *o = (opts_t){.platform = "", .model = "", .arch = "", .task = "", .since = -INFINITY};
@@ -190,15 +196,25 @@ static int parse(int argc, char **argv, opts_t *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'd': o->db = optarg; break;
-        case 'o': o->out = optarg; break;
-        case 'J': o->job = optarg; break;
+        case 'd':
+            o->db = optarg;
+            break;
+        case 'o':
+            o->out = optarg;
+            break;
+        case 'J':
+            o->job = optarg;
+            break;
         case 's':
             if (pfi_cli_parse_double(optarg, &o->since))
                 return pfi_cli_usage_error("export", "bad --since '%s'", optarg);
             break;
-        case 'p': o->platform = optarg; break;
-        case 'm': o->model = optarg; break;
+        case 'p':
+            o->platform = optarg;
+            break;
+        case 'm':
+            o->model = optarg;
+            break;
         case 'a':
             if (strcmp(optarg, "dense") && strcmp(optarg, "moe"))
                 return pfi_cli_usage_error("export", "--arch must be dense or moe");
@@ -209,12 +225,18 @@ static int parse(int argc, char **argv, opts_t *o)
                 return pfi_cli_usage_error("export", "--task must be pt or ft");
             o->task = optarg;
             break;
-        case 'j': o->json = 1; break;
-        case 'h': fputs(help, stdout); return -1;
-        default: return pfi_cli_usage_error("export", "bad option");
+        case 'j':
+            o->json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return -1;
+        default:
+            return pfi_cli_usage_error("export", "bad option");
         }
     }
-    if (optind != argc) return pfi_cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
+    if (optind != argc)
+        return pfi_cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
     if (!o->db) return pfi_cli_usage_error("export", "--db is required");
     if (!o->out) return pfi_cli_usage_error("export", "--out is required");
     return PFI_EXIT_OK;
@@ -264,7 +286,8 @@ int pfi_cmd_export(int argc, char **argv)
             }
         /* the same id registered twice (a rerun) shares its points: export once */
         int dup = 0;
-        for (size_t q = 0; q < ne; q++) dup |= strcmp(ex[q].job->id, jobs[i].id) == 0;
+        for (size_t q = 0; q < ne; q++)
+            dup |= strcmp(ex[q].job->id, jobs[i].id) == 0;
         if (dup) continue;
         ne++;
         if (j->n_pts < 2)
@@ -316,7 +339,8 @@ int pfi_cmd_export(int argc, char **argv)
         json_decref(root);
     } else {
         size_t n_ok = 0;
-        for (size_t i = 0; i < ne; i++) n_ok += !ex[i].note;
+        for (size_t i = 0; i < ne; i++)
+            n_ok += !ex[i].note;
         printf("pfi export: %zu of %zu jobs to %s/sweeps.csv and %s/telemetry.csv\n", n_ok, ne,
                o.out, o.out);
     }

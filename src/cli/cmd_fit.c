@@ -100,8 +100,10 @@ static json_t *set_json(const pfi_ablation *a)
 
 static void fmt(char *b, size_t len, int ok, double v, const char *f)
 {
-    if (ok) snprintf(b, len, f, v);
-    else snprintf(b, len, "undef");
+    if (ok)
+        snprintf(b, len, f, v);
+    else
+        snprintf(b, len, "undef");
 }
 
 static void print_set(const pfi_ablation *a)
@@ -116,16 +118,19 @@ static void print_set(const pfi_ablation *a)
     fmt(cm, sizeof cm, loco, a->loco.cv.rmse, "%.3f");
     fmt(ch, sizeof ch, loco && a->loco.cv.has_rho, a->loco.cv.rho, "%.3f");
     fmt(vr, sizeof vr, a->has_val && a->val.has_r2, a->val.r2, "%.3f");
-    printf("%-40s %2zu %6s | %7s %6s %6s | %8s %6s %6s | %6s\n", a->set.name, a->set.p, r2, lr,
-           lm, lh, cr, cm, ch, a->has_val ? vr : "-");
+    printf("%-40s %2zu %6s | %7s %6s %6s | %8s %6s %6s | %6s\n", a->set.name, a->set.p, r2, lr, lm,
+           lh, cr, cm, ch, a->has_val ? vr : "-");
 }
 
 int pfi_cmd_fit(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"features", required_argument, 0, 'f'}, {"out", required_argument, 0, 'o'},
-        {"holdout", required_argument, 0, 'H'},  {"boost-mhz", required_argument, 0, 'B'},
-        {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
+        {"features", required_argument, 0, 'f'},
+        {"out", required_argument, 0, 'o'},
+        {"holdout", required_argument, 0, 'H'},
+        {"boost-mhz", required_argument, 0, 'B'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *holdout = NULL, *out = NULL, *features = NULL;
@@ -141,15 +146,24 @@ int pfi_cmd_fit(int argc, char **argv)
             if (pfi_analysis_parse_set(optarg, &extra, &err) != PFI_OK)
                 return pfi_cli_usage_error("fit", "--features: %s", err.msg);
             break;
-        case 'o': out = optarg; break;
-        case 'H': holdout = optarg; break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'H':
+            holdout = optarg;
+            break;
         case 'B':
             if (pfi_cli_parse_positive(optarg, &boost))
                 return pfi_cli_usage_error("fit", "bad --boost-mhz '%s'", optarg);
             break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("fit", "bad option");
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("fit", "bad option");
         }
     }
     if (optind != argc - 2)
@@ -190,20 +204,21 @@ int pfi_cmd_fit(int argc, char **argv)
     }
     pfi_leverage_step lev[6];
     size_t kmax = m > 8 ? 5 : 0;
-    int lev_ok = have_dcp && m >= 3 &&
-                 pfi_model_leverage_drop(x, y, m, kmax, lev, &err) == PFI_OK;
+    int lev_ok = have_dcp && m >= 3 && pfi_model_leverage_drop(x, y, m, kmax, lev, &err) == PFI_OK;
     pfi_subgroup_rho sub[PFI_TABLE13_SUBGROUPS];
     pfi_analysis_subgroups(d.obs, d.n, PFI_FEAT_DRAM_COPY_PRODUCT, sub);
 
     size_t nh = 0;
-    for (size_t i = 0; i < d.n; i++) nh += d.obs[i].holdout;
+    for (size_t i = 0; i < d.n; i++)
+        nh += d.obs[i].holdout;
     if (json) {
         json_t *root = json_object(), *arr = json_array();
         pfi_json_set(root, "n_train", json_integer((json_int_t)(d.n - nh)));
         pfi_json_set(root, "n_holdout", json_integer((json_int_t)nh));
         pfi_json_set(root, "r2_oos_definition",
                      json_string("1 - SS_res(held-out predictions) / SS_tot(full-sample mean)"));
-        for (size_t i = 0; i < nsets; i++) json_array_append_new(arr, set_json(&ab[i]));
+        for (size_t i = 0; i < nsets; i++)
+            json_array_append_new(arr, set_json(&ab[i]));
         pfi_json_set(root, "sets", arr);
         json_t *lj = json_array();
         for (size_t k = 0; lev_ok && k <= kmax; k++) {
@@ -230,14 +245,17 @@ int pfi_cmd_fit(int argc, char **argv)
         if (pfi_json_print(stdout, root) != 0) ec = PFI_EXIT_DATA;
         json_decref(root);
     } else {
-        printf("PFI predictor ablation (Table 3): %zu training groups, %zu held out\n",
-               d.n - nh, nh);
+        printf("PFI predictor ablation (Table 3): %zu training groups, %zu held out\n", d.n - nh,
+               nh);
         printf("%-40s %2s %6s | %7s %6s %6s | %8s %6s %6s | %6s\n", "predictors", "p", "R2in",
                "LOO R2", "RMSE", "rho", "LOCO R2", "RMSE", "rho", "R2val");
-        for (size_t i = 0; i < nsets; i++) print_set(&ab[i]);
+        for (size_t i = 0; i < nsets; i++)
+            print_set(&ab[i]);
         for (size_t i = 0; i < nsets; i++) {
-            if (ab[i].fit_rc != PFI_OK) printf("note: %s: %s\n", ab[i].set.name, ab[i].fit_msg);
-            else if (ab[i].loo.rc != PFI_OK) printf("note: %s: LOO: %s\n", ab[i].set.name, ab[i].loo.msg);
+            if (ab[i].fit_rc != PFI_OK)
+                printf("note: %s: %s\n", ab[i].set.name, ab[i].fit_msg);
+            else if (ab[i].loo.rc != PFI_OK)
+                printf("note: %s: LOO: %s\n", ab[i].set.name, ab[i].loo.msg);
             if (ab[i].fit_rc == PFI_OK && ab[i].loco.rc != PFI_OK)
                 printf("note: %s: LOCO: %s\n", ab[i].set.name, ab[i].loco.msg);
         }
@@ -261,8 +279,10 @@ int pfi_cmd_fit(int argc, char **argv)
     }
     if (out && ec == PFI_EXIT_OK) {
         pfi_model_file mf = {.set = chosen->set, .ols = chosen->ols, .boost_mhz = boost};
-        if (pfi_model_save(out, &mf, &err) != PFI_OK) ec = pfi_cli_fail("fit", &err);
-        else if (!json) printf("\nmodel (%s) saved to %s\n", chosen->set.name, out);
+        if (pfi_model_save(out, &mf, &err) != PFI_OK)
+            ec = pfi_cli_fail("fit", &err);
+        else if (!json)
+            printf("\nmodel (%s) saved to %s\n", chosen->set.name, out);
     }
     free(idx), free(x), free(y);
     pfi_cli_dataset_free(&d);

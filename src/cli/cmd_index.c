@@ -159,11 +159,16 @@ static void print_table(const row *rows, size_t n, unsigned methods, int with_ci
 int pfi_cmd_index(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"method", required_argument, 0, 'm'}, {"grid", required_argument, 0, 'g'},
-        {"ci", required_argument, 0, 'c'},     {"seed", required_argument, 0, 's'},
-        {"level", required_argument, 0, 'l'},  {"tdp", required_argument, 0, 'T'},
-        {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          {"allow-implausible", no_argument, 0, 'A'},
+        {"method", required_argument, 0, 'm'},
+        {"grid", required_argument, 0, 'g'},
+        {"ci", required_argument, 0, 'c'},
+        {"seed", required_argument, 0, 's'},
+        {"level", required_argument, 0, 'l'},
+        {"tdp", required_argument, 0, 'T'},
+        {"threads", required_argument, 0, 't'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {"allow-implausible", no_argument, 0, 'A'},
         {0, 0, 0, 0},
     };
     unsigned methods = PFI_METHOD_RATIO;
@@ -205,13 +210,19 @@ int pfi_cmd_index(int argc, char **argv)
                 return pfi_cli_usage_error("index", "--level must be in (0, 1)");
             if (c == 'T' && !(tdp > 0)) return pfi_cli_usage_error("index", "--tdp must be > 0");
             break;
-        case 'j': json = 1; break;
-        case 'A': rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE; break;
+        case 'j':
+            json = 1;
+            break;
+        case 'A':
+            rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE;
+            break;
         case 'h':
             fputs(help, stdout);
             free(grid);
             return PFI_EXIT_OK;
-        default: free(grid); return pfi_cli_usage_error("index", "bad option");
+        default:
+            free(grid);
+            return pfi_cli_usage_error("index", "bad option");
         }
     }
     if (optind != argc - 1) {
@@ -265,7 +276,8 @@ int pfi_cmd_index(int argc, char **argv)
             exit_code = PFI_EXIT_DATA;
             goto done;
         }
-        for (size_t i = 0; i < n; i++) rows[i].ci = cis[i];
+        for (size_t i = 0; i < n; i++)
+            rows[i].ci = cis[i];
     }
     if (json) {
         json_t *root = to_json(rows, n, methods, draws > 0);
@@ -276,7 +288,8 @@ int pfi_cmd_index(int argc, char **argv)
     }
 done:
     if (rows)
-        for (size_t i = 0; i < n; i++) free(rows[i].excl);
+        for (size_t i = 0; i < n; i++)
+            free(rows[i].excl);
     free(rows);
     free(gs);
     free(cis);

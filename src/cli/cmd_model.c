@@ -58,21 +58,41 @@ static int parse_job_params(const char *s, pfi_job_model *job)
     *job = (pfi_job_model){0};
     for (char *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '='), *end;
-        if (!eq) { rc = -1; break; }
+        if (!eq) {
+            rc = -1;
+            break;
+        }
         *eq = 0;
         double v = strtod(eq + 1, &end);
-        if (end == eq + 1 || *end || !isfinite(v)) { rc = -1; break; }
+        if (end == eq + 1 || *end || !isfinite(v)) {
+            rc = -1;
+            break;
+        }
         static const char *keys[] = {"compute", "sm", "dram", "tensor", "tput", "spread"};
         int k = 0;
-        while (k < 6 && strcmp(keys[k], tok) != 0) k++;
+        while (k < 6 && strcmp(keys[k], tok) != 0)
+            k++;
         switch (k) {
-        case 0: job->compute_frac = v; break;
-        case 1: job->sm_activity = v; break;
-        case 2: job->dram_activity = v; break;
-        case 3: job->tensor_ratio = v; break;
-        case 4: job->tput_per_gpu = v; break;
-        case 5: job->clock_spread = v; break;
-        default: rc = -1;
+        case 0:
+            job->compute_frac = v;
+            break;
+        case 1:
+            job->sm_activity = v;
+            break;
+        case 2:
+            job->dram_activity = v;
+            break;
+        case 3:
+            job->tensor_ratio = v;
+            break;
+        case 4:
+            job->tput_per_gpu = v;
+            break;
+        case 5:
+            job->clock_spread = v;
+            break;
+        default:
+            rc = -1;
         }
         if (rc) break;
         seen |= 1 << k;
@@ -145,9 +165,8 @@ static int run_fit(const char *dir, int json)
             pfi_json_set(o, "model", point_json(&p, 1));
             json_array_append_new(jl, o);
         } else {
-            printf("%-12s %9.1f %9.1f %9.0f %9.0f %9.3f %9.3f\n", name, loads[i].power_w,
-                   p.power_w, loads[i].sm_clock_mhz, p.sm_clock_mhz, loads[i].dram_active,
-                   p.dram_active);
+            printf("%-12s %9.1f %9.1f %9.0f %9.0f %9.3f %9.3f\n", name, loads[i].power_w, p.power_w,
+                   loads[i].sm_clock_mhz, p.sm_clock_mhz, loads[i].dram_active, p.dram_active);
         }
     }
     if (json) {
@@ -174,10 +193,14 @@ static int run_fit(const char *dir, int json)
 int pfi_cmd_model(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"gpu", required_argument, 0, 'g'},  {"job", required_argument, 0, 'J'},
-        {"cap", required_argument, 0, 'c'},  {"gpus", required_argument, 0, 'n'},
-        {"fit-probe", required_argument, 0, 'f'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+        {"gpu", required_argument, 0, 'g'},
+        {"job", required_argument, 0, 'J'},
+        {"cap", required_argument, 0, 'c'},
+        {"gpus", required_argument, 0, 'n'},
+        {"fit-probe", required_argument, 0, 'f'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const pfi_gpu_spec *gpu = pfi_gpumodel_h200();
     const char *job_arg = NULL, *fit_dir = NULL;
@@ -189,11 +212,18 @@ int pfi_cmd_model(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'g':
-            if (strcmp(optarg, "h200") == 0) gpu = pfi_gpumodel_h200();
-            else if (strcmp(optarg, "h100") == 0) gpu = pfi_gpumodel_h100();
-            else { free(caps); return pfi_cli_usage_error("model", "unknown --gpu '%s'", optarg); }
+            if (strcmp(optarg, "h200") == 0)
+                gpu = pfi_gpumodel_h200();
+            else if (strcmp(optarg, "h100") == 0)
+                gpu = pfi_gpumodel_h100();
+            else {
+                free(caps);
+                return pfi_cli_usage_error("model", "unknown --gpu '%s'", optarg);
+            }
             break;
-        case 'J': job_arg = optarg; break;
+        case 'J':
+            job_arg = optarg;
+            break;
         case 'c':
             free(caps);
             if (pfi_cli_parse_doubles(optarg, &caps, &ncaps) || ncaps == 0)
@@ -205,10 +235,19 @@ int pfi_cmd_model(int argc, char **argv)
                 return pfi_cli_usage_error("model", "bad --gpus '%s'", optarg);
             }
             break;
-        case 'f': fit_dir = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': free(caps); fputs(help, stdout); return PFI_EXIT_OK;
-        default: free(caps); return pfi_cli_usage_error("model", "bad option");
+        case 'f':
+            fit_dir = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            free(caps);
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            free(caps);
+            return pfi_cli_usage_error("model", "bad option");
         }
     }
     if (optind != argc) {
@@ -247,13 +286,17 @@ int pfi_cmd_model(int argc, char **argv)
     } else if (strchr(job_arg, '=')) {
         if (parse_job_params(job_arg, &job)) {
             free(caps);
-            return pfi_cli_usage_error("model", "bad --job '%s' (want compute=C,sm=A,dram=D,"
-                                                "tensor=R,tput=T[,spread=S])", job_arg);
+            return pfi_cli_usage_error("model",
+                                       "bad --job '%s' (want compute=C,sm=A,dram=D,"
+                                       "tensor=R,tput=T[,spread=S])",
+                                       job_arg);
         }
     } else {
         free(caps);
-        return pfi_cli_usage_error("model", "unknown --job '%s' (a probe load, a paper group "
-                                            "or key=value parameters)", job_arg);
+        return pfi_cli_usage_error("model",
+                                   "unknown --job '%s' (a probe load, a paper group "
+                                   "or key=value parameters)",
+                                   job_arg);
     }
     if (!gpus) gpus = 1;
     if (!caps) {
@@ -263,7 +306,10 @@ int pfi_cmd_model(int argc, char **argv)
         ncaps = 1;
     }
     pfi_gpumodel_point *pts = calloc(ncaps, sizeof *pts);
-    if (!pts) { free(caps); return PFI_EXIT_DATA; }
+    if (!pts) {
+        free(caps);
+        return PFI_EXIT_DATA;
+    }
     for (size_t i = 0; i < ncaps; i++) {
         int rc = pfi_gpumodel_eval(gpu, &job, caps[i], &pts[i]);
         if (rc != PFI_OK) {
@@ -272,9 +318,10 @@ int pfi_cmd_model(int argc, char **argv)
                 pfi_error_set(&err, rc, "", 0, "cap %g W is outside %s's limits [%g, %g] W",
                               caps[i], gpu->name, gpu->min_limit_w, gpu->max_limit_w);
             else
-                pfi_error_set(&err, rc, "", 0, "job parameters out of range (activities and "
-                                               "compute share in [0, 1], tput >= 0, spread "
-                                               "in [0, 0.2])");
+                pfi_error_set(&err, rc, "", 0,
+                              "job parameters out of range (activities and "
+                              "compute share in [0, 1], tput >= 0, spread "
+                              "in [0, 0.2])");
             free(pts);
             free(caps);
             return pfi_cli_fail("model", &err);
@@ -292,15 +339,16 @@ int pfi_cmd_model(int argc, char **argv)
         pfi_json_set(jj, "tput_per_gpu", pfi_json_num(job.tput_per_gpu));
         pfi_json_set(jj, "clock_spread", pfi_json_num(job.clock_spread));
         pfi_json_set(root, "job", jj);
-        for (size_t i = 0; i < ncaps; i++) json_array_append_new(arr, point_json(&pts[i], (int)gpus));
+        for (size_t i = 0; i < ncaps; i++)
+            json_array_append_new(arr, point_json(&pts[i], (int)gpus));
         pfi_json_set(root, "points", arr);
         pfi_json_print(stdout, root);
         json_decref(root);
     } else {
         printf("%s, %llu GPU%s\n", gpu->name, gpus, gpus == 1 ? "" : "s");
-        printf("%7s %8s %8s %8s %12s %9s %12s %6s %6s %6s %6s %6s\n", "cap_w", "power_w",
-               "sm_mhz", "mem_mhz", "tput/gpu", "power_kw", "tput_total", "sm", "tensor",
-               "dram", "copy%", "util%");
+        printf("%7s %8s %8s %8s %12s %9s %12s %6s %6s %6s %6s %6s\n", "cap_w", "power_w", "sm_mhz",
+               "mem_mhz", "tput/gpu", "power_kw", "tput_total", "sm", "tensor", "dram", "copy%",
+               "util%");
         for (size_t i = 0; i < ncaps; i++) {
             const pfi_gpumodel_point *p = &pts[i];
             printf("%7.0f %8.1f %8.0f %8.0f %12.1f %9.3f %12.1f %6.3f %6.3f %6.3f %6.1f %6.1f\n",

@@ -41,29 +41,36 @@ static const char *help_tail =
 int pfi_cmd_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'}, {"probe", required_argument, 0, 'p'},
+        {"out", required_argument, 0, 'o'},  {"probe", required_argument, 0, 'p'},
         {"size", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
     };
     pfi_plot_opts o = {0};
     int json = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': o.out = optarg; break;
-        case 'p': o.probe_dir = optarg; break;
+        case 'o':
+            o.out = optarg;
+            break;
+        case 'p':
+            o.probe_dir = optarg;
+            break;
         case 's':
             if (sscanf(optarg, "%dx%d", &o.width, &o.height) != 2 || o.width < 100 ||
                 o.height < 100 || o.width > 10000 || o.height > 10000)
                 return pfi_cli_usage_error("plot", "bad --size '%s' (want WxH, 100-10000)", optarg);
             break;
-        case 'j': json = 1; break;
+        case 'j':
+            json = 1;
+            break;
         case 'h':
             fputs(help_head, stdout);
             usage_kinds(stdout);
             fputs(help_tail, stdout);
             return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("plot", "bad option");
+        default:
+            return pfi_cli_usage_error("plot", "bad option");
         }
     }
     if (optind >= argc) return pfi_cli_usage_error("plot", "expected a KIND");
@@ -74,10 +81,11 @@ int pfi_cmd_plot(int argc, char **argv)
     int nf = argc - optind - 1;
     char **f = argv + optind + 1;
     int want_min = kind == PFI_PLOT_CLOCKS ? 0 : 1,
-        want_max = kind == PFI_PLOT_CLOCKS ? 0
-                   : kind == PFI_PLOT_PREDICTED ? 3
+        want_max = kind == PFI_PLOT_CLOCKS                             ? 0
+                   : kind == PFI_PLOT_PREDICTED                        ? 3
                    : kind == PFI_PLOT_FEATURES || kind == PFI_PLOT_GAP ? 2
-                   : kind == PFI_PLOT_GROUPS ? 2 : 1;
+                   : kind == PFI_PLOT_GROUPS                           ? 2
+                                                                       : 1;
     if (kind == PFI_PLOT_FEATURES || kind == PFI_PLOT_PREDICTED) want_min = 2;
     if (nf < want_min || nf > want_max)
         return pfi_cli_usage_error("plot", "%s takes %s", pfi_plot_kind_name(kind),

@@ -56,7 +56,8 @@ static int read_trace(const char *path, const char *list, double top, pfi_teleme
 {
     char *copy = strdup(list);
     size_t np = 1;
-    for (const char *q = list; *q; q++) np += *q == ',';
+    for (const char *q = list; *q; q++)
+        np += *q == ',';
     const char **names = calloc(np + 1, sizeof *names);
     pfi_telemetry *t = calloc(1, sizeof *t);
     pfi_tm_row *rows = calloc(np, sizeof *rows);
@@ -70,7 +71,8 @@ static int read_trace(const char *path, const char *list, double top, pfi_teleme
         goto done;
     }
     np = 0;
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) names[np++] = tok;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+        names[np++] = tok;
     if (np == 0) {
         rc = pfi_error_set(err, PFI_EINVAL, path, 0, "--phases lists no phase");
         goto done;
@@ -116,8 +118,7 @@ int pfi_cmd_predict(int argc, char **argv)
         {"model", required_argument, 0, 'm'}, {"sweeps", required_argument, 0, 's'},
         {"trace", required_argument, 0, 't'}, {"phases", required_argument, 0, 'p'},
         {"top", required_argument, 0, 'T'},   {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
     };
     const char *model = NULL, *sweeps = NULL, *trace = NULL, *phases = NULL;
     double top = 0.1;
@@ -125,18 +126,31 @@ int pfi_cmd_predict(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'm': model = optarg; break;
-        case 's': sweeps = optarg; break;
-        case 't': trace = optarg; break;
-        case 'p': phases = optarg; break;
+        case 'm':
+            model = optarg;
+            break;
+        case 's':
+            sweeps = optarg;
+            break;
+        case 't':
+            trace = optarg;
+            break;
+        case 'p':
+            phases = optarg;
+            break;
         case 'T':
             if (pfi_cli_parse_positive(optarg, &top) || top > 1)
                 return pfi_cli_usage_error("predict", "bad --top '%s' (want 0 < FRAC <= 1)",
                                            optarg);
             break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("predict", "bad option");
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("predict", "bad option");
         }
     }
     if (!model) return pfi_cli_usage_error("predict", "--model is required");
@@ -153,13 +167,15 @@ int pfi_cmd_predict(int argc, char **argv)
     pfi_sweeps *sw = NULL;
     if (pfi_model_load(model, &mf, &err) != PFI_OK) return pfi_cli_fail("predict", &err);
     int need_meta = 0;
-    for (size_t j = 0; j < mf.set.p; j++) need_meta |= mf.set.ids[j] >= PFI_FEAT_N_TELEMETRY;
+    for (size_t j = 0; j < mf.set.p; j++)
+        need_meta |= mf.set.ids[j] >= PFI_FEAT_N_TELEMETRY;
     if (need_meta && !sweeps) {
         pfi_error_set(&err, PFI_EINVAL, model, 0,
                       "the model uses job metadata (arch, task, GPUs): pass --sweeps");
         return pfi_cli_fail("predict", &err);
     }
-    int rc = trace ? read_trace(trace, phases, top, &tm, &err) : pfi_telemetry_read(tpath, &tm, &err);
+    int rc =
+        trace ? read_trace(trace, phases, top, &tm, &err) : pfi_telemetry_read(tpath, &tm, &err);
     if (rc == PFI_OK && sweeps) rc = pfi_sweeps_read(sweeps, 0, &sw, &err);
     if (rc != PFI_OK) {
         pfi_telemetry_destroy(tm);
@@ -186,8 +202,8 @@ int pfi_cmd_predict(int argc, char **argv)
         if (need_meta) {
             const pfi_group *g = pfi_sweeps_find(sw, r->group);
             if (!g) {
-                pfi_error_set(&err, PFI_ENOTFOUND, tpath, r->line,
-                              "group '%s' is not in %s", r->group, sweeps);
+                pfi_error_set(&err, PFI_ENOTFOUND, tpath, r->line, "group '%s' is not in %s",
+                              r->group, sweeps);
                 ec = pfi_cli_fail("predict", &err);
                 goto done;
             }
@@ -202,7 +218,8 @@ int pfi_cmd_predict(int argc, char **argv)
         double x[PFI_MODEL_MAX_P];
         for (size_t j = 0; j < mf.set.p && !why[i][0]; j++) {
             int id = mf.set.ids[j];
-            if ((f.valid >> id) & 1u) x[j] = f.v[id];
+            if ((f.valid >> id) & 1u)
+                x[j] = f.v[id];
             else
                 snprintf(why[i], sizeof why[i], "%s %s", pfi_feature_name(id),
                          ((f.undefined >> id) & 1u) ? "undefined (zero activity)" : "missing");
@@ -233,7 +250,8 @@ int pfi_cmd_predict(int argc, char **argv)
             pfi_json_set(o, "group", json_string(tm->rows[i].group));
             pfi_json_set(o, "pfi", why[i][0] ? json_null() : pfi_json_num(est[i]));
             if (sw && !trace)
-                pfi_json_set(o, "pfi_actual", has_actual[i] ? pfi_json_num(actual[i]) : json_null());
+                pfi_json_set(o, "pfi_actual",
+                             has_actual[i] ? pfi_json_num(actual[i]) : json_null());
             if (why[i][0]) pfi_json_set(o, "note", json_string(why[i]));
             json_array_append_new(arr, o);
         }
@@ -259,19 +277,22 @@ int pfi_cmd_predict(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             char a[32] = "";
             if (with_actual) {
-                if (has_actual[i]) snprintf(a, sizeof a, "  %10.3f", actual[i]);
-                else snprintf(a, sizeof a, "  %10s", "-");
+                if (has_actual[i])
+                    snprintf(a, sizeof a, "  %10.3f", actual[i]);
+                else
+                    snprintf(a, sizeof a, "  %10s", "-");
             }
             if (why[i][0])
                 printf("%-*s  %9s%s  (%s)\n", w, tm->rows[i].group, "undefined", a, why[i]);
-            else printf("%-*s  %9.3f%s\n", w, tm->rows[i].group, est[i], a);
+            else
+                printf("%-*s  %9.3f%s\n", w, tm->rows[i].group, est[i], a);
         }
         if (has_val) {
             char r2[16] = "undefined", rho[16] = "undefined";
             if (val.has_r2) snprintf(r2, sizeof r2, "%.3f", val.r2);
             if (val.has_rho) snprintf(rho, sizeof rho, "%.3f", val.rho);
-            printf("validation over %zu groups: R2 = %s, RMSE = %.3f, Spearman rho = %s\n",
-                   val.n, r2, val.rmse, rho);
+            printf("validation over %zu groups: R2 = %s, RMSE = %.3f, Spearman rho = %s\n", val.n,
+                   r2, val.rmse, rho);
         }
     }
 done:

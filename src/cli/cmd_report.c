@@ -104,11 +104,16 @@ static int is_dir(const char *p)
 int pfi_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},     {"workloads", required_argument, 0, 'W'},
-        {"ci", required_argument, 0, 'c'},      {"paper-tables", required_argument, 0, 'P'},
-        {"probe", required_argument, 0, 'p'},   {"data", required_argument, 0, 'd'},
-        {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"matched", required_argument, 0, 'm'}, {"help", no_argument, 0, 'h'},
+        {"out", required_argument, 0, 'o'},
+        {"workloads", required_argument, 0, 'W'},
+        {"ci", required_argument, 0, 'c'},
+        {"paper-tables", required_argument, 0, 'P'},
+        {"probe", required_argument, 0, 'p'},
+        {"data", required_argument, 0, 'd'},
+        {"threads", required_argument, 0, 't'},
+        {"json", no_argument, 0, 'j'},
+        {"matched", required_argument, 0, 'm'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     pfi_report_opts o = pfi_report_defaults();
@@ -120,7 +125,9 @@ int pfi_cmd_report(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': o.out_dir = optarg; break;
+        case 'o':
+            o.out_dir = optarg;
+            break;
         case 'W':
         case 'c':
         case 't':
@@ -128,18 +135,36 @@ int pfi_cmd_report(int argc, char **argv)
                 (c == 'W' && u > 1000000ULL) || (c == 'c' && u > 1000000ULL) ||
                 (c == 't' && u > 64))
                 return pfi_cli_usage_error("report", "bad value '%s' for --%s", optarg,
-                                           c == 'W' ? "workloads" : c == 'c' ? "ci" : "threads");
-            if (c == 'W') o.workloads = (size_t)u;
-            else if (c == 'c') o.ci_draws = (size_t)u;
-            else o.threads = (int)u;
+                                           c == 'W'   ? "workloads"
+                                           : c == 'c' ? "ci"
+                                                      : "threads");
+            if (c == 'W')
+                o.workloads = (size_t)u;
+            else if (c == 'c')
+                o.ci_draws = (size_t)u;
+            else
+                o.threads = (int)u;
             break;
-        case 'P': paper = optarg; break;
-        case 'p': probe = optarg; break;
-        case 'd': data = optarg; break;
-        case 'm': o.matched = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("report", "bad option");
+        case 'P':
+            paper = optarg;
+            break;
+        case 'p':
+            probe = optarg;
+            break;
+        case 'd':
+            data = optarg;
+            break;
+        case 'm':
+            o.matched = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("report", "bad option");
         }
     }
     int nfiles = argc - optind;
@@ -149,17 +174,25 @@ int pfi_cmd_report(int argc, char **argv)
          h_path[PATH_MAX + 64], m_path[PATH_MAX + 64], pt[PATH_MAX + 64], pr[PATH_MAX + 64];
     int have_tree = source_tree(tree, sizeof tree) == 0;
     const char *env_shared = getenv("PFI_SHARED_DIR");
-    if (env_shared && *env_shared) snprintf(shared, sizeof shared, "%s", env_shared);
-    else if (have_tree) snprintf(shared, sizeof shared, "%s/../shared", tree);
-    else shared[0] = 0;
+    if (env_shared && *env_shared)
+        snprintf(shared, sizeof shared, "%s", env_shared);
+    else if (have_tree)
+        snprintf(shared, sizeof shared, "%s/../shared", tree);
+    else
+        shared[0] = 0;
     if (nfiles == 0) {
         const char *env = getenv("PFI_DATA_DIR");
         char dd[PATH_MAX + 32];
-        if (data) snprintf(dd, sizeof dd, "%s", data);
-        else if (env && *env) snprintf(dd, sizeof dd, "%s", env);
-        else if (have_tree) snprintf(dd, sizeof dd, "%s/data/paper-h200", tree);
-        else snprintf(dd, sizeof dd, "data/paper-h200");
-        if (!is_dir(dd) && !data && is_dir("data/paper-h200")) snprintf(dd, sizeof dd, "data/paper-h200");
+        if (data)
+            snprintf(dd, sizeof dd, "%s", data);
+        else if (env && *env)
+            snprintf(dd, sizeof dd, "%s", env);
+        else if (have_tree)
+            snprintf(dd, sizeof dd, "%s/data/paper-h200", tree);
+        else
+            snprintf(dd, sizeof dd, "data/paper-h200");
+        if (!is_dir(dd) && !data && is_dir("data/paper-h200"))
+            snprintf(dd, sizeof dd, "data/paper-h200");
         snprintf(s_path, sizeof s_path, "%s/sweeps.csv", dd);
         snprintf(t_path, sizeof t_path, "%s/telemetry.csv", dd);
         snprintf(h_path, sizeof h_path, "%s/heldout-sweeps.csv", dd);

@@ -72,7 +72,8 @@ static json_t *to_json(const pfi_sim_opts *o, const pfi_feature_set *set, const 
     pfi_json_set(pred, "features", json_string(set->name));
     pfi_json_set(pred, "intercept", pfi_json_num(m->coef[0]));
     json_t *coef = json_array();
-    for (size_t j = 0; j < m->p; j++) json_array_append_new(coef, pfi_json_num(m->coef[1 + j]));
+    for (size_t j = 0; j < m->p; j++)
+        json_array_append_new(coef, pfi_json_num(m->coef[1 + j]));
     pfi_json_set(pred, "coefficients", coef);
     pfi_json_set(pred, "r2_in", pfi_json_num(m->r2));
     pfi_json_set(root, "predictor", pred);
@@ -108,14 +109,16 @@ static void print_table(const pfi_sim_opts *o, const pfi_feature_set *set, const
            o->jobs, o->seed);
     if (o->mix == PFI_SIM_PRODUCTION) printf(", FT share %.2f", o->ft_share);
     printf("\npredicted PFI = %.4f", m->coef[0]);
-    for (size_t j = 0; j < m->p; j++) printf(" %+.4g x %s", m->coef[1 + j], pfi_feature_name(set->ids[j]));
+    for (size_t j = 0; j < m->p; j++)
+        printf(" %+.4g x %s", m->coef[1 + j], pfi_feature_name(set->ids[j]));
     printf(" (in-sample R2 %.3f)\n", m->r2);
     printf("gap to the oracle, tok/s per job (share of equal's gap recovered)\n");
     printf("%9s %12s", "reduction", "oracle");
     static const int order[] = {PFI_POLICY_EQUAL, PFI_POLICY_PFI, PFI_POLICY_MOE_FT,
                                 PFI_POLICY_DRAM_COPY, PFI_SIM_LEARN};
     size_t npol = o->no_learn ? 4 : 5;
-    for (size_t k = 0; k < npol; k++) printf(" %17s", pfi_sim_policy_name(order[k]));
+    for (size_t k = 0; k < npol; k++)
+        printf(" %17s", pfi_sim_policy_name(order[k]));
     printf("\n");
     for (size_t k = 0; k < r->n_reductions; k++) {
         const pfi_sim_cell *c = &r->cells[k * PFI_SIM_NPOLICIES];
@@ -123,9 +126,10 @@ static void print_table(const pfi_sim_opts *o, const pfi_feature_set *set, const
         for (size_t q = 0; q < npol; q++) {
             const pfi_sim_cell *x = &c[order[q]];
             char buf[32];
-            if (x->has_recovered) snprintf(buf, sizeof buf, "%.1f (%.0f%%)", x->gap_per_job,
-                                           100 * x->gap_recovered);
-            else snprintf(buf, sizeof buf, "%.1f", x->gap_per_job);
+            if (x->has_recovered)
+                snprintf(buf, sizeof buf, "%.1f (%.0f%%)", x->gap_per_job, 100 * x->gap_recovered);
+            else
+                snprintf(buf, sizeof buf, "%.1f", x->gap_per_job);
             printf(" %17s", buf);
         }
         printf("\n");
@@ -145,15 +149,24 @@ static int parse_num(const char *s, double lo, double hi, double *out)
 int pfi_cmd_simulate(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"mix", required_argument, 0, 'm'},       {"ft-share", required_argument, 0, 'f'},
-        {"workloads", required_argument, 0, 'W'}, {"jobs", required_argument, 0, 'J'},
-        {"reductions", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
-        {"predictor", required_argument, 0, 'P'}, {"holdout", required_argument, 0, 'H'},
-        {"rounds", required_argument, 0, 'K'},    {"round-s", required_argument, 0, 'R'},
-        {"event-s", required_argument, 0, 'E'},   {"threads", required_argument, 0, 't'},
-        {"progress", no_argument, 0, 'p'},        {"json", no_argument, 0, 'j'},
-        {"no-learn", no_argument, 0, 'N'},       {"noise", required_argument, 0, 'n'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0},
+        {"mix", required_argument, 0, 'm'},
+        {"ft-share", required_argument, 0, 'f'},
+        {"workloads", required_argument, 0, 'W'},
+        {"jobs", required_argument, 0, 'J'},
+        {"reductions", required_argument, 0, 'r'},
+        {"seed", required_argument, 0, 's'},
+        {"predictor", required_argument, 0, 'P'},
+        {"holdout", required_argument, 0, 'H'},
+        {"rounds", required_argument, 0, 'K'},
+        {"round-s", required_argument, 0, 'R'},
+        {"event-s", required_argument, 0, 'E'},
+        {"threads", required_argument, 0, 't'},
+        {"progress", no_argument, 0, 'p'},
+        {"json", no_argument, 0, 'j'},
+        {"no-learn", no_argument, 0, 'N'},
+        {"noise", required_argument, 0, 'n'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     pfi_sim_opts o = pfi_sim_defaults();
     o.threads = pfi_cli_threads();
@@ -193,11 +206,16 @@ int pfi_cmd_simulate(int argc, char **argv)
                                            : c == 'K' ? "rounds"
                                                       : "threads");
             }
-            if (c == 'W') o.workloads = (size_t)u;
-            else if (c == 'J') o.jobs = (size_t)u;
-            else if (c == 's') o.seed = (unsigned long)u;
-            else if (c == 'K') o.learn.rounds = (size_t)u;
-            else o.threads = (int)u;
+            if (c == 'W')
+                o.workloads = (size_t)u;
+            else if (c == 'J')
+                o.jobs = (size_t)u;
+            else if (c == 's')
+                o.seed = (unsigned long)u;
+            else if (c == 'K')
+                o.learn.rounds = (size_t)u;
+            else
+                o.threads = (int)u;
             break;
         case 'r':
             free(red);
@@ -215,22 +233,34 @@ int pfi_cmd_simulate(int argc, char **argv)
                                            c == 'R' ? "round-s" : "event-s");
             }
             break;
-        case 'P': predictor = optarg; break;
-        case 'H': holdout = optarg; break;
-        case 'p': force_progress = 1; break;
-        case 'N': o.no_learn = 1; break;
+        case 'P':
+            predictor = optarg;
+            break;
+        case 'H':
+            holdout = optarg;
+            break;
+        case 'p':
+            force_progress = 1;
+            break;
+        case 'N':
+            o.no_learn = 1;
+            break;
         case 'n':
             if (parse_num(optarg, 0, 0.5, &o.noise_rel)) {
                 free(red);
                 return pfi_cli_usage_error("simulate", "--noise must be in [0, 0.5]");
             }
             break;
-        case 'j': json = 1; break;
+        case 'j':
+            json = 1;
+            break;
         case 'h':
             free(red);
             fputs(help, stdout);
             return PFI_EXIT_OK;
-        default: free(red); return pfi_cli_usage_error("simulate", "bad option");
+        default:
+            free(red);
+            return pfi_cli_usage_error("simulate", "bad option");
         }
     }
     if (optind != argc - 2) {

@@ -46,7 +46,7 @@ static const char *help =
     "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
 
 typedef struct {
-    double *x;   /* PFI per observation */
+    double *x; /* PFI per observation */
     int *moe, *ft;
     size_t n;
     char notes[8][256];
@@ -139,17 +139,28 @@ int pfi_cmd_stats(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            if (strcmp(optarg, "regime") == 0) by = PFI_REGIME_BY_REGIME;
+            if (strcmp(optarg, "regime") == 0)
+                by = PFI_REGIME_BY_REGIME;
             else if (strcmp(optarg, "arch,task") == 0 || strcmp(optarg, "task,arch") == 0)
                 by = PFI_REGIME_BY_ARCH_TASK;
-            else if (strcmp(optarg, "arch") == 0) by = PFI_REGIME_BY_ARCH;
-            else if (strcmp(optarg, "task") == 0) by = PFI_REGIME_BY_TASK;
-            else return pfi_cli_usage_error("stats", "unknown --by '%s'", optarg);
+            else if (strcmp(optarg, "arch") == 0)
+                by = PFI_REGIME_BY_ARCH;
+            else if (strcmp(optarg, "task") == 0)
+                by = PFI_REGIME_BY_TASK;
+            else
+                return pfi_cli_usage_error("stats", "unknown --by '%s'", optarg);
             break;
-        case 'j': json = 1; break;
-        case 'A': rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE; break;
-        case 'h': fputs(help, stdout); return PFI_EXIT_OK;
-        default: return pfi_cli_usage_error("stats", "bad option");
+        case 'j':
+            json = 1;
+            break;
+        case 'A':
+            rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return PFI_EXIT_OK;
+        default:
+            return pfi_cli_usage_error("stats", "bad option");
         }
     }
     if (optind != argc - 1) return pfi_cli_usage_error("stats", "expected one FILE argument");
@@ -217,7 +228,8 @@ int pfi_cmd_stats(int argc, char **argv)
         }
         pfi_json_set(root, "dunn", dj);
         json_t *notes = json_array();
-        for (size_t i = 0; i < s.n_notes; i++) json_array_append_new(notes, json_string(s.notes[i]));
+        for (size_t i = 0; i < s.n_notes; i++)
+            json_array_append_new(notes, json_string(s.notes[i]));
         if (*why) json_array_append_new(notes, json_string(why));
         pfi_json_set(root, "notes", notes);
         if (pfi_json_print(stdout, root) != 0) exit_code = PFI_EXIT_DATA;
@@ -231,12 +243,13 @@ int pfi_cmd_stats(int argc, char **argv)
             printf("Dunn (tie-corrected; Holm-Bonferroni, m = %zu):\n", npairs);
             for (size_t e = 0; e < npairs; e++)
                 printf("  %-8s vs %-8s  z = %6.3f  p_raw = %.4f  p_holm = %.4f%s\n",
-                       name[dunn[e].a], name[dunn[e].b], dunn[e].z, dunn[e].p_raw,
-                       dunn[e].p_holm, dunn[e].p_holm < 0.05 ? "  *" : "");
+                       name[dunn[e].a], name[dunn[e].b], dunn[e].z, dunn[e].p_raw, dunn[e].p_holm,
+                       dunn[e].p_holm < 0.05 ? "  *" : "");
         } else {
             printf("\n%s\n", why);
         }
-        for (size_t i = 0; i < s.n_notes; i++) printf("note: %s\n", s.notes[i]);
+        for (size_t i = 0; i < s.n_notes; i++)
+            printf("note: %s\n", s.notes[i]);
     }
 done:
     free(s.x);

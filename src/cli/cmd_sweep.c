@@ -70,8 +70,8 @@ static void progress(void *ctx, double t, double power_w, double tok_s)
         fprintf(stderr, "\r\033[Kpfi sweep: cap %.0f W (%zu/%zu) %s/%s, %s left; %s, %s",
                 o->caps[p->idx], p->idx + 1, o->n_caps, el, dur, rem, pw, tk);
     } else if (t - p->last_plain >= 30 || p->last_plain < 0) {
-        fprintf(stderr, "pfi sweep: cap %.0f W (%zu/%zu) %s/%s, %s left; %s, %s\n",
-                o->caps[p->idx], p->idx + 1, o->n_caps, el, dur, rem, pw, tk);
+        fprintf(stderr, "pfi sweep: cap %.0f W (%zu/%zu) %s/%s, %s left; %s, %s\n", o->caps[p->idx],
+                p->idx + 1, o->n_caps, el, dur, rem, pw, tk);
         p->last_plain = t;
     }
 }
@@ -98,8 +98,7 @@ static int restore_all(sweep_gpu *g, const sweep_state *st)
  * limits back (through the backend or pfid it used) before anything else. */
 static int recover(const sweep_opts *o, sweep_state *st)
 {
-    fprintf(stderr, "pfi sweep: %s: an earlier sweep did not finish; restoring its GPUs\n",
-            o->out);
+    fprintf(stderr, "pfi sweep: %s: an earlier sweep did not finish; restoring its GPUs\n", o->out);
     sweep_gpu *g = NULL;
     pfi_error err;
     if (sweep_gpu_open(st->backend, st->backend_opts, st->via_pfid[0] ? st->via_pfid : NULL,
@@ -134,9 +133,10 @@ static int validate(const sweep_opts *o, sweep_gpu *g, sweep_state *st, pfi_erro
         if ((rc = sweep_gpu_limits(g, o->gpus[k], &lim, err)) != PFI_OK) return rc;
         for (size_t i = 0; i < o->n_caps; i++)
             if (o->caps[i] < lim.min_w - 0.0005 || o->caps[i] > lim.max_w + 0.0005)
-                return pfi_error_set(err, PFI_ERANGE, NULL, 0,
-                                     "cap %g W is outside GPU %u's limit constraints [%.0f, %.0f] W",
-                                     o->caps[i], o->gpus[k], lim.min_w, lim.max_w);
+                return pfi_error_set(
+                    err, PFI_ERANGE, NULL, 0,
+                    "cap %g W is outside GPU %u's limit constraints [%.0f, %.0f] W", o->caps[i],
+                    o->gpus[k], lim.min_w, lim.max_w);
         st->gpus[k] = o->gpus[k];
         st->prior_w[k] = pfi_limit_in_force_w(&lim);
     }
@@ -218,10 +218,10 @@ static int run_caps(const sweep_opts *o, sweep_gpu *g, sweep_state *st, const pf
     double base[SWEEP_MAX_GPUS];
     for (size_t k = 0; k < o->n_gpus; k++) {
         pfi_gpu_sample s;
-        base[k] = sweep_gpu_sample(g, o->gpus[k], &s) == PFI_OK &&
-                          pfi_gpu_sample_has(&s, PFI_GF_FB_USED)
-                      ? s.v[PFI_GF_FB_USED]
-                      : NAN;
+        base[k] =
+            sweep_gpu_sample(g, o->gpus[k], &s) == PFI_OK && pfi_gpu_sample_has(&s, PFI_GF_FB_USED)
+                ? s.v[PFI_GF_FB_USED]
+                : NAN;
     }
     size_t todo = 0;
     for (size_t i = 0; i < o->n_caps; i++) {
@@ -229,7 +229,8 @@ static int run_caps(const sweep_opts *o, sweep_gpu *g, sweep_state *st, const pf
         todo += !(r && r->ok);
     }
     int any_ok = 0;
-    for (size_t i = 0; i < st->n_res; i++) any_ok |= st->res[i].ok;
+    for (size_t i = 0; i < st->n_res; i++)
+        any_ok |= st->res[i].ok;
     for (size_t i = 0; i < o->n_caps && !g_stop; i++) {
         double cap = o->caps[i];
         sweep_result *prev = sweep_state_find(st, cap);
@@ -245,7 +246,8 @@ static int run_caps(const sweep_opts *o, sweep_gpu *g, sweep_state *st, const pf
                 pfi_cli_fail("sweep", &err);
                 return 1;
             }
-        FILE *log = open_in(o->out, "run-%.0f.log", cap), *tr = open_in(o->out, "trace-%.0f.csv", cap);
+        FILE *log = open_in(o->out, "run-%.0f.log", cap),
+             *tr = open_in(o->out, "trace-%.0f.csv", cap);
         if (!log || !tr) {
             fprintf(stderr, "pfi sweep: %s: cannot write the run's files: %s\n", o->out,
                     strerror(errno));
@@ -255,12 +257,22 @@ static int run_caps(const sweep_opts *o, sweep_gpu *g, sweep_state *st, const pf
         }
         sweep_run_trace_header(tr);
         progress_ctx pc = {o, i, todo, isatty(2), -1};
-        sweep_run_opts ro = {.argv = o->argv, .cap_w = cap, .duration_s = o->duration,
-                             .interval_s = o->interval, .tput_timeout_s = o->tput_timeout,
-                             .tput_scale = o->tput_scale, .m = port ? NULL : m, .port = port,
-                             .g = g, .gpus = o->gpus,
-                             .n_gpus = o->n_gpus, .log = log, .trace = tr, .stop = &g_stop,
-                             .progress = progress, .progress_ctx = &pc};
+        sweep_run_opts ro = {.argv = o->argv,
+                             .cap_w = cap,
+                             .duration_s = o->duration,
+                             .interval_s = o->interval,
+                             .tput_timeout_s = o->tput_timeout,
+                             .tput_scale = o->tput_scale,
+                             .m = port ? NULL : m,
+                             .port = port,
+                             .g = g,
+                             .gpus = o->gpus,
+                             .n_gpus = o->n_gpus,
+                             .log = log,
+                             .trace = tr,
+                             .stop = &g_stop,
+                             .progress = progress,
+                             .progress_ctx = &pc};
         pfi_trace_run run = {.cap_w = NAN};
         char name[64];
         snprintf(name, sizeof name, "cap-%.0f", cap);
@@ -345,7 +357,8 @@ int pfi_cmd_sweep(int argc, char **argv)
     if (pending && !o.dry_run && (ec = recover(&o, &st)) != PFI_EXIT_OK) goto done;
     if (rc == PFI_OK && o.resume) {
         int same = st.n_gpus == o.n_gpus;
-        for (size_t k = 0; same && k < o.n_gpus; k++) same = st.gpus[k] == o.gpus[k];
+        for (size_t k = 0; same && k < o.n_gpus; k++)
+            same = st.gpus[k] == o.gpus[k];
         if (!same) {
             fprintf(stderr, "pfi sweep: --resume with other GPUs than %s's sweep\n", o.out);
             ec = PFI_EXIT_USAGE;
@@ -358,7 +371,8 @@ int pfi_cmd_sweep(int argc, char **argv)
     snprintf(st.backend_opts, sizeof st.backend_opts, "%s", o.backend_opts);
     snprintf(st.via_pfid, sizeof st.via_pfid, "%s", o.via_pfid ? o.via_pfid : "");
     if (sweep_gpu_open(o.backend, o.backend_opts, o.via_pfid, o.token_file, &g, &err) != PFI_OK ||
-        validate(&o, g, &st, &err) != PFI_OK || sweep_gpu_lock(g, o.gpus, o.n_gpus, o.lock_dir, &err) != PFI_OK) {
+        validate(&o, g, &st, &err) != PFI_OK ||
+        sweep_gpu_lock(g, o.gpus, o.n_gpus, o.lock_dir, &err) != PFI_OK) {
         ec = pfi_cli_fail("sweep", &err);
         goto done;
     }

@@ -68,14 +68,20 @@ typedef struct {
 static int parse(int argc, char **argv, opts_t *o)
 {
     static const struct option opts[] = {
-        {"steps", required_argument, 0, 's'},    {"telemetry", required_argument, 0, 'T'},
-        {"group", required_argument, 0, 'g'},    {"platform", required_argument, 0, 'p'},
-        {"model", required_argument, 0, 'm'},    {"arch", required_argument, 0, 'a'},
-        {"task", required_argument, 0, 't'},     {"config", required_argument, 0, 'c'},
-        {"cap", required_argument, 0, 'C'},      {"top", required_argument, 0, 'o'},
+        {"steps", required_argument, 0, 's'},
+        {"telemetry", required_argument, 0, 'T'},
+        {"group", required_argument, 0, 'g'},
+        {"platform", required_argument, 0, 'p'},
+        {"model", required_argument, 0, 'm'},
+        {"arch", required_argument, 0, 'a'},
+        {"task", required_argument, 0, 't'},
+        {"config", required_argument, 0, 'c'},
+        {"cap", required_argument, 0, 'C'},
+        {"top", required_argument, 0, 'o'},
         {"loaded-fb-mib", required_argument, 0, 'F'},
         {"phase-hold", required_argument, 0, 'H'},
-        {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     *o = (opts_t){.cap_w = NAN, .top = 0.1};
@@ -85,11 +91,21 @@ static int parse(int argc, char **argv, opts_t *o)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 's': o->steps = optarg; break;
-        case 'T': o->telemetry = optarg; break;
-        case 'g': o->meta.group = optarg; break;
-        case 'p': o->meta.platform = optarg; break;
-        case 'm': o->meta.model = optarg; break;
+        case 's':
+            o->steps = optarg;
+            break;
+        case 'T':
+            o->telemetry = optarg;
+            break;
+        case 'g':
+            o->meta.group = optarg;
+            break;
+        case 'p':
+            o->meta.platform = optarg;
+            break;
+        case 'm':
+            o->meta.model = optarg;
+            break;
         case 'a':
             if (strcmp(optarg, "dense") && strcmp(optarg, "moe"))
                 return pfi_cli_usage_error("trace", "--arch must be dense or moe");
@@ -100,7 +116,9 @@ static int parse(int argc, char **argv, opts_t *o)
                 return pfi_cli_usage_error("trace", "--task must be pt or ft");
             o->meta.task = optarg;
             break;
-        case 'c': o->meta.config = optarg; break;
+        case 'c':
+            o->meta.config = optarg;
+            break;
         case 'C':
             if (pfi_cli_parse_positive(optarg, &o->cap_w))
                 return pfi_cli_usage_error("trace", "bad --cap '%s'", optarg);
@@ -118,9 +136,14 @@ static int parse(int argc, char **argv, opts_t *o)
             if (pfi_cli_parse_double(optarg, &o->params.sustain_s) || o->params.sustain_s < 0)
                 return pfi_cli_usage_error("trace", "bad --phase-hold '%s'", optarg);
             break;
-        case 'j': o->json = 1; break;
-        case 'h': fputs(help, stdout); return -1;
-        default: return pfi_cli_usage_error("trace", "bad option");
+        case 'j':
+            o->json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return -1;
+        default:
+            return pfi_cli_usage_error("trace", "bad option");
         }
     }
     if (optind >= argc) return pfi_cli_usage_error("trace", "no TRACE file");
@@ -145,7 +168,7 @@ int pfi_cmd_trace(int argc, char **argv)
         return pfi_cli_fail("trace", &err);
     }
     pfi_cli_measured *m = calloc(set.n, sizeof *m);
-    char (*why)[600] = calloc(set.n, sizeof *why);
+    char(*why)[600] = calloc(set.n, sizeof *why);
     if (!m || !why) {
         free(m), free(why);
         pfi_trace_set_free(&set);
@@ -156,9 +179,10 @@ int pfi_cmd_trace(int argc, char **argv)
     for (size_t i = 0; i < set.n; i++) {
         const pfi_trace_run *r = &set.runs[i];
         m[i].run = r;
-        m[i].cap_w = isfinite(o.cap_w) ? o.cap_w : isfinite(r->cap_w) ? r->cap_w
-                                                  : tdp > 0          ? tdp
-                                                                     : NAN;
+        m[i].cap_w = isfinite(o.cap_w)    ? o.cap_w
+                     : isfinite(r->cap_w) ? r->cap_w
+                     : tdp > 0            ? tdp
+                                          : NAN;
         m[i].ok = pfi_trace_run_summarize(r, &o.params, o.top, &m[i].sum, &err) == PFI_OK;
         if (!m[i].ok) {
             pfi_error_format(&err, why[i], sizeof why[i]);
@@ -179,15 +203,15 @@ int pfi_cmd_trace(int argc, char **argv)
     }
     if (o.json) {
         json_t *root = json_object(), *arr = json_array();
-        for (size_t i = 0; i < set.n; i++) json_array_append_new(arr, pfi_cli_measured_json(&m[i]));
+        for (size_t i = 0; i < set.n; i++)
+            json_array_append_new(arr, pfi_cli_measured_json(&m[i]));
         pfi_json_set(root, "runs", arr);
         if (pfi_json_print(stdout, root) != 0) ec = PFI_EXIT_DATA;
         json_decref(root);
     } else if (pfi_cli_write_sweeps(stdout, &o.meta, m, set.n) != PFI_OK) {
         ec = PFI_EXIT_DATA;
     }
-    if (o.telemetry &&
-        pfi_cli_write_telemetry_file(o.telemetry, &o.meta, m, set.n, &err) != PFI_OK)
+    if (o.telemetry && pfi_cli_write_telemetry_file(o.telemetry, &o.meta, m, set.n, &err) != PFI_OK)
         ec = pfi_cli_fail("trace", &err);
     free(m);
     free(why);

@@ -6,8 +6,10 @@
 
 static const pfi_cli_cmd commands[] = {
     {"index", "PFI with confidence intervals from power-cap sweeps", pfi_cmd_index},
-    {"model", "the GPU power-cap model: one job's clock, power, throughput under caps", pfi_cmd_model},
-    {"dataset", "rebuild the embedded paper dataset (a reconstruction from its tables)", pfi_cmd_dataset},
+    {"model", "the GPU power-cap model: one job's clock, power, throughput under caps",
+     pfi_cmd_model},
+    {"dataset", "rebuild the embedded paper dataset (a reconstruction from its tables)",
+     pfi_cmd_dataset},
     {"stats", "PFI by regime: medians, Kruskal-Wallis, Dunn's test (Tables 10-11)", pfi_cmd_stats},
     {"corr", "Spearman rho, p and BH q of every telemetry feature vs PFI", pfi_cmd_corr},
     {"fit", "PFI predictor ablation: OLS with LOO and LOCO CV (Table 3)", pfi_cmd_fit},
@@ -17,7 +19,8 @@ static const pfi_cli_cmd commands[] = {
     {"sweep", "measure a training job's PFI: run it under each power cap", pfi_cmd_sweep},
     {"trace", "steady-state points (phases, top-10% means) from GPU traces", pfi_cmd_trace},
     {"export", "sweeps.csv and telemetry.csv of the jobs a pfid store has seen", pfi_cmd_export},
-    {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)", pfi_cmd_simulate},
+    {"simulate", "the Sec. 6 curtailment experiment: policies vs the oracle (Fig. 8)",
+     pfi_cmd_simulate},
     {"report", "the paper end to end as a folder: report.html, tables, figures", pfi_cmd_report},
     {"plot", "one figure of the report from your files, as SVG, PNG or PDF", pfi_cmd_plot},
     {"control", "the cluster controller: site power limits to per-job GPU caps", pfi_cmd_control},

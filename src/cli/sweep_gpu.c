@@ -11,14 +11,14 @@
 #include "sweep_pfid.h"
 
 struct sweep_gpu {
-    pfi_backend *b;      /* direct */
-    sweep_pfid *pfid;    /* or through pfid */
+    pfi_backend *b;   /* direct */
+    sweep_pfid *pfid; /* or through pfid */
     int lock_fd[64];
     size_t n_locks;
 };
 
-int sweep_gpu_open(const char *name, const char *opts, const char *via_pfid,
-                   const char *token_file, sweep_gpu **out, pfi_error *err)
+int sweep_gpu_open(const char *name, const char *opts, const char *via_pfid, const char *token_file,
+                   sweep_gpu **out, pfi_error *err)
 {
     *out = NULL;
     sweep_gpu *g = calloc(1, sizeof *g);
@@ -36,7 +36,8 @@ int sweep_gpu_open(const char *name, const char *opts, const char *via_pfid,
 void sweep_gpu_close(sweep_gpu *g)
 {
     if (!g) return;
-    for (size_t i = 0; i < g->n_locks; i++) close(g->lock_fd[i]);
+    for (size_t i = 0; i < g->n_locks; i++)
+        close(g->lock_fd[i]);
     pfi_backend_close(g->b);
     sweep_pfid_close(g->pfid);
     free(g);
@@ -76,7 +77,7 @@ int sweep_gpu_lock(sweep_gpu *g, const unsigned *gpus, size_t n, const char *loc
         pfi_gpu_info info = {0};
         if (pfi_backend_info(g->b, gpus[i], &info) != PFI_OK) info.uuid[0] = '\0';
         int fd, rc = pfi_gpu_lock_take(lock_dir, gpus[i], info.uuid, "program",
-                                         " (a pfid: use --via-pfid)", &fd, err);
+                                       " (a pfid: use --via-pfid)", &fd, err);
         if (rc != PFI_OK) return rc;
         g->lock_fd[g->n_locks++] = fd;
     }

@@ -15,8 +15,8 @@ typedef struct sweep_gpu sweep_gpu;
 
 /* Opens backend `name` with `opts`, or, when via_pfid is set, the pfid at
  * that URL with the bearer token in token_file. */
-int sweep_gpu_open(const char *name, const char *opts, const char *via_pfid,
-                   const char *token_file, sweep_gpu **out, pfi_error *err);
+int sweep_gpu_open(const char *name, const char *opts, const char *via_pfid, const char *token_file,
+                   sweep_gpu **out, pfi_error *err);
 void sweep_gpu_close(sweep_gpu *g); /* NULL-safe; releases the locks */
 
 int sweep_gpu_count(sweep_gpu *g, unsigned *n, pfi_error *err);

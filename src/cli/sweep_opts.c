@@ -70,7 +70,6 @@ static const char *help =
     "Exit status: 0 all caps measured, 1 an error or a failed run, 2 bad usage,\n"
     "130 interrupted (caps restored).\n";
 
-
 /* "90", "90s", "30m", "1.5h" in seconds; -1 when bad. */
 static double parse_duration(const char *s)
 {
@@ -79,9 +78,12 @@ static double parse_duration(const char *s)
     double v = strtod(s, &end);
     if (end == s || errno || !isfinite(v) || v < 0) return -1;
     double mul = 1;
-    if (*end == 's') end++;
-    else if (*end == 'm') mul = 60, end++;
-    else if (*end == 'h') mul = 3600, end++;
+    if (*end == 's')
+        end++;
+    else if (*end == 'm')
+        mul = 60, end++;
+    else if (*end == 'h')
+        mul = 3600, end++;
     return *end ? -1 : v * mul;
 }
 
@@ -107,39 +109,84 @@ static int parse_gpus(const char *s, sweep_opts *o)
                 return pfi_cli_usage_error("sweep", "more than %d GPUs", SWEEP_MAX_GPUS);
             o->gpus[o->n_gpus++] = (unsigned)g;
         }
-        if (*p == ',') p++;
-        else if (*p) return pfi_cli_usage_error("sweep", "bad --gpus '%s'", s);
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return pfi_cli_usage_error("sweep", "bad --gpus '%s'", s);
     }
     return o->n_gpus ? PFI_EXIT_OK : pfi_cli_usage_error("sweep", "empty --gpus");
 }
 
 int sweep_opts_parse(int argc, char **argv, sweep_opts *o)
 {
-    enum { O_CAPS = 256, O_GPUS, O_OUT, O_DUR, O_COOL, O_INT, O_BE, O_BEO, O_VIA, O_TOK, O_RE,
-           O_SCALE, O_TTO, O_REL, O_HOLD, O_LOCK, O_GROUP, O_PLAT, O_MODEL, O_ARCH, O_TASK,
-           O_RESUME, O_DRY, O_JSON, O_PORT };
+    enum {
+        O_CAPS = 256,
+        O_GPUS,
+        O_OUT,
+        O_DUR,
+        O_COOL,
+        O_INT,
+        O_BE,
+        O_BEO,
+        O_VIA,
+        O_TOK,
+        O_RE,
+        O_SCALE,
+        O_TTO,
+        O_REL,
+        O_HOLD,
+        O_LOCK,
+        O_GROUP,
+        O_PLAT,
+        O_MODEL,
+        O_ARCH,
+        O_TASK,
+        O_RESUME,
+        O_DRY,
+        O_JSON,
+        O_PORT
+    };
     static const struct option opts[] = {
-        {"caps", required_argument, 0, O_CAPS},     {"gpus", required_argument, 0, O_GPUS},
-        {"out", required_argument, 0, O_OUT},       {"duration", required_argument, 0, O_DUR},
-        {"cooldown", required_argument, 0, O_COOL}, {"interval", required_argument, 0, O_INT},
-        {"backend", required_argument, 0, O_BE},    {"backend-opts", required_argument, 0, O_BEO},
-        {"via-pfid", required_argument, 0, O_VIA},  {"token-file", required_argument, 0, O_TOK},
+        {"caps", required_argument, 0, O_CAPS},
+        {"gpus", required_argument, 0, O_GPUS},
+        {"out", required_argument, 0, O_OUT},
+        {"duration", required_argument, 0, O_DUR},
+        {"cooldown", required_argument, 0, O_COOL},
+        {"interval", required_argument, 0, O_INT},
+        {"backend", required_argument, 0, O_BE},
+        {"backend-opts", required_argument, 0, O_BEO},
+        {"via-pfid", required_argument, 0, O_VIA},
+        {"token-file", required_argument, 0, O_TOK},
         {"throughput-regex", required_argument, 0, O_RE},
         {"throughput-scale", required_argument, 0, O_SCALE},
         {"throughput-port", required_argument, 0, O_PORT},
         {"throughput-timeout", required_argument, 0, O_TTO},
         {"release-timeout", required_argument, 0, O_REL},
-        {"phase-hold", required_argument, 0, O_HOLD}, {"lock-dir", required_argument, 0, O_LOCK},
-        {"group", required_argument, 0, O_GROUP},   {"platform", required_argument, 0, O_PLAT},
-        {"model", required_argument, 0, O_MODEL},   {"arch", required_argument, 0, O_ARCH},
-        {"task", required_argument, 0, O_TASK},     {"resume", no_argument, 0, O_RESUME},
-        {"dry-run", no_argument, 0, O_DRY},         {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0},
+        {"phase-hold", required_argument, 0, O_HOLD},
+        {"lock-dir", required_argument, 0, O_LOCK},
+        {"group", required_argument, 0, O_GROUP},
+        {"platform", required_argument, 0, O_PLAT},
+        {"model", required_argument, 0, O_MODEL},
+        {"arch", required_argument, 0, O_ARCH},
+        {"task", required_argument, 0, O_TASK},
+        {"resume", no_argument, 0, O_RESUME},
+        {"dry-run", no_argument, 0, O_DRY},
+        {"json", no_argument, 0, O_JSON},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
-    *o = (sweep_opts){.backend = "nvml", .backend_opts = "", .tput_re = "hf",
-                  .lock_dir = PFI_GPU_LOCK_DIR, .duration = 1800, .cooldown = 60, .interval = 5,
-                  .tput_scale = 1, .tput_timeout = 600, .release_timeout = 120, .hold = 10,
-                  .tput_port = -1};
+    *o = (sweep_opts){.backend = "nvml",
+                      .backend_opts = "",
+                      .tput_re = "hf",
+                      .lock_dir = PFI_GPU_LOCK_DIR,
+                      .duration = 1800,
+                      .cooldown = 60,
+                      .interval = 5,
+                      .tput_scale = 1,
+                      .tput_timeout = 600,
+                      .release_timeout = 120,
+                      .hold = 10,
+                      .tput_port = -1};
     o->meta = (pfi_cli_meta){NULL, "", "", "dense", "pt", ""};
     int c, re_given = 0;
     double *d = NULL;
@@ -164,21 +211,47 @@ int sweep_opts_parse(int argc, char **argv, sweep_opts *o)
             if (ec) return ec;
             break;
         }
-        case O_OUT: o->out = optarg; break;
-        case O_DUR: d = &o->duration; bad = "--duration"; break;
-        case O_COOL: d = &o->cooldown; bad = "--cooldown"; break;
-        case O_INT: d = &o->interval; bad = "--interval"; break;
-        case O_TTO: d = &o->tput_timeout; bad = "--throughput-timeout"; break;
-        case O_REL: d = &o->release_timeout; bad = "--release-timeout"; break;
-        case O_HOLD: d = &o->hold; bad = "--phase-hold"; break;
+        case O_OUT:
+            o->out = optarg;
+            break;
+        case O_DUR:
+            d = &o->duration;
+            bad = "--duration";
+            break;
+        case O_COOL:
+            d = &o->cooldown;
+            bad = "--cooldown";
+            break;
+        case O_INT:
+            d = &o->interval;
+            bad = "--interval";
+            break;
+        case O_TTO:
+            d = &o->tput_timeout;
+            bad = "--throughput-timeout";
+            break;
+        case O_REL:
+            d = &o->release_timeout;
+            bad = "--release-timeout";
+            break;
+        case O_HOLD:
+            d = &o->hold;
+            bad = "--phase-hold";
+            break;
         case O_BE:
             if (strcmp(optarg, "nvml") && strcmp(optarg, "sim"))
                 return pfi_cli_usage_error("sweep", "--backend must be nvml or sim");
             o->backend = optarg;
             break;
-        case O_BEO: o->backend_opts = optarg; break;
-        case O_VIA: o->via_pfid = optarg; break;
-        case O_TOK: o->token_file = optarg; break;
+        case O_BEO:
+            o->backend_opts = optarg;
+            break;
+        case O_VIA:
+            o->via_pfid = optarg;
+            break;
+        case O_TOK:
+            o->token_file = optarg;
+            break;
         case O_RE:
             o->tput_re = optarg;
             re_given = 1;
@@ -192,10 +265,18 @@ int sweep_opts_parse(int argc, char **argv, sweep_opts *o)
             o->tput_port = (long)v;
             break;
         }
-        case O_LOCK: o->lock_dir = optarg; break;
-        case O_GROUP: o->meta.group = optarg; break;
-        case O_PLAT: o->meta.platform = optarg; break;
-        case O_MODEL: o->meta.model = optarg; break;
+        case O_LOCK:
+            o->lock_dir = optarg;
+            break;
+        case O_GROUP:
+            o->meta.group = optarg;
+            break;
+        case O_PLAT:
+            o->meta.platform = optarg;
+            break;
+        case O_MODEL:
+            o->meta.model = optarg;
+            break;
         case O_ARCH:
             if (strcmp(optarg, "dense") && strcmp(optarg, "moe")) bad = "--arch";
             o->meta.arch = optarg;
@@ -204,11 +285,20 @@ int sweep_opts_parse(int argc, char **argv, sweep_opts *o)
             if (strcmp(optarg, "pt") && strcmp(optarg, "ft")) bad = "--task";
             o->meta.task = optarg;
             break;
-        case O_RESUME: o->resume = 1; break;
-        case O_DRY: o->dry_run = 1; break;
-        case O_JSON: o->json = 1; break;
-        case 'h': fputs(help, stdout); return -1;
-        default: return pfi_cli_usage_error("sweep", "bad option");
+        case O_RESUME:
+            o->resume = 1;
+            break;
+        case O_DRY:
+            o->dry_run = 1;
+            break;
+        case O_JSON:
+            o->json = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return -1;
+        default:
+            return pfi_cli_usage_error("sweep", "bad option");
         }
         if (d) {
             *d = parse_duration(optarg);

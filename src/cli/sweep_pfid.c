@@ -125,7 +125,8 @@ int sweep_pfid_open(const char *url, const char *token_file, sweep_pfid **out, p
     }
     snprintf(p->url, sizeof p->url, "%s", url);
     size_t L = strlen(p->url);
-    while (L > 0 && p->url[L - 1] == '/') p->url[--L] = '\0';
+    while (L > 0 && p->url[L - 1] == '/')
+        p->url[--L] = '\0';
     snprintf(p->auth, sizeof p->auth, "Authorization: Bearer %s", tok);
     int rc = refresh(p, 0, err);
     if (rc != PFI_OK) {

@@ -44,7 +44,8 @@ static enum MHD_Result route(sweep_port *p, struct MHD_Connection *c, const char
     const char *jobs = "/v1/jobs";
     if (strcmp(url, jobs) == 0 && strcmp(method, "POST") == 0)
         return reply(c, MHD_HTTP_CREATED, "{\"registered\":true}");
-    if (strncmp(url, "/v1/jobs/", 9) != 0) return reply(c, MHD_HTTP_NOT_FOUND, "{\"error\":\"no such path\"}");
+    if (strncmp(url, "/v1/jobs/", 9) != 0)
+        return reply(c, MHD_HTTP_NOT_FOUND, "{\"error\":\"no such path\"}");
     const char *tail = strstr(url + 9, "/throughput");
     if (tail && strcmp(tail, "/throughput") == 0 && strcmp(method, "POST") == 0) {
         double v;
@@ -113,10 +114,10 @@ int sweep_port_start(unsigned port, sweep_port **out, pfi_error *err)
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* the node's own training loop only */
-    p->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handler,
-                            p, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    p->d =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handler, p,
+                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED,
+                         completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
     if (!p->d) {
         pthread_mutex_destroy(&p->mu);
         free(p->v);

@@ -33,8 +33,8 @@ int sweep_report(const sweep_opts *o, const sweep_state *st, int *complete)
         if (!r) continue;
         snprintf(names[n], sizeof names[n], "cap-%.0f", r->cap_w);
         stub[n] = (pfi_trace_run){.name = names[n], .gpus = r->gpus, .n = r->samples};
-        m[n] = (pfi_cli_measured){.run = &stub[n], .ok = r->ok, .cap_w = r->cap_w,
-                                  .why = r->ok ? NULL : r->why};
+        m[n] = (pfi_cli_measured){
+            .run = &stub[n], .ok = r->ok, .cap_w = r->cap_w, .why = r->ok ? NULL : r->why};
         pfi_trace_summary *s = &m[n].sum;
         memcpy(s->start, r->start, sizeof s->start);
         s->samples = r->samples;
@@ -56,8 +56,11 @@ int sweep_report(const sweep_opts *o, const sweep_state *st, int *complete)
     int have = sw != NULL;
     for (size_t i = 0; have && i < n; i++) {
         if (!m[i].ok) continue;
-        pfi_run r = {.cap_w = m[i].cap_w, .power_w = m[i].sum.power_w, .tput = m[i].sum.tput,
-                     .power_sem_w = m[i].sum.power_sem_w, .tput_sem = m[i].sum.tput_sem};
+        pfi_run r = {.cap_w = m[i].cap_w,
+                     .power_w = m[i].sum.power_w,
+                     .tput = m[i].sum.tput,
+                     .power_sem_w = m[i].sum.power_sem_w,
+                     .tput_sem = m[i].sum.tput_sem};
         have = pfi_sweeps_add_run(sw, o->meta.group, &gm, &r, NULL, &err) == PFI_OK;
     }
     char why[600] = "fewer than two measured caps";
@@ -77,7 +80,8 @@ int sweep_report(const sweep_opts *o, const sweep_state *st, int *complete)
         json_t *root = json_object(), *runs = json_array();
         pfi_json_set(root, "group", json_string(o->meta.group));
         pfi_json_set(root, "out", json_string(o->out));
-        for (size_t i = 0; i < n; i++) json_array_append_new(runs, pfi_cli_measured_json(&m[i]));
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(runs, pfi_cli_measured_json(&m[i]));
         pfi_json_set(root, "runs", runs);
         pfi_json_set(root, "pfi", ir.has_pfi ? pfi_json_num(ir.pfi) : json_null());
         json_t *c = json_null();

@@ -35,7 +35,8 @@ int sweep_sleep(double s, volatile sig_atomic_t *stop)
 void sweep_run_trace_header(FILE *f)
 {
     fputs("time_s,gpu", f);
-    for (int k = 0; k < PFI_TM_NFIELDS; k++) fprintf(f, ",%s", pfi_tm_field_name(k));
+    for (int k = 0; k < PFI_TM_NFIELDS; k++)
+        fprintf(f, ",%s", pfi_tm_field_name(k));
     fputs(",DCGM_FI_DEV_ENFORCED_POWER_LIMIT\n", f);
 }
 
@@ -174,8 +175,8 @@ int sweep_run_cap(const sweep_run_opts *o, pfi_trace_run *out, pfi_error *err)
     out->gpus = (int)o->n_gpus;
     out->cap_w = o->cap_w;
     pid_t pid = -1;
-    int fd = -1, rc = spawn(o->argv, o->cap_w, o->port ? sweep_port_number(o->port) : 0, &pid,
-                            &fd, err);
+    int fd = -1,
+        rc = spawn(o->argv, o->cap_w, o->port ? sweep_port_number(o->port) : 0, &pid, &fd, err);
     if (rc != PFI_OK) return rc;
     line_buf *lb = calloc(1, sizeof *lb);
     if (!lb) {

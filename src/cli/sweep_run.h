@@ -15,18 +15,18 @@
 #include "sweep_port.h"
 
 typedef struct sweep_run_opts {
-    char *const *argv;        /* the command */
-    double cap_w;             /* exported to it as PFI_SWEEP_CAP_W */
+    char *const *argv; /* the command */
+    double cap_w;      /* exported to it as PFI_SWEEP_CAP_W */
     double duration_s, interval_s;
-    double tput_timeout_s;    /* no throughput line by then: the run fails */
-    double tput_scale;        /* a log's tokens/s times this (e.g. per-GPU logs) */
+    double tput_timeout_s;     /* no throughput line by then: the run fails */
+    double tput_scale;         /* a log's tokens/s times this (e.g. per-GPU logs) */
     const pfi_tput_matcher *m; /* NULL with a port */
     sweep_port *port;          /* throughput reports over HTTP, or NULL */
     sweep_gpu *g;
     const unsigned *gpus;
     size_t n_gpus;
-    FILE *log;                /* the command's output, as it came */
-    FILE *trace;              /* per-GPU samples: time_s,gpu,DCGM... */
+    FILE *log;                   /* the command's output, as it came */
+    FILE *trace;                 /* per-GPU samples: time_s,gpu,DCGM... */
     volatile sig_atomic_t *stop; /* set by a signal handler: end the run now */
     /* progress, called after each sample: seconds into the run, total power
      * of the last sample (NaN if unknown), last tokens/s (NaN if none yet) */

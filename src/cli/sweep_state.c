@@ -58,7 +58,8 @@ static int result_from(json_t *o, sweep_result *r)
     }
     r->gpus = (int)num(o, "gpus");
     json_t *ph = json_object_get(o, "phases"), *tm = json_object_get(o, "telemetry");
-    for (int k = 0; k < PFI_PHASE_COUNT; k++) r->start[k] = num(ph, pfi_trace_phase_name(k));
+    for (int k = 0; k < PFI_PHASE_COUNT; k++)
+        r->start[k] = num(ph, pfi_trace_phase_name(k));
     r->samples = (size_t)fmax(0, num(o, "samples"));
     r->training_samples = (size_t)fmax(0, num(o, "training_samples"));
     r->power_w = num(o, "power_w");
@@ -91,8 +92,8 @@ int sweep_state_load(const char *dir, sweep_state *s, pfi_error *err)
     const char *via = json_string_value(json_object_get(root, "via_pfid"));
     if (json_integer_value(json_object_get(root, "version")) != 1 || !be || !opts || !via ||
         !json_is_array(gpus) || !json_is_array(prior) || !json_is_array(res) ||
-        json_array_size(gpus) != json_array_size(prior) ||
-        json_array_size(gpus) > SWEEP_MAX_GPUS || json_array_size(res) > SWEEP_MAX_CAPS) {
+        json_array_size(gpus) != json_array_size(prior) || json_array_size(gpus) > SWEEP_MAX_GPUS ||
+        json_array_size(res) > SWEEP_MAX_CAPS) {
         rc = pfi_error_set(err, PFI_EPARSE, path, 0, "not a pfi sweep state file");
         goto done;
     }
@@ -135,7 +136,8 @@ static int write_state(FILE *f, void *ctx)
     }
     pfi_json_set(root, "gpus", gpus);
     pfi_json_set(root, "prior_w", prior);
-    for (size_t i = 0; i < s->n_res; i++) json_array_append_new(res, result_json(&s->res[i]));
+    for (size_t i = 0; i < s->n_res; i++)
+        json_array_append_new(res, result_json(&s->res[i]));
     pfi_json_set(root, "results", res);
     int rc = pfi_json_print(f, root) == 0 ? PFI_OK : PFI_EIO;
     json_decref(root);

@@ -45,7 +45,7 @@ int pfi_cli_write_sweeps(FILE *f, const pfi_cli_meta *meta, const pfi_cli_measur
     pfi_sweeps_write_header(f);
     for (size_t i = 0; i < n; i++) {
         if (!m[i].ok) continue;
-        pfi_group_meta gm = {meta->platform, meta->model, meta->arch,
+        pfi_group_meta gm = {meta->platform, meta->model,  meta->arch,
                              meta->task,     meta->config, m[i].run->gpus};
         pfi_run r = {.cap_w = m[i].cap_w,
                      .power_w = m[i].sum.power_w,
@@ -57,8 +57,7 @@ int pfi_cli_write_sweeps(FILE *f, const pfi_cli_meta *meta, const pfi_cli_measur
     return ferror(f) ? PFI_EIO : PFI_OK;
 }
 
-int pfi_cli_write_telemetry(FILE *f, const pfi_cli_meta *meta, const pfi_cli_measured *m,
-                            size_t n)
+int pfi_cli_write_telemetry(FILE *f, const pfi_cli_meta *meta, const pfi_cli_measured *m, size_t n)
 {
     pfi_telemetry t = {calloc(n ? n : 1, sizeof *t.rows), 0};
     size_t *best = calloc(n ? n : 1, sizeof *best);
@@ -71,9 +70,12 @@ int pfi_cli_write_telemetry(FILE *f, const pfi_cli_meta *meta, const pfi_cli_mea
         if (!m[i].ok) continue;
         const char *g = group_of(meta, &m[i]);
         size_t k = 0;
-        while (k < t.n && strcmp(t.rows[k].group, g) != 0) k++;
-        if (k == t.n) t.n++;
-        else if (!(m[i].cap_w > m[best[k]].cap_w)) continue;
+        while (k < t.n && strcmp(t.rows[k].group, g) != 0)
+            k++;
+        if (k == t.n)
+            t.n++;
+        else if (!(m[i].cap_w > m[best[k]].cap_w))
+            continue;
         best[k] = i;
         t.rows[k] = m[i].sum.telemetry;
         t.rows[k].group = (char *)g; /* borrowed: t is not destroyed */

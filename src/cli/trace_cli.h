@@ -23,7 +23,7 @@ typedef struct pfi_cli_measured {
     const pfi_trace_run *run;
     pfi_trace_summary sum;
     int ok;
-    double cap_w; /* per-GPU cap, W */
+    double cap_w;    /* per-GPU cap, W */
     const char *why; /* when !ok: the reason, shown in JSON */
 } pfi_cli_measured;
 
@@ -35,8 +35,7 @@ json_t *pfi_cli_measured_json(const pfi_cli_measured *m);
 /* sweeps.csv text of the runs that are ok. */
 int pfi_cli_write_sweeps(FILE *f, const pfi_cli_meta *meta, const pfi_cli_measured *m, size_t n);
 /* telemetry.csv text: per group, the ok run with the largest cap. */
-int pfi_cli_write_telemetry(FILE *f, const pfi_cli_meta *meta, const pfi_cli_measured *m,
-                            size_t n);
+int pfi_cli_write_telemetry(FILE *f, const pfi_cli_meta *meta, const pfi_cli_measured *m, size_t n);
 
 /* Writes telemetry.csv text to path, atomically. */
 int pfi_cli_write_telemetry_file(const char *path, const pfi_cli_meta *meta,

@@ -66,7 +66,8 @@ int pfi_agents_create(const char *const *urls, size_t n, const char *token, doub
 void pfi_agents_destroy(pfi_agents *a)
 {
     if (!a) return;
-    for (size_t i = 0; a->ag && i < a->n; i++) pfi_cl_node_clear(&a->ag[i].node);
+    for (size_t i = 0; a->ag && i < a->n; i++)
+        pfi_cl_node_clear(&a->ag[i].node);
     free(a->ag);
     ctl_index_free(&a->by_url);
     if (a->token) {
@@ -101,7 +102,7 @@ static int url_eq(size_t pos, const void *x)
 
 static uint64_t hash_n(const char *s, size_t n)
 {
-    char buf[sizeof ((pfi_agent_info *)0)->url];
+    char buf[sizeof((pfi_agent_info *)0)->url];
     memcpy(buf, s, n);
     buf[n] = '\0';
     return ctl_hash_str(buf);
@@ -110,7 +111,8 @@ static uint64_t hash_n(const char *s, size_t n)
 size_t pfi_agents_find(const pfi_agents *a, const char *url)
 {
     size_t len = strlen(url);
-    while (len > 0 && url[len - 1] == '/') len--;
+    while (len > 0 && url[len - 1] == '/')
+        len--;
     if (len == 0 || len >= sizeof a->ag[0].url) return SIZE_MAX;
     url_key k = {a, url, len};
     return ctl_index_get(&a->by_url, hash_n(url, len), url_eq, &k);
@@ -119,11 +121,12 @@ size_t pfi_agents_find(const pfi_agents *a, const char *url)
 int pfi_agents_add(pfi_agents *a, const char *url, size_t *index, pfi_error *err)
 {
     size_t len = strlen(url);
-    while (len > 0 && url[len - 1] == '/') len--;
+    while (len > 0 && url[len - 1] == '/')
+        len--;
     if (len == 0 || len >= sizeof a->ag[0].url ||
         (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "agent %zu: '%.200s' is not an http(s):// URL",
-                             a->n + 1, url);
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "agent %zu: '%.200s' is not an http(s):// URL", a->n + 1, url);
     uint64_t h = hash_n(url, len);
     size_t pos = pfi_agents_find(a, url);
     if (pos != SIZE_MAX) {
@@ -153,9 +156,9 @@ static void run_all(pfi_agents *a, xfer *x, size_t n)
     for (size_t i = 0; i < n; i++) {
         x[i].h = curl_easy_init();
         if (!x[i].h) continue;
-        ctl_http_setup(x[i].h, x[i].method, x[i].url,
-                       strcmp(x[i].method, "GET") ? a->token : NULL, x[i].body[0] ? x[i].body : NULL,
-                       "application/json", a->timeout_s, &x[i].buf, &x[i].hdrs);
+        ctl_http_setup(x[i].h, x[i].method, x[i].url, strcmp(x[i].method, "GET") ? a->token : NULL,
+                       x[i].body[0] ? x[i].body : NULL, "application/json", a->timeout_s, &x[i].buf,
+                       &x[i].hdrs);
         curl_easy_setopt(x[i].h, CURLOPT_PRIVATE, &x[i]);
         curl_multi_add_handle(a->m, x[i].h);
     }
@@ -230,7 +233,8 @@ size_t pfi_agents_poll(pfi_agents *a, double now)
         pfi_cl_node fresh = {0};
         if (!why[0] &&
             (pfi_cl_parse_gpus(x[2 * i].buf.data, x[2 * i].buf.len, &fresh, &err) != PFI_OK ||
-             pfi_cl_parse_jobs(x[2 * i + 1].buf.data, x[2 * i + 1].buf.len, &fresh, &err) != PFI_OK))
+             pfi_cl_parse_jobs(x[2 * i + 1].buf.data, x[2 * i + 1].buf.len, &fresh, &err) !=
+                 PFI_OK))
             snprintf(why, sizeof why, "%.100s: %.150s", g->url, err.msg);
         if (why[0]) {
             pfi_cl_node_clear(&fresh);
@@ -306,7 +310,8 @@ void pfi_agents_get_many(pfi_agents *a, const size_t *agent, const char *const *
     if (!x) return;
     for (size_t i = 0; i < n; i++) {
         snprintf(x[i].method, sizeof x->method, "GET");
-        snprintf(x[i].url, sizeof x->url, "%s%s", agent[i] < a->n ? a->ag[agent[i]].url : "", path[i]);
+        snprintf(x[i].url, sizeof x->url, "%s%s", agent[i] < a->n ? a->ag[agent[i]].url : "",
+                 path[i]);
     }
     run_all(a, x, n);
     for (size_t i = 0; i < n; i++) {
@@ -357,8 +362,10 @@ int pfi_agents_read_file(const char *path, char ***urls, size_t *n, pfi_error *e
         char *e = strchr(p, '\n');
         size_t l = e ? (size_t)(e - p) : strlen(p);
         line++;
-        while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == ' ' || p[l - 1] == '\t')) l--;
-        while (l > 0 && (*p == ' ' || *p == '\t')) p++, l--;
+        while (l > 0 && (p[l - 1] == '\r' || p[l - 1] == ' ' || p[l - 1] == '\t'))
+            l--;
+        while (l > 0 && (*p == ' ' || *p == '\t'))
+            p++, l--;
         if (l > 0 && *p != '#') {
             if (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0)
                 rc = pfi_error_set(err, PFI_EINVAL, path, line, "not an http(s):// URL");
@@ -374,6 +381,7 @@ int pfi_agents_read_file(const char *path, char ***urls, size_t *n, pfi_error *e
 
 void pfi_agents_free_urls(char **urls, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(urls[i]);
+    for (size_t i = 0; i < n; i++)
+        free(urls[i]);
     free(urls);
 }

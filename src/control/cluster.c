@@ -111,7 +111,10 @@ typedef struct sub {
     unsigned bit;
     int *flag;
 } sub;
-#define SUB(k, num, bit, flag) {k, sizeof(k) - 1, num, bit, flag}
+#define SUB(k, num, bit, flag)                                                                     \
+    {                                                                                              \
+        k, sizeof(k) - 1, num, bit, flag                                                           \
+    }
 
 /* An object's members read into the fields named, the others skipped; a
  * value that is not an object is skipped (its fields stay as they are). */
@@ -124,10 +127,14 @@ static int read_sub(pfi_jscan *J, const sub *f, size_t n, unsigned *bad)
     pfi_jscan_object(J);
     while (pfi_jscan_object_next(J, &first, k, sizeof k, &kn)) {
         size_t i = 0;
-        while (i < n && (f[i].len != kn || memcmp(k, f[i].key, kn) != 0)) i++;
-        if (i == n) pfi_jscan_skip(J);
-        else if (f[i].num) field(J, f[i].num, bad, f[i].bit);
-        else read_true(J, f[i].flag);
+        while (i < n && (f[i].len != kn || memcmp(k, f[i].key, kn) != 0))
+            i++;
+        if (i == n)
+            pfi_jscan_skip(J);
+        else if (f[i].num)
+            field(J, f[i].num, bad, f[i].bit);
+        else
+            read_true(J, f[i].flag);
     }
     return J->rc;
 }
@@ -156,7 +163,8 @@ static int read_list(list *L, const char *text, size_t len, pfi_error *err)
     size_t kn;
     pfi_error_clear(&L->sem);
     int top = pfi_jscan_top(&J);
-    if (top == PFI_JS_ARRAY) pfi_jscan_skip(&J);
+    if (top == PFI_JS_ARRAY)
+        pfi_jscan_skip(&J);
     else if (top == PFI_JS_OBJECT && pfi_jscan_object(&J) == PFI_OK)
         while (pfi_jscan_object_next(&J, &first, key, sizeof key, &kn)) {
             if (kn != strlen(L->key) || strcmp(key, L->key) != 0) {
@@ -200,12 +208,14 @@ static int read_list(list *L, const char *text, size_t len, pfi_error *err)
 /* The fields whose type is checked, in the order the first bad one is named. */
 enum { G_POWER, G_ENFORCED, G_DEFAULT, G_MIN, G_MAX, G_CAP_W, G_CAP_EXPIRES };
 static const char *const G_NAMES[] = {"sample.power_watts", "limits.enforced_w", "limits.default_w",
-                                      "limits.min_w", "limits.max_w", "cap.watts", "cap.expires_at"};
+                                      "limits.min_w",       "limits.max_w",      "cap.watts",
+                                      "cap.expires_at"};
 
 static int first_bit(unsigned x)
 {
     int b = 0;
-    while (!(x & 1u << b)) b++;
+    while (!(x & 1u << b))
+        b++;
     return b;
 }
 
@@ -213,7 +223,8 @@ static int gpu_entry(pfi_jscan *J, list *L, size_t i)
 {
     pfi_cl_gpu tmp, *g = i < L->max ? list_slot(L, i) : &tmp;
     memset(g, 0, sizeof *g);
-    g->power_w = g->enforced_w = g->default_w = g->min_w = g->max_w = g->cap_w = g->cap_expires_at = NAN;
+    g->power_w = g->enforced_w = g->default_w = g->min_w = g->max_w = g->cap_w = g->cap_expires_at =
+        NAN;
     int ix_ok = 0, first = 1;
     unsigned bad = 0;
     char key[KEY_CAP];
@@ -255,11 +266,14 @@ static int gpu_entry(pfi_jscan *J, list *L, size_t i)
         }
     }
     if (J->rc != PFI_OK || L->sem.code != PFI_OK || i >= L->max) return J->rc;
-    if (!ix_ok) return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "GPU %zu: no valid \"gpu\" index", i), J->rc;
+    if (!ix_ok)
+        return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "GPU %zu: no valid \"gpu\" index", i),
+               J->rc;
     const pfi_cl_gpu *all = L->items;
     for (size_t k = 0; k < i; k++)
         if (all[k].index == g->index)
-            return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "GPU %u listed twice", g->index), J->rc;
+            return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "GPU %u listed twice", g->index),
+                   J->rc;
     if (bad)
         pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "GPU %u: \"%s\" is not a number", g->index,
                       G_NAMES[first_bit(bad)]);
@@ -268,7 +282,8 @@ static int gpu_entry(pfi_jscan *J, list *L, size_t i)
 
 int pfi_cl_parse_gpus(const char *text, size_t len, pfi_cl_node *node, pfi_error *err)
 {
-    list L = {.key = "gpus", .max = PFI_CL_MAX_GPUS, .size = sizeof(pfi_cl_gpu), .entry = gpu_entry};
+    list L = {
+        .key = "gpus", .max = PFI_CL_MAX_GPUS, .size = sizeof(pfi_cl_gpu), .entry = gpu_entry};
     int rc = read_list(&L, text, len, err);
     if (rc != PFI_OK) {
         free(L.items);
@@ -281,8 +296,8 @@ int pfi_cl_parse_gpus(const char *text, size_t len, pfi_cl_node *node, pfi_error
 }
 
 enum { J_POWER, J_TPS, J_SD, J_PFI, J_SLA, J_EXEMPT, J_STEADY_POWER, J_STEADY_TPS };
-static const char *const J_NAMES[] = {"power_w",      "tokens_per_s", "tokens_sd",
-                                      "pfi_estimate", "sla_floor",    "exempt",
+static const char *const J_NAMES[] = {"power_w",        "tokens_per_s",       "tokens_sd",
+                                      "pfi_estimate",   "sla_floor",          "exempt",
                                       "steady.power_w", "steady.tokens_per_s"};
 
 static int job_entry(pfi_jscan *J, list *L, size_t i)
@@ -315,7 +330,8 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
                 gpus_ok = kind == PFI_JS_ARRAY;
                 n_gpus = 0;
                 ix_bad = 0;
-                if (!gpus_ok) pfi_jscan_skip(J);
+                if (!gpus_ok)
+                    pfi_jscan_skip(J);
                 else if (pfi_jscan_array(J) == PFI_OK)
                     for (; pfi_jscan_array_next(J, &f); n_gpus++) {
                         unsigned x = 0;
@@ -326,8 +342,10 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
                     }
             } else if (KEY_IS(key, kn, "phase")) {
                 memset(j->phase, 0, sizeof j->phase);
-                if (kind == PFI_JS_STRING) pfi_jscan_string(J, j->phase, sizeof j->phase, NULL);
-                else pfi_jscan_skip(J);
+                if (kind == PFI_JS_STRING)
+                    pfi_jscan_string(J, j->phase, sizeof j->phase, NULL);
+                else
+                    pfi_jscan_skip(J);
             } else if (KEY_IS(key, kn, "power_w")) {
                 field(J, &j->power_w, &bad, J_POWER);
             } else if (KEY_IS(key, kn, "tokens_per_s")) {
@@ -357,19 +375,22 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
     if (!(j->tokens_sd >= 0)) j->tokens_sd = NAN; /* absent (an older pfid): unknown */
     if (!(j->sla_floor > 0 && j->sla_floor <= 1)) j->sla_floor = NAN; /* none */
     if (J->rc != PFI_OK || L->sem.code != PFI_OK || i >= L->max) return J->rc;
-    if (!id_ok) return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "job %zu: no valid id", i), J->rc;
+    if (!id_ok)
+        return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "job %zu: no valid id", i), J->rc;
     if (!gpus_ok || n_gpus == 0 || n_gpus > PFI_CL_JOB_GPUS)
         return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "job %s: bad \"gpus\"", j->id), J->rc;
-    if (ix_bad) return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "job %s: bad GPU index", j->id), J->rc;
+    if (ix_bad)
+        return pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "job %s: bad GPU index", j->id), J->rc;
     if (bad)
-        pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "job %s: \"%s\" is not a %s", j->id, J_NAMES[first_bit(bad)],
-                      first_bit(bad) == J_EXEMPT ? "boolean" : "number");
+        pfi_error_set(&L->sem, PFI_EINVAL, NULL, 0, "job %s: \"%s\" is not a %s", j->id,
+                      J_NAMES[first_bit(bad)], first_bit(bad) == J_EXEMPT ? "boolean" : "number");
     return J->rc;
 }
 
 int pfi_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pfi_error *err)
 {
-    list L = {.key = "jobs", .max = PFI_CL_MAX_JOBS, .size = sizeof(pfi_cl_job), .entry = job_entry};
+    list L = {
+        .key = "jobs", .max = PFI_CL_MAX_JOBS, .size = sizeof(pfi_cl_job), .entry = job_entry};
     int rc = read_list(&L, text, len, err);
     if (rc != PFI_OK) {
         free(L.items);
@@ -405,7 +426,8 @@ int pfi_cl_parse_curve(const char *text, size_t len, pfi_cl_point **pts, size_t 
     size_t m = json_array_size(a);
     if (m > PFI_CL_MAX_POINTS) {
         json_decref(a);
-        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "more than %d curve points", PFI_CL_MAX_POINTS);
+        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "more than %d curve points",
+                             PFI_CL_MAX_POINTS);
     }
     pfi_cl_point *p = calloc(m ? m : 1, sizeof *p);
     if (!p) {
@@ -422,8 +444,8 @@ int pfi_cl_parse_curve(const char *text, size_t len, pfi_cl_point **pts, size_t 
         if (!bad && isnan(p[i].n)) p[i].n = 1;
         if (bad || !(p[i].cap_w > 0) || !(p[i].power_w > 0) || !(p[i].tput >= 0) ||
             !(p[i].tput_sd >= 0) || !(p[i].n >= 1))
-            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "curve point %zu: a value is missing or out of range",
-                               i + 1);
+            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                               "curve point %zu: a value is missing or out of range", i + 1);
     }
     json_decref(a);
     if (rc != PFI_OK) {

@@ -63,8 +63,8 @@ static int resume(ctl *c, pfi_error *err)
     for (size_t i = 0; c->obs && i < n; i++) {
         snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
         c->obs[i].var = ob[i].tput_var; /* NaN unknown: given to learn as 0 */
-        c->obs[i].o = (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput,
-                                     ctl_spread_sd(c->obs[i].var)};
+        c->obs[i].o =
+            (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, ctl_spread_sd(c->obs[i].var)};
         ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
     }
     c->n_obs = c->cap_obs = c->obs ? n : 0;
@@ -82,7 +82,8 @@ static int resume(ctl *c, pfi_error *err)
     free(jr);
     double v;
     if (pfi_ctl_store_get_state(c->store, "budget_w", &v, NULL) == PFI_OK) c->budget_w = v;
-    if (pfi_ctl_store_get_state(c->store, "trim_w", &v, NULL) == PFI_OK && isfinite(v)) c->trim_w = v;
+    if (pfi_ctl_store_get_state(c->store, "trim_w", &v, NULL) == PFI_OK && isfinite(v))
+        c->trim_w = v;
     if (c->n_held)
         ctl_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->n_held,
                 c->n_targets, c->n_obs);
@@ -150,8 +151,10 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
         }
     }
     if (rc == PFI_OK && o->vtn_url) {
-        pfi_ven_opts vo = {.url = o->vtn_url, .program = o->vtn_program,
-                           .client_id = o->vtn_client_id, .client_secret = o->vtn_client_secret,
+        pfi_ven_opts vo = {.url = o->vtn_url,
+                           .program = o->vtn_program,
+                           .client_id = o->vtn_client_id,
+                           .client_secret = o->vtn_client_secret,
                            .timeout_s = 10};
         rc = pfi_ven_create(&vo, &c.ven, err);
     }

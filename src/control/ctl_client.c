@@ -17,10 +17,12 @@ int pfi_ctl_call(const char *base, const char *method, const char *path, const c
     if (!h) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     char url[2048];
     size_t n = strlen(base);
-    while (n > 0 && base[n - 1] == '/') n--;
+    while (n > 0 && base[n - 1] == '/')
+        n--;
     snprintf(url, sizeof url, "%.*s%s", (int)n, base, path);
     ctl_buf b;
-    int rc = ctl_http_do(h, method, url, token, body, "application/json", timeout_s, status, &b, err);
+    int rc =
+        ctl_http_do(h, method, url, token, body, "application/json", timeout_s, status, &b, err);
     curl_easy_cleanup(h);
     if (rc == PFI_OK) *answer = b.data;
     return rc;
@@ -39,9 +41,11 @@ int pfi_ctl_read_token(const char *path, size_t min_len, char *out, size_t cap, 
     int rc = pfi_file_read_all(path, &buf, &len, err);
     if (rc != PFI_OK) return rc;
     size_t k = 0;
-    while (k < len && buf[k] != '\n' && buf[k] != '\r') k++;
+    while (k < len && buf[k] != '\n' && buf[k] != '\r')
+        k++;
     int ok = k >= min_len && k > 0 && k < cap;
-    for (size_t i = 0; ok && i < k; i++) ok = buf[i] > 0x20 && buf[i] < 0x7f;
+    for (size_t i = 0; ok && i < k; i++)
+        ok = buf[i] > 0x20 && buf[i] < 0x7f;
     if (ok) {
         memcpy(out, buf, k);
         out[k] = '\0';
@@ -50,6 +54,7 @@ int pfi_ctl_read_token(const char *path, size_t min_len, char *out, size_t cap, 
     free(buf);
     if (!ok)
         return pfi_error_set(err, PFI_EINVAL, path, 1,
-                             "expected one line of %zu or more printable characters", min_len ? min_len : 1);
+                             "expected one line of %zu or more printable characters",
+                             min_len ? min_len : 1);
     return PFI_OK;
 }

@@ -54,7 +54,8 @@ void ctl_http_setup(CURL *h, const char *method, const char *url, const char *be
     }
     if (body) {
         char ct[128];
-        snprintf(ct, sizeof ct, "Content-Type: %s", content_type ? content_type : "application/json");
+        snprintf(ct, sizeof ct, "Content-Type: %s",
+                 content_type ? content_type : "application/json");
         *hdrs = curl_slist_append(*hdrs, ct);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
@@ -63,9 +64,9 @@ void ctl_http_setup(CURL *h, const char *method, const char *url, const char *be
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
 }
 
-int ctl_http_do(CURL *h, const char *method, const char *url, const char *bearer,
-                const char *body, const char *content_type, double timeout_s, long *status,
-                ctl_buf *out, pfi_error *err)
+int ctl_http_do(CURL *h, const char *method, const char *url, const char *bearer, const char *body,
+                const char *content_type, double timeout_s, long *status, ctl_buf *out,
+                pfi_error *err)
 {
     struct curl_slist *hdrs;
     memset(out, 0, sizeof *out);
@@ -80,7 +81,8 @@ int ctl_http_do(CURL *h, const char *method, const char *url, const char *bearer
     }
     if (cc != CURLE_OK) {
         ctl_buf_free(out);
-        return pfi_error_set(err, PFI_EIO, NULL, 0, "%s %s: %s", method, url, curl_easy_strerror(cc));
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "%s %s: %s", method, url,
+                             curl_easy_strerror(cc));
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     if (!out->data) {

@@ -30,8 +30,8 @@ void ctl_http_setup(CURL *h, const char *method, const char *url, const char *be
 
 /* Performs one request (set up as above) and gives the HTTP status.
  * PFI_EIO with curl's message on a transport failure or an oversized answer. */
-int ctl_http_do(CURL *h, const char *method, const char *url, const char *bearer,
-                const char *body, const char *content_type, double timeout_s, long *status,
-                ctl_buf *out, pfi_error *err);
+int ctl_http_do(CURL *h, const char *method, const char *url, const char *bearer, const char *body,
+                const char *content_type, double timeout_s, long *status, ctl_buf *out,
+                pfi_error *err);
 
 #endif

@@ -7,22 +7,26 @@
 uint64_t ctl_hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return h;
 }
 
 uint64_t ctl_hash_2(uint64_t a, uint64_t b)
 {
     uint64_t h = 1469598103934665603ULL;
-    for (int i = 0; i < 8; i++) h = (h ^ ((a >> (8 * i)) & 0xff)) * 1099511628211ULL;
-    for (int i = 0; i < 8; i++) h = (h ^ ((b >> (8 * i)) & 0xff)) * 1099511628211ULL;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((a >> (8 * i)) & 0xff)) * 1099511628211ULL;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ ((b >> (8 * i)) & 0xff)) * 1099511628211ULL;
     return h;
 }
 
 static void insert(struct ctl_slot *s, size_t cap, uint64_t h, size_t pos1)
 {
     size_t i = (size_t)h & (cap - 1);
-    while (s[i].pos1) i = (i + 1) & (cap - 1);
+    while (s[i].pos1)
+        i = (i + 1) & (cap - 1);
     s[i].h = h;
     s[i].pos1 = pos1;
 }
@@ -69,7 +73,8 @@ void *ctl_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return p;
     size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     void *q = realloc(p, c * elem);
     if (q) *cap = c;
     return q;

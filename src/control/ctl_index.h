@@ -13,7 +13,7 @@ typedef struct ctl_index {
     struct ctl_slot {
         uint64_t h;
         size_t pos1; /* position + 1; 0 = empty */
-    } *s;
+    } * s;
     size_t cap, n;
 } ctl_index;
 

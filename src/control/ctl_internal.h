@@ -34,14 +34,14 @@ typedef struct ctl_job {
     size_t *gpu_agent; /* per GPU: agent index */
     unsigned *gpu_idx; /* per GPU: device index */
     double min_w, max_w, power_w, tps, pfi_sum;
-    double tps_var;    /* variance of tps (one report per node, summed); NaN unknown */
+    double tps_var; /* variance of tps (one report per node, summed); NaN unknown */
     size_t pfi_n;
-    int capped;        /* any of its GPUs capped by pfid */
-    int training;      /* in the training phase on every node (only then is it learned from) */
-    double last_cap_w; /* what we pushed last period, NaN none */
+    int capped;         /* any of its GPUs capped by pfid */
+    int training;       /* in the training phase on every node (only then is it learned from) */
+    double last_cap_w;  /* what we pushed last period, NaN none */
     double last_plan_w; /* what the plan gave it last period (before the one-period delay up) */
-    int cap_periods;   /* periods that cap has held */
-    double sla;        /* the highest sla_floor its registrations give, NaN none */
+    int cap_periods;    /* periods that cap has held */
+    double sla;         /* the highest sla_floor its registrations give, NaN none */
 } ctl_job;
 
 /* The site power over one OpenADR interval that asked for a report. */
@@ -56,8 +56,8 @@ typedef struct ctl_acc {
 
 typedef struct ctl_obs {
     char job[PFI_CL_ID_MAX + 1];
-    pfi_plan_obs o;     /* o.tput_sd: ctl_spread_sd(var) */
-    double var;         /* variance of o.tput, the exponential mean; NaN unknown */
+    pfi_plan_obs o; /* o.tput_sd: ctl_spread_sd(var) */
+    double var;     /* variance of o.tput, the exponential mean; NaN unknown */
 } ctl_obs;
 
 /* pfid's observed curve of a job, read once (learn's prior points). */
@@ -101,19 +101,20 @@ typedef struct ctl {
     size_t n_known, cap_known;
     ctl_prior *priors;
     size_t n_priors;
-    ctl_index job_ix, held_ix, obs_ix, known_ix, prior_ix; /* by id, (agent, GPU), (job, cap), id, id */
+    ctl_index job_ix, held_ix, obs_ix, known_ix,
+        prior_ix; /* by id, (agent, GPU), (job, cap), id, id */
     pfi_oadr_event *events;
     size_t n_events;
     ctl_acc *accs;
     size_t n_accs, cap_accs;
     double next_vtn_poll;
-    double budget_w;      /* the budget after the ramp, NaN when none */
+    double budget_w; /* the budget after the ramp, NaN when none */
     double trim_w;
-    double last_ramp;     /* ramp of the last target in force */
+    double last_ramp; /* ramp of the last target in force */
     int prev_active, prev_push_ok;
     double prev_budget_w;
-    double last_t;        /* the last period's time, NaN before the first */
-    double other_w;       /* the non-GPU load counted this period */
+    double last_t;  /* the last period's time, NaN before the first */
+    double other_w; /* the non-GPU load counted this period */
     const char *other_src;
     double other_hist[3]; /* the last meter-derived loads */
     size_t other_n;
@@ -122,9 +123,9 @@ typedef struct ctl {
     unsigned long long periods, push_errors, pushes, releases;
 
     /* snapshot for the server (under mu) */
-    json_t *status;       /* GET /v1/status */
-    json_t *flex;         /* GET /v1/flexibility */
-    char *metrics;        /* GET /metrics text */
+    json_t *status; /* GET /v1/status */
+    json_t *flex;   /* GET /v1/flexibility */
+    char *metrics;  /* GET /metrics text */
     size_t metrics_len;
 } ctl;
 

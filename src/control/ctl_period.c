@@ -232,7 +232,8 @@ void ctl_merge_node(ctl *c, ctl_carry *carry, size_t a, const pfi_cl_node *nd, d
 }
 
 /* Merges every up, cappable agent's jobs by id; everything else is fixed. */
-static void merge(ctl *c, double now, double *fixed_w, double *measured_w, double *live_w, size_t *up)
+static void merge(ctl *c, double now, double *fixed_w, double *measured_w, double *live_w,
+                  size_t *up)
 {
     ctl_carry *carry = ctl_jobs_begin(c);
     *fixed_w = *measured_w = *live_w = 0;
@@ -244,7 +245,8 @@ static void merge(ctl *c, double now, double *fixed_w, double *measured_w, doubl
             (*up)++;
             g->n_gpus = nd->n_gpus;
             g->max_sum_w = 0;
-            for (size_t k = 0; k < nd->n_gpus; k++) g->max_sum_w += counted_max(&nd->gpus[k]);
+            for (size_t k = 0; k < nd->n_gpus; k++)
+                g->max_sum_w += counted_max(&nd->gpus[k]);
         }
         ctl_agent_count(c, g, now, fixed_w, measured_w);
         if (g->up && !g->cannot_cap) ctl_merge_node(c, carry, a, nd, fixed_w, measured_w, live_w);
@@ -259,8 +261,8 @@ pfi_plan_obs ctl_job_reading(const ctl *c, const ctl_job *j)
      * obs_put: those enter only when a job joins the loop), so its variance
      * is the sum of one report's variance per node, pfid's tokens_sd squared
      * (ctl_spread.h); unknown on any node: 0, exact. */
-    if (c->prev_active && c->prev_push_ok && isfinite(j->last_cap_w) && j->training &&
-        j->tps > 0 && j->power_w > 0)
+    if (c->prev_active && c->prev_push_ok && isfinite(j->last_cap_w) && j->training && j->tps > 0 &&
+        j->power_w > 0)
         return (pfi_plan_obs){j->last_cap_w, j->power_w, j->tps, ctl_spread_sd(j->tps_var)};
     return (pfi_plan_obs){0};
 }
@@ -504,8 +506,9 @@ static json_t *flex_json(ctl *c, double now, double fixed, size_t n)
     pfi_json_set(o, "fixed_w", pfi_json_num(fixed));
     json_t *steps = json_array();
     pfi_plan_flex f[21];
-    if (n > 0 && pfi_plan_flexibility(c->plan, c->o.policy == PFI_PLAN_LEARN ? PFI_PLAN_PFI : c->o.policy,
-                                      21, f, NULL) == PFI_OK)
+    if (n > 0 &&
+        pfi_plan_flexibility(c->plan, c->o.policy == PFI_PLAN_LEARN ? PFI_PLAN_PFI : c->o.policy,
+                             21, f, NULL) == PFI_OK)
         for (int s = 0; s < 21; s++) {
             json_t *x = json_object();
             double gpu = f[s].gpu_power_w + fixed;
@@ -536,7 +539,8 @@ static void other_load(ctl *c, double live_gpu_w)
         c->other_hist[c->other_n % 3] = fmax(0, m - live_gpu_w);
         c->other_n++;
         double hi = 0;
-        for (size_t i = 0; i < 3 && i < c->other_n; i++) hi = fmax(hi, c->other_hist[i]);
+        for (size_t i = 0; i < 3 && i < c->other_n; i++)
+            hi = fmax(hi, c->other_hist[i]);
         c->other_w = hi;
         c->other_src = "meter";
         return;
@@ -544,7 +548,8 @@ static void other_load(ctl *c, double live_gpu_w)
     if (c->periods % 12 == 1) ctl_log("site meter: %s", err.msg);
     if (c->other_n) {
         double hi = 0;
-        for (size_t i = 0; i < 3 && i < c->other_n; i++) hi = fmax(hi, c->other_hist[i]);
+        for (size_t i = 0; i < 3 && i < c->other_n; i++)
+            hi = fmax(hi, c->other_hist[i]);
         c->other_w = hi;
         c->other_src = "meter (last good reading)";
     } else {
@@ -599,9 +604,12 @@ void ctl_period(ctl *c)
         const ctl_known *k = known_find(c, j->id);
         double sla = pfi_sla_of(c->o.sla, c->o.n_sla, j->id);
         if (j->sla > sla) sla = j->sla; /* the registration's floor, where it is higher */
-        pj[i] = (pfi_plan_job){.id = j->id, .n_gpus = j->n_gpus, .min_w = j->min_w,
+        pj[i] = (pfi_plan_job){.id = j->id,
+                               .n_gpus = j->n_gpus,
+                               .min_w = j->min_w,
                                .max_w = isfinite(j->max_w) ? j->max_w : 700,
-                               .pmax_w = k ? k->pmax_w : NAN, .tmax = k ? k->tmax : NAN,
+                               .pmax_w = k ? k->pmax_w : NAN,
+                               .tmax = k ? k->tmax : NAN,
                                .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN,
                                .sla_frac = sla};
         if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
@@ -639,7 +647,8 @@ void ctl_period(ctl *c)
 
     /* Budget after the ramp; released once it covers every job uncapped. */
     double want = tn.active ? tn.gpu_budget_w : INFINITY;
-    double ramp = tn.active ? (tn.ramp_w_per_s > 0 ? tn.ramp_w_per_s : c->o.ramp_w_per_s) : c->last_ramp;
+    double ramp =
+        tn.active ? (tn.ramp_w_per_s > 0 ? tn.ramp_w_per_s : c->o.ramp_w_per_s) : c->last_ramp;
     if (tn.active) c->last_ramp = ramp;
     double budget = pfi_target_ramp(c->budget_w, want, dt, ramp);
     double pmax_total = 0;
@@ -664,7 +673,8 @@ void ctl_period(ctl *c)
     pfi_plan_result res;
     memset(&res, 0, sizeof res);
     if (controlling && plan_ok) {
-        if (pfi_plan_run(c->plan, c->o.policy, budget, fixed, c->trim_w, caps, &res, &err) != PFI_OK) {
+        if (pfi_plan_run(c->plan, c->o.policy, budget, fixed, c->trim_w, caps, &res, &err) !=
+            PFI_OK) {
             ctl_log("plan: %s", err.msg);
             plan_ok = 0;
         }
@@ -675,7 +685,8 @@ void ctl_period(ctl *c)
 
     /* Caps: one per job on all its GPUs, or releases. */
     size_t ncmd = 0, room = c->n_held + 1;
-    for (size_t i = 0; i < c->n_jobs; i++) room += c->jobs[i].n_gpus;
+    for (size_t i = 0; i < c->n_jobs; i++)
+        room += c->jobs[i].n_gpus;
     pfi_cap_cmd *cmds = calloc(room, sizeof *cmds);
     double until = tn.active ? fmin(tn.until, now + c->o.cap_max_s) : now;
     double expires_s = fmin(until + c->o.cap_margin_s - now, 604800);
@@ -704,12 +715,15 @@ void ctl_period(ctl *c)
         for (size_t k = 0; k < j->n_gpus; k++) {
             ctl_held *h = held_find(c, j->gpu_agent[k], j->gpu_idx[k]);
             if (h) want_held[h - c->held] = 1;
-            cmds[ncmd++] = (pfi_cap_cmd){.agent = j->gpu_agent[k], .gpu = j->gpu_idx[k],
-                                         .watts = cap, .expires_s = expires_s};
+            cmds[ncmd++] = (pfi_cap_cmd){.agent = j->gpu_agent[k],
+                                         .gpu = j->gpu_idx[k],
+                                         .watts = cap,
+                                         .expires_s = expires_s};
         }
     }
     if (!controlling)
-        for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = c->jobs[i].last_plan_w = NAN;
+        for (size_t i = 0; i < c->n_jobs; i++)
+            c->jobs[i].last_cap_w = c->jobs[i].last_plan_w = NAN;
     /* Release what is held but not wanted (no target, or the job ended),
      * on agents that answer; a dead agent's caps expire on their own. When
      * the plan failed during an event, the caps held are renewed as they
@@ -717,8 +731,10 @@ void ctl_period(ctl *c)
     for (size_t h = 0; cmds && h < c->n_held; h++) {
         if (want_held[h] || !pfi_agents_get(c->agents, c->held[h].agent)->up) continue;
         int keep = controlling && !plan_ok;
-        cmds[ncmd++] = (pfi_cap_cmd){.agent = c->held[h].agent, .gpu = c->held[h].gpu,
-                                     .watts = keep ? c->held[h].watts : 0, .expires_s = expires_s};
+        cmds[ncmd++] = (pfi_cap_cmd){.agent = c->held[h].agent,
+                                     .gpu = c->held[h].gpu,
+                                     .watts = keep ? c->held[h].watts : 0,
+                                     .expires_s = expires_s};
     }
     free(want_held);
     int push_ok = push(c, cmds, ncmd, now); /* opens the period's transaction */
@@ -727,14 +743,18 @@ void ctl_period(ctl *c)
         pfi_ctl_store_add_alloc(c->store, now, c->jobs[i].id, caps[i].power_w, caps[i].cap_w,
                                 caps[i].tput, caps[i].tmax, NULL);
 
-    pfi_ctl_period_rec rec = {.t = now, .target = tn.active ? win.id : NULL,
+    pfi_ctl_period_rec rec = {.t = now,
+                              .target = tn.active ? win.id : NULL,
                               .site_limit_w = tn.active ? tn.site_limit_w : NAN,
-                              .gpu_budget_w = controlling ? budget : NAN, .fixed_w = fixed,
-                              .trim_w = c->trim_w, .measured_gpu_w = measured,
+                              .gpu_budget_w = controlling ? budget : NAN,
+                              .fixed_w = fixed,
+                              .trim_w = c->trim_w,
+                              .measured_gpu_w = measured,
                               .site_w = measured + c->other_w,
                               .infeasible = controlling && res.infeasible,
                               .shortfall_w = controlling ? res.shortfall_w : 0,
-                              .agents_up = (int)up, .policy = pfi_plan_policy_name(c->o.policy)};
+                              .agents_up = (int)up,
+                              .policy = pfi_plan_policy_name(c->o.policy)};
     pfi_ctl_store_add_period(c->store, &rec, NULL);
     pfi_ctl_store_put_state(c->store, "budget_w", controlling ? budget : NAN, NULL);
     pfi_ctl_store_put_state(c->store, "trim_w", c->trim_w, NULL);
@@ -748,8 +768,8 @@ void ctl_period(ctl *c)
     c->prev_budget_w = budget;
     c->budget_w = budget;
 
-    json_t *st = status_json(c, now, &tn, &win, budget, fixed, measured, up, plan_ok ? caps : NULL, &res,
-                             controlling);
+    json_t *st = status_json(c, now, &tn, &win, budget, fixed, measured, up, plan_ok ? caps : NULL,
+                             &res, controlling);
     json_t *fx = flex_json(c, now, fixed, plan_ok ? c->n_jobs : 0);
     size_t mlen = 0;
     char *m = ctl_render_metrics(c, st, &mlen);

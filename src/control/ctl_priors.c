@@ -30,7 +30,8 @@ const ctl_prior *ctl_prior_find(const ctl *c, const char *id)
 
 void ctl_priors_free(ctl *c)
 {
-    for (size_t i = 0; i < c->n_priors; i++) free(c->priors[i].pts);
+    for (size_t i = 0; i < c->n_priors; i++)
+        free(c->priors[i].pts);
     free(c->priors);
     ctl_index_free(&c->prior_ix);
 }
@@ -55,7 +56,8 @@ static size_t combine(pfi_cl_point *const *a, const size_t *na, size_t k, pfi_pl
         int all = 1;
         for (size_t r = 1; r < k && all; r++) {
             size_t q;
-            for (q = 0; q < na[r] && fabs(a[r][q].cap_w - o.cap_w) > 0.5; q++) continue;
+            for (q = 0; q < na[r] && fabs(a[r][q].cap_w - o.cap_w) > 0.5; q++)
+                continue;
             if (q == na[r]) {
                 all = 0;
                 break;
@@ -87,7 +89,8 @@ void ctl_priors_fetch(ctl *c)
         if (ctl_prior_find(c, j->id) || !url_safe(j->id)) continue;
         for (size_t g = 0; g < j->n_gpus; g++) {
             int asked = 0; /* this node, among the job's requests (the last ones) */
-            for (size_t q = n; q > 0 && owner[q - 1] == i && !asked; q--) asked = agent[q - 1] == j->gpu_agent[g];
+            for (size_t q = n; q > 0 && owner[q - 1] == i && !asked; q--)
+                asked = agent[q - 1] == j->gpu_agent[g];
             if (asked) continue;
             char *pa = malloc(sizeof j->id + 32);
             if (!pa) break;
@@ -100,7 +103,8 @@ void ctl_priors_fetch(ctl *c)
     if (n) pfi_agents_get_many(c->agents, agent, (const char *const *)path, n, status, body, len);
     for (size_t s = 0; s < n;) {
         size_t e = s;
-        while (e < n && owner[e] == owner[s]) e++;
+        while (e < n && owner[e] == owner[s])
+            e++;
         /* every node answered (a 404: it has no points) or the job waits for the next period */
         pfi_cl_point *pts[PFI_CL_JOB_GPUS] = {0};
         size_t np[PFI_CL_JOB_GPUS] = {0}, k = 0, total = 0;
@@ -128,10 +132,12 @@ void ctl_priors_fetch(ctl *c)
             snprintf(p->job, sizeof p->job, "%s", c->jobs[owner[s]].id);
             p->pts = calloc(total + 1, sizeof *p->pts);
             p->n = p->pts ? combine(pts, np, k, p->pts) : 0;
-            if (p->n) ctl_log("learn: job %s: %zu curve point(s) from pfid as priors", p->job, p->n);
+            if (p->n)
+                ctl_log("learn: job %s: %zu curve point(s) from pfid as priors", p->job, p->n);
             ctl_index_put(&c->prior_ix, ctl_hash_str(p->job), c->n_priors++);
         }
-        for (size_t r = 0; r < k; r++) free(pts[r]);
+        for (size_t r = 0; r < k; r++)
+            free(pts[r]);
         s = e;
     }
     for (size_t s = 0; s < n; s++) {

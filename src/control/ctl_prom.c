@@ -66,11 +66,12 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
     const char *match = c->o.prometheus_match ? c->o.prometheus_match : PFI_PC_DEFAULT_MATCH;
     int rc = pfi_pc_fetch(c->o.prometheus_url, match, c->o.agent_timeout_s, ans, &err);
     if (rc == PFI_OK) rc = pfi_pc_view_build(ans, &v, &err);
-    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&ans[q]);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        pfi_prom_vec_free(&ans[q]);
     ctl_carry *carry = ctl_jobs_begin(c);
     size_t *ag = calloc(v.n_nodes + 1, sizeof *ag);
-    double *in_jobs = calloc(v.n_nodes + 1, sizeof *in_jobs); /* GPUs in jobs, per node */
-    size_t *slot = malloc((v.n_jobs + 1) * sizeof *slot);     /* view job -> c->jobs */
+    double *in_jobs = calloc(v.n_nodes + 1, sizeof *in_jobs);  /* GPUs in jobs, per node */
+    size_t *slot = malloc((v.n_jobs + 1) * sizeof *slot);      /* view job -> c->jobs */
     double *all_gpus = calloc(v.n_jobs + 1, sizeof *all_gpus); /* per job, on every node */
     /* an exempt job's GPUs on the nodes that take caps, and their maximum */
     double *ex_gpus = calloc(v.n_jobs + 1, sizeof *ex_gpus);
@@ -81,16 +82,19 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         char why[256];
         snprintf(why, sizeof why, "Prometheus: %.240s", err.msg);
         int was_up = 0; /* said when it stops answering, then once a minute or so */
-        for (size_t a = 0; a < pfi_agents_count(c->agents); a++) was_up |= pfi_agents_get(c->agents, a)->up;
+        for (size_t a = 0; a < pfi_agents_count(c->agents); a++)
+            was_up |= pfi_agents_get(c->agents, a)->up;
         if (was_up || c->periods % 12 == 1) ctl_log("%s: caps held stay as they are", why);
         all_down(c, why, now, fixed_w, measured_w);
         goto out;
     }
     if (v.skipped && c->periods % 12 == 1)
-        ctl_log("Prometheus: %zu row(s) left out (no instance, a bad job_id or gpus label)", v.skipped);
+        ctl_log("Prometheus: %zu row(s) left out (no instance, a bad job_id or gpus label)",
+                v.skipped);
 
     /* the agents: who is up, their size */
-    for (size_t n = 0; n < v.n_nodes; n++) ag[n] = agent_of(c, v.nodes[n].instance);
+    for (size_t n = 0; n < v.n_nodes; n++)
+        ag[n] = agent_of(c, v.nodes[n].instance);
     char *seen = calloc(pfi_agents_count(c->agents) + 1, 1);
     if (!seen) {
         all_down(c, "out of memory", now, fixed_w, measured_w);
@@ -119,8 +123,10 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         g->error[0] = '\0';
         g->last_ok = now;
         if (isfinite(nd->n_gpus) && nd->n_gpus >= 0) g->n_gpus = (size_t)nd->n_gpus;
-        if (isfinite(nd->max_sum_w)) g->max_sum_w = nd->max_sum_w;
-        else g->max_sum_w = (double)g->n_gpus * UNKNOWN_GPU_W;
+        if (isfinite(nd->max_sum_w))
+            g->max_sum_w = nd->max_sum_w;
+        else
+            g->max_sum_w = (double)g->n_gpus * UNKNOWN_GPU_W;
         if (nd->read_only) g->cannot_cap = 1;
         (*up)++;
     }
@@ -135,7 +141,8 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
     free(seen);
 
     /* the jobs: one per job id, its GPUs on the nodes that take caps */
-    for (size_t j = 0; j < v.n_jobs; j++) slot[j] = SIZE_MAX;
+    for (size_t j = 0; j < v.n_jobs; j++)
+        slot[j] = SIZE_MAX;
     for (size_t i = 0; i < v.n_members; i++) {
         const pfi_pc_member *mb = &v.members[i];
         const pfi_pc_node *nd = &v.nodes[mb->node];
@@ -146,7 +153,8 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         if (!g->up || g->cannot_cap) continue; /* its GPUs are counted at their maximum */
         if (v.jobs[mb->job].exempt) {
             ex_gpus[mb->job] += (double)mb->n_gpus;
-            ex_max_w[mb->job] += (double)mb->n_gpus * (isfinite(nd->hi_w) ? nd->hi_w : UNKNOWN_GPU_W);
+            ex_max_w[mb->job] +=
+                (double)mb->n_gpus * (isfinite(nd->hi_w) ? nd->hi_w : UNKNOWN_GPU_W);
             continue;
         }
         ctl_job *m = ctl_job_get(c, carry, v.jobs[mb->job].id);

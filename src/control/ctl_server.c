@@ -1,6 +1,6 @@
 /* The controller's HTTP API on libmicrohttpd, with pfid's conventions
- * (src/agent/http.c; the shared part is include/io/pfi/http_server.h): the bearer token is checked on a write's first
- * callback, before its body is read; bodies are bounded; errors are
+ * (src/agent/http.c; the shared part is include/io/pfi/http_server.h): the bearer token is checked
+ * on a write's first callback, before its body is read; bodies are bounded; errors are
  * {"error": "..."} with 400/401/404/405/413.
  *
  *   GET    /healthz, /metrics, /v1/status, /v1/flexibility, /v1/targets
@@ -44,7 +44,8 @@ static enum MHD_Result list_targets(ctl *c, struct MHD_Connection *conn)
 {
     json_t *a = json_array();
     pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n_targets; i++) json_array_append_new(a, pfi_target_to_json(&c->targets[i]));
+    for (size_t i = 0; i < c->n_targets; i++)
+        json_array_append_new(a, pfi_target_to_json(&c->targets[i]));
     pthread_mutex_unlock(&c->mu);
     json_t *o = json_object();
     pfi_json_set(o, "targets", a);
@@ -73,8 +74,9 @@ static enum MHD_Result post_target(ctl *c, struct MHD_Connection *conn, const pf
     if (rc == PFI_OK) wake(c);
     pthread_mutex_unlock(&c->mu);
     if (rc != PFI_OK)
-        return pfi_http_send_error(conn, rc == PFI_EINVAL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_INTERNAL_SERVER_ERROR,
-                          err.msg);
+        return pfi_http_send_error(
+            conn, rc == PFI_EINVAL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_INTERNAL_SERVER_ERROR,
+            err.msg);
     ctl_log("target %s: %s %.0f W from %.0f for %.0f s", t.id,
             t.kind == PFI_TARGET_SITE ? "site" : "GPU", t.limit_w, t.start, t.end - t.start);
     return pfi_http_send_json(conn, MHD_HTTP_CREATED, pfi_target_to_json(&t));
@@ -82,7 +84,8 @@ static enum MHD_Result post_target(ctl *c, struct MHD_Connection *conn, const pf
 
 static enum MHD_Result delete_target(ctl *c, struct MHD_Connection *conn, const char *id)
 {
-    if (!pfi_target_id_valid(id)) return pfi_http_send_error(conn, MHD_HTTP_NOT_FOUND, "no such target");
+    if (!pfi_target_id_valid(id))
+        return pfi_http_send_error(conn, MHD_HTTP_NOT_FOUND, "no such target");
     pthread_mutex_lock(&c->mu);
     json_t *v = NULL;
     for (size_t i = 0; i < c->n_targets; i++)
@@ -94,7 +97,9 @@ static enum MHD_Result delete_target(ctl *c, struct MHD_Connection *conn, const 
         wake(c);
     }
     pthread_mutex_unlock(&c->mu);
-    if (!v) return pfi_http_send_error(conn, MHD_HTTP_NOT_FOUND, "no such target (only API targets can be deleted)");
+    if (!v)
+        return pfi_http_send_error(conn, MHD_HTTP_NOT_FOUND,
+                                   "no such target (only API targets can be deleted)");
     ctl_log("target %s deleted", id);
     return pfi_http_send_json(conn, MHD_HTTP_OK, v);
 }
@@ -108,7 +113,8 @@ static enum MHD_Result route(ctl *c, struct MHD_Connection *conn, const char *ur
         char *ok = strdup("ok\n");
         return ok ? pfi_http_send_text(conn, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
     }
-    if (strcmp(url, "/metrics") == 0) return get ? metrics(c, conn) : pfi_http_not_allowed(conn, "GET, HEAD");
+    if (strcmp(url, "/metrics") == 0)
+        return get ? metrics(c, conn) : pfi_http_not_allowed(conn, "GET, HEAD");
     if (strcmp(url, "/v1/status") == 0)
         return get ? snapshot(c, conn, &c->status) : pfi_http_not_allowed(conn, "GET, HEAD");
     if (strcmp(url, "/v1/flexibility") == 0)
@@ -134,7 +140,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     if (!r) {
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
             if (!pfi_http_authorized(conn, c->o.token))
-                return pfi_http_send_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+                return pfi_http_send_error(conn, MHD_HTTP_UNAUTHORIZED,
+                                           "missing or wrong bearer token");
             if (pfi_http_declared_too_large(conn, PFI_TARGET_MAX_BODY))
                 return pfi_http_send_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
         }
@@ -144,7 +151,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         return MHD_YES;
     }
     if (*upload_size > 0)
-        return pfi_http_body_add(r, upload, upload_size, PFI_TARGET_MAX_BODY) == 0 ? MHD_YES : MHD_NO;
+        return pfi_http_body_add(r, upload, upload_size, PFI_TARGET_MAX_BODY) == 0 ? MHD_YES
+                                                                                   : MHD_NO;
     if (r->too_big) return pfi_http_send_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
     return route(c, conn, url, method, r);
 }
@@ -157,11 +165,11 @@ int ctl_server_start(ctl *c, pfi_error *err)
     if (rc != PFI_OK) return rc;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-    c->httpd = MHD_start_daemon(flags, 0, NULL, NULL, handler, c, MHD_OPTION_SOCK_ADDR,
-                                (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
-                                (unsigned)(c->o.http_threads > 0 ? c->o.http_threads : 2),
-                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                                MHD_OPTION_NOTIFY_COMPLETED, pfi_http_completed, NULL, MHD_OPTION_END);
+    c->httpd = MHD_start_daemon(
+        flags, 0, NULL, NULL, handler, c, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(c->o.http_threads > 0 ? c->o.http_threads : 2),
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_NOTIFY_COMPLETED,
+        pfi_http_completed, NULL, MHD_OPTION_END);
     if (!c->httpd)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s (in use?)", c->o.listen);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(c->httpd, MHD_DAEMON_INFO_BIND_PORT);

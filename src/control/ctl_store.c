@@ -80,14 +80,18 @@ static void bindv(sqlite3_stmt *q, const char *fmt, va_list ap)
     for (int k = 0; fmt[k]; k++) {
         if (fmt[k] == 'd') {
             double v = va_arg(ap, double);
-            if (isfinite(v)) sqlite3_bind_double(q, k + 1, v);
-            else sqlite3_bind_null(q, k + 1);
+            if (isfinite(v))
+                sqlite3_bind_double(q, k + 1, v);
+            else
+                sqlite3_bind_null(q, k + 1);
         } else if (fmt[k] == 'i') {
             sqlite3_bind_int64(q, k + 1, va_arg(ap, int64_t));
         } else {
             const char *t = va_arg(ap, const char *);
-            if (t) sqlite3_bind_text(q, k + 1, t, -1, SQLITE_TRANSIENT);
-            else sqlite3_bind_null(q, k + 1);
+            if (t)
+                sqlite3_bind_text(q, k + 1, t, -1, SQLITE_TRANSIENT);
+            else
+                sqlite3_bind_null(q, k + 1);
         }
     }
 }
@@ -204,8 +208,7 @@ int pfi_ctl_store_commit(pfi_ctl_store *s, pfi_error *err)
     return rc;
 }
 
-static const char *SQL_TGT_PUT =
-    "INSERT OR REPLACE INTO targets VALUES(?,?,?,?,?,?,?,?,?)";
+static const char *SQL_TGT_PUT = "INSERT OR REPLACE INTO targets VALUES(?,?,?,?,?,?,?,?,?)";
 
 int pfi_ctl_store_put_target(pfi_ctl_store *s, const pfi_target *t, pfi_error *err)
 {
@@ -247,7 +250,8 @@ int pfi_ctl_store_replace_source(pfi_ctl_store *s, pfi_target_source src, const 
 {
     pthread_mutex_lock(&s->mu);
     int rc = run(s, err, "DELETE FROM targets WHERE source=?", "i", (int64_t)src);
-    for (size_t i = 0; i < n && rc == PFI_OK; i++) rc = pfi_ctl_store_put_target(s, &ts[i], err);
+    for (size_t i = 0; i < n && rc == PFI_OK; i++)
+        rc = pfi_ctl_store_put_target(s, &ts[i], err);
     pthread_mutex_unlock(&s->mu);
     return rc;
 }

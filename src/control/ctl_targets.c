@@ -26,7 +26,8 @@ int ctl_targets_del(ctl *c, pfi_target_source src, const char *id)
 {
     for (size_t i = 0; i < c->n_targets; i++)
         if (c->targets[i].source == src && strcmp(c->targets[i].id, id) == 0) {
-            memmove(&c->targets[i], &c->targets[i + 1], (c->n_targets - i - 1) * sizeof *c->targets);
+            memmove(&c->targets[i], &c->targets[i + 1],
+                    (c->n_targets - i - 1) * sizeof *c->targets);
             c->n_targets--;
             return PFI_OK;
         }

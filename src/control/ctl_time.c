@@ -41,8 +41,8 @@ static int digits(const char **p, int n, long *v)
 
 static int bad_time(pfi_error *err, const char *s, const char *why)
 {
-    return pfi_error_set(err, PFI_EPARSE, NULL, 0, "'%.64s' is not an RFC 3339 date-time: %s",
-                         s, why);
+    return pfi_error_set(err, PFI_EPARSE, NULL, 0, "'%.64s' is not an RFC 3339 date-time: %s", s,
+                         why);
 }
 
 int pfi_time_parse(const char *s, double now, double *unix_s, unsigned *flags, pfi_error *err)
@@ -51,12 +51,12 @@ int pfi_time_parse(const char *s, double now, double *unix_s, unsigned *flags, p
     const char *p = s;
     long y, mo, d, h = 0, mi = 0, sec = 0;
     if (!s) return bad_time(err, "", "missing");
-    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
-        digits(&p, 2, &d))
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
         return bad_time(err, s, "expected YYYY-MM-DD first");
     static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (mo < 1 || mo > 12) return bad_time(err, s, "month out of range");
-    if (d < 1 || d > mdays[mo - 1] + (mo == 2 && leap(y))) return bad_time(err, s, "day out of range");
+    if (d < 1 || d > mdays[mo - 1] + (mo == 2 && leap(y)))
+        return bad_time(err, s, "day out of range");
     if (y == 1 && *p == '\0') {
         *unix_s = now;
         if (flags) *flags = PFI_TIME_NOW;
@@ -121,7 +121,8 @@ int pfi_duration_parse(const char *s, double *seconds, unsigned *flags, pfi_erro
     static const double date_s[] = {365 * 86400.0, 30 * 86400.0, 7 * 86400.0, 86400.0};
     static const double time_s[] = {3600.0, 60.0, 1.0};
     unsigned fl = 0;
-    if (!s || (s[0] != 'P' && s[0] != 'p')) return bad_duration(err, s ? s : "", "must start with 'P'");
+    if (!s || (s[0] != 'P' && s[0] != 'p'))
+        return bad_duration(err, s ? s : "", "must start with 'P'");
     const char *p = s + 1;
     int in_time = 0, parts = 0, next = 0;
     double total = 0, years = 0;
@@ -179,8 +180,8 @@ void pfi_time_format(double t, char *buf, size_t len)
     unsigned d = doy - (153 * mp + 2) / 5 + 1;
     unsigned m = mp < 10 ? mp + 3 : mp - 9;
     y += m <= 2;
-    snprintf(buf, len, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", y, m, d, rem / 3600,
-             rem / 60 % 60, rem % 60);
+    snprintf(buf, len, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", y, m, d, rem / 3600, rem / 60 % 60,
+             rem % 60);
 }
 
 void pfi_duration_format(double seconds, char *buf, size_t len)

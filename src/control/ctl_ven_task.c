@@ -20,11 +20,13 @@ static ctl_acc *acc_find(ctl *c, const char *ev, long iv, int sub)
 static void replace_targets(ctl *c, double now)
 {
     size_t n = 0;
-    for (size_t i = 0; i < c->n_events; i++) n += c->events[i].n_iv;
+    for (size_t i = 0; i < c->n_events; i++)
+        n += c->events[i].n_iv;
     pfi_target *ts = calloc(n + 1, sizeof *ts);
     if (!ts) return;
     size_t k = 0;
-    for (size_t i = 0; i < c->n_events; i++) k += pfi_oadr_event_targets(&c->events[i], ts + k, n - k);
+    for (size_t i = 0; i < c->n_events; i++)
+        k += pfi_oadr_event_targets(&c->events[i], ts + k, n - k);
     pthread_mutex_lock(&c->mu);
     ctl_targets_replace(c, PFI_TARGET_OPENADR, ts, k);
     pthread_mutex_unlock(&c->mu);
@@ -44,7 +46,8 @@ void ctl_ven_task(ctl *c, double now, double site_w)
         if (pfi_ven_poll(c->ven, now, &ev, &n, &err) == PFI_OK) {
             for (size_t i = 0; i < n; i++) {
                 int known = 0;
-                for (size_t k = 0; k < c->n_events; k++) known |= strcmp(c->events[k].id, ev[i].id) == 0;
+                for (size_t k = 0; k < c->n_events; k++)
+                    known |= strcmp(c->events[k].id, ev[i].id) == 0;
                 if (known) continue;
                 if (ev[i].status != PFI_OK)
                     ctl_log("VTN event %s refused: %s", ev[i].id[0] ? ev[i].id : "?", ev[i].error);
@@ -54,7 +57,8 @@ void ctl_ven_task(ctl *c, double now, double site_w)
             }
             for (size_t k = 0; k < c->n_events; k++) {
                 int still = 0;
-                for (size_t i = 0; i < n; i++) still |= strcmp(c->events[k].id, ev[i].id) == 0;
+                for (size_t i = 0; i < n; i++)
+                    still |= strcmp(c->events[k].id, ev[i].id) == 0;
                 if (!still) ctl_log("VTN event %s is gone: cancelled", c->events[k].id);
             }
             pfi_oadr_events_free(c->events, c->n_events);
@@ -93,7 +97,8 @@ void ctl_ven_task(ctl *c, double now, double site_w)
                 a->n++;
             }
             if (now >= iv->end) {
-                pfi_oadr_reading r = {.interval_id = iv->id, .start = iv->start,
+                pfi_oadr_reading r = {.interval_id = iv->id,
+                                      .start = iv->start,
                                       .duration_s = iv->end - iv->start,
                                       .site_w = a->n ? a->sum / (double)a->n : NAN};
                 json_t *body = pfi_oadr_report_json(e, "pfi-control", &r, 1);

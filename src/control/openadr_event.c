@@ -44,7 +44,8 @@ static int refuse(pfi_oadr_event *e, int code, const char *fmt, ...)
 static void copy_str(char *dst, size_t cap, const char *s)
 {
     size_t k = 0;
-    for (; s[k] && k < cap - 1; k++) dst[k] = (s[k] >= 0x20 && s[k] < 0x7f) ? s[k] : '?';
+    for (; s[k] && k < cap - 1; k++)
+        dst[k] = (s[k] >= 0x20 && s[k] < 0x7f) ? s[k] : '?';
     dst[k] = '\0';
 }
 
@@ -69,19 +70,22 @@ static int read_period(pfi_oadr_event *e, const json_t *p, double now, const cha
 {
     *start = *dur = NAN;
     if (!p || json_is_null(p)) return PFI_OK;
-    if (!json_is_object(p)) return refuse(e, PFI_EINVAL, "%s intervalPeriod must be an object", where);
+    if (!json_is_object(p))
+        return refuse(e, PFI_EINVAL, "%s intervalPeriod must be an object", where);
     pfi_error err;
     pfi_error_clear(&err);
     const json_t *s = json_object_get(p, "start"), *d = json_object_get(p, "duration");
     unsigned fl = 0;
     if (s && !json_is_null(s)) {
-        if (!json_is_string(s) || pfi_time_parse(json_string_value(s), now, start, &fl, &err) != PFI_OK)
+        if (!json_is_string(s) ||
+            pfi_time_parse(json_string_value(s), now, start, &fl, &err) != PFI_OK)
             return refuse(e, PFI_EINVAL, "%s start: %s", where,
                           err.msg[0] ? err.msg : "must be a string");
         if (fl & PFI_TIME_NO_SECONDS) note(e, "%s start has no seconds (tolerated)", where);
     }
     if (d && !json_is_null(d)) {
-        if (!json_is_string(d) || pfi_duration_parse(json_string_value(d), dur, &fl, &err) != PFI_OK)
+        if (!json_is_string(d) ||
+            pfi_duration_parse(json_string_value(d), dur, &fl, &err) != PFI_OK)
             return refuse(e, PFI_EINVAL, "%s duration: %s", where,
                           err.msg[0] ? err.msg : "must be a string");
         if (fl & PFI_TIME_MONTHS) note(e, "%s duration in months (30 days each)", where);
@@ -116,8 +120,10 @@ static int units_of(pfi_oadr_event *e, const json_t *descs, const char *t, doubl
         const json_t *u = json_object_get(d, "units");
         if (!json_is_string(u)) break;
         const char *s = json_string_value(u);
-        if (strcmp(s, "KW") == 0) *w_per_unit = 1000.0;
-        else if (strcmp(s, "W") == 0) *w_per_unit = 1.0;
+        if (strcmp(s, "KW") == 0)
+            *w_per_unit = 1000.0;
+        else if (strcmp(s, "W") == 0)
+            *w_per_unit = 1.0;
         else {
             char shown[32];
             copy_str(shown, sizeof shown, s);
@@ -149,26 +155,29 @@ static int read_descriptors(pfi_oadr_event *e, const json_t *ev, const json_t **
     size_t i;
     const json_t *d;
     if (*descs) json_array_foreach(*descs, i, d)
-    {
-        if (!json_is_object(d)) return refuse(e, PFI_EINVAL, "a payloadDescriptor must be an object");
-        if (!json_object_get(d, "objectType"))
-            note(e, "payloadDescriptors without objectType (tolerated)");
-    }
+        {
+            if (!json_is_object(d))
+                return refuse(e, PFI_EINVAL, "a payloadDescriptor must be an object");
+            if (!json_object_get(d, "objectType"))
+                note(e, "payloadDescriptors without objectType (tolerated)");
+        }
     /* What report it asks for: a READING of power. */
     const json_t *rds = json_object_get(ev, "reportDescriptors");
     if (rds && json_is_array(rds)) json_array_foreach(rds, i, d)
-    {
-        const json_t *pt = json_object_get(d, "payloadType"), *u = json_object_get(d, "units");
-        if (!json_is_string(pt) || strcmp(json_string_value(pt), "READING") != 0) continue;
-        const char *us = json_is_string(u) ? json_string_value(u) : "";
-        if (strcmp(us, "KW") == 0 && !e->report_w_per_unit) e->report_w_per_unit = 1000.0;
-        else if (strcmp(us, "W") == 0 && !e->report_w_per_unit) e->report_w_per_unit = 1.0;
-        else if (strcmp(us, "KW") != 0 && strcmp(us, "W") != 0) {
-            char shown[32];
-            copy_str(shown, sizeof shown, us);
-            note(e, "a READING report in '%s' is not supported (power in KW or W only)", shown);
+        {
+            const json_t *pt = json_object_get(d, "payloadType"), *u = json_object_get(d, "units");
+            if (!json_is_string(pt) || strcmp(json_string_value(pt), "READING") != 0) continue;
+            const char *us = json_is_string(u) ? json_string_value(u) : "";
+            if (strcmp(us, "KW") == 0 && !e->report_w_per_unit)
+                e->report_w_per_unit = 1000.0;
+            else if (strcmp(us, "W") == 0 && !e->report_w_per_unit)
+                e->report_w_per_unit = 1.0;
+            else if (strcmp(us, "KW") != 0 && strcmp(us, "W") != 0) {
+                char shown[32];
+                copy_str(shown, sizeof shown, us);
+                note(e, "a READING report in '%s' is not supported (power in KW or W only)", shown);
+            }
         }
-    }
     return PFI_OK;
 }
 
@@ -182,13 +191,15 @@ static int read_interval(pfi_oadr_event *e, const json_t *in, size_t k, const js
     if (!json_is_object(in)) return refuse(e, PFI_EINVAL, "%s must be an object", where);
     long id = (long)k;
     const json_t *jid = json_object_get(in, "id");
-    if (json_is_integer(jid)) id = (long)json_integer_value(jid);
-    else note(e, "an interval without an integer id (its position used)");
+    if (json_is_integer(jid))
+        id = (long)json_integer_value(jid);
+    else
+        note(e, "an interval without an integer id (its position used)");
     double s, d;
     int rc = read_period(e, json_object_get(in, "intervalPeriod"), now, where, &s, &d);
     if (rc != PFI_OK) return rc;
-    if (isnan(s)) s = *cursor;   /* rule: starts where the previous ended */
-    if (isnan(d)) d = def_dur;   /* rule: the event's default duration */
+    if (isnan(s)) s = *cursor; /* rule: starts where the previous ended */
+    if (isnan(d)) d = def_dur; /* rule: the event's default duration */
     *cursor = isnan(s) || isnan(d) ? NAN : s + d;
     const json_t *pls = json_object_get(in, "payloads");
     if (!json_is_array(pls)) return refuse(e, PFI_EINVAL, "%s has no payloads array", where);
@@ -222,10 +233,11 @@ static int read_interval(pfi_oadr_event *e, const json_t *in, size_t k, const js
             return refuse(e, PFI_EINVAL, "%s: %s has no values", where, json_string_value(t));
         }
         if (nv == 0 || nv > PFI_OADR_MAX_VALUES)
-            return refuse(e, PFI_EINVAL, "%s: %s needs 1 to %d values", where,
-                          json_string_value(t), PFI_OADR_MAX_VALUES);
+            return refuse(e, PFI_EINVAL, "%s: %s needs 1 to %d values", where, json_string_value(t),
+                          PFI_OADR_MAX_VALUES);
         if (nv > 1 && isinf(d))
-            return refuse(e, PFI_EINVAL, "%s: %zu values cannot split an infinite interval", where, nv);
+            return refuse(e, PFI_EINVAL, "%s: %zu values cannot split an infinite interval", where,
+                          nv);
         for (size_t v = 0; v < nv; v++) {
             const json_t *x = json_is_array(vals) ? json_array_get(vals, v) : vals;
             double val = json_is_number(x) ? json_number_value(x) : NAN;
@@ -233,10 +245,13 @@ static int read_interval(pfi_oadr_event *e, const json_t *in, size_t k, const js
                 return refuse(e, PFI_EINVAL, "%s: %s value %zu must be a number in [0, 1e12] W",
                               where, json_string_value(t), v);
             /* rule: N values are N equal sub-intervals */
-            pfi_oadr_interval iv = {.id = id, .sub = (int)v, .kind = (pfi_oadr_kind)kind,
-                                    .start = v == 0 ? s : s + d * (double)v / (double)nv, /* inf * 0 is NaN */
-                                    .end = v + 1 == nv ? s + d : s + d * (double)(v + 1) / (double)nv,
-                                    .value_w = val * wpu};
+            pfi_oadr_interval iv = {
+                .id = id,
+                .sub = (int)v,
+                .kind = (pfi_oadr_kind)kind,
+                .start = v == 0 ? s : s + d * (double)v / (double)nv, /* inf * 0 is NaN */
+                .end = v + 1 == nv ? s + d : s + d * (double)(v + 1) / (double)nv,
+                .value_w = val * wpu};
             if (!(iv.end > iv.start)) {
                 note(e, "%s has a zero duration (nothing to act on)", where);
                 continue;
@@ -254,13 +269,15 @@ int pfi_oadr_event_from_json(const json_t *ev, double now, pfi_oadr_event *out)
     pfi_oadr_event *e = out;
     if (!json_is_object(ev)) return refuse(e, PFI_EINVAL, "an event must be a JSON object");
     const json_t *ot = json_object_get(ev, "objectType");
-    if (!ot) note(e, "no objectType (tolerated)");
+    if (!ot)
+        note(e, "no objectType (tolerated)");
     else if (!json_is_string(ot) || strcmp(json_string_value(ot), "EVENT") != 0)
         return refuse(e, PFI_EINVAL, "objectType is not EVENT");
     int rc;
     const json_t *pid = json_object_get(ev, "programID");
     if (!pid) return refuse(e, PFI_EINVAL, "no programID");
-    if ((rc = read_id(e, pid, "programID", e->program_id, sizeof e->program_id)) != PFI_OK) return rc;
+    if ((rc = read_id(e, pid, "programID", e->program_id, sizeof e->program_id)) != PFI_OK)
+        return rc;
     const json_t *name = json_object_get(ev, "eventName");
     if (json_is_string(name)) copy_str(e->name, sizeof e->name, json_string_value(name));
     const json_t *id = json_object_get(ev, "id");
@@ -282,7 +299,8 @@ int pfi_oadr_event_from_json(const json_t *ev, double now, pfi_oadr_event *out)
     const json_t *cdt = json_object_get(ev, "createdDateTime");
     if (cdt) {
         double t;
-        if (!json_is_string(cdt) || pfi_time_parse(json_string_value(cdt), now, &t, NULL, NULL) != PFI_OK)
+        if (!json_is_string(cdt) ||
+            pfi_time_parse(json_string_value(cdt), now, &t, NULL, NULL) != PFI_OK)
             note(e, "createdDateTime is not RFC 3339 (ignored)");
     }
     if (json_object_get(ev, "duration")) note(e, "the event's duration (looping) is ignored");
@@ -300,7 +318,8 @@ int pfi_oadr_event_from_json(const json_t *ev, double now, pfi_oadr_event *out)
     if (!json_is_array(ivs)) return refuse(e, PFI_EINVAL, "intervals must be an array");
     double cursor = def_start;
     for (size_t k = 0; k < json_array_size(ivs); k++)
-        if ((rc = read_interval(e, json_array_get(ivs, k), k, descs, now, def_dur, &cursor)) != PFI_OK)
+        if ((rc = read_interval(e, json_array_get(ivs, k), k, descs, now, def_dur, &cursor)) !=
+            PFI_OK)
             return rc;
     return PFI_OK;
 }
@@ -316,20 +335,21 @@ void pfi_oadr_event_free(pfi_oadr_event *e)
 void pfi_oadr_events_free(pfi_oadr_event *ev, size_t n)
 {
     if (!ev) return;
-    for (size_t i = 0; i < n; i++) pfi_oadr_event_free(&ev[i]);
+    for (size_t i = 0; i < n; i++)
+        pfi_oadr_event_free(&ev[i]);
     free(ev);
 }
 
-int pfi_oadr_events_parse(const char *text, size_t len, double now, pfi_oadr_event **out,
-                          size_t *n, pfi_error *err)
+int pfi_oadr_events_parse(const char *text, size_t len, double now, pfi_oadr_event **out, size_t *n,
+                          pfi_error *err)
 {
     *out = NULL;
     *n = 0;
     json_error_t je;
     json_t *root = json_loadb(text, len, 0, &je);
     if (!root)
-        return pfi_error_set(err, PFI_EPARSE, NULL, je.line,
-                             "not JSON (line %d, column %d: %s)", je.line, je.column, je.text);
+        return pfi_error_set(err, PFI_EPARSE, NULL, je.line, "not JSON (line %d, column %d: %s)",
+                             je.line, je.column, je.text);
     int arr = json_is_array(root);
     if (!arr && !json_is_object(root)) {
         json_decref(root);
@@ -369,8 +389,8 @@ size_t pfi_oadr_event_targets(const pfi_oadr_event *e, pfi_target *out, size_t c
     return e->n_iv;
 }
 
-json_t *pfi_oadr_report_json(const pfi_oadr_event *e, const char *client,
-                             const pfi_oadr_reading *r, size_t n)
+json_t *pfi_oadr_report_json(const pfi_oadr_event *e, const char *client, const pfi_oadr_reading *r,
+                             size_t n)
 {
     double wpu = e->report_w_per_unit > 0 ? e->report_w_per_unit : 1000.0;
     const char *units = wpu == 1.0 ? "W" : "KW";

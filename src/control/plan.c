@@ -27,10 +27,14 @@ const char *pfi_plan_policy_name(pfi_plan_policy p)
 
 int pfi_plan_policy_parse(const char *s, pfi_plan_policy *out)
 {
-    if (strcmp(s, "equal") == 0) *out = PFI_PLAN_EQUAL;
-    else if (strcmp(s, "pfi") == 0) *out = PFI_PLAN_PFI;
-    else if (strcmp(s, "learn") == 0) *out = PFI_PLAN_LEARN;
-    else return PFI_ENOTFOUND;
+    if (strcmp(s, "equal") == 0)
+        *out = PFI_PLAN_EQUAL;
+    else if (strcmp(s, "pfi") == 0)
+        *out = PFI_PLAN_PFI;
+    else if (strcmp(s, "learn") == 0)
+        *out = PFI_PLAN_LEARN;
+    else
+        return PFI_ENOTFOUND;
     return PFI_OK;
 }
 
@@ -114,7 +118,8 @@ static size_t curve(const pfi_plan_job *j, double *cap, double *P, double *T)
     for (int s = 0; s < PFI_PLAN_PRIOR_POINTS; s++) {
         double c = j->min_w + (j->max_w - j->min_w) * s / (PFI_PLAN_PRIOR_POINTS - 1);
         int measured = 0;
-        for (size_t o = 0; o < j->n_obs; o++) measured |= fabs(j->obs[o].cap_w - c) <= 5;
+        for (size_t o = 0; o < j->n_obs; o++)
+            measured |= fabs(j->obs[o].cap_w - c) <= 5;
         if (measured) continue;
         double pw = fmin(n * c, pmax), t = tmax * shape(pw, pmax, pfi);
         double pl = NAN, tl = NAN, pu = pmax, tu = tmax; /* measured neighbours */
@@ -152,8 +157,8 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
         if (j->n_gpus == 0 || !(j->min_w > 0) || !(j->max_w >= j->min_w) || !isfinite(j->max_w))
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: no GPUs or no valid cap range", j->id ? j->id : "?");
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: no GPUs or no valid cap range",
+                                 j->id ? j->id : "?");
         pts += 3 * (PFI_PLAN_PRIOR_POINTS + j->n_obs);
     }
     if (grow(p, n ? n : 1, pts ? pts : 1) != PFI_OK)
@@ -174,9 +179,14 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
             T[0] = T[k - 1];
             if (k < 2) k = 2;
         }
-        p->aj[i] = (pfi_alloc_job){.name = j->id, .cap = cap, .P = P, .T = T, .n = k,
+        p->aj[i] = (pfi_alloc_job){.name = j->id,
+                                   .cap = cap,
+                                   .P = P,
+                                   .T = T,
+                                   .n = k,
                                    .pfi = isfinite(j->pfi) ? j->pfi : PFI_PLAN_PRIOR_PFI,
-                                   .dram_copy = NAN, .sla_frac = j->sla_frac};
+                                   .dram_copy = NAN,
+                                   .sla_frac = j->sla_frac};
         p->min_w[i] = j->min_w;
         p->max_w[i] = j->max_w;
     }
@@ -199,9 +209,12 @@ static int plan_allocate(pfi_plan *p, pfi_plan_policy policy, double budget_w, i
                          pfi_alloc_result *res, pfi_error *err)
 {
     switch (policy) {
-    case PFI_PLAN_EQUAL: return pfi_alloc_run(p->prob, PFI_POLICY_EQUAL, budget_w, p->out, res, err);
-    case PFI_PLAN_PFI: return pfi_alloc_run(p->prob, PFI_POLICY_PFI, budget_w, p->out, res, err);
-    case PFI_PLAN_LEARN: break;
+    case PFI_PLAN_EQUAL:
+        return pfi_alloc_run(p->prob, PFI_POLICY_EQUAL, budget_w, p->out, res, err);
+    case PFI_PLAN_PFI:
+        return pfi_alloc_run(p->prob, PFI_POLICY_PFI, budget_w, p->out, res, err);
+    case PFI_PLAN_LEARN:
+        break;
     }
     if (!p->learn)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "learn: pfi_plan_use_learn was not called");
@@ -261,8 +274,11 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
         c = floor_job ? ceil(c - 1e-9) : floor(c + 1e-9);
         if (c < p->min_w[i]) c = p->min_w[i];
         if (c > p->max_w[i]) c = p->max_w[i];
-        caps[i] = (pfi_plan_cap){.power_w = p->out[i].power_w, .cap_w = c, .tput = p->out[i].tput,
-                                 .tmax = tm, .at_floor = res->infeasible || p->out[i].at_floor};
+        caps[i] = (pfi_plan_cap){.power_w = p->out[i].power_w,
+                                 .cap_w = c,
+                                 .tput = p->out[i].tput,
+                                 .tmax = tm,
+                                 .at_floor = res->infeasible || p->out[i].at_floor};
         res->total_power_w += p->out[i].power_w;
         res->total_tput += p->out[i].tput;
     }
@@ -286,7 +302,8 @@ int pfi_plan_flexibility(pfi_plan *p, pfi_plan_policy policy, size_t n, pfi_plan
         pfi_alloc_result ar;
         int rc = plan_allocate(p, policy, b * (1 + 1e-12), 0, &ar, err);
         if (rc != PFI_OK) return rc;
-        out[s] = (pfi_plan_flex){.gpu_power_w = ar.total_power_w, .tput = ar.total_tput,
+        out[s] = (pfi_plan_flex){.gpu_power_w = ar.total_power_w,
+                                 .tput = ar.total_tput,
                                  .kept = unc > 0 ? ar.total_tput / unc : NAN};
     }
     return PFI_OK;

@@ -13,12 +13,12 @@
 typedef struct lj {
     char *id;
     uint64_t key;
-    size_t idx;          /* the job's position in the last sync */
-    unsigned long gen;   /* the last sync that listed it */
-    pfi_live_job set;    /* what the loop was last given */
-    int primed;          /* its learned points were fed */
-    int prior_fed;       /* its prior points were fed */
-    pfi_alloc_out last;  /* its share of the last proposal */
+    size_t idx;         /* the job's position in the last sync */
+    unsigned long gen;  /* the last sync that listed it */
+    pfi_live_job set;   /* what the loop was last given */
+    int primed;         /* its learned points were fed */
+    int prior_fed;      /* its prior points were fed */
+    pfi_alloc_out last; /* its share of the last proposal */
 } lj;
 
 struct plan_learn {
@@ -32,9 +32,9 @@ struct plan_learn {
     pfi_live_reading *rd;
     size_t cap_sh, cap_rd;
     double level, last_t;
-    size_t hold, held;   /* periods per round; proposals reused since the last made */
-    int dirty;           /* the job set or a range moved since the last proposal */
-    int proposed;        /* a proposal has been made */
+    size_t hold, held; /* periods per round; proposals reused since the last made */
+    int dirty;         /* the job set or a range moved since the last proposal */
+    int proposed;      /* a proposal has been made */
 };
 
 typedef struct {
@@ -75,7 +75,8 @@ void plan_learn_destroy(plan_learn *l)
 {
     if (!l) return;
     pfi_live_destroy(l->live);
-    for (size_t i = 0; i < l->n; i++) free(l->e[i].id);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->e[i].id);
     free(l->e);
     ctl_index_free(&l->by_id);
     ctl_index_free(&l->by_key);
@@ -146,8 +147,12 @@ static int queue(plan_learn *l, size_t *k, uint64_t key, const pfi_plan_obs *o, 
     pfi_live_reading *r = ctl_grow(l->rd, &l->cap_rd, *k + 1, sizeof *r);
     if (!r) return -1;
     l->rd = r;
-    r[(*k)++] = (pfi_live_reading){.id = key, .power_w = o->power_w, .cap_w = o->cap_w,
-                                   .tput = o->tput, .tput_sd = o->tput_sd, .t_s = t,
+    r[(*k)++] = (pfi_live_reading){.id = key,
+                                   .power_w = o->power_w,
+                                   .cap_w = o->cap_w,
+                                   .tput = o->tput,
+                                   .tput_sd = o->tput_sd,
+                                   .t_s = t,
                                    .prior = prior};
     return 0;
 }
@@ -171,7 +176,9 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
         x->gen = l->gen;
         double pm, tm, fl;
         pfi_alloc_problem_job_range(prob, i, &pm, &tm, &fl);
-        pfi_live_job s = {.id = x->key, .pmax_w = pm, .tmax = tm,
+        pfi_live_job s = {.id = x->key,
+                          .pmax_w = pm,
+                          .tmax = tm,
                           .floor_w = fl > 0 ? (fl < pm ? fl : pm) : pm,
                           .pfi_hat = isfinite(j->pfi) ? j->pfi : NAN};
         if (created || changed(&s, &x->set)) {
@@ -184,7 +191,8 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
         if (!(isfinite(j->tmax) && j->tmax > 0)) continue;
         int rc = 0;
         if (!x->primed) {
-            for (size_t o = 0; o < j->n_obs && !rc; o++) rc = queue(l, &k, x->key, &j->obs[o], before, 0);
+            for (size_t o = 0; o < j->n_obs && !rc; o++)
+                rc = queue(l, &k, x->key, &j->obs[o], before, 0);
             x->primed = 1;
         }
         if (!x->prior_fed && j->n_prior) {
@@ -192,7 +200,8 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
                 rc = queue(l, &k, x->key, &j->prior[o], before, 1);
             x->prior_fed = 1;
         }
-        if (!rc && round_end && j->reading.power_w > 0) rc = queue(l, &k, x->key, &j->reading, now_s, 0);
+        if (!rc && round_end && j->reading.power_w > 0)
+            rc = queue(l, &k, x->key, &j->reading, now_s, 0);
         if (rc) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
     /* The jobs that left. */
@@ -224,7 +233,8 @@ int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, dou
     size_t nj = pfi_live_jobs(l->live);
     if (nj == 0) return PFI_OK;
     if (nj != n)
-        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "learn: %zu jobs synced, %zu planned", nj, n);
+        return pfi_error_set(err, PFI_ERANGE, NULL, 0, "learn: %zu jobs synced, %zu planned", nj,
+                             n);
     double was = l->level;
     if (!(l->level <= budget_w) || l->level < budget_w / (1 + LEVEL_BAND))
         l->level = budget_w * (1 - LEVEL_DROP);
@@ -232,7 +242,8 @@ int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, dou
     if (l->proposed && !l->dirty && l->level == was && l->held + 1 < l->hold) {
         /* inside a round: the round's proposal again */
         l->held++;
-        for (size_t i = 0; i < l->n; i++) out[l->e[i].idx] = l->e[i].last;
+        for (size_t i = 0; i < l->n; i++)
+            out[l->e[i].idx] = l->e[i].last;
         return PFI_OK;
     }
     pfi_live_share *sh = ctl_grow(l->sh, &l->cap_sh, n, sizeof *sh);
@@ -252,7 +263,9 @@ int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, dou
         size_t pos = ctl_index_get(&l->by_key, ctl_hash_2(sh[s].id, 0), key_eq, &k);
         if (pos == SIZE_MAX) continue;
         lj *x = &l->e[pos];
-        x->last = (pfi_alloc_out){.power_w = sh[s].power_w, .cap_w = NAN, .tput = sh[s].tput_est,
+        x->last = (pfi_alloc_out){.power_w = sh[s].power_w,
+                                  .cap_w = NAN,
+                                  .tput = sh[s].tput_est,
                                   .at_floor = sh[s].power_w <= x->set.floor_w * (1 + 1e-9)};
         out[x->idx] = x->last;
     }

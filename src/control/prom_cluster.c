@@ -22,9 +22,10 @@ static const struct {
     [PFI_PC_LO] = {"max by (instance) (pfi_gpu_power_limit_min_watts%s)", 0, NULL},
     [PFI_PC_HI] = {"min by (instance) (pfi_gpu_power_limit_max_watts%s)", 0, NULL},
     /* a node without jobs has no job series: "or 0 * ..." keeps it */
-    [PFI_PC_IDLE] = {"sum by (instance) (pfi_gpu_power_watts%1$s) - (sum by (instance) "
-                     "(pfi_job_power_watts%1$s) or 0 * sum by (instance) (pfi_gpu_power_watts%1$s))",
-                     0, NULL},
+    [PFI_PC_IDLE] =
+        {"sum by (instance) (pfi_gpu_power_watts%1$s) - (sum by (instance) "
+         "(pfi_job_power_watts%1$s) or 0 * sum by (instance) (pfi_gpu_power_watts%1$s))",
+         0, NULL},
     [PFI_PC_CAPPED] = {"count by (instance) (pfi_gpu_cap_watts%s)", 0, NULL},
     [PFI_PC_MEMBERS] = {"pfi_job_info%s", 0, NULL},
     [PFI_PC_JPOWER] = {"sum by (job_id) (pfi_job_power_watts%s)", 1, NULL},
@@ -60,9 +61,12 @@ static int match_ok(const char *m)
 {
     int in = 0;
     for (const char *p = m; *p; p++) {
-        if (in && *p == '\\' && p[1]) p++;
-        else if (*p == '"') in = !in;
-        else if (!in && (*p == '{' || *p == '}' || *p == '\n')) return 0;
+        if (in && *p == '\\' && p[1])
+            p++;
+        else if (*p == '"')
+            in = !in;
+        else if (!in && (*p == '{' || *p == '}' || *p == '\n'))
+            return 0;
     }
     return !in;
 }
@@ -76,9 +80,9 @@ int pfi_pc_query_text(pfi_pc_query q, const char *match, char *buf, size_t len, 
                              "the label matcher '%.100s' is not a list like job=\"pfid\"", match);
     char sel[1100];
     const char *x = Q[q].extra;
-    int n = match[0] || x ? snprintf(sel, sizeof sel, "{%s%s%s}", match, match[0] && x ? "," : "",
-                                     x ? x : "")
-                          : snprintf(sel, sizeof sel, "%s", ""); /* "{}" is not PromQL */
+    int n = match[0] || x
+                ? snprintf(sel, sizeof sel, "{%s%s%s}", match, match[0] && x ? "," : "", x ? x : "")
+                : snprintf(sel, sizeof sel, "%s", ""); /* "{}" is not PromQL */
     if (n < 0 || (size_t)n >= sizeof sel)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the label matcher is too long");
 #pragma GCC diagnostic push
@@ -258,13 +262,20 @@ int pfi_pc_view_build(const pfi_prom_vec a[PFI_PC_NQ], pfi_pc_view *out, pfi_err
                 size_t j = job_of(&b, key, 0, &oom, &hint);
                 if (j == SIZE_MAX || !isfinite(val)) continue; /* a job with no GPUs known */
                 pfi_pc_job *jb = &v.jobs[j];
-                if (q == PFI_PC_JPOWER) jb->power_w = val;
-                else if (q == PFI_PC_JTPS) jb->tokens_per_s = val;
-                else if (q == PFI_PC_JPFI) jb->pfi = val;
-                else if (q == PFI_PC_JTRAIN) jb->training = val == 1;
-                else if (q == PFI_PC_JTVAR) jb->tokens_var = val >= 0 ? val : NAN;
-                else if (q == PFI_PC_JEXEMPT) jb->exempt = val > 0;
-                else if (q == PFI_PC_JFLOOR) jb->sla_floor = val > 0 && val <= 1 ? val : NAN;
+                if (q == PFI_PC_JPOWER)
+                    jb->power_w = val;
+                else if (q == PFI_PC_JTPS)
+                    jb->tokens_per_s = val;
+                else if (q == PFI_PC_JPFI)
+                    jb->pfi = val;
+                else if (q == PFI_PC_JTRAIN)
+                    jb->training = val == 1;
+                else if (q == PFI_PC_JTVAR)
+                    jb->tokens_var = val >= 0 ? val : NAN;
+                else if (q == PFI_PC_JEXEMPT)
+                    jb->exempt = val > 0;
+                else if (q == PFI_PC_JFLOOR)
+                    jb->sla_floor = val > 0 && val <= 1 ? val : NAN;
                 continue;
             }
             size_t n = node_of(&b, key, 1, &oom, &hint);
@@ -273,15 +284,24 @@ int pfi_pc_view_build(const pfi_prom_vec a[PFI_PC_NQ], pfi_pc_view *out, pfi_err
                 continue;
             }
             pfi_pc_node *nd = &v.nodes[n];
-            if (q == PFI_PC_DOWN) nd->down = 1;
-            else if (q == PFI_PC_RO) nd->read_only = 1;
-            else if (!isfinite(val)) continue;
-            else if (q == PFI_PC_GPUS) nd->n_gpus = val;
-            else if (q == PFI_PC_MAXSUM) nd->max_sum_w = val;
-            else if (q == PFI_PC_LO) nd->lo_w = val;
-            else if (q == PFI_PC_HI) nd->hi_w = val;
-            else if (q == PFI_PC_IDLE) nd->idle_w = val > 0 ? val : 0;
-            else if (q == PFI_PC_CAPPED) nd->capped = val;
+            if (q == PFI_PC_DOWN)
+                nd->down = 1;
+            else if (q == PFI_PC_RO)
+                nd->read_only = 1;
+            else if (!isfinite(val))
+                continue;
+            else if (q == PFI_PC_GPUS)
+                nd->n_gpus = val;
+            else if (q == PFI_PC_MAXSUM)
+                nd->max_sum_w = val;
+            else if (q == PFI_PC_LO)
+                nd->lo_w = val;
+            else if (q == PFI_PC_HI)
+                nd->hi_w = val;
+            else if (q == PFI_PC_IDLE)
+                nd->idle_w = val > 0 ? val : 0;
+            else if (q == PFI_PC_CAPPED)
+                nd->capped = val;
         }
     }
     ctl_index_free(&b.node_ix);
@@ -318,9 +338,11 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
         CURLcode cc;
     } x[PFI_PC_NQ];
     memset(x, 0, sizeof x);
-    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        pfi_prom_vec_free(&a[q]);
     size_t n = strlen(base);
-    while (n > 0 && base[n - 1] == '/') n--;
+    while (n > 0 && base[n - 1] == '/')
+        n--;
     char url[1024];
     snprintf(url, sizeof url, "%.*s/api/v1/query", (int)(n < 900 ? n : 900), base);
     CURLM *mh = curl_multi_init();
@@ -379,8 +401,7 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
             rc = pfi_error_set(err, PFI_EIO, NULL, 0, "%.200s: answer too large", url);
         else if ((rc = pfi_prom_vec_parse(x[q].buf.data, x[q].buf.len, labels, nl, &a[q], &pe)) !=
                  PFI_OK)
-            pfi_error_set(err, rc, NULL, 0, "'%.120s' (HTTP %ld): %.300s", text, st,
-                          pe.msg);
+            pfi_error_set(err, rc, NULL, 0, "'%.120s' (HTTP %ld): %.300s", text, st, pe.msg);
         else if (st != 200)
             rc = pfi_error_set(err, PFI_EIO, NULL, 0, "'%.120s': HTTP %ld", text, st);
     }

@@ -33,7 +33,8 @@ int pfi_prom_query(const char *base, const char *query, double timeout_s, double
     if (!h) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     char *q = curl_easy_escape(h, query, 0);
     size_t n = strlen(base);
-    while (n > 0 && base[n - 1] == '/') n--;
+    while (n > 0 && base[n - 1] == '/')
+        n--;
     char url[4096];
     snprintf(url, sizeof url, "%.*s/api/v1/query?query=%s", (int)n, base, q ? q : "");
     curl_free(q);

@@ -31,7 +31,8 @@ static int fail(parser *P, int code, const char *what)
 
 static void ws(parser *P)
 {
-    while (P->p < P->e && (*P->p == ' ' || *P->p == '\n' || *P->p == '\r' || *P->p == '\t')) P->p++;
+    while (P->p < P->e && (*P->p == ' ' || *P->p == '\n' || *P->p == '\r' || *P->p == '\t'))
+        P->p++;
 }
 
 static int expect(parser *P, char c)
@@ -70,7 +71,8 @@ static int grow_text(parser *P, size_t more)
     pfi_prom_vec *v = P->v;
     if (v->text_len + more + 1 <= v->text_cap) return PFI_OK;
     size_t c = v->text_cap ? v->text_cap : 4096;
-    while (c < v->text_len + more + 1) c *= 2;
+    while (c < v->text_len + more + 1)
+        c *= 2;
     char *t = realloc(v->text, c);
     if (!t) return fail(P, PFI_ENOMEM, "out of memory");
     v->text = t;
@@ -96,7 +98,8 @@ static int string(parser *P, size_t *out, const char **raw, size_t *raw_len)
         const char *q = P->p;
         /* the common run: printable ASCII but '"' and '\\' (one load a byte;
          * 8 bytes a word was slower on strings this short) */
-        while (q < P->e && pfi_json_plain[(unsigned char)*q]) q++;
+        while (q < P->e && pfi_json_plain[(unsigned char)*q])
+            q++;
         if (out && q > P->p) {
             if (grow_text(P, (size_t)(q - P->p)) != PFI_OK) return P->rc;
             memcpy(P->v->text + P->v->text_len, P->p, (size_t)(q - P->p));
@@ -110,9 +113,11 @@ static int string(parser *P, size_t *out, const char **raw, size_t *raw_len)
         if (c >= 0x80) {
             /* a run of non-ASCII bytes: whole UTF-8 sequences */
             const char *r = P->p;
-            while (r < P->e && (unsigned char)*r >= 0x80) r++;
+            while (r < P->e && (unsigned char)*r >= 0x80)
+                r++;
             size_t n = (size_t)(r - P->p);
-            if (!pfi_utf8_valid(P->p, n, NULL)) return fail(P, PFI_EPARSE, "a string is not valid UTF-8");
+            if (!pfi_utf8_valid(P->p, n, NULL))
+                return fail(P, PFI_EPARSE, "a string is not valid UTF-8");
             if (out) {
                 if (grow_text(P, n) != PFI_OK) return P->rc;
                 memcpy(P->v->text + P->v->text_len, P->p, n);
@@ -128,10 +133,14 @@ static int string(parser *P, size_t *out, const char **raw, size_t *raw_len)
         size_t dn;
         int took = pfi_json_escape(P->p, P->e, d, &dn);
         switch (took) {
-        case PFI_JESC_BAD_U: return fail(P, PFI_EPARSE, "a bad \\u escape");
-        case PFI_JESC_LONE_LOW: return fail(P, PFI_EPARSE, "a lone low surrogate");
-        case PFI_JESC_NO_LOW: return fail(P, PFI_EPARSE, "a high surrogate without its low half");
-        case PFI_JESC_NUL: return fail(P, PFI_EINVAL, "a NUL character in a string");
+        case PFI_JESC_BAD_U:
+            return fail(P, PFI_EPARSE, "a bad \\u escape");
+        case PFI_JESC_LONE_LOW:
+            return fail(P, PFI_EPARSE, "a lone low surrogate");
+        case PFI_JESC_NO_LOW:
+            return fail(P, PFI_EPARSE, "a high surrogate without its low half");
+        case PFI_JESC_NUL:
+            return fail(P, PFI_EINVAL, "a NUL character in a string");
         }
         if (took < 0) return fail(P, PFI_EPARSE, "a bad escape");
         P->p += took;
@@ -160,20 +169,25 @@ static int number(parser *P, double *v)
     const char *b = P->p, *q = P->p;
     if (q < P->e && *q == '-') q++;
     if (q >= P->e) return fail(P, PFI_EPARSE, "expected a value");
-    if (*q == '0') q++;
+    if (*q == '0')
+        q++;
     else if (*q >= '1' && *q <= '9')
-        while (q < P->e && *q >= '0' && *q <= '9') q++;
-    else return fail(P, PFI_EPARSE, "expected a value");
+        while (q < P->e && *q >= '0' && *q <= '9')
+            q++;
+    else
+        return fail(P, PFI_EPARSE, "expected a value");
     if (q < P->e && *q == '.') {
         q++;
         if (q >= P->e || *q < '0' || *q > '9') return fail(P, PFI_EPARSE, "a bad number");
-        while (q < P->e && *q >= '0' && *q <= '9') q++;
+        while (q < P->e && *q >= '0' && *q <= '9')
+            q++;
     }
     if (q < P->e && (*q == 'e' || *q == 'E')) {
         q++;
         if (q < P->e && (*q == '+' || *q == '-')) q++;
         if (q >= P->e || *q < '0' || *q > '9') return fail(P, PFI_EPARSE, "a bad number");
-        while (q < P->e && *q >= '0' && *q <= '9') q++;
+        while (q < P->e && *q >= '0' && *q <= '9')
+            q++;
     }
     P->p = q;
     if (v) {
@@ -205,10 +219,14 @@ static int skip(parser *P, int depth)
     ws(P);
     if (P->p >= P->e) return fail(P, PFI_EPARSE, "expected a value");
     switch (*P->p) {
-    case '"': return string(P, NULL, NULL, NULL);
-    case 't': return skip_word(P, "true");
-    case 'f': return skip_word(P, "false");
-    case 'n': return skip_word(P, "null");
+    case '"':
+        return string(P, NULL, NULL, NULL);
+    case 't':
+        return skip_word(P, "true");
+    case 'f':
+        return skip_word(P, "false");
+    case 'n':
+        return skip_word(P, "null");
     case '[':
         P->p++;
         if (take(P, ']')) return PFI_OK;
@@ -225,7 +243,8 @@ static int skip(parser *P, int depth)
                 return P->rc;
         } while (take(P, ','));
         return expect(P, '}');
-    default: return number(P, NULL);
+    default:
+        return number(P, NULL);
     }
 }
 
@@ -282,7 +301,8 @@ static int sample(parser *P, double *v)
     if (P->p < P->e && *P->p != '"') return fail(P, PFI_EINVAL, "a sample's value is not a string");
     if (string(P, NULL, &raw, &n) != PFI_OK) return P->rc;
     char buf[64], *end;
-    if (!raw || n == 0 || n >= sizeof buf) return fail(P, PFI_EINVAL, "a sample's value is not a number");
+    if (!raw || n == 0 || n >= sizeof buf)
+        return fail(P, PFI_EINVAL, "a sample's value is not a number");
     if (!fast_decimal(raw, n, v)) {
         memcpy(buf, raw, n);
         buf[n] = '\0';
@@ -305,7 +325,8 @@ static int push_row(parser *P)
         v->lab = lab;
         v->cap = c;
     }
-    for (size_t k = 0; k < v->n_labels; k++) v->lab[v->n * v->n_labels + k] = 0;
+    for (size_t k = 0; k < v->n_labels; k++)
+        v->lab[v->n * v->n_labels + k] = 0;
     v->values[v->n] = NAN;
     v->n++;
     return PFI_OK;
@@ -328,11 +349,14 @@ static int row(parser *P)
                 do {
                     const char *lk;
                     size_t ln;
-                    if (string(P, NULL, &lk, &ln) != PFI_OK || expect(P, ':') != PFI_OK) return P->rc;
+                    if (string(P, NULL, &lk, &ln) != PFI_OK || expect(P, ':') != PFI_OK)
+                        return P->rc;
                     size_t k = 0;
-                    while (k < P->n_keep && !key_is(lk, ln, P->keep[k])) k++;
+                    while (k < P->n_keep && !key_is(lk, ln, P->keep[k]))
+                        k++;
                     ws(P);
-                    if (P->p < P->e && *P->p != '"') return fail(P, PFI_EINVAL, "a label is not a string");
+                    if (P->p < P->e && *P->p != '"')
+                        return fail(P, PFI_EINVAL, "a label is not a string");
                     if (k < P->n_keep) {
                         size_t off;
                         if (string(P, &off, NULL, NULL) != PFI_OK) return P->rc;
@@ -351,7 +375,8 @@ static int row(parser *P)
         } while (take(P, ','));
         if (expect(P, '}') != PFI_OK) return P->rc;
     }
-    if (!have_value) return fail(P, PFI_EINVAL, "a series without a \"value\" (not an instant vector)");
+    if (!have_value)
+        return fail(P, PFI_EINVAL, "a series without a \"value\" (not an instant vector)");
     return PFI_OK;
 }
 
@@ -421,10 +446,17 @@ int pfi_prom_vec_parse(const char *json, size_t len, const char *const *keep, si
                        pfi_prom_vec *out, pfi_error *err)
 {
     if (n_keep > PFI_PROM_VEC_MAX_LABELS)
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "at most %d labels", PFI_PROM_VEC_MAX_LABELS);
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "at most %d labels",
+                             PFI_PROM_VEC_MAX_LABELS);
     pfi_prom_vec v = {.n_labels = n_keep};
-    parser P = {.s = json, .p = json, .e = json + len, .err = err, .rc = PFI_OK, .v = &v,
-                .keep = keep, .n_keep = n_keep};
+    parser P = {.s = json,
+                .p = json,
+                .e = json + len,
+                .err = err,
+                .rc = PFI_OK,
+                .v = &v,
+                .keep = keep,
+                .n_keep = n_keep};
     top t;
     memset(&t, 0, sizeof t);
     /* offset 0 means "absent": the text starts with one unused byte */
@@ -434,10 +466,14 @@ int pfi_prom_vec_parse(const char *json, size_t len, const char *const *keep, si
             const char *raw;
             size_t n;
             if (string(&P, NULL, &raw, &n) != PFI_OK || expect(&P, ':') != PFI_OK) break;
-            if (key_is(raw, n, "status")) short_string(&P, t.status, sizeof t.status);
-            else if (key_is(raw, n, "error")) short_string(&P, t.error, sizeof t.error);
-            else if (key_is(raw, n, "data")) data(&P, &t);
-            else skip(&P, 1);
+            if (key_is(raw, n, "status"))
+                short_string(&P, t.status, sizeof t.status);
+            else if (key_is(raw, n, "error"))
+                short_string(&P, t.error, sizeof t.error);
+            else if (key_is(raw, n, "data"))
+                data(&P, &t);
+            else
+                skip(&P, 1);
         } while (P.rc == PFI_OK && take(&P, ','));
         if (P.rc == PFI_OK) expect(&P, '}');
     }

@@ -19,7 +19,8 @@ int pfi_sla_read(const char *path, pfi_sla **out, size_t *n, pfi_error *err)
         pfi_csv_destroy(c);
         return rc;
     }
-    size_t rows = pfi_csv_rows(c), cj = (size_t)pfi_csv_col(c, "job"), cs = (size_t)pfi_csv_col(c, "sla");
+    size_t rows = pfi_csv_rows(c), cj = (size_t)pfi_csv_col(c, "job"),
+           cs = (size_t)pfi_csv_col(c, "sla");
     pfi_sla *s = calloc(rows ? rows : 1, sizeof *s);
     if (!s) rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
     for (size_t r = 0; rc == PFI_OK && r < rows; r++) {

@@ -7,9 +7,12 @@
 const char *pfi_target_source_name(pfi_target_source s)
 {
     switch (s) {
-    case PFI_TARGET_API: return "api";
-    case PFI_TARGET_SCHEDULE: return "schedule";
-    case PFI_TARGET_OPENADR: return "openadr";
+    case PFI_TARGET_API:
+        return "api";
+    case PFI_TARGET_SCHEDULE:
+        return "schedule";
+    case PFI_TARGET_OPENADR:
+        return "openadr";
     }
     return "?";
 }
@@ -63,7 +66,8 @@ void pfi_target_eval(const pfi_target *ts, size_t n, double t, double other_w, d
     out->site_limit_w = NAN;
     /* Rule 2: defaults only where nothing else is in force. */
     int any_regular = 0;
-    for (size_t i = 0; i < n; i++) any_regular |= in_force(&ts[i], t) && !ts[i].is_default;
+    for (size_t i = 0; i < n; i++)
+        any_regular |= in_force(&ts[i], t) && !ts[i].is_default;
     /* Rule 3: the best OpenADR priority among the candidates. */
     long best_prio = PFI_TARGET_NO_PRIORITY;
     for (size_t i = 0; i < n; i++)

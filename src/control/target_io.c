@@ -26,7 +26,8 @@ static int number_key(json_t *root, const char *key, double *out, int *have, pfi
     if (!json_is_number(v))
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"%s\" must be a number", key);
     *out = json_number_value(v);
-    if (!isfinite(*out)) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"%s\" must be finite", key);
+    if (!isfinite(*out))
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"%s\" must be finite", key);
     return PFI_OK;
 }
 
@@ -91,8 +92,8 @@ static int parse_obj(json_t *root, pfi_target *out, int *has_id, pfi_error *err)
 int pfi_target_parse_json(const char *body, size_t len, pfi_target *out, int *has_id,
                           pfi_error *err)
 {
-    static const char *const allowed[] = {"id",    "site_power_w", "gpu_power_w",
-                                          "start", "duration_s",   "ramp_w_per_s", NULL};
+    static const char *const allowed[] = {"id",         "site_power_w", "gpu_power_w", "start",
+                                          "duration_s", "ramp_w_per_s", NULL};
     json_t *root;
     int rc = pfi_json_load_strict(body, len, PFI_TARGET_MAX_BODY, allowed, &root, err);
     if (rc != PFI_OK) return rc;
@@ -112,9 +113,9 @@ json_t *pfi_target_to_json(const pfi_target *t)
     pfi_json_set(o, "end", pfi_json_num(t->end));
     pfi_json_set(o, "duration_s", pfi_json_num(t->end - t->start));
     pfi_json_set(o, "ramp_w_per_s", pfi_json_num(t->ramp_w_per_s));
-    pfi_json_set(o, "priority", t->priority == PFI_TARGET_NO_PRIORITY
-                                    ? json_null()
-                                    : json_integer((json_int_t)t->priority));
+    pfi_json_set(o, "priority",
+                 t->priority == PFI_TARGET_NO_PRIORITY ? json_null()
+                                                       : json_integer((json_int_t)t->priority));
     pfi_json_set(o, "default", json_boolean(t->is_default));
     return o;
 }
@@ -133,8 +134,8 @@ static int csv_time(const pfi_csv *c, size_t row, size_t col, double *out, pfi_e
     pfi_error e2;
     pfi_error_clear(&e2);
     if (pfi_time_parse(f, NAN, out, &fl, &e2) != PFI_OK || (fl & PFI_TIME_NOW))
-        return pfi_error_set(err, PFI_EINVAL, pfi_csv_name(c), pfi_csv_line(c, row),
-                             "start: %s", e2.msg[0] ? e2.msg : "year 1 is not a start");
+        return pfi_error_set(err, PFI_EINVAL, pfi_csv_name(c), pfi_csv_line(c, row), "start: %s",
+                             e2.msg[0] ? e2.msg : "year 1 is not a start");
     return PFI_OK;
 }
 

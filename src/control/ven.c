@@ -13,7 +13,7 @@
 struct pfi_ven {
     char *url, *program, *client_id, *secret, *client_name;
     char program_id[PFI_OADR_ID_MAX + 1];
-    char *token;       /* access token, NULL until fetched */
+    char *token;        /* access token, NULL until fetched */
     double token_until; /* monotonic s when to renew */
     double timeout_s;
     CURL *h;
@@ -32,7 +32,8 @@ static void free_secret(char *s)
 {
     if (!s) return;
     volatile char *p = s;
-    while (*p) *p++ = 0;
+    while (*p)
+        *p++ = 0;
     free(s);
 }
 
@@ -49,7 +50,8 @@ int pfi_ven_create(const pfi_ven_opts *o, pfi_ven **out, pfi_error *err)
     if (!v) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     v->url = strdup(o->url);
     size_t n = v->url ? strlen(v->url) : 0;
-    while (n > 0 && v->url[n - 1] == '/') v->url[--n] = '\0';
+    while (n > 0 && v->url[n - 1] == '/')
+        v->url[--n] = '\0';
     v->program = strdup(o->program);
     v->client_id = strdup(o->client_id);
     v->secret = strdup(o->client_secret);
@@ -115,8 +117,8 @@ static int fetch_token(pfi_ven *v, pfi_error *err)
     if (rc != PFI_OK) return rc;
     if (status != 200) {
         ctl_buf_free(&b);
-        return pfi_error_set(err, PFI_EIO, NULL, 0, "POST %s: HTTP %ld (client id or secret refused?)",
-                             url, status);
+        return pfi_error_set(err, PFI_EIO, NULL, 0,
+                             "POST %s: HTTP %ld (client id or secret refused?)", url, status);
     }
     json_t *o = json_loadb(b.data, b.len, 0, NULL);
     memset(b.data, 0, b.len);
@@ -132,7 +134,9 @@ static int fetch_token(pfi_ven *v, pfi_error *err)
     free_secret(v->token);
     v->token = strdup(json_string_value(tok));
     /* Renew at 90% of its life (an hour when the VTN does not say). */
-    double life = json_is_integer(exp) && json_integer_value(exp) > 0 ? (double)json_integer_value(exp) : 3600;
+    double life = json_is_integer(exp) && json_integer_value(exp) > 0
+                      ? (double)json_integer_value(exp)
+                      : 3600;
     v->token_until = mono() + 0.9 * life;
     json_decref(o);
     if (!v->token) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
@@ -280,7 +284,9 @@ int pfi_ven_report(pfi_ven *v, const json_t *report, pfi_error *err)
                                b.data ? b.data : "");
         ctl_buf_free(&b);
     }
-    if (rc == PFI_OK) v->st.reports++;
-    else v->st.report_errors++;
+    if (rc == PFI_OK)
+        v->st.reports++;
+    else
+        v->st.report_errors++;
     return rc;
 }

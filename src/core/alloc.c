@@ -16,8 +16,8 @@
 #include <string.h>
 
 static const char *const policy_names[PFI_POLICY_COUNT] = {
-    [PFI_POLICY_EQUAL] = "equal",         [PFI_POLICY_PFI] = "pfi",
-    [PFI_POLICY_MOE_FT] = "moe-ft",       [PFI_POLICY_DRAM_COPY] = "dram-copy",
+    [PFI_POLICY_EQUAL] = "equal",   [PFI_POLICY_PFI] = "pfi",
+    [PFI_POLICY_MOE_FT] = "moe-ft", [PFI_POLICY_DRAM_COPY] = "dram-copy",
     [PFI_POLICY_ORACLE] = "oracle",
 };
 
@@ -39,10 +39,12 @@ int pfi_alloc_policy_parse(const char *name, pfi_alloc_policy *out)
 void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
 {
     if (!p) return;
-    void *bufs[] = {p->off,   p->cp,      p->ct,    p->cc,  p->eend, p->ei, p->es, p->cnt, p->pmax,
-                    p->tmax,  p->floor_w, p->ftput, p->pfi, p->dram, p->moe_ft,
-                    p->names, p->name_buf, p->segs, p->w, p->wn, p->room, p->shed, p->pw, p->kv};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    void *bufs[] = {p->off, p->cp,   p->ct,     p->cc,    p->eend,     p->ei,
+                    p->es,  p->cnt,  p->pmax,   p->tmax,  p->floor_w,  p->ftput,
+                    p->pfi, p->dram, p->moe_ft, p->names, p->name_buf, p->segs,
+                    p->w,   p->wn,   p->room,   p->shed,  p->pw,       p->kv};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        free(bufs[i]);
     free(p);
 }
 
@@ -82,13 +84,16 @@ static double interp(const double *x, const double *y, size_t n, double v)
         /* a handful of points (a sweep): count those at or below v, no
          * branch to mispredict; x ascends strictly, so this is the same
          * segment the bisection finds */
-        for (size_t k = 1; k < n - 1; k++) lo += x[k] <= v;
+        for (size_t k = 1; k < n - 1; k++)
+            lo += x[k] <= v;
         hi = lo + 1;
     }
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (x[mid] <= v) lo = mid;
-        else hi = mid;
+        if (x[mid] <= v)
+            lo = mid;
+        else
+            hi = mid;
     }
     double t = (v - x[lo]) / (x[hi] - x[lo]);
     return y[lo] + t * (y[hi] - y[lo]);
@@ -206,7 +211,8 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
         P[k] = pk;
         T[k] = tk;
     }
-    if (sorted) ok &= (P[0] >= PFI_ALLOC_MIN_W) & (P[m - 1] <= PFI_ALLOC_MAX_W);
+    if (sorted)
+        ok &= (P[0] >= PFI_ALLOC_MIN_W) & (P[m - 1] <= PFI_ALLOC_MAX_W);
     else
         for (size_t k = 0; k < m; k++)
             ok &= (P[k] >= PFI_ALLOC_MIN_W) & (P[k] <= PFI_ALLOC_MAX_W);
@@ -231,7 +237,8 @@ static size_t copy_curve(const pfi_alloc_job *j, size_t i, double *P, double *T,
         pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         return 0;
     }
-    for (size_t k = 0; k < m; k++) tmp[k] = (pt3){j->P[k], j->T[k], j->cap ? j->cap[k] : 0};
+    for (size_t k = 0; k < m; k++)
+        tmp[k] = (pt3){j->P[k], j->T[k], j->cap ? j->cap[k] : 0};
     m = sort_points(tmp, m);
     for (size_t k = 0; k < m; k++) {
         P[k] = tmp[k].p;
@@ -269,7 +276,8 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
     if (j->sla_frac > 0) {
         fl = fmax(fl, sla_power(P, T, m, j->sla_frac * tmax));
         ft = interp(P, T, m, fl);
-        while (k0 < m && P[k0] <= fl) k0++;
+        while (k0 < m && P[k0] <= fl)
+            k0++;
     }
     p->pmax[i] = pmax;
     p->tmax[i] = tmax;
@@ -335,16 +343,15 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
      * stands for them all */
     size_t nj = n + 1, cj = p->cap_jobs, cpt = p->cap_pts, cnm = p->cap_names;
     if (grow(&p->off, nj, sizeof(size_t), &cj) || grow(&p->eend, nj, sizeof(size_t), &cj) ||
-        grow(&p->cnt, nj, sizeof(double), &cj) ||
-        grow(&p->pmax, nj, sizeof(double), &cj) || grow(&p->tmax, nj, sizeof(double), &cj) ||
-        grow(&p->floor_w, nj, sizeof(double), &cj) || grow(&p->ftput, nj, sizeof(double), &cj) ||
-        grow(&p->pfi, nj, sizeof(double), &cj) || grow(&p->dram, nj, sizeof(double), &cj) ||
-        grow(&p->moe_ft, nj, 1, &cj) || grow(&p->names, nj, sizeof(char *), &cj) ||
-        grow(&p->w, nj, sizeof(double), &cj) || grow(&p->wn, nj, sizeof(double), &cj) || grow(&p->room, nj, sizeof(double), &cj) ||
+        grow(&p->cnt, nj, sizeof(double), &cj) || grow(&p->pmax, nj, sizeof(double), &cj) ||
+        grow(&p->tmax, nj, sizeof(double), &cj) || grow(&p->floor_w, nj, sizeof(double), &cj) ||
+        grow(&p->ftput, nj, sizeof(double), &cj) || grow(&p->pfi, nj, sizeof(double), &cj) ||
+        grow(&p->dram, nj, sizeof(double), &cj) || grow(&p->moe_ft, nj, 1, &cj) ||
+        grow(&p->names, nj, sizeof(char *), &cj) || grow(&p->w, nj, sizeof(double), &cj) ||
+        grow(&p->wn, nj, sizeof(double), &cj) || grow(&p->room, nj, sizeof(double), &cj) ||
         grow(&p->shed, nj, sizeof(double), &cj) || grow(&p->pw, nj, sizeof(double), &cj) ||
-        grow(&p->kv, nj, sizeof(struct kv), &cj) ||
-        grow(&p->cp, total, sizeof(double), &cpt) || grow(&p->ct, total, sizeof(double), &cpt) ||
-        grow(&p->cc, total, sizeof(double), &cpt) ||
+        grow(&p->kv, nj, sizeof(struct kv), &cj) || grow(&p->cp, total, sizeof(double), &cpt) ||
+        grow(&p->ct, total, sizeof(double), &cpt) || grow(&p->cc, total, sizeof(double), &cpt) ||
         grow(&p->segs, total, sizeof(struct seg), &cpt) ||
         grow(&p->ei, total, sizeof(uint32_t), &cpt) || grow(&p->es, total, sizeof(double), &cpt) ||
         grow(&p->name_buf, name_len + 1, 1, &cnm)) {
@@ -380,7 +387,8 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
 int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                              const size_t *changed, size_t k, pfi_error *err)
 {
-    if (!p || !jobs || n != p->n || (k && !changed)) return pfi_alloc_problem_reset(p, jobs, n, err);
+    if (!p || !jobs || n != p->n || (k && !changed))
+        return pfi_alloc_problem_reset(p, jobs, n, err);
     /* every changed job must fit its slot exactly, or the layout moves */
     for (size_t a = 0; a < k; a++) {
         size_t i = changed[a];
@@ -417,10 +425,22 @@ int pfi_alloc_problem_create(const pfi_alloc_job *jobs, size_t n, pfi_alloc_prob
     return PFI_OK;
 }
 
-size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p) { return p ? p->n : 0; }
-double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p) { return p->pmax_total; }
-double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p) { return p->floor_total; }
-size_t pfi_alloc_problem_job_count(const pfi_alloc_problem *p, size_t i) { return (size_t)p->cnt[i]; }
+size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p)
+{
+    return p ? p->n : 0;
+}
+double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p)
+{
+    return p->pmax_total;
+}
+double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p)
+{
+    return p->floor_total;
+}
+size_t pfi_alloc_problem_job_count(const pfi_alloc_problem *p, size_t i)
+{
+    return (size_t)p->cnt[i];
+}
 
 void pfi_alloc_problem_job_range(const pfi_alloc_problem *p, size_t i, double *pmax, double *tmax,
                                  double *floor_w)

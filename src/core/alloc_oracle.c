@@ -56,11 +56,14 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
         }
         if (kmin == kmax) break; /* all equal: the scan below finds it */
         int shift = 0;
-        while (((kmax - kmin) >> shift) >= SEL_NB) shift++;
+        while (((kmax - kmin) >> shift) >= SEL_NB)
+            shift++;
         double hw[SEL_NB] = {0};
-        for (size_t i = 0; i < n; i++) hw[(slope_key(s[i].slope) - kmin) >> shift] += s[i].width;
+        for (size_t i = 0; i < n; i++)
+            hw[(slope_key(s[i].slope) - kmin) >> shift] += s[i].width;
         int b = (int)((kmax - kmin) >> shift);
-        while (b > 0 && acc + hw[b] < L) acc += hw[b--];
+        while (b > 0 && acc + hw[b] < L)
+            acc += hw[b--];
         size_t m = 0;
         for (size_t i = 0; i < n; i++) { /* keep bucket b's, without a branch */
             s[m] = s[i];
@@ -87,8 +90,10 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
         if (acc + s[i].width >= L || i + 1 == n) {
             /* widths of equal slopes before i are already in acc */
             size_t j = i;
-            while (j > 0 && s[j - 1].slope == s[i].slope) acc -= s[--j].width;
-            for (; j < n && s[j].slope == s[i].slope; j++) *at += s[j].width;
+            while (j > 0 && s[j - 1].slope == s[i].slope)
+                acc -= s[--j].width;
+            for (; j < n && s[j].slope == s[i].slope; j++)
+                *at += s[j].width;
             *above = acc;
             return s[i].slope;
         }
@@ -124,7 +129,8 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     if (rc) return rc;
     size_t n = p->n, ns = 0;
     double L = budget_w - p->floor_total, wtot = 0, lambda = 0, above = 0, at_lambda = 0;
-    for (size_t i = 0; i < n; i++) ns += job_segments(p, i, p->segs + ns, &wtot);
+    for (size_t i = 0; i < n; i++)
+        ns += job_segments(p, i, p->segs + ns, &wtot);
     int fill_all = wtot <= L;
     if (!fill_all && L > 0) lambda = select_threshold(p->segs, ns, L, &above, &at_lambda);
     /* the watts left for the segments at lambda, shared by all of them in
@@ -169,7 +175,7 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
  * it does when the plain curve lies below the envelope there (a skipped
  * point under the chord); otherwise the interpolated cap reaches it. */
 void alloc_envelope_point(const pfi_alloc_problem *p, size_t i, double pw, int caps,
-                           pfi_alloc_out *o)
+                          pfi_alloc_out *o)
 {
     const double *P = p->cp + p->off[i], *T = p->ct + p->off[i], *C = p->cc + p->off[i];
     double ap = p->floor_w[i], at = p->ftput[i];

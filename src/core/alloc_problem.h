@@ -44,7 +44,7 @@ struct pfi_alloc_problem {
     double *pmax, *tmax, *floor_w, *ftput;
     double *pfi, *dram;
     unsigned char *moe_ft;
-    const char **names;   /* into name_buf; NULL where the job had none */
+    const char **names; /* into name_buf; NULL where the job had none */
     char *name_buf;
     double pmax_total, floor_total;
     /* scratch for the runs */

@@ -22,7 +22,9 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
         rc = PFI_OK;
         for (size_t i = 0; i < n && rc == PFI_OK; i++) {
             switch (policy) {
-            case PFI_POLICY_EQUAL: w[i] = p->pmax[i]; break;
+            case PFI_POLICY_EQUAL:
+                w[i] = p->pmax[i];
+                break;
             case PFI_POLICY_PFI:
                 if (isnan(p->pfi[i]))
                     rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
@@ -31,7 +33,9 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
                 /* a predicted PFI below 0 means "do not shed", not a negative share */
                 w[i] = p->pmax[i] * fmax(p->pfi[i], 0.0) / p->tmax[i];
                 break;
-            case PFI_POLICY_MOE_FT: w[i] = p->pmax[i] * (p->moe_ft[i] ? 2.0 : 1.0); break;
+            case PFI_POLICY_MOE_FT:
+                w[i] = p->pmax[i] * (p->moe_ft[i] ? 2.0 : 1.0);
+                break;
             case PFI_POLICY_DRAM_COPY:
                 if (isnan(p->dram[i]))
                     rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,

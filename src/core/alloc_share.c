@@ -34,7 +34,8 @@ static double water_fill(const double *w, const double *room, const double *c, s
     double left = S;
     for (int pass = 0; pass < 16; pass++) {
         double wsum = 0;
-        for (size_t a = 0; a < k; a++) wsum += c[kv[a].i] * w[kv[a].i];
+        for (size_t a = 0; a < k; a++)
+            wsum += c[kv[a].i] * w[kv[a].i];
         if (k == 0) return left;
         double lambda = left / wsum;
         size_t kept = 0;
@@ -48,12 +49,14 @@ static double water_fill(const double *w, const double *room, const double *c, s
             }
         }
         if (kept == k) {
-            for (size_t a = 0; a < k; a++) shed[kv[a].i] = lambda * w[kv[a].i];
+            for (size_t a = 0; a < k; a++)
+                shed[kv[a].i] = lambda * w[kv[a].i];
             return 0;
         }
         k = kept;
         if (left <= 0) {
-            for (size_t a = 0; a < k; a++) shed[kv[a].i] = 0;
+            for (size_t a = 0; a < k; a++)
+                shed[kv[a].i] = 0;
             return 0;
         }
     }
@@ -73,7 +76,8 @@ static double water_fill(const double *w, const double *room, const double *c, s
     if (a == k) return left;
     /* jobs a.. stay above their floors; re-sum their weights to avoid drift */
     double wrest = 0;
-    for (size_t b = a; b < k; b++) wrest += c[kv[b].i] * w[kv[b].i];
+    for (size_t b = a; b < k; b++)
+        wrest += c[kv[b].i] * w[kv[b].i];
     double lambda = left / wrest;
     for (size_t b = a; b < k; b++) {
         size_t i = kv[b].i;
@@ -103,7 +107,8 @@ int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_
     }
     /* weights scaled to at most 1: shares are unchanged, and sums of weights
      * times counts cannot overflow (a weight of 1e300 is allowed) */
-    for (size_t i = 0; i < n; i++) wn[i] = wmax > 0 ? w[i] / wmax : 0;
+    for (size_t i = 0; i < n; i++)
+        wn[i] = wmax > 0 ? w[i] / wmax : 0;
     w = wn;
     if (S > 0) {
         size_t k = 0;

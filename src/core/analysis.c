@@ -51,9 +51,9 @@ int pfi_analysis_join(const pfi_sweeps *s, const pfi_sweeps *held, const pfi_tel
         o->tm_line = r->line;
         pfi_index_result res;
         if (pfi_index_group(g, PFI_METHOD_RATIO, NULL, &res) != PFI_OK || !res.has_pfi) {
-            rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0,
-                               "group '%s': PFI undefined (no capped run lost throughput)",
-                               g->name);
+            rc =
+                pfi_error_set(err, PFI_EUNDEFINED, NULL, 0,
+                              "group '%s': PFI undefined (no capped run lost throughput)", g->name);
             break;
         }
         o->pfi = res.pfi;
@@ -77,9 +77,8 @@ int pfi_analysis_join(const pfi_sweeps *s, const pfi_sweeps *held, const pfi_tel
         for (size_t k = 0; sw && rc == PFI_OK && k < pfi_sweeps_count(sw); k++) {
             const pfi_group *g = pfi_sweeps_group(sw, k);
             if (!pfi_telemetry_find(t, g->name))
-                rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0,
-                                   "%sgroup '%s' has no telemetry row", w ? "held-out " : "",
-                                   g->name);
+                rc = pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "%sgroup '%s' has no telemetry row",
+                                   w ? "held-out " : "", g->name);
         }
     }
     if (rc != PFI_OK) {
@@ -91,7 +90,10 @@ int pfi_analysis_join(const pfi_sweeps *s, const pfi_sweeps *held, const pfi_tel
     return PFI_OK;
 }
 
-static void set_add(pfi_feature_set *s, int id) { s->ids[s->p++] = id; }
+static void set_add(pfi_feature_set *s, int id)
+{
+    s->ids[s->p++] = id;
+}
 
 static void add_meta(pfi_feature_set *s)
 {
@@ -102,18 +104,22 @@ static void add_meta(pfi_feature_set *s)
 
 static void add_dcgm(pfi_feature_set *s)
 {
-    for (int f = 0; f < PFI_FEAT_N_DCGM; f++) set_add(s, f);
+    for (int f = 0; f < PFI_FEAT_N_DCGM; f++)
+        set_add(s, f);
 }
 
 void pfi_analysis_table3_sets(pfi_feature_set out[PFI_TABLE3_SETS])
 {
     memset(out, 0, PFI_TABLE3_SETS * sizeof *out);
-    static const char *const names[PFI_TABLE3_SETS] = {
-        "dram_copy_product",     "arithmetic_intensity",
-        "dram_copy_product+arithmetic_intensity",
-        "job_metadata",          "dram_copy_product+job_metadata",
-        "all_dcgm",              "all_dcgm+job_metadata"};
-    for (int i = 0; i < PFI_TABLE3_SETS; i++) snprintf(out[i].name, sizeof out[i].name, "%s", names[i]);
+    static const char *const names[PFI_TABLE3_SETS] = {"dram_copy_product",
+                                                       "arithmetic_intensity",
+                                                       "dram_copy_product+arithmetic_intensity",
+                                                       "job_metadata",
+                                                       "dram_copy_product+job_metadata",
+                                                       "all_dcgm",
+                                                       "all_dcgm+job_metadata"};
+    for (int i = 0; i < PFI_TABLE3_SETS; i++)
+        snprintf(out[i].name, sizeof out[i].name, "%s", names[i]);
     set_add(&out[0], PFI_FEAT_DRAM_COPY_PRODUCT);
     set_add(&out[1], PFI_FEAT_ARITH_INTENSITY);
     set_add(&out[2], PFI_FEAT_DRAM_COPY_PRODUCT);
@@ -140,10 +146,14 @@ int pfi_analysis_parse_set(const char *spec, pfi_feature_set *out, pfi_error *er
         tok[len] = 0;
         pfi_feature_set add = {.p = 0};
         int id = pfi_feature_lookup(tok);
-        if (strcmp(tok, "job_metadata") == 0) add_meta(&add);
-        else if (strcmp(tok, "all_dcgm") == 0) add_dcgm(&add);
-        else if (id >= 0) set_add(&add, id);
-        else return pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown feature '%s'", tok);
+        if (strcmp(tok, "job_metadata") == 0)
+            add_meta(&add);
+        else if (strcmp(tok, "all_dcgm") == 0)
+            add_dcgm(&add);
+        else if (id >= 0)
+            set_add(&add, id);
+        else
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown feature '%s'", tok);
         for (size_t k = 0; k < add.p; k++) {
             for (size_t j = 0; j < out->p; j++)
                 if (out->ids[j] == add.ids[k])
@@ -165,8 +175,8 @@ int pfi_analysis_parse_set(const char *spec, pfi_feature_set *out, pfi_error *er
     return PFI_OK;
 }
 
-int pfi_analysis_matrix(const pfi_obs *obs, size_t n, const pfi_feature_set *set,
-                        int want_holdout, double *X, double *y, size_t *rows, pfi_error *err)
+int pfi_analysis_matrix(const pfi_obs *obs, size_t n, const pfi_feature_set *set, int want_holdout,
+                        double *X, double *y, size_t *rows, pfi_error *err)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -174,12 +184,11 @@ int pfi_analysis_matrix(const pfi_obs *obs, size_t n, const pfi_feature_set *set
         for (size_t j = 0; j < set->p; j++) {
             int f = set->ids[j];
             if (!((obs[i].f.valid >> f) & 1u))
-                return pfi_error_set(err, PFI_EUNDEFINED, NULL, obs[i].tm_line,
-                                     "group '%s': feature %s is %s", obs[i].name,
-                                     pfi_feature_name(f),
-                                     ((obs[i].f.undefined >> f) & 1u)
-                                         ? "undefined (its denominator activity is 0)"
-                                         : "missing from the telemetry");
+                return pfi_error_set(
+                    err, PFI_EUNDEFINED, NULL, obs[i].tm_line, "group '%s': feature %s is %s",
+                    obs[i].name, pfi_feature_name(f),
+                    ((obs[i].f.undefined >> f) & 1u) ? "undefined (its denominator activity is 0)"
+                                                     : "missing from the telemetry");
             X[m * set->p + j] = obs[i].f.v[f];
         }
         y[m++] = obs[i].pfi;
@@ -215,7 +224,8 @@ int pfi_analysis_ablation(const pfi_obs *obs, size_t n, const pfi_feature_set *s
     /* name a constant feature here; the model layer only knows its column */
     for (size_t j = 0; rc == PFI_OK && m > 0 && j < p; j++) {
         size_t i = 1;
-        while (i < m && X[i * p + j] == X[j]) i++;
+        while (i < m && X[i * p + j] == X[j])
+            i++;
         if (i == m)
             rc = pfi_error_set(&e, PFI_EUNDEFINED, NULL, 0,
                                "feature %s is constant over the %zu groups fitted",
@@ -239,8 +249,8 @@ int pfi_analysis_ablation(const pfi_obs *obs, size_t n, const pfi_feature_set *s
         size_t f;
         int off = 0;
         if (out->loco.rc != PFI_OK &&
-            sscanf(out->loco.msg, "fold %zu held out: %n", &f, &off) == 1 && off > 0 &&
-            f >= 1 && f <= PFI_CLUSTER_COUNT) {
+            sscanf(out->loco.msg, "fold %zu held out: %n", &f, &off) == 1 && off > 0 && f >= 1 &&
+            f <= PFI_CLUSTER_COUNT) {
             char rest[400]; /* leaves room for the cluster prefix */
             snprintf(rest, sizeof rest, "%s", out->loco.msg + off);
             snprintf(out->loco.msg, sizeof out->loco.msg, "cluster %s held out: %s",
@@ -305,7 +315,10 @@ int pfi_analysis_subgroups(const pfi_obs *obs, size_t n, int feature,
         for (size_t i = 0; i < n; i++) {
             const pfi_obs *o = &obs[i];
             int dense = o->cluster == PFI_CLUSTER_DENSE_PT || o->cluster == PFI_CLUSTER_DENSE_FT;
-            int in = s == 0 ? dense : s == 1 ? !dense : s == 2 ? o->cluster != PFI_CLUSTER_MOE_FT : 1;
+            int in = s == 0   ? dense
+                     : s == 1 ? !dense
+                     : s == 2 ? o->cluster != PFI_CLUSTER_MOE_FT
+                              : 1;
             if (o->holdout || !in || !((o->f.valid >> feature) & 1u)) continue;
             x[m] = o->f.v[feature];
             y[m++] = o->pfi;

@@ -10,8 +10,8 @@
 
 #include "pfi/index.h"
 
-int pfi_calib_sweep(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps,
-                    size_t n, const double *noise_p, const double *noise_t, double *P, double *T)
+int pfi_calib_sweep(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps, size_t n,
+                    const double *noise_p, const double *noise_t, double *P, double *T)
 {
     for (size_t i = 0; i < n; i++) {
         pfi_gpumodel_point pt;
@@ -29,9 +29,8 @@ static int is_4cap(double cap)
            fabs(cap - 700) < 0.5;
 }
 
-int pfi_calib_pfi(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps,
-                  size_t n, const double *noise_p, const double *noise_t, double *pfi,
-                  double *pfi_4cap)
+int pfi_calib_pfi(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps, size_t n,
+                  const double *noise_p, const double *noise_t, double *pfi, double *pfi_4cap)
 {
     double P[PFI_CALIB_MAX_CAPS], T[PFI_CALIB_MAX_CAPS];
     if (n < 2 || n > PFI_CALIB_MAX_CAPS) return PFI_EINVAL;
@@ -53,7 +52,10 @@ int pfi_calib_pfi(const pfi_gpu_spec *gpu, const pfi_job_model *job, const doubl
  *           extra_w = 250 W * max(0, theta - 1)
  *   floor = fmin + (0.9 fmax - fmin) logistic(u1)
  *   clock_spread = 0.1 logistic(u2) */
-static double logistic(double u) { return 1.0 / (1.0 + exp(-u)); }
+static double logistic(double u)
+{
+    return 1.0 / (1.0 + exp(-u));
+}
 
 static void apply(const pfi_gpu_spec *gpu, const pfi_job_model *base, const double *u,
                   pfi_job_model *job)
@@ -94,17 +96,17 @@ static int resid(const gsl_vector *uv, void *vc, gsl_vector *f)
     size_t r = 0;
     gsl_vector_set(f, r++, (p6 - c->t6) / PFI_SCALE);
     if (c->t4 > 0) gsl_vector_set(f, r++, (p4 - c->t4) / PFI_SCALE);
-    for (int j = 1; j < 3; j++) gsl_vector_set(f, r++, (u[j] - prior_mean[j]) / prior_sd[j]);
+    for (int j = 1; j < 3; j++)
+        gsl_vector_set(f, r++, (u[j] - prior_mean[j]) / prior_sd[j]);
     return GSL_SUCCESS;
 }
 
-int pfi_calib_fit(const pfi_gpu_spec *gpu, const pfi_job_model *base, const double *caps,
-                  size_t n, const double *noise_p, const double *noise_t, double pfi_target,
-                  double pfi_4cap_target, pfi_job_model *out, pfi_calib_report *rep,
-                  pfi_error *err)
+int pfi_calib_fit(const pfi_gpu_spec *gpu, const pfi_job_model *base, const double *caps, size_t n,
+                  const double *noise_p, const double *noise_t, double pfi_target,
+                  double pfi_4cap_target, pfi_job_model *out, pfi_calib_report *rep, pfi_error *err)
 {
-    if (!gpu || !base || !caps || !out || n < 2 || n > PFI_CALIB_MAX_CAPS ||
-        !(pfi_target > 0) || !(pfi_4cap_target >= 0))
+    if (!gpu || !base || !caps || !out || n < 2 || n > PFI_CALIB_MAX_CAPS || !(pfi_target > 0) ||
+        !(pfi_4cap_target >= 0))
         return pfi_error_set(err, PFI_EINVAL, "", 0, "calibration: bad arguments");
     calib_ctx c = {gpu, base, caps, noise_p, noise_t, n, pfi_target, pfi_4cap_target};
     size_t nres = (pfi_4cap_target > 0 ? 2 : 1) + 2;
@@ -117,10 +119,9 @@ int pfi_calib_fit(const pfi_gpu_spec *gpu, const pfi_job_model *base, const doub
 
     /* Deterministic multi-start over compute-boundness: the PFI surface has
      * kinks (where a cap starts to bind or the floor engages). */
-    static const double starts[][3] = {{0, 0, -3},    {1.5, 0, -3},  {-1.5, 0, -3},
-                                       {0, 1.5, -3},  {0, -1.5, -1}, {1.5, 1.5, -1},
-                                       {2.5, 2.5, -3}, {1, 3, -3},    {-1, 3, -3},
-                                       {3, 1, -3},    {0.5, 2, -1},  {-0.5, 2.5, -2}};
+    static const double starts[][3] = {
+        {0, 0, -3},     {1.5, 0, -3}, {-1.5, 0, -3}, {0, 1.5, -3}, {0, -1.5, -1}, {1.5, 1.5, -1},
+        {2.5, 2.5, -3}, {1, 3, -3},   {-1, 3, -3},   {3, 1, -3},   {0.5, 2, -1},  {-0.5, 2.5, -2}};
     double best_u[3] = {0, 0, -3}, best = HUGE_VAL;
     size_t iters = 0;
     for (size_t s = 0; s < sizeof starts / sizeof starts[0] && best > 1.0; s++) {
@@ -136,7 +137,8 @@ int pfi_calib_fit(const pfi_gpu_spec *gpu, const pfi_job_model *base, const doub
         if (pfi_4cap_target > 0) miss = fmax(miss, fabs(gsl_vector_get(f, 1)));
         if (miss < best) {
             best = miss;
-            for (int j = 0; j < 3; j++) best_u[j] = gsl_vector_get(w->x, (size_t)j);
+            for (int j = 0; j < 3; j++)
+                best_u[j] = gsl_vector_get(w->x, (size_t)j);
         }
     }
     gsl_set_error_handler(old);
@@ -154,7 +156,7 @@ int pfi_calib_fit(const pfi_gpu_spec *gpu, const pfi_job_model *base, const doub
     if (rep) *rep = r;
     if (fabs(r.err) > 0.002 || fabs(r.err_4cap) > 0.002)
         return pfi_error_set(err, PFI_EINFEASIBLE, "", 0,
-                             "calibration missed: PFI %.3f for %.3f, 4-cap %.3f for %.3f",
-                             r.pfi, pfi_target, r.pfi_4cap, pfi_4cap_target);
+                             "calibration missed: PFI %.3f for %.3f, 4-cap %.3f for %.3f", r.pfi,
+                             pfi_target, r.pfi_4cap, pfi_4cap_target);
     return PFI_OK;
 }

@@ -60,9 +60,15 @@ static int estimate(unsigned method, const double *P, const double *T, size_t n,
 {
     int rc;
     switch (method) {
-    case PFI_METHOD_AREA: rc = pfi_index_area(P, T, n, v); break;
-    case PFI_METHOD_CE: rc = pfi_index_ce(P, T, n, v); break;
-    default: rc = pfi_index_ratio(P, T, n, NULL, v); break;
+    case PFI_METHOD_AREA:
+        rc = pfi_index_area(P, T, n, v);
+        break;
+    case PFI_METHOD_CE:
+        rc = pfi_index_ce(P, T, n, v);
+        break;
+    default:
+        rc = pfi_index_ratio(P, T, n, NULL, v);
+        break;
     }
     return rc != PFI_OK || !isfinite(*v);
 }
@@ -95,8 +101,7 @@ static void work_free(work *w)
     free(w->vals);
 }
 
-static int ci_one(const pfi_group *g, const pfi_ci_opts *o, const noise *nz, work *w,
-                  pfi_ci *out)
+static int ci_one(const pfi_group *g, const pfi_ci_opts *o, const noise *nz, work *w, pfi_ci *out)
 {
     *out = (pfi_ci){0};
     size_t n = 0, last = g->n_runs - 1;
@@ -135,8 +140,7 @@ static int ci_one(const pfi_group *g, const pfi_ci_opts *o, const noise *nz, wor
 static int check_opts(const pfi_ci_opts *o)
 {
     if (!o || o->draws == 0 || !(o->level > 0 && o->level < 1)) return PFI_EINVAL;
-    if (o->method != PFI_METHOD_RATIO && o->method != PFI_METHOD_AREA &&
-        o->method != PFI_METHOD_CE)
+    if (o->method != PFI_METHOD_RATIO && o->method != PFI_METHOD_AREA && o->method != PFI_METHOD_CE)
         return PFI_EINVAL;
     return PFI_OK;
 }

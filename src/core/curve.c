@@ -21,7 +21,8 @@ struct pfi_sweeps {
 static uint64_t name_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return h;
 }
 
@@ -32,7 +33,8 @@ static int index_grow(pfi_sweeps *s)
     if (!sl) return PFI_ENOMEM;
     for (size_t i = 0; i < s->n; i++) {
         size_t k = (size_t)name_hash(s->groups[i].name) & (n - 1);
-        while (sl[k]) k = (k + 1) & (n - 1);
+        while (sl[k])
+            k = (k + 1) & (n - 1);
         sl[k] = i + 1;
     }
     free(s->slots);
@@ -69,7 +71,8 @@ static void group_free(pfi_group *g)
 void pfi_sweeps_destroy(pfi_sweeps *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n; i++) group_free(&s->groups[i]);
+    for (size_t i = 0; i < s->n; i++)
+        group_free(&s->groups[i]);
     free(s->groups);
     free(s->slots);
     free(s);
@@ -128,7 +131,8 @@ static int new_group(pfi_sweeps *s, const char *name, const pfi_group_meta *m, l
         return PFI_ENOMEM;
     }
     size_t k = (size_t)name_hash(g->name) & (s->n_slots - 1);
-    while (s->slots[k]) k = (k + 1) & (s->n_slots - 1);
+    while (s->slots[k])
+        k = (k + 1) & (s->n_slots - 1);
     s->slots[k] = s->n + 1;
     s->n++;
     return PFI_OK;
@@ -155,7 +159,8 @@ static int meta_mismatch(const pfi_group_meta *a, const pfi_group_meta *b)
 int pfi_sweeps_add_run(pfi_sweeps *s, const char *group, const pfi_group_meta *meta,
                        const pfi_run *r, const char *file, pfi_error *err)
 {
-    if (!s || !group || !meta || !r) return pfi_error_set(err, PFI_EINVAL, file, 0, "null argument");
+    if (!s || !group || !meta || !r)
+        return pfi_error_set(err, PFI_EINVAL, file, 0, "null argument");
     long ln = r->line;
     if (!group[0]) return pfi_error_set(err, PFI_EINVAL, file, ln, "empty group name");
     if (meta->gpus <= 0)
@@ -166,8 +171,8 @@ int pfi_sweeps_add_run(pfi_sweeps *s, const char *group, const pfi_group_meta *m
         return pfi_error_set(err, PFI_ERANGE, file, ln, "power_w must be positive, got %g",
                              r->power_w);
     if (!isfinite(r->tput) || r->tput <= 0)
-        return pfi_error_set(err, PFI_ERANGE, file, ln,
-                             "throughput_tok_s must be positive, got %g", r->tput);
+        return pfi_error_set(err, PFI_ERANGE, file, ln, "throughput_tok_s must be positive, got %g",
+                             r->tput);
     if (!isfinite(r->power_sem_w) || r->power_sem_w < 0 || !isfinite(r->tput_sem) ||
         r->tput_sem < 0)
         return pfi_error_set(err, PFI_ERANGE, file, ln, "standard errors must be >= 0");
@@ -179,8 +184,8 @@ int pfi_sweeps_add_run(pfi_sweeps *s, const char *group, const pfi_group_meta *m
         gi = (long)s->n - 1;
     } else if (meta_mismatch(&s->groups[gi].meta, meta)) {
         return pfi_error_set(err, PFI_EINVAL, file, ln,
-                             "group \"%s\" metadata differs from its first row (line %ld)",
-                             group, s->groups[gi].line);
+                             "group \"%s\" metadata differs from its first row (line %ld)", group,
+                             s->groups[gi].line);
     }
     s->last = (size_t)gi;
     pfi_group *g = &s->groups[gi];
@@ -256,8 +261,8 @@ static int cap_in(double cap, const double *caps, size_t n)
     return 0;
 }
 
-int pfi_sweeps_subgrid(const pfi_sweeps *s, const double *caps, size_t n_caps,
-                       pfi_sweeps **out, pfi_error *err)
+int pfi_sweeps_subgrid(const pfi_sweeps *s, const double *caps, size_t n_caps, pfi_sweeps **out,
+                       pfi_error *err)
 {
     *out = NULL;
     if (!s || !caps || n_caps == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "empty grid");
@@ -269,8 +274,8 @@ int pfi_sweeps_subgrid(const pfi_sweeps *s, const double *caps, size_t n_caps,
         const pfi_run *top = &g->runs[g->n_runs - 1];
         if (!cap_in(top->cap_w, caps, n_caps)) {
             rc = pfi_error_set(err, PFI_EINVAL, NULL, g->line,
-                               "grid leaves group \"%s\" without its uncapped run (%g W)",
-                               g->name, top->cap_w);
+                               "grid leaves group \"%s\" without its uncapped run (%g W)", g->name,
+                               top->cap_w);
             break;
         }
         for (size_t k = 0; k < g->n_runs && rc == PFI_OK; k++)

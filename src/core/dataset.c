@@ -38,7 +38,6 @@
 
 #include "pfi/telemetry.h"
 
-
 typedef struct {
     double sm, tensor_ratio, dram; /* regime means at max clock */
 } regime;
@@ -51,13 +50,16 @@ static regime regime_of(const pfi_paper_group *g)
 }
 
 /* Sensor and job scatter sizes (documented in data/README.md). */
-#define DRAM_SCATTER 0.35  /* lognormal sigma of a job's DRAM activity around its regime */
+#define DRAM_SCATTER 0.35 /* lognormal sigma of a job's DRAM activity around its regime */
 #define POWER_SEM_MEDIAN 0.0004
 #define TPUT_SEM_MEDIAN 0.0005
-#define SEM_SIGMA 0.5      /* lognormal sigma of per-run SEMs around the medians */
+#define SEM_SIGMA 0.5 /* lognormal sigma of per-run SEMs around the medians */
 #define H200_PEAK_FLOPS 989e12
 
-static double clamp(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+static double clamp(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
 static double flops_per_token(const pfi_paper_group *g)
 {
@@ -99,8 +101,8 @@ static int build_group(const pfi_paper_group *pg, size_t index, unsigned long se
     }
 
     /* 3. calibration */
-    int rc = pfi_calib_fit(out->gpu, &base, out->cap_w, n, np, nt, pg->pfi, pg->pfi_4cap,
-                           &out->job, &out->calib, err);
+    int rc = pfi_calib_fit(out->gpu, &base, out->cap_w, n, np, nt, pg->pfi, pg->pfi_4cap, &out->job,
+                           &out->calib, err);
     if (rc != PFI_OK) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
@@ -110,8 +112,8 @@ static int build_group(const pfi_paper_group *pg, size_t index, unsigned long se
 
     /* 4. scale */
     double eff = pg->gpus >= 32 ? 0.85 : pg->gpus >= 16 ? 0.92 : 1.0;
-    double mfu = (strcmp(pg->arch, "dense") == 0 ? 0.40 : 0.10) *
-                 (strcmp(pg->task, "ft") == 0 ? 0.6 : 1.0);
+    double mfu =
+        (strcmp(pg->arch, "dense") == 0 ? 0.40 : 0.10) * (strcmp(pg->task, "ft") == 0 ? 0.6 : 1.0);
     double per_gpu = mfu * H200_PEAK_FLOPS / flops_per_token(pg) * eff *
                      (1.0 + 0.05 * (2.0 * gsl_rng_uniform(r) - 1.0));
     pfi_gpumodel_point top;

@@ -7,20 +7,34 @@
 const char *pfi_strerror(int code)
 {
     switch (code) {
-    case PFI_OK: return "success";
-    case PFI_EINVAL: return "invalid argument or input";
-    case PFI_ENOMEM: return "out of memory";
-    case PFI_EIO: return "input/output error";
-    case PFI_EPARSE: return "malformed input";
-    case PFI_ERANGE: return "value out of range";
-    case PFI_ENOTSUP: return "not supported";
-    case PFI_ENOTFOUND: return "not found";
-    case PFI_EUNDEFINED: return "undefined";
-    case PFI_ENODATA: return "not enough data";
-    case PFI_EINFEASIBLE: return "infeasible";
-    case PFI_ESTATE: return "not allowed in the current state";
-    case PFI_EBACKEND: return "backend failure";
-    default: return "unknown error";
+    case PFI_OK:
+        return "success";
+    case PFI_EINVAL:
+        return "invalid argument or input";
+    case PFI_ENOMEM:
+        return "out of memory";
+    case PFI_EIO:
+        return "input/output error";
+    case PFI_EPARSE:
+        return "malformed input";
+    case PFI_ERANGE:
+        return "value out of range";
+    case PFI_ENOTSUP:
+        return "not supported";
+    case PFI_ENOTFOUND:
+        return "not found";
+    case PFI_EUNDEFINED:
+        return "undefined";
+    case PFI_ENODATA:
+        return "not enough data";
+    case PFI_EINFEASIBLE:
+        return "infeasible";
+    case PFI_ESTATE:
+        return "not allowed in the current state";
+    case PFI_EBACKEND:
+        return "backend failure";
+    default:
+        return "unknown error";
     }
 }
 

@@ -60,7 +60,10 @@ typedef struct {
     pfi_features *out;
 } ctx;
 
-static int has(const ctx *c, pfi_tm_field f) { return (c->row->valid >> f) & 1u; }
+static int has(const ctx *c, pfi_tm_field f)
+{
+    return (c->row->valid >> f) & 1u;
+}
 
 static void put(ctx *c, pfi_feature f, double v)
 {
@@ -87,7 +90,10 @@ static void ratio(ctx *c, pfi_feature f, double num, int num_ok, pfi_feature den
     put(c, f, num / d);
 }
 
-static int ok(const ctx *c, pfi_feature f) { return (c->out->valid >> f) & 1u; }
+static int ok(const ctx *c, pfi_feature f)
+{
+    return (c->out->valid >> f) & 1u;
+}
 
 int pfi_features_compute(const pfi_tm_row *row, double boost_mhz, pfi_features *out)
 {

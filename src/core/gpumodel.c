@@ -112,8 +112,14 @@ static const pfi_gpu_spec h100 = {
     .gpu_util_exp = 0.4965,
 };
 
-const pfi_gpu_spec *pfi_gpumodel_h200(void) { return &h200; }
-const pfi_gpu_spec *pfi_gpumodel_h100(void) { return &h100; }
+const pfi_gpu_spec *pfi_gpumodel_h200(void)
+{
+    return &h200;
+}
+const pfi_gpu_spec *pfi_gpumodel_h100(void)
+{
+    return &h100;
+}
 
 double pfi_gpumodel_step_time(const pfi_job_model *job, double x)
 {
@@ -131,11 +137,13 @@ double pfi_gpumodel_power_at(const pfi_gpu_spec *gpu, const pfi_job_model *job, 
 {
     double dram = job->dram_activity / pfi_gpumodel_step_time(job, x);
     double dyn = gpu->dyn_w * job->sm_activity + gpu->tensor_w * tensor_at(job, x);
-    return gpu->static_w + job->extra_w + gpu->mem_w_per_util * dram +
-           dyn * pow(x, gpu->dyn_exp);
+    return gpu->static_w + job->extra_w + gpu->mem_w_per_util * dram + dyn * pow(x, gpu->dyn_exp);
 }
 
-static int in01(double v) { return isfinite(v) && v >= 0 && v <= 1; }
+static int in01(double v)
+{
+    return isfinite(v) && v >= 0 && v <= 1;
+}
 
 /* P(x) is increasing in x (every term is), so bisection finds the clock where
  * it meets the target; 60 halvings reach double precision on [xmin, 1]. */
@@ -223,14 +231,30 @@ static const struct {
     const char *name;
     pfi_job_model job;
 } presets[] = {
-    {"gemm", {.compute_frac = 1.0, .sm_activity = 0.936, .dram_activity = 0.228,
-              .tensor_ratio = 0.971, .tput_per_gpu = 4898706.0 / 0.741}},
-    {"stream", {.compute_frac = 0.0, .sm_activity = 0.983, .dram_activity = 0.876,
-                .tensor_ratio = 0.0, .tput_per_gpu = 530854706788.9}},
-    {"dense_train", {.compute_frac = 0.8, .sm_activity = 0.948, .dram_activity = 0.317,
-                     .tensor_ratio = 0.514, .tput_per_gpu = 150852.1 * 1.100}},
-    {"moe_train", {.compute_frac = 0.3, .sm_activity = 0.666, .dram_activity = 0.535,
-                   .tensor_ratio = 0.018, .tput_per_gpu = 64469.1}},
+    {"gemm",
+     {.compute_frac = 1.0,
+      .sm_activity = 0.936,
+      .dram_activity = 0.228,
+      .tensor_ratio = 0.971,
+      .tput_per_gpu = 4898706.0 / 0.741}},
+    {"stream",
+     {.compute_frac = 0.0,
+      .sm_activity = 0.983,
+      .dram_activity = 0.876,
+      .tensor_ratio = 0.0,
+      .tput_per_gpu = 530854706788.9}},
+    {"dense_train",
+     {.compute_frac = 0.8,
+      .sm_activity = 0.948,
+      .dram_activity = 0.317,
+      .tensor_ratio = 0.514,
+      .tput_per_gpu = 150852.1 * 1.100}},
+    {"moe_train",
+     {.compute_frac = 0.3,
+      .sm_activity = 0.666,
+      .dram_activity = 0.535,
+      .tensor_ratio = 0.018,
+      .tput_per_gpu = 64469.1}},
 };
 
 const pfi_job_model *pfi_gpumodel_preset(const char *name)

@@ -23,9 +23,15 @@ typedef struct {
     const pfi_gpumodel_prior *prior; /* may be NULL */
 } fit_data;
 
-static double sd_of(const pfi_gpumodel_sample *s) { return s->sd_w > 0 ? s->sd_w : 1.0; }
+static double sd_of(const pfi_gpumodel_sample *s)
+{
+    return s->sd_w > 0 ? s->sd_w : 1.0;
+}
 
-static int has_prior(const fit_data *d, int j) { return d->prior && d->prior->sd[j] > 0; }
+static int has_prior(const fit_data *d, int j)
+{
+    return d->prior && d->prior->sd[j] > 0;
+}
 
 static int resid(const gsl_vector *p, void *vd, gsl_vector *f)
 {
@@ -35,8 +41,7 @@ static int resid(const gsl_vector *p, void *vd, gsl_vector *f)
     for (size_t i = 0; i < d->n; i++) {
         const pfi_gpumodel_sample *s = &d->s[i];
         double xk = pow(s->sm_clock_mhz / d->fmax, k);
-        double model =
-            st + mw * s->dram_active + (dw * s->sm_active + tw * s->tensor_active) * xk;
+        double model = st + mw * s->dram_active + (dw * s->sm_active + tw * s->tensor_active) * xk;
         gsl_vector_set(f, i, (model - s->power_w) / sd_of(s));
     }
     for (int j = 0, r = 0; j < PFI_GPUMODEL_FIT_NPARAM; j++)
@@ -94,7 +99,8 @@ static void fit_telemetry_maps(const pfi_gpumodel_sample *s, size_t n, pfi_gpumo
             a[m] = s[i].dram_active;
             b[m++] = s[i].mem_copy_util / 100.0;
         }
-    if (m >= 2 && gsl_fit_mul(a, 1, b, 1, m, &c1, &cov, &ss) == GSL_SUCCESS) out->copy_per_dram = c1;
+    if (m >= 2 && gsl_fit_mul(a, 1, b, 1, m, &c1, &cov, &ss) == GSL_SUCCESS)
+        out->copy_per_dram = c1;
     m = 0;
     for (size_t i = 0; i < n; i++)
         if (isfinite(s[i].gpu_util) && s[i].gpu_util > 0 && s[i].sm_active > 0.05) {
@@ -106,8 +112,7 @@ static void fit_telemetry_maps(const pfi_gpumodel_sample *s, size_t n, pfi_gpumo
 }
 
 int pfi_gpumodel_fit_power(const pfi_gpumodel_sample *s, size_t n, double sm_clock_max_mhz,
-                           const pfi_gpumodel_prior *prior, pfi_gpumodel_fit *out,
-                           pfi_error *err)
+                           const pfi_gpumodel_prior *prior, pfi_gpumodel_fit *out, pfi_error *err)
 {
     if (!s || !out || !(sm_clock_max_mhz > 0))
         return pfi_error_set(err, PFI_EINVAL, "", 0, "gpumodel fit: bad arguments");
@@ -118,27 +123,27 @@ int pfi_gpumodel_fit_power(const pfi_gpumodel_sample *s, size_t n, double sm_clo
                                  "in (0, max], activities in [0, 1])",
                                  i);
     size_t npri = 0;
-    for (int j = 0; prior && j < PFI_GPUMODEL_FIT_NPARAM; j++) npri += prior->sd[j] > 0;
+    for (int j = 0; prior && j < PFI_GPUMODEL_FIT_NPARAM; j++)
+        npri += prior->sd[j] > 0;
     /* Every parameter needs an observation or a prior, and one more for the
      * residual variance. */
     if (n + npri <= PFI_GPUMODEL_FIT_NPARAM)
         return pfi_error_set(err, PFI_ENODATA, "", 0,
-                             "gpumodel fit: %zu samples and %zu priors, need more than %d", n,
-                             npri, PFI_GPUMODEL_FIT_NPARAM);
+                             "gpumodel fit: %zu samples and %zu priors, need more than %d", n, npri,
+                             PFI_GPUMODEL_FIT_NPARAM);
     memset(out, 0, sizeof *out);
 
     fit_data d = {s, n, sm_clock_max_mhz, prior};
     size_t nres = n + npri;
-    gsl_multifit_nlinear_fdf fdf = {.f = resid, .df = jac, .n = nres,
-                                    .p = PFI_GPUMODEL_FIT_NPARAM, .params = &d};
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = resid, .df = jac, .n = nres, .p = PFI_GPUMODEL_FIT_NPARAM, .params = &d};
     /* Start from a generic 700 W GPU: 100 W static, 100 W DRAM, 300 + 150 W
      * SM and tensor dynamic power, quadratic in the clock. */
     double p0[PFI_GPUMODEL_FIT_NPARAM] = {100, 100, 300, 150, 2.0};
     gsl_vector_view x0 = gsl_vector_view_array(p0, PFI_GPUMODEL_FIT_NPARAM);
     gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_workspace *w =
-        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, nres,
-                                   PFI_GPUMODEL_FIT_NPARAM);
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, nres, PFI_GPUMODEL_FIT_NPARAM);
     gsl_matrix *cov = gsl_matrix_alloc(PFI_GPUMODEL_FIT_NPARAM, PFI_GPUMODEL_FIT_NPARAM);
     if (!w || !cov) {
         gsl_multifit_nlinear_free(w);
@@ -147,8 +152,8 @@ int pfi_gpumodel_fit_power(const pfi_gpumodel_sample *s, size_t n, double sm_clo
     }
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     int info = 0, rc = gsl_multifit_nlinear_init(&x0.vector, &fdf, w);
-    if (rc == GSL_SUCCESS) rc = gsl_multifit_nlinear_driver(500, 1e-10, 1e-10, 1e-10, NULL, NULL,
-                                                            &info, w);
+    if (rc == GSL_SUCCESS)
+        rc = gsl_multifit_nlinear_driver(500, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
     int ret = PFI_OK;
     if (rc != GSL_SUCCESS) {
         ret = pfi_error_set(err, PFI_EINFEASIBLE, "", 0, "gpumodel fit did not converge: %s",
@@ -249,8 +254,8 @@ int pfi_gpumodel_fit_probe(const pfi_gpumodel_sample *s, const size_t *phase_of,
     }
     free(pw);
     *n_used = nl;
-    int rc = pfi_gpumodel_fit_power(loads, nl, sm_clock_max_mhz, &pfi_gpumodel_probe_prior, out,
-                                    err);
+    int rc =
+        pfi_gpumodel_fit_power(loads, nl, sm_clock_max_mhz, &pfi_gpumodel_probe_prior, out, err);
     if (rc != PFI_OK) return rc;
     /* The telemetry maps relate counters read in the same window: every
      * sample counts. */

@@ -11,9 +11,12 @@
 const char *pfi_index_exclusion_reason(int reason)
 {
     switch (reason) {
-    case PFI_EXCL_NONE: return "";
-    case PFI_EXCL_TPUT_AT_MAX: return "throughput at or above the uncapped run's";
-    default: return "unknown";
+    case PFI_EXCL_NONE:
+        return "";
+    case PFI_EXCL_TPUT_AT_MAX:
+        return "throughput at or above the uncapped run's";
+    default:
+        return "unknown";
     }
 }
 

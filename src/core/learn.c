@@ -71,8 +71,12 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
     int rc = pfi_live_create(&lo, &s->live, err);
     for (size_t i = 0; rc == PFI_OK && i < n; i++) {
         const pfi_learn_job *j = &jobs[i];
-        pfi_live_job lj = {.id = i, .pmax_w = j->pmax_w, .tmax = j->tmax, .floor_w = j->floor_w,
-                           .pfi_hat = j->pfi_hat, .count = j->count};
+        pfi_live_job lj = {.id = i,
+                           .pmax_w = j->pmax_w,
+                           .tmax = j->tmax,
+                           .floor_w = j->floor_w,
+                           .pfi_hat = j->pfi_hat,
+                           .count = j->count};
         rc = pfi_live_job_set(s->live, &lj, err);
         s->count[i] = j->count ? (double)j->count : 1.0;
     }
@@ -135,8 +139,12 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
                 return pfi_error_set(err, rc, NULL, 0, "learn: observing job #%zu failed", i + 1);
             total += s->count[i] * t;
             s->pw[i] = p;
-            s->rd[i] = (pfi_live_reading){.id = i, .power_w = p, .cap_w = NAN, .tput = t,
-                                          .tput_sd = o->noise_rel * t, .t_s = now + secs};
+            s->rd[i] = (pfi_live_reading){.id = i,
+                                          .power_w = p,
+                                          .cap_w = NAN,
+                                          .tput = t,
+                                          .tput_sd = o->noise_rel * t,
+                                          .t_s = now + secs};
         }
         energy += secs * total;
         if (r + 1 < periods && (rc = pfi_live_observe(s->live, s->rd, n, err))) return rc;
@@ -148,7 +156,8 @@ int pfi_learn_plan_run(pfi_learn_plan *s, double budget_w, pfi_learn_observe obs
         res->periods = periods;
     }
     if (power_w)
-        for (size_t i = 0; i < n; i++) power_w[i] = s->sh[i].power_w;
+        for (size_t i = 0; i < n; i++)
+            power_w[i] = s->sh[i].power_w;
     return PFI_OK;
 }
 

@@ -50,7 +50,8 @@
 static void pchip_slopes(const double *x, const double *y, size_t n, double *d)
 {
     double s[MAXPTS];
-    for (size_t k = 0; k + 1 < n; k++) s[k] = (y[k + 1] - y[k]) / (x[k + 1] - x[k]);
+    for (size_t k = 0; k + 1 < n; k++)
+        s[k] = (y[k + 1] - y[k]) / (x[k + 1] - x[k]);
     d[0] = s[0];
     d[n - 1] = s[n - 2];
     for (size_t k = 1; k + 1 < n; k++) {
@@ -87,10 +88,19 @@ static double gauss(uint64_t *st)
 
 /* Empirical Bayes across jobs (live_eb, learn_live_int.h): the bins that
  * count, noisy ones with no prior reading in them, and a bin's cut. */
-static int eb_counts(const bin *b) { return b->sw > 0 && b->sw < EXACT_W && !(b->swp > 0); }
-static double eb_cut(const ljob *x, const bin *b) { return 1 - b->p / x->j.pmax_w; }
+static int eb_counts(const bin *b)
+{
+    return b->sw > 0 && b->sw < EXACT_W && !(b->swp > 0);
+}
+static double eb_cut(const ljob *x, const bin *b)
+{
+    return 1 - b->p / x->j.pmax_w;
+}
 /* The table's bucket of cut u, or -1 beyond it. */
-static int eb_bucket(double u) { return u >= 0 && u < EB_NB * EB_WIDTH ? (int)(u / EB_WIDTH) : -1; }
+static int eb_bucket(double u)
+{
+    return u >= 0 && u < EB_NB * EB_WIDTH ? (int)(u / EB_WIDTH) : -1;
+}
 
 static void eb_job(const live_eb *eb, const ljob *x, double *y, double *w);
 static int eb_line(const live_eb *eb, const ljob *x, const bin *b, double *u, double *mu,
@@ -136,8 +146,8 @@ void live_eb_table(pfi_live *l)
         double uc = s[1] / s[0], vc = s[3] / s[0], vu = s[2] / s[0] - uc * uc, b = 0;
         if (vu > 1e-12) b = (s[4] / s[0] - uc * vc) / vu;
         double c = vc - b * uc; /* the line v = c + b u; its residuals' sum of squares */
-        double r2 = s[10] - 2 * c * s[8] - 2 * b * s[9] + c * c * s[5] + 2 * c * b * s[6] +
-                    b * b * s[7];
+        double r2 =
+            s[10] - 2 * c * s[8] - 2 * b * s[9] + c * c * s[5] + 2 * c * b * s[6] + b * b * s[7];
         e->icpt[k] = c;
         e->slope[k] = b;
         e->tau2[k] = at_least(r2 / (s[5] - 2) - s[11] / s[5], EB_TAU2_MIN);
@@ -156,7 +166,8 @@ void live_eb_table(pfi_live *l)
         }
     }
     if (den > 0) e->sm2 = at_least(num / den, EB_SM2_MIN);
-    for (size_t i = 0; i < l->n; i++) eb_job(e, &l->jobs[i], l->jobs[i].eby, l->jobs[i].ebw);
+    for (size_t i = 0; i < l->n; i++)
+        eb_job(e, &l->jobs[i], l->jobs[i].eby, l->jobs[i].ebw);
 }
 
 /* The jobs' line at bin b of job x: its loss mu and spread s (sqrt tau2)
@@ -233,16 +244,19 @@ static void eb_job(const live_eb *eb, const ljob *x, double *y, double *w)
     for (size_t r = 0; r < K; r++) { /* C + Q = L L' */
         for (size_t k = 0; k <= r; k++) {
             double v = V[r][k] + (r == k ? 1 / (x->b[id[r]].sw * s[r] * s[r]) : 0);
-            for (size_t q = 0; q < k; q++) v -= L[r][q] * L[k][q];
+            for (size_t q = 0; q < k; q++)
+                v -= L[r][q] * L[k][q];
             L[r][k] = r == k ? sqrt(v) : v / L[k][k];
         }
     }
     for (size_t r = 0; r < K; r++) { /* forward: t = L^-1 z, V = L^-1 C */
-        for (size_t q = 0; q < r; q++) t[r] -= L[r][q] * t[q];
+        for (size_t q = 0; q < r; q++)
+            t[r] -= L[r][q] * t[q];
         t[r] /= L[r][r];
         for (size_t c = 0; c < K; c++) {
             double v = V[r][c];
-            for (size_t q = 0; q < r; q++) v -= L[r][q] * V[q][c];
+            for (size_t q = 0; q < r; q++)
+                v -= L[r][q] * V[q][c];
             V[r][c] = v / L[r][r];
         }
     }
@@ -307,7 +321,8 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
     }
     for (size_t b = 0; nbk < n && b < nbk; b++) { /* nbk == n: nothing pooled */
         size_t end = b + 1 < nbk ? blk[b + 1] : n;
-        for (size_t k = blk[b]; k < end; k++) ky[k] = by[b];
+        for (size_t k = blk[b]; k < end; k++)
+            ky[k] = by[b];
     }
     /* From the floor up: readings taken under a lower floor (an SLA floor
      * that rose since) give way to a knot at the floor, interpolated. */
@@ -341,7 +356,7 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
         double s = (ky[1 < n ? 1 : 0] - ky[0]) / (kx[1 < n ? 1 : 0] - kx[0]);
         if (n < 2 || !isfinite(s)) s = 0;
         double prior = isfinite(j->pfi_hat) && j->pfi_hat > 0.25 ? 1 / (j->pfi_hat * j->pmax_w)
-                                                                  : 1 / j->pmax_w;
+                                                                 : 1 / j->pmax_w;
         int exact = x->nb > 0 && x->b[0].sw >= EXACT_W;
         double share = PRIOR_SHARE_EXACT;
         if (!exact) { /* z: the lowest reading's loss in its SDs */
@@ -368,7 +383,8 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
         P[m] = kx[k];
         T[m++] = ky[k] * j->tmax;
         double h = kx[k + 1] - kx[k];
-        while (fl + g * step <= kx[k] + 1e-9 * step) g += 1;
+        while (fl + g * step <= kx[k] + 1e-9 * step)
+            g += 1;
         for (; fl + g * step < kx[k + 1] - 1e-9 * h; g += 1) {
             double xx = fl + g * step, t = (xx - kx[k]) / h;
             double h00 = (1 + 2 * t) * (1 - t) * (1 - t), h10 = t * (1 - t) * (1 - t);

@@ -22,7 +22,8 @@ void live_keep_equal_unless_sure(pfi_live *l)
         const ljob *x = &l->jobs[i];
         double c = (double)pfi_alloc_problem_job_count(l->prob, i), p = l->pw[i], q = x->eq_pw;
         if (p == q) continue;
-        gain += c * (pfi_alloc_problem_tput_at(l->prob, i, p) - pfi_alloc_problem_tput_at(l->prob, i, q));
+        gain += c * (pfi_alloc_problem_tput_at(l->prob, i, p) -
+                     pfi_alloc_problem_tput_at(l->prob, i, q));
         double vp = live_est_var(x, p, &l->eb), vq = live_est_var(x, q, &l->eb);
         var += c * c * (vp + vq);
         bias += c * sqrt(vp);
@@ -35,7 +36,8 @@ void live_keep_equal_unless_sure(pfi_live *l)
     if (lcb_a > 0 && lcb_a >= lcb_b) return;
     int best = lcb_b > 0;
     l->kept = best ? KEPT_BEST : KEPT_EQUAL;
-    for (size_t i = 0; i < l->n; i++) l->pw[i] = best ? l->jobs[i].best_pw : l->jobs[i].eq_pw;
+    for (size_t i = 0; i < l->n; i++)
+        l->pw[i] = best ? l->jobs[i].best_pw : l->jobs[i].eq_pw;
 }
 
 /* A kept round that repeated the equal or the best round: its reading
@@ -94,8 +96,10 @@ void live_close_round(pfi_live *l)
         if (!(loss > STOP_SD * sqrt(var))) l->stopped = KEEP_EQUAL;
     } else if (l->last_probing) {
         double g = total - tally_mean(&l->eq), sd = sqrt(var + tally_var(&l->eq));
-        if (g < -2 * sd) l->delta *= 0.5;
-        else if (total > tally_mean(&l->best)) l->delta = at_most(TRUST_GROW * l->delta, 1.0);
+        if (g < -2 * sd)
+            l->delta *= 0.5;
+        else if (total > tally_mean(&l->best))
+            l->delta = at_most(TRUST_GROW * l->delta, 1.0);
         l->expl_cost += at_least(-g, 0.0);
         if (l->expl_cost > EXPLORE_COST * l->gain_hat) l->stopped = 1;
     } else if (l->stopped == KEEP_EQUAL || l->kept == KEPT_EQUAL) {
@@ -112,7 +116,8 @@ void live_close_round(pfi_live *l)
     if (!l->have_best || total > tally_mean(&l->best)) {
         l->best = (tally){total, var, 1};
         l->have_best = 1;
-        for (size_t i = 0; i < l->n; i++) l->jobs[i].best_pw = l->jobs[i].pw;
+        for (size_t i = 0; i < l->n; i++)
+            l->jobs[i].best_pw = l->jobs[i].pw;
     }
 }
 
@@ -128,8 +133,8 @@ static int repropose(pfi_live *l, double budget_w, double now_s, int measured_on
         double *P = l->ts_ep + i * MAXPTS, *T = l->ts_et + i * MAXPTS;
         size_t m = live_estimate(x, measured_only, optimistic, lo ? lo[i] : 0, P, T, draw, &l->eb);
         if (silent_at(l, x, now_s)) m = live_hold(x->pw, P, T, m);
-        l->ts_est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
-                                       .count = x->j.count};
+        l->ts_est[i] = (pfi_alloc_job){
+            .P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN, .count = x->j.count};
     }
     int rc = l->ts_prob ? pfi_alloc_problem_reset(l->ts_prob, l->ts_est, l->n, err)
                         : pfi_alloc_problem_create(l->ts_est, l->n, &l->ts_prob, err);

@@ -46,7 +46,10 @@
  * combination then has readings where the estimated optimum is */
 #define EXPLOIT 1
 
-pfi_live_opts pfi_live_defaults(void) { return (pfi_live_opts){.explore_rounds = 8, .stale_s = 90}; }
+pfi_live_opts pfi_live_defaults(void)
+{
+    return (pfi_live_opts){.explore_rounds = 8, .stale_s = 90};
+}
 
 void pfi_live_destroy(pfi_live *l)
 {
@@ -85,14 +88,21 @@ int pfi_live_create(const pfi_live_opts *o, pfi_live **out, pfi_error *err)
     return PFI_OK;
 }
 
-size_t pfi_live_jobs(const pfi_live *l) { return l ? l->n : 0; }
-uint64_t pfi_live_job_id(const pfi_live *l, size_t k) { return l->jobs[k].j.id; }
+size_t pfi_live_jobs(const pfi_live *l)
+{
+    return l ? l->n : 0;
+}
+uint64_t pfi_live_job_id(const pfi_live *l, size_t k)
+{
+    return l->jobs[k].j.id;
+}
 
 static size_t hslot(const pfi_live *l, uint64_t id)
 {
     uint64_t h = id * 0x9E3779B97F4A7C15ULL;
     size_t m = l->hsize - 1, s = (size_t)(h >> 17) & m;
-    while (l->hval[s] && l->hkey[s] != id) s = (s + 1) & m;
+    while (l->hval[s] && l->hkey[s] != id)
+        s = (s + 1) & m;
     return s;
 }
 
@@ -128,9 +138,9 @@ static int rehash(pfi_live *l, size_t size)
 
 int pfi_live_job_set(pfi_live *l, const pfi_live_job *j, pfi_error *err)
 {
-    if (!(j->pmax_w > 0 && j->pmax_w <= PFI_ALLOC_MAX_W) || !(j->tmax > 0 && j->tmax <= PFI_ALLOC_MAX_TPUT) ||
-        !(j->floor_w > 0) || j->floor_w > j->pmax_w || j->count > PFI_ALLOC_MAX_COUNT ||
-        isinf(j->pfi_hat))
+    if (!(j->pmax_w > 0 && j->pmax_w <= PFI_ALLOC_MAX_W) ||
+        !(j->tmax > 0 && j->tmax <= PFI_ALLOC_MAX_TPUT) || !(j->floor_w > 0) ||
+        j->floor_w > j->pmax_w || j->count > PFI_ALLOC_MAX_COUNT || isinf(j->pfi_hat))
         return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                              "live learn: job %llu needs 0 < Pmax <= %g W, 0 < Tmax, 0 < floor <= "
                              "Pmax, a finite or NaN PFI and a count <= %g",
@@ -183,7 +193,8 @@ static void add_reading(ljob *x, double p, double y, double w, double cap, int p
 {
     double tol = 1e-3 * x->j.pmax_w;
     size_t a = 0;
-    while (a < x->nb && x->b[a].p < p - tol) a++;
+    while (a < x->nb && x->b[a].p < p - tol)
+        a++;
     if (a == x->nb || x->b[a].p > p + tol) {
         if (x->nb == MAXB) { /* full: merge the two closest neighbours */
             size_t m = 0;
@@ -248,12 +259,14 @@ int pfi_live_observe(pfi_live *l, const pfi_live_reading *r, size_t n, pfi_error
                                  "live learn: reading %zu (job %llu): power in (0, %g] W, "
                                  "throughput and spread >= 0 and a finite time needed",
                                  k + 1, (unsigned long long)q->id, PFI_ALLOC_MAX_W);
-        double p = at_most(at_least(q->power_w, x->j.floor_w), x->j.pmax_w), sd = q->tput_sd / x->j.tmax;
+        double p = at_most(at_least(q->power_w, x->j.floor_w), x->j.pmax_w),
+               sd = q->tput_sd / x->j.tmax;
         double w = sd > 0 ? 1 / (sd * sd) : EXACT_W;
         if (sd > 0) l->noisy = 1;
         if (w > EXACT_W) w = EXACT_W;
         /* a reading at Pmax only confirms what is known */
-        if (p < x->j.pmax_w * (1 - 1e-9)) add_reading(x, p, q->tput / x->j.tmax, w, q->cap_w, q->prior);
+        if (p < x->j.pmax_w * (1 - 1e-9))
+            add_reading(x, p, q->tput / x->j.tmax, w, q->cap_w, q->prior);
         if (!q->prior) {
             x->asked_t = NAN;
             if (q->t_s > l->last_now) { /* taken while the last proposal was in force */
@@ -325,8 +338,11 @@ static int emit(pfi_live *l, double budget_w, double now_s, int probing, pfi_liv
          * SDs (estimate): the estimate handed out is their mean again */
         double t = pfi_alloc_problem_tput_at(l->prob, i, x->pw);
         if (!probing && l->noisy) t += LCB_SDS * sqrt(live_est_var(x, x->pw, &l->eb));
-        out[i] = (pfi_live_share){.id = x->j.id, .power_w = x->pw, .cap_w = live_cap_at(x, x->pw),
-                                  .tput_est = t, .probing = probing};
+        out[i] = (pfi_live_share){.id = x->j.id,
+                                  .power_w = x->pw,
+                                  .cap_w = live_cap_at(x, x->pw),
+                                  .tput_est = t,
+                                  .probing = probing};
     }
     l->rounds++;
     l->last_probing = probing;
@@ -352,7 +368,8 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     int same = !l->new_epoch && l->rounds > 0 &&
                fabs(budget_w - l->budget) <= 1e-9 * at_least(budget_w, l->budget);
     l->pooled = 0;
-    if (same && l->prob_ok) live_close_round(l); /* (a failed rebuild left no problem to read) */
+    if (same && l->prob_ok)
+        live_close_round(l); /* (a failed rebuild left no problem to read) */
     else if (!same) {
         l->rounds = 0;
         l->have_best = 0;
@@ -368,7 +385,8 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     l->eb.on = 0;
     if (l->noisy && same && l->rounds > 0) {
         live_eb_table(l);
-        for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
+        for (size_t i = 0; i < l->n; i++)
+            l->jobs[i].est_ok = 0;
     }
     /* every job's estimate; silent jobs are held where they were */
     size_t nch = 0;
@@ -388,19 +406,20 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         if (l->prob_ok && x->est_ok && x->est_mode == mode && x->est_lo == lo && !silent) continue;
         size_t m = live_estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T, NULL, &l->eb);
         if (silent) m = live_hold(x->pw, P, T, m);
-        l->est[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN,
-                                    .count = x->j.count};
+        l->est[i] = (pfi_alloc_job){
+            .P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN, .count = x->j.count};
         x->est_ok = 1;
         x->est_mode = mode;
         x->est_lo = lo;
         l->changed[nch++] = i;
     }
-    int rc = !l->prob      ? pfi_alloc_problem_create(l->est, l->n, &l->prob, err)
+    int rc = !l->prob     ? pfi_alloc_problem_create(l->est, l->n, &l->prob, err)
              : l->prob_ok ? pfi_alloc_problem_update(l->prob, l->est, l->n, l->changed, nch, err)
                           : pfi_alloc_problem_reset(l->prob, l->est, l->n, err);
     l->prob_ok = rc == PFI_OK;
     if (rc) {
-        for (size_t i = 0; i < l->n; i++) l->jobs[i].est_ok = 0;
+        for (size_t i = 0; i < l->n; i++)
+            l->jobs[i].est_ok = 0;
         return rc;
     }
     l->polishing = 0;
@@ -423,9 +442,11 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         else if (gains && !l->noisy && !l->stopped && l->polish_left > 0)
             rc = live_polish(l, budget_w, now_s, err);
         if (l->stopped == KEEP_EQUAL) /* nothing to gain that the readings can show */
-            for (size_t i = 0; i < l->n; i++) l->pw[i] = l->jobs[i].eq_pw;
+            for (size_t i = 0; i < l->n; i++)
+                l->pw[i] = l->jobs[i].eq_pw;
     } else if (l->rounds == 0) {
-        for (size_t i = 0; i < l->n; i++) l->w[i] = l->jobs[i].j.pmax_w;
+        for (size_t i = 0; i < l->n; i++)
+            l->w[i] = l->jobs[i].j.pmax_w;
         rc = pfi_alloc_proportional(l->prob, l->w, budget_w, l->pw, err);
     } else {
         rc = pfi_alloc_oracle(l->prob, budget_w, l->pw, NULL, err);

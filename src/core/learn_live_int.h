@@ -18,8 +18,14 @@
 enum { MAXB = 24, NGRID = 10, MAXPTS = MAXB + NGRID + 4 };
 /* max/min without the libm call (a profile of the simulation spent 8% in
  * fmax/fmin); NaN gives the bound */
-static inline double at_least(double v, double lo) { return v > lo ? v : lo; }
-static inline double at_most(double v, double hi) { return v < hi ? v : hi; }
+static inline double at_least(double v, double lo)
+{
+    return v > lo ? v : lo;
+}
+static inline double at_most(double v, double hi)
+{
+    return v < hi ? v : hi;
+}
 
 #define EXACT_W 1e24 /* weight of an exact reading (SD 0) */
 /* do no harm (close_round): the trust region's first size (share of Pmax)
@@ -68,8 +74,14 @@ enum { KEPT_COMBINATION, KEPT_BEST, KEPT_EQUAL };
 typedef struct {
     double sum, vsum, n;
 } tally;
-static inline double tally_mean(const tally *m) { return m->sum / m->n; }
-static inline double tally_var(const tally *m) { return m->vsum / (m->n * m->n); }
+static inline double tally_mean(const tally *m)
+{
+    return m->sum / m->n;
+}
+static inline double tally_var(const tally *m)
+{
+    return m->vsum / (m->n * m->n);
+}
 static inline void tally_add(tally *m, double x, double var)
 {
     m->sum += x;
@@ -86,10 +98,10 @@ typedef struct {
     pfi_live_job j;
     size_t nb;
     bin b[MAXB];
-    double asked_t;             /* first proposal since its last reading; NaN */
-    double pw, best_pw;         /* the last proposal's power; the epoch's best */
-    double eq_pw;               /* the epoch's equal share */
-    tally meas;                 /* readings taken during the last proposal */
+    double asked_t;     /* first proposal since its last reading; NaN */
+    double pw, best_pw; /* the last proposal's power; the epoch's best */
+    double eq_pw;       /* the epoch's equal share */
+    tally meas;         /* readings taken during the last proposal */
     /* the estimate in the oracle's problem was made in mode est_mode from
      * these very pooled values (est_ok): the next proposal reuses it and
      * rebuilds only the others (pfi_alloc_problem_update) */
@@ -187,7 +199,7 @@ struct pfi_live {
     size_t *hval, hsize;
     /* the epoch */
     int new_epoch;
-    size_t rounds;       /* proposals made in it */
+    size_t rounds; /* proposals made in it */
     double budget, last_now;
     int have_best;
     /* do no harm (see close_round): the equal round's and the best exploring
@@ -206,7 +218,7 @@ struct pfi_live {
      * against was worth */
     int polish_left, polish_fails, polishing;
     double polish_ref;
-    int noisy;        /* a reading with a spread has been taken */
+    int noisy; /* a reading with a spread has been taken */
     /* the estimates handed to the oracle */
     pfi_alloc_job *est;
     double *ep, *et, *w, *pw;

@@ -29,7 +29,8 @@ static int fit_rows(const double *X, const double *y, size_t p, const size_t *ro
     double mean[PFI_MODEL_MAX_P], sd[PFI_MODEL_MAX_P];
     for (size_t j = 0; j < p; j++) {
         double s = 0, ss = 0;
-        for (size_t r = 0; r < m; r++) s += X[rows[r] * p + j];
+        for (size_t r = 0; r < m; r++)
+            s += X[rows[r] * p + j];
         mean[j] = s / (double)m;
         for (size_t r = 0; r < m; r++) {
             double d = X[rows[r] * p + j] - mean[j];
@@ -42,9 +43,11 @@ static int fit_rows(const double *X, const double *y, size_t p, const size_t *ro
                                  "feature %zu is constant over the %zu groups fitted", j + 1, m);
     }
     double ybar = 0, sst = 0;
-    for (size_t r = 0; r < m; r++) ybar += y[rows[r]];
+    for (size_t r = 0; r < m; r++)
+        ybar += y[rows[r]];
     ybar /= (double)m;
-    for (size_t r = 0; r < m; r++) sst += (y[rows[r]] - ybar) * (y[rows[r]] - ybar);
+    for (size_t r = 0; r < m; r++)
+        sst += (y[rows[r]] - ybar) * (y[rows[r]] - ybar);
     if (!(sst > 0))
         return pfi_error_set(err, PFI_EUNDEFINED, NULL, 0,
                              "PFI is the same for all %zu groups fitted: R2 undefined", m);
@@ -76,8 +79,8 @@ static int fit_rows(const double *X, const double *y, size_t p, const size_t *ro
     }
     if (rank < p + 1) {
         rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0,
-                           "singular design: %zu features are collinear (rank %zu of %zu)", p,
-                           rank, p + 1);
+                           "singular design: %zu features are collinear (rank %zu of %zu)", p, rank,
+                           p + 1);
         goto done;
     }
     memset(out, 0, sizeof *out);
@@ -130,7 +133,8 @@ int pfi_model_ols(const double *X, const double *y, size_t n, size_t p, pfi_ols 
     if (rc != PFI_OK || !out) return rc ? rc : PFI_EINVAL;
     size_t *rows = malloc((n ? n : 1) * sizeof *rows);
     if (!rows) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
-    for (size_t i = 0; i < n; i++) rows[i] = i;
+    for (size_t i = 0; i < n; i++)
+        rows[i] = i;
     pfi_ols m;
     rc = fit_rows(X, y, p, rows, n, &m, err);
     free(rows);
@@ -141,7 +145,8 @@ int pfi_model_ols(const double *X, const double *y, size_t n, size_t p, pfi_ols 
 double pfi_model_predict(const pfi_ols *m, const double *x)
 {
     double v = m->coef[0];
-    for (size_t j = 0; j < m->p; j++) v += m->coef[j + 1] * x[j];
+    for (size_t j = 0; j < m->p; j++)
+        v += m->coef[j + 1] * x[j];
     return v;
 }
 
@@ -170,8 +175,7 @@ static int loo_press(const double *X, const double *y, size_t n, size_t p, const
             char msg[sizeof err->msg] = "the other groups cannot determine the fit";
             if (fit_rows(X, y, p, rows, m, &tmp, err) != PFI_OK && err)
                 snprintf(msg, sizeof msg, "%s", err->msg);
-            rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0, "group %zu held out: %s", i + 1,
-                               msg);
+            rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0, "group %zu held out: %s", i + 1, msg);
             break;
         }
         double e = y[i] - pfi_model_predict(full, &X[i * p]);
@@ -215,8 +219,10 @@ int pfi_model_cv(const double *X, const double *y, size_t n, size_t p, const siz
         size_t m = 0, held = 0;
         for (size_t i = 0; i < n; i++) {
             size_t fi = fold ? fold[i] : i;
-            if (fi != f) rows[m++] = i;
-            else held++;
+            if (fi != f)
+                rows[m++] = i;
+            else
+                held++;
         }
         if (held == 0) continue;
         used++;
@@ -226,8 +232,8 @@ int pfi_model_cv(const double *X, const double *y, size_t n, size_t p, const siz
             char msg[sizeof err->msg];
             if (err) {
                 snprintf(msg, sizeof msg, "%s", err->msg);
-                pfi_error_set(err, rc, NULL, 0, "%s %zu held out: %s",
-                              fold ? "fold" : "group", f + 1, msg);
+                pfi_error_set(err, rc, NULL, 0, "%s %zu held out: %s", fold ? "fold" : "group",
+                              f + 1, msg);
             }
             break;
         }
@@ -239,7 +245,8 @@ int pfi_model_cv(const double *X, const double *y, size_t n, size_t p, const siz
                            "cross-validation needs at least two non-empty folds");
     if (rc == PFI_OK) {
         double ybar = 0, sst = 0, ssr = 0;
-        for (size_t i = 0; i < n; i++) ybar += y[i];
+        for (size_t i = 0; i < n; i++)
+            ybar += y[i];
         ybar /= (double)n;
         for (size_t i = 0; i < n; i++) {
             sst += (y[i] - ybar) * (y[i] - ybar);
@@ -254,8 +261,7 @@ int pfi_model_cv(const double *X, const double *y, size_t n, size_t p, const siz
         out->has_rho = pfi_stats_spearman(y, yhat, n, &out->rho, NULL) == PFI_OK;
         if (!out->has_rho) out->rho = 0;
         if (!isfinite(out->r2_oos) || !isfinite(out->rmse))
-            rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0,
-                               "held-out predictions are not finite");
+            rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0, "held-out predictions are not finite");
         if (rc == PFI_OK && pred) memcpy(pred, yhat, n * sizeof *pred);
     }
     free(rows);
@@ -310,17 +316,21 @@ int pfi_model_leverage(const double *X, size_t n, size_t p, double *h, pfi_error
     }
     for (size_t j = 0; j < p; j++) {
         double s = 0, ss = 0;
-        for (size_t i = 0; i < n; i++) s += X[i * p + j];
+        for (size_t i = 0; i < n; i++)
+            s += X[i * p + j];
         s /= (double)n;
-        for (size_t i = 0; i < n; i++) ss += (X[i * p + j] - s) * (X[i * p + j] - s);
+        for (size_t i = 0; i < n; i++)
+            ss += (X[i * p + j] - s) * (X[i * p + j] - s);
         double sd = sqrt(ss / (double)n);
         if (!(sd > 1e-12 * fmax(1.0, fabs(s)))) {
             rc = pfi_error_set(err, PFI_EUNDEFINED, NULL, 0, "feature %zu is constant", j + 1);
             goto done;
         }
-        for (size_t i = 0; i < n; i++) gsl_matrix_set(A, i, j + 1, (X[i * p + j] - s) / sd);
+        for (size_t i = 0; i < n; i++)
+            gsl_matrix_set(A, i, j + 1, (X[i * p + j] - s) / sd);
     }
-    for (size_t i = 0; i < n; i++) gsl_matrix_set(A, i, 0, 1.0);
+    for (size_t i = 0; i < n; i++)
+        gsl_matrix_set(A, i, 0, 1.0);
     /* H = U U' over the non-zero singular values, so h_i = sum_k U_ik^2 */
     gsl_linalg_SV_decomp(A, V, S, work);
     double smax = gsl_vector_get(S, 0);
@@ -331,7 +341,8 @@ int pfi_model_leverage(const double *X, size_t n, size_t p, double *h, pfi_error
         }
     for (size_t i = 0; i < n; i++) {
         double s = 0;
-        for (size_t k = 0; k <= p; k++) s += gsl_matrix_get(A, i, k) * gsl_matrix_get(A, i, k);
+        for (size_t k = 0; k <= p; k++)
+            s += gsl_matrix_get(A, i, k) * gsl_matrix_get(A, i, k);
         h[i] = s;
     }
 done:
@@ -350,8 +361,8 @@ int pfi_model_leverage_drop(const double *x, const double *y, size_t n, size_t k
         return pfi_error_set(err, PFI_ENODATA, NULL, 0, "cannot drop %zu of %zu groups", kmax, n);
     double *h = malloc(n * sizeof *h), *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys);
     char *gone = calloc(n, 1);
-    int rc = (h && xs && ys && gone) ? PFI_OK
-                                     : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    int rc =
+        (h && xs && ys && gone) ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     if (rc == PFI_OK) rc = pfi_model_leverage(x, n, 1, h, err);
     for (size_t k = 0; rc == PFI_OK && k <= kmax; k++) {
         pfi_leverage_step *s = &out[k];

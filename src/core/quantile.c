@@ -22,8 +22,10 @@ static void select_kth(double *a, size_t n, size_t k)
         double pivot = a[mid];
         size_t i = lo, j = hi;
         while (i <= j) {
-            while (a[i] < pivot) i++;
-            while (a[j] > pivot) j--;
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
             if (i <= j) {
                 swap(a, i, j);
                 i++;

@@ -16,10 +16,14 @@ static const size_t n_by[4] = {3, 4, 2, 2};
 static size_t group_of(pfi_regime_by by, int moe, int ft)
 {
     switch (by) {
-    case PFI_REGIME_BY_ARCH_TASK: return (size_t)(moe * 2 + ft);
-    case PFI_REGIME_BY_ARCH: return (size_t)moe;
-    case PFI_REGIME_BY_TASK: return (size_t)ft;
-    default: return moe ? (ft ? 2u : 1u) : 0u;
+    case PFI_REGIME_BY_ARCH_TASK:
+        return (size_t)(moe * 2 + ft);
+    case PFI_REGIME_BY_ARCH:
+        return (size_t)moe;
+    case PFI_REGIME_BY_TASK:
+        return (size_t)ft;
+    default:
+        return moe ? (ft ? 2u : 1u) : 0u;
     }
 }
 
@@ -40,13 +44,15 @@ int pfi_regime_stats_compute(const double *pfi, const int *moe, const int *ft, s
     memset(out, 0, sizeof *out);
     /* compact to the non-empty groups, keeping the fixed order */
     size_t count[PFI_REGIME_MAX] = {0}, map[PFI_REGIME_MAX] = {0};
-    for (size_t i = 0; i < n; i++) count[group_of(by, !!moe[i], !!ft[i])]++;
+    for (size_t i = 0; i < n; i++)
+        count[group_of(by, !!moe[i], !!ft[i])]++;
     for (size_t j = 0; j < n_by[by]; j++)
         if (count[j]) {
             map[j] = out->k;
             out->name[out->k++] = names_by[by][j];
         }
-    for (size_t i = 0; i < n; i++) g[i] = map[group_of(by, !!moe[i], !!ft[i])];
+    for (size_t i = 0; i < n; i++)
+        g[i] = map[group_of(by, !!moe[i], !!ft[i])];
     for (size_t j = 0; j < out->k; j++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++)

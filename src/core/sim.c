@@ -16,9 +16,12 @@ const char *pfi_sim_mix_name(pfi_sim_mix m)
 
 int pfi_sim_mix_parse(const char *s, pfi_sim_mix *out)
 {
-    if (s && strcmp(s, "random") == 0) *out = PFI_SIM_RANDOM;
-    else if (s && strcmp(s, "production") == 0) *out = PFI_SIM_PRODUCTION;
-    else return PFI_ENOTFOUND;
+    if (s && strcmp(s, "random") == 0)
+        *out = PFI_SIM_RANDOM;
+    else if (s && strcmp(s, "production") == 0)
+        *out = PFI_SIM_PRODUCTION;
+    else
+        return PFI_ENOTFOUND;
     return PFI_OK;
 }
 
@@ -30,8 +33,12 @@ const char *pfi_sim_policy_name(int policy)
 
 pfi_sim_opts pfi_sim_defaults(void)
 {
-    return (pfi_sim_opts){.mix = PFI_SIM_RANDOM, .workloads = 500, .jobs = 100, .seed = 1,
-                          .ft_share = PFI_SIM_DEFAULT_FT_SHARE, .threads = 1,
+    return (pfi_sim_opts){.mix = PFI_SIM_RANDOM,
+                          .workloads = 500,
+                          .jobs = 100,
+                          .seed = 1,
+                          .ft_share = PFI_SIM_DEFAULT_FT_SHARE,
+                          .threads = 1,
                           .learn = pfi_learn_defaults()};
 }
 
@@ -54,7 +61,8 @@ static int draw_workloads(const pfi_sim_group *g, size_t ng, const pfi_sim_opts 
     gsl_rng_set(r, o->seed);
     int rc = PFI_OK;
     if (o->mix == PFI_SIM_RANDOM) {
-        for (size_t k = 0; k < total; k++) idx[k] = (size_t)gsl_rng_uniform_int(r, ng);
+        for (size_t k = 0; k < total; k++)
+            idx[k] = (size_t)gsl_rng_uniform_int(r, ng);
         gsl_rng_free(r);
         return PFI_OK;
     }
@@ -136,9 +144,15 @@ static int observe_true(void *ctx, size_t job, double power_w, size_t jobs, doub
 
 static pfi_alloc_job group_job(const pfi_sim_group *g, size_t count)
 {
-    return (pfi_alloc_job){.name = g->name, .cap = g->cap, .P = g->P, .T = g->T, .n = g->n,
-                           .pfi = g->pfi_hat, .dram_copy = g->dram_copy,
-                           .moe_ft = g->moe && g->ft, .count = count};
+    return (pfi_alloc_job){.name = g->name,
+                           .cap = g->cap,
+                           .P = g->P,
+                           .T = g->T,
+                           .n = g->n,
+                           .pfi = g->pfi_hat,
+                           .dram_copy = g->dram_copy,
+                           .moe_ft = g->moe && g->ft,
+                           .count = count};
 }
 
 /* Workload w's jobs as allocation entries, into jobs (J slots; cnt: ng
@@ -153,19 +167,21 @@ static size_t workload_entries(const shared *s, size_t w, pfi_alloc_job *jobs, s
     size_t J = s->o->jobs, ne = 0;
     const size_t *idx = s->idx + w * J;
     if (s->o->noise_rel > 0) {
-        for (size_t k = 0; k < J; k++) jobs[ne++] = group_job(&s->g[idx[k]], 1);
+        for (size_t k = 0; k < J; k++)
+            jobs[ne++] = group_job(&s->g[idx[k]], 1);
         return ne;
     }
     memset(cnt, 0, s->ng * sizeof *cnt);
-    for (size_t k = 0; k < J; k++) cnt[idx[k]]++;
+    for (size_t k = 0; k < J; k++)
+        cnt[idx[k]]++;
     for (size_t i = 0; i < s->ng; i++)
         if (cnt[i]) jobs[ne++] = group_job(&s->g[i], cnt[i]);
     return ne;
 }
 
 static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn_plan **plan,
-                        pfi_alloc_job *jobs, size_t *cnt, pfi_learn_job *lj,
-                        gsl_rng *rng, pfi_error *err)
+                        pfi_alloc_job *jobs, size_t *cnt, pfi_learn_job *lj, gsl_rng *rng,
+                        pfi_error *err)
 {
     const pfi_sim_opts *o = s->o;
     size_t ne = workload_entries(s, w, jobs, cnt);
@@ -281,8 +297,8 @@ int pfi_sim_run(const pfi_sim_group *g, size_t ng, const pfi_sim_opts *o, pfi_si
         pfi_alloc_job *jobs = malloc(ng * sizeof *jobs);
         if (!jobs) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         for (size_t i = 0; i < ng; i++)
-            jobs[i] = (pfi_alloc_job){.name = g[i].name, .cap = g[i].cap, .P = g[i].P,
-                                      .T = g[i].T, .n = g[i].n};
+            jobs[i] = (pfi_alloc_job){
+                .name = g[i].name, .cap = g[i].cap, .P = g[i].P, .T = g[i].T, .n = g[i].n};
         pfi_alloc_problem *p = NULL;
         int rc = pfi_alloc_problem_create(jobs, ng, &p, err);
         pfi_alloc_problem_destroy(p);
@@ -311,7 +327,8 @@ int pfi_sim_run(const pfi_sim_group *g, size_t ng, const pfi_sim_opts *o, pfi_si
     for (int t = 1; t < nt; t++)
         if (pthread_create(&tid[started], NULL, worker, &s) == 0) started++;
     worker(&s); /* this thread works too; a thread that failed to start is not needed */
-    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
     pthread_mutex_destroy(&s.lock);
     if (s.rc != PFI_OK) {
         rc = s.rc;

@@ -43,7 +43,8 @@ int pfi_sim_groups_build(const pfi_sweeps *s, const pfi_obs *obs, size_t nobs,
     int rc = fit(obs, nobs, set, m, err);
     if (rc != PFI_OK) return rc;
     size_t ng = pfi_sweeps_count(s), runs = 0;
-    for (size_t i = 0; i < ng; i++) runs += pfi_sweeps_group(s, i)->n_runs;
+    for (size_t i = 0; i < ng; i++)
+        runs += pfi_sweeps_group(s, i)->n_runs;
     out->g = calloc(ng ? ng : 1, sizeof *out->g);
     out->buf = malloc((runs ? runs : 1) * 3 * sizeof *out->buf);
     if (!out->g || !out->buf) {
@@ -75,11 +76,16 @@ int pfi_sim_groups_build(const pfi_sweeps *s, const pfi_obs *obs, size_t nobs,
             if (j < set->p) x[j] = o->f.v[id];
         }
         pfi_sim_group *g = &out->g[out->n++];
-        *g = (pfi_sim_group){.name = gr->name, .cap = C + k, .P = P + k, .T = T + k,
-                             .n = gr->n_runs, .pfi_hat = pfi_model_predict(m, x),
+        *g = (pfi_sim_group){.name = gr->name,
+                             .cap = C + k,
+                             .P = P + k,
+                             .T = T + k,
+                             .n = gr->n_runs,
+                             .pfi_hat = pfi_model_predict(m, x),
                              .dram_copy = o->f.v[PFI_FEAT_DRAM_COPY_PRODUCT],
                              .moe = strcmp(gr->meta.arch, "moe") == 0,
-                             .ft = strcmp(gr->meta.task, "ft") == 0, .gpus = gr->meta.gpus};
+                             .ft = strcmp(gr->meta.task, "ft") == 0,
+                             .gpus = gr->meta.gpus};
         for (size_t r = 0; r < gr->n_runs; r++, k++) {
             C[k] = gr->runs[r].cap_w;
             P[k] = gr->runs[r].power_w;

@@ -27,10 +27,12 @@ int pfi_stats_rank(const double *x, size_t n, double *ranks, double *tie_sum)
     double ties = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && x[idx[j]] == x[idx[i]]) j++;
+        while (j < n && x[idx[j]] == x[idx[i]])
+            j++;
         /* positions i..j-1 (0-based) share the average of ranks i+1..j */
         double avg = 0.5 * ((double)(i + 1) + (double)j);
-        for (size_t k = i; k < j; k++) ranks[idx[k]] = avg;
+        for (size_t k = i; k < j; k++)
+            ranks[idx[k]] = avg;
         double t = (double)(j - i);
         ties += t * t * t - t;
         i = j;
@@ -182,7 +184,8 @@ int pfi_stats_kruskal(const double *x, const size_t *g, size_t n, size_t k, pfi_
     int rc = pool(x, g, n, k, &s);
     if (rc != PFI_OK) return rc;
     double N = (double)n, acc = 0;
-    for (size_t j = 0; j < k; j++) acc += s.rank_sum[j] * s.rank_sum[j] / (double)s.count[j];
+    for (size_t j = 0; j < k; j++)
+        acc += s.rank_sum[j] * s.rank_sum[j] / (double)s.count[j];
     double H = 12.0 / (N * (N + 1)) * acc - 3 * (N + 1);
     H /= 1 - s.ties / (N * N * N - N);
     pooled_free(&s);
@@ -237,7 +240,8 @@ int pfi_stats_median_mean(const double *x, size_t n, double *median, double *mea
     if (!x || n == 0 || !median || !mean || !all_finite(x, n)) return n ? PFI_EINVAL : PFI_ENODATA;
     double *c = malloc(n * sizeof *c);
     if (!c) return PFI_ENOMEM;
-    for (size_t i = 0; i < n; i++) c[i] = x[i];
+    for (size_t i = 0; i < n; i++)
+        c[i] = x[i];
     gsl_sort(c, 1, n);
     *median = gsl_stats_median_from_sorted_data(c, 1, n);
     *mean = gsl_stats_mean(c, 1, n);

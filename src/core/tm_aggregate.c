@@ -42,8 +42,10 @@ int pfi_tm_aggregate(const pfi_tm_row *samples, size_t n, double top_frac, pfi_t
         take = (size_t)ceil(top_frac * (double)m);
         if (take > m) take = m;
         /* order[] indexes pick[]; keep the first `take` in power order */
-        for (size_t k = 0; k < take; k++) order[k] = pick[order[k]];
-        for (size_t k = 0; k < take; k++) pick[k] = order[k];
+        for (size_t k = 0; k < take; k++)
+            order[k] = pick[order[k]];
+        for (size_t k = 0; k < take; k++)
+            pick[k] = order[k];
         free(order);
     }
     free(key);
@@ -76,14 +78,15 @@ int pfi_tm_aggregate(const pfi_tm_row *samples, size_t n, double top_frac, pfi_t
 void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out)
 {
     out->valid = 0;
-    for (int f = 0; f < PFI_TM_NFIELDS; f++) out->v[f] = NAN;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        out->v[f] = NAN;
     const struct {
         pfi_tm_field f;
         double v;
     } map[] = {
-        {PFI_TM_SM_ACTIVE, s->sm_active},         {PFI_TM_TENSOR_ACTIVE, s->tensor_active},
-        {PFI_TM_DRAM_ACTIVE, s->dram_active},     {PFI_TM_MEM_COPY_UTIL, s->mem_copy_util},
-        {PFI_TM_GPU_UTIL, s->gpu_util},           {PFI_TM_POWER, s->power_w},
+        {PFI_TM_SM_ACTIVE, s->sm_active},     {PFI_TM_TENSOR_ACTIVE, s->tensor_active},
+        {PFI_TM_DRAM_ACTIVE, s->dram_active}, {PFI_TM_MEM_COPY_UTIL, s->mem_copy_util},
+        {PFI_TM_GPU_UTIL, s->gpu_util},       {PFI_TM_POWER, s->power_w},
         {PFI_TM_SM_CLOCK, s->sm_clock_mhz},
     };
     for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
@@ -96,7 +99,8 @@ void pfi_tm_from_probe_sample(const pfi_gpumodel_sample *s, pfi_tm_row *out)
 void pfi_tm_from_gpu_sample(const pfi_gpu_sample *s, pfi_tm_row *out)
 {
     out->valid = 0;
-    for (int k = 0; k < PFI_TM_NFIELDS; k++) out->v[k] = NAN;
+    for (int k = 0; k < PFI_TM_NFIELDS; k++)
+        out->v[k] = NAN;
     for (int f = 0; f < PFI_GF_COUNT; f++) {
         const pfi_gpu_field_desc *d = &pfi_gpu_fields[f];
         if (d->tm_field < 0 || !pfi_gpu_sample_has(s, d->field)) continue;

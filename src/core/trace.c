@@ -10,10 +10,14 @@
 const char *pfi_trace_phase_name(pfi_phase ph)
 {
     switch (ph) {
-    case PFI_PHASE_WARMUP: return "warmup";
-    case PFI_PHASE_STARTUP: return "startup";
-    case PFI_PHASE_TRAINING: return "training";
-    default: return "unknown";
+    case PFI_PHASE_WARMUP:
+        return "warmup";
+    case PFI_PHASE_STARTUP:
+        return "startup";
+    case PFI_PHASE_TRAINING:
+        return "training";
+    default:
+        return "unknown";
     }
 }
 
@@ -54,7 +58,8 @@ int pfi_trace_seg_create(const pfi_trace_params *p, pfi_trace_seg **out)
         return PFI_EINVAL;
     }
     s->phase = PFI_PHASE_WARMUP;
-    for (int i = 0; i < PFI_PHASE_COUNT; i++) s->start[i] = NAN;
+    for (int i = 0; i < PFI_PHASE_COUNT; i++)
+        s->start[i] = NAN;
     *out = s;
     return PFI_OK;
 }
@@ -91,8 +96,7 @@ static void startup_step(pfi_trace_seg *s, double t, double util)
     }
     s->pend[s->n_pend++] = (pending_pt){t, util};
     s->pend_sum += util;
-    while (s->n_pend > 0 &&
-           (!(s->pend[0].util >= thr) || s->pend_sum / (double)s->n_pend < thr))
+    while (s->n_pend > 0 && (!(s->pend[0].util >= thr) || s->pend_sum / (double)s->n_pend < thr))
         pend_drop_front(s);
     if (s->n_pend > 0 && s->pend[s->n_pend - 1].t - s->pend[0].t >= s->p.sustain_s) {
         s->phase = PFI_PHASE_TRAINING;
@@ -131,8 +135,8 @@ double pfi_trace_seg_start(const pfi_trace_seg *s, pfi_phase ph)
 }
 
 int pfi_trace_segment(const double *t, const double *fb_mib, const double *util_pct, size_t n,
-                      const pfi_trace_params *p, pfi_phase *phase,
-                      double start[PFI_PHASE_COUNT], pfi_error *err)
+                      const pfi_trace_params *p, pfi_phase *phase, double start[PFI_PHASE_COUNT],
+                      pfi_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(t[i]))
@@ -145,8 +149,10 @@ int pfi_trace_segment(const double *t, const double *fb_mib, const double *util_
     pfi_trace_seg *s;
     int rc = pfi_trace_seg_create(p, &s);
     if (rc != PFI_OK) return pfi_error_set(err, rc, NULL, 0, "bad segmentation parameters");
-    for (size_t i = 0; i < n; i++) pfi_trace_seg_push(s, t[i], fb_mib[i], util_pct[i]);
-    for (int k = 0; k < PFI_PHASE_COUNT; k++) start[k] = s->start[k];
+    for (size_t i = 0; i < n; i++)
+        pfi_trace_seg_push(s, t[i], fb_mib[i], util_pct[i]);
+    for (int k = 0; k < PFI_PHASE_COUNT; k++)
+        start[k] = s->start[k];
     pfi_trace_seg_destroy(s);
     if (phase) {
         /* Label each sample by the latest phase that had begun at its time;
@@ -178,7 +184,8 @@ int pfi_trace_top_mean(const double *v, size_t n, double frac, double *scratch, 
      * window for every /metrics rendering. */
     pfi_quantile_partition(scratch, m, m - k);
     double sum = 0;
-    for (size_t i = m - k; i < m; i++) sum += scratch[i];
+    for (size_t i = m - k; i < m; i++)
+        sum += scratch[i];
     *out = sum / (double)k;
     return PFI_OK;
 }
@@ -253,13 +260,14 @@ static size_t gather(const pfi_trace_roll *r, size_t field, double since, double
     return m;
 }
 
-int pfi_trace_roll_top_mean(pfi_trace_roll *r, size_t field, double since, double frac,
-                            double *out, size_t *used)
+int pfi_trace_roll_top_mean(pfi_trace_roll *r, size_t field, double since, double frac, double *out,
+                            size_t *used)
 {
     if (field >= r->n_fields) return PFI_EINVAL;
     size_t m = gather(r, field, since, r->scratch);
     size_t finite = 0;
-    for (size_t i = 0; i < m; i++) finite += isfinite(r->scratch[i]) != 0;
+    for (size_t i = 0; i < m; i++)
+        finite += isfinite(r->scratch[i]) != 0;
     if (used) *used = finite;
     return pfi_trace_top_mean(r->scratch, m, frac, r->scratch + r->cap, out);
 }

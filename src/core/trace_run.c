@@ -87,9 +87,11 @@ static void top_stats(double *v, size_t m, double frac, double *mean, double *se
     if (k < 1) k = 1;
     if (k > m) k = m;
     double sum = 0;
-    for (size_t i = 0; i < k; i++) sum += v[i];
+    for (size_t i = 0; i < k; i++)
+        sum += v[i];
     double mu = sum / (double)k, ss = 0;
-    for (size_t i = 0; i < k; i++) ss += (v[i] - mu) * (v[i] - mu);
+    for (size_t i = 0; i < k; i++)
+        ss += (v[i] - mu) * (v[i] - mu);
     *mean = mu;
     *sem = k > 1 ? sqrt(ss / (double)(k - 1) / (double)k) : 0;
     *k_out = k;
@@ -99,7 +101,8 @@ static void top_stats(double *v, size_t m, double frac, double *mean, double *se
  * skipped phase starts with the next one (trace.h's rule). */
 static void label_starts(const pfi_trace_run *r, double start[PFI_PHASE_COUNT])
 {
-    for (int k = 0; k < PFI_PHASE_COUNT; k++) start[k] = NAN;
+    for (int k = 0; k < PFI_PHASE_COUNT; k++)
+        start[k] = NAN;
     for (size_t i = 0; i < r->n; i++) {
         int ph = r->label[i];
         if (ph >= 0 && ph < PFI_PHASE_COUNT && isnan(start[ph])) start[ph] = r->t[i];
@@ -155,8 +158,7 @@ int pfi_trace_run_summarize(const pfi_trace_run *r, const pfi_trace_params *p, d
     }
     out->training_samples = m;
     if (mp == 0) {
-        rc = pfi_error_set(err, PFI_ENODATA, NULL, 0, "run %s: no training sample has power",
-                           name);
+        rc = pfi_error_set(err, PFI_ENODATA, NULL, 0, "run %s: no training sample has power", name);
         goto done;
     }
     top_stats(v, mp, top_frac, &out->power_w, &out->power_sem_w, &out->top_samples);

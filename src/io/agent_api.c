@@ -56,8 +56,8 @@ static int get_choice(json_t *root, const char *key, const char *a, const char *
     if (!v || json_is_null(v)) return PFI_OK;
     const char *s = json_is_string(v) ? json_string_value(v) : NULL;
     if (!s || strlen(s) != json_string_length(v) || (strcmp(s, a) != 0 && strcmp(s, b) != 0))
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"%s\" must be \"%s\" or \"%s\"", key,
-                             a, b);
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"%s\" must be \"%s\" or \"%s\"", key, a,
+                             b);
     snprintf(out, len, "%s", s);
     return PFI_OK;
 }
@@ -87,8 +87,7 @@ int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_erro
     size_t n = json_is_array(gpus) ? json_array_size(gpus) : 0;
     if (n == 0 || n > PFI_STORE_MAX_JOB_GPUS) {
         rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                           "\"gpus\" must be an array of 1-%d GPU indices",
-                           PFI_STORE_MAX_JOB_GPUS);
+                           "\"gpus\" must be an array of 1-%d GPU indices", PFI_STORE_MAX_JOB_GPUS);
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
@@ -101,15 +100,13 @@ int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_erro
         }
         for (size_t k = 0; k < i; k++)
             if (out->gpus[k] == (unsigned)v) {
-                rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "GPU %u listed twice",
-                                   (unsigned)v);
+                rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "GPU %u listed twice", (unsigned)v);
                 goto done;
             }
         out->gpus[i] = (unsigned)v;
     }
     out->n_gpus = n;
-    if ((rc = get_choice(root, "arch", "dense", "moe", out->arch, sizeof out->arch, err)) !=
-        PFI_OK)
+    if ((rc = get_choice(root, "arch", "dense", "moe", out->arch, sizeof out->arch, err)) != PFI_OK)
         goto done;
     if ((rc = get_choice(root, "task", "pt", "ft", out->task, sizeof out->task, err)) != PFI_OK)
         goto done;

@@ -122,14 +122,14 @@ int pfi_csv_parse(const char *buf, size_t len, const char *name, pfi_csv **out, 
             }
             if (i < len && buf[i] != ',' && buf[i] != '\n' && buf[i] != '\r') {
                 rc = pfi_error_set(err, PFI_EPARSE, name, line,
-                                     "text after a closing quote in field %zu", row_fields + 1);
+                                   "text after a closing quote in field %zu", row_fields + 1);
                 goto fail;
             }
         } else {
             while (i < len && buf[i] != ',' && buf[i] != '\n' && buf[i] != '\r') {
                 if (buf[i] == '"') {
                     rc = pfi_error_set(err, PFI_EPARSE, name, line,
-                                         "stray quote inside unquoted field %zu", row_fields + 1);
+                                       "stray quote inside unquoted field %zu", row_fields + 1);
                     goto fail;
                 }
                 *w++ = buf[i++];
@@ -157,7 +157,7 @@ int pfi_csv_parse(const char *buf, size_t len, const char *name, pfi_csv **out, 
             c->cols = row_fields;
         } else if (row_fields != c->cols) {
             rc = pfi_error_set(err, PFI_EPARSE, name, row_line,
-                                 "row has %zu fields, the header has %zu", row_fields, c->cols);
+                               "row has %zu fields, the header has %zu", row_fields, c->cols);
             goto fail;
         }
         row_fields = 0;
@@ -248,7 +248,8 @@ int pfi_csv_number(const pfi_csv *c, size_t row, size_t col, int allow_empty, do
     const char *colname = pfi_csv_header(c, col);
     if (!s) return pfi_error_set(err, PFI_EINVAL, c->name, ln, "no such field");
     const char *p = s;
-    while (*p == ' ' || *p == '\t') p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
     if (*p == '\0') {
         if (allow_empty) {
             *out = dflt;
@@ -266,10 +267,11 @@ int pfi_csv_number(const pfi_csv *c, size_t row, size_t col, int allow_empty, do
     char *end;
     errno = 0;
     double v = strtod(p, &end);
-    while (*end == ' ' || *end == '\t') end++;
+    while (*end == ' ' || *end == '\t')
+        end++;
     if (end == p || *end != '\0')
-        return pfi_error_set(err, PFI_EPARSE, c->name, ln, "%s is not a number: \"%.40s\"",
-                             colname, s);
+        return pfi_error_set(err, PFI_EPARSE, c->name, ln, "%s is not a number: \"%.40s\"", colname,
+                             s);
     if (!isfinite(v) || errno == ERANGE)
         return pfi_error_set(err, PFI_EPARSE, c->name, ln, "%s is not finite: \"%.40s\"", colname,
                              s);

@@ -91,8 +91,7 @@ int pfi_file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), vo
     if (fclose(f) != 0 && rc == PFI_OK)
         rc = pfi_error_set(err, PFI_EIO, path, 0, "write failed: %s", strerror(errno));
     if (rc == PFI_OK && rename(tmp, path) != 0)
-        rc = pfi_error_set(err, PFI_EIO, path, 0, "cannot rename into place: %s",
-                           strerror(errno));
+        rc = pfi_error_set(err, PFI_EIO, path, 0, "cannot rename into place: %s", strerror(errno));
     if (rc != PFI_OK) unlink(tmp);
     free(tmp);
     return rc;

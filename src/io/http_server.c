@@ -27,7 +27,8 @@ enum MHD_Result pfi_http_send_text(struct MHD_Connection *c, unsigned status, co
 
 static char *dump_line(json_t *v, size_t *len)
 {
-    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) : NULL;
+    char *s =
+        v ? json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) : NULL;
     json_decref(v);
     if (!s) return NULL;
     size_t n = strlen(s);
@@ -85,13 +86,15 @@ int pfi_http_authorized(struct MHD_Connection *c, const char *token)
     h += 7;
     size_t n = strlen(h), m = strlen(token);
     unsigned char diff = (unsigned char)(n != m);
-    for (size_t i = 0; i < m; i++) diff |= (unsigned char)(token[i] ^ (i < n ? h[i] : 0));
+    for (size_t i = 0; i < m; i++)
+        diff |= (unsigned char)(token[i] ^ (i < n ? h[i] : 0));
     return diff == 0;
 }
 
 int pfi_http_declared_too_large(struct MHD_Connection *c, size_t max)
 {
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     return cl && strtoull(cl, NULL, 10) > max;
 }
 
@@ -131,8 +134,7 @@ void pfi_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
 }
 
-int pfi_http_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl,
-                          pfi_error *err)
+int pfi_http_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sl, pfi_error *err)
 {
     char host[256];
     const char *port;

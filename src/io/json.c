@@ -32,8 +32,8 @@ int pfi_json_load_strict(const char *body, size_t len, size_t max_len, const cha
     json_error_t je;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "bad JSON at line %d column %d: %s",
-                             je.line, je.column, je.text);
+        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "bad JSON at line %d column %d: %s", je.line,
+                             je.column, je.text);
     if (!json_is_object(root)) {
         json_decref(root);
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the body must be a JSON object");
@@ -43,7 +43,8 @@ int pfi_json_load_strict(const char *body, size_t len, size_t max_len, const cha
     json_object_foreach(root, key, v)
     {
         int ok = 0;
-        for (size_t i = 0; allowed[i]; i++) ok |= strcmp(key, allowed[i]) == 0;
+        for (size_t i = 0; allowed[i]; i++)
+            ok |= strcmp(key, allowed[i]) == 0;
         if (!ok) {
             /* Jansson keys may hold NUL or control bytes: print a safe prefix. */
             char shown[40];

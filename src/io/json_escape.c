@@ -3,10 +3,10 @@
 
 const unsigned char pfi_json_plain[256] = {
 #define R8(x) x, x, x, x, x, x, x, x
-    R8(0), R8(0), R8(0), R8(0),                  /* 0x00-0x1f: control characters */
-    1, 1, 0, 1, 1, 1, 1, 1, R8(1), R8(1), R8(1), /* 0x20-0x3f: '"' at 0x22 */
-    R8(1), R8(1), R8(1), 1, 1, 1, 1, 0, 1, 1, 1, /* 0x40-0x5f: '\\' at 0x5c */
-    R8(1), R8(1), R8(1), R8(1),                  /* 0x60-0x7f */
+    R8(0), R8(0), R8(0), R8(0),                                  /* 0x00-0x1f: control characters */
+    1,     1,     0,     1,     1, 1, 1, 1, R8(1), R8(1), R8(1), /* 0x20-0x3f: '"' at 0x22 */
+    R8(1), R8(1), R8(1), 1,     1, 1, 1, 0, 1,     1,     1,     /* 0x40-0x5f: '\\' at 0x5c */
+    R8(1), R8(1), R8(1), R8(1),                                  /* 0x60-0x7f */
 #undef R8
 };
 
@@ -16,10 +16,14 @@ static int hex4(const char *p, unsigned *out)
     for (int i = 0; i < 4; i++) {
         char c = p[i];
         x <<= 4;
-        if (c >= '0' && c <= '9') x |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') x |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') x |= (unsigned)(c - 'A' + 10);
-        else return -1;
+        if (c >= '0' && c <= '9')
+            x |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            x |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            x |= (unsigned)(c - 'A' + 10);
+        else
+            return -1;
     }
     *out = x;
     return 0;
@@ -51,16 +55,34 @@ int pfi_json_escape(const char *p, const char *e, char d[4], size_t *dn)
     *dn = 1;
     if (e - p < 2) return PFI_JESC_BAD;
     switch (p[1]) {
-    case '"': d[0] = '"'; return 2;
-    case '\\': d[0] = '\\'; return 2;
-    case '/': d[0] = '/'; return 2;
-    case 'b': d[0] = '\b'; return 2;
-    case 'f': d[0] = '\f'; return 2;
-    case 'n': d[0] = '\n'; return 2;
-    case 'r': d[0] = '\r'; return 2;
-    case 't': d[0] = '\t'; return 2;
-    case 'u': break;
-    default: return PFI_JESC_BAD;
+    case '"':
+        d[0] = '"';
+        return 2;
+    case '\\':
+        d[0] = '\\';
+        return 2;
+    case '/':
+        d[0] = '/';
+        return 2;
+    case 'b':
+        d[0] = '\b';
+        return 2;
+    case 'f':
+        d[0] = '\f';
+        return 2;
+    case 'n':
+        d[0] = '\n';
+        return 2;
+    case 'r':
+        d[0] = '\r';
+        return 2;
+    case 't':
+        d[0] = '\t';
+        return 2;
+    case 'u':
+        break;
+    default:
+        return PFI_JESC_BAD;
     }
     unsigned cp, lo;
     int took = 6;

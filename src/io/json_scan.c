@@ -33,7 +33,8 @@ void pfi_jscan_init(pfi_jscan *J, const char *text, size_t len, pfi_error *err)
 
 static void ws(pfi_jscan *J)
 {
-    while (J->p < J->e && (*J->p == ' ' || *J->p == '\n' || *J->p == '\r' || *J->p == '\t')) J->p++;
+    while (J->p < J->e && (*J->p == ' ' || *J->p == '\n' || *J->p == '\r' || *J->p == '\t'))
+        J->p++;
 }
 
 /* Consumes c (after blanks) if it is next. */
@@ -61,14 +62,23 @@ static inline int kind(pfi_jscan *J)
     if (J->p >= J->e) return fail(J, "expected a value"), PFI_JS_NONE;
     char c = *J->p;
     switch (c) {
-    case '{': case '[': case '"': case 't': case 'f': case 'n': return c;
+    case '{':
+    case '[':
+    case '"':
+    case 't':
+    case 'f':
+    case 'n':
+        return c;
     default:
         if (c == '-' || (c >= '0' && c <= '9')) return PFI_JS_NUMBER;
         return fail(J, "expected a value"), PFI_JS_NONE;
     }
 }
 
-int pfi_jscan_peek(pfi_jscan *J) { return kind(J); }
+int pfi_jscan_peek(pfi_jscan *J)
+{
+    return kind(J);
+}
 
 int pfi_jscan_top(pfi_jscan *J)
 {
@@ -79,14 +89,21 @@ int pfi_jscan_top(pfi_jscan *J)
 
 static int open(pfi_jscan *J, char c)
 {
-    if (kind(J) != c) return J->rc != PFI_OK ? J->rc : fail(J, c == '{' ? "expected '{'" : "expected '['");
+    if (kind(J) != c)
+        return J->rc != PFI_OK ? J->rc : fail(J, c == '{' ? "expected '{'" : "expected '['");
     J->p++;
     J->depth++;
     return PFI_OK;
 }
 
-int pfi_jscan_object(pfi_jscan *J) { return open(J, '{'); }
-int pfi_jscan_array(pfi_jscan *J) { return open(J, '['); }
+int pfi_jscan_object(pfi_jscan *J)
+{
+    return open(J, '{');
+}
+int pfi_jscan_array(pfi_jscan *J)
+{
+    return open(J, '[');
+}
 
 /* After a member or element: ',' (another follows) or the closing byte. */
 static int next(pfi_jscan *J, int *first, char close)
@@ -107,7 +124,10 @@ static int next(pfi_jscan *J, int *first, char close)
     return 0;
 }
 
-int pfi_jscan_array_next(pfi_jscan *J, int *first) { return next(J, first, ']'); }
+int pfi_jscan_array_next(pfi_jscan *J, int *first)
+{
+    return next(J, first, ']');
+}
 
 int pfi_jscan_object_next(pfi_jscan *J, int *first, char *key, size_t cap, size_t *klen)
 {
@@ -134,7 +154,8 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
     if (!buf) cap = 0;
     { /* the usual string: plain ASCII to the quote */
         const char *q = J->p;
-        while (q < J->e && pfi_json_plain[(unsigned char)*q]) q++;
+        while (q < J->e && pfi_json_plain[(unsigned char)*q])
+            q++;
         if (q < J->e && *q == '"') {
             o = (size_t)(q - J->p);
             if (cap) {
@@ -149,7 +170,8 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
     }
     for (;;) {
         const char *q = J->p;
-        while (q < J->e && pfi_json_plain[(unsigned char)*q]) q++;
+        while (q < J->e && pfi_json_plain[(unsigned char)*q])
+            q++;
         put(buf, cap, &o, J->p, (size_t)(q - J->p));
         J->p = q;
         if (J->p >= J->e) return fail(J, "premature end of input in a string");
@@ -157,8 +179,10 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
         if (c == '"') break;
         if (c < 0x20) return fail(J, "control character in a string");
         if (c >= 0x80) { /* a run of non-ASCII bytes: whole UTF-8 sequences */
-            while (q < J->e && (unsigned char)*q >= 0x80) q++;
-            if (!pfi_utf8_valid(J->p, (size_t)(q - J->p), NULL)) return fail(J, "invalid UTF-8 in a string");
+            while (q < J->e && (unsigned char)*q >= 0x80)
+                q++;
+            if (!pfi_utf8_valid(J->p, (size_t)(q - J->p), NULL))
+                return fail(J, "invalid UTF-8 in a string");
             put(buf, cap, &o, J->p, (size_t)(q - J->p));
             J->p = q;
             continue;
@@ -168,10 +192,14 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
         size_t dn;
         int took = pfi_json_escape(J->p, J->e, d, &dn);
         switch (took) {
-        case PFI_JESC_BAD_U: return fail(J, "invalid \\u escape");
-        case PFI_JESC_LONE_LOW: return fail(J, "invalid Unicode: a lone low surrogate");
-        case PFI_JESC_NO_LOW: return fail(J, "invalid Unicode: a high surrogate without its low half");
-        case PFI_JESC_NUL: return fail(J, "\\u0000 is not allowed");
+        case PFI_JESC_BAD_U:
+            return fail(J, "invalid \\u escape");
+        case PFI_JESC_LONE_LOW:
+            return fail(J, "invalid Unicode: a lone low surrogate");
+        case PFI_JESC_NO_LOW:
+            return fail(J, "invalid Unicode: a high surrogate without its low half");
+        case PFI_JESC_NUL:
+            return fail(J, "\\u0000 is not allowed");
         }
         if (took < 0) return fail(J, "invalid escape");
         J->p += took;
@@ -183,7 +211,10 @@ int pfi_jscan_string(pfi_jscan *J, char *buf, size_t cap, size_t *len)
     return PFI_OK;
 }
 
-static int digit(char c) { return c >= '0' && c <= '9'; }
+static int digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 int pfi_jscan_number(pfi_jscan *J, double *v, int *is_int, long long *iv)
 {
@@ -192,10 +223,13 @@ int pfi_jscan_number(pfi_jscan *J, double *v, int *is_int, long long *iv)
     int neg = *q == '-';
     if (neg) q++;
     const char *ib = q; /* the integer part */
-    if (q < e && *q == '0') q++;
+    if (q < e && *q == '0')
+        q++;
     else if (q < e && digit(*q))
-        while (q < e && digit(*q)) q++;
-    else return fail(J, "invalid number");
+        while (q < e && digit(*q))
+            q++;
+    else
+        return fail(J, "invalid number");
     if (q < e && digit(*q)) return fail(J, "invalid number: a leading zero");
     size_t nint = (size_t)(q - ib);
     int real = 0;
@@ -203,7 +237,8 @@ int pfi_jscan_number(pfi_jscan *J, double *v, int *is_int, long long *iv)
     if (q < e && *q == '.') {
         q++;
         if (q >= e || !digit(*q)) return fail(J, "invalid number");
-        while (q < e && digit(*q)) q++;
+        while (q < e && digit(*q))
+            q++;
         real = 1;
     }
     if (q < e && (*q == 'e' || *q == 'E')) {
@@ -221,16 +256,19 @@ int pfi_jscan_number(pfi_jscan *J, double *v, int *is_int, long long *iv)
         long long x;
         if (nint <= 18) { /* fits: no check needed */
             unsigned long long m = 0;
-            for (const char *d = ib; d < q; d++) m = m * 10 + (unsigned)(*d - '0');
+            for (const char *d = ib; d < q; d++)
+                m = m * 10 + (unsigned)(*d - '0');
             x = neg ? -(long long)m : (long long)m;
         } else {
             char tmp[32];
-            if ((size_t)(q - b) >= sizeof tmp) return fail(J, neg ? "too big negative integer" : "too big integer");
+            if ((size_t)(q - b) >= sizeof tmp)
+                return fail(J, neg ? "too big negative integer" : "too big integer");
             memcpy(tmp, b, (size_t)(q - b));
             tmp[q - b] = '\0';
             errno = 0;
             x = strtoll(tmp, NULL, 10);
-            if (errno == ERANGE) return fail(J, neg ? "too big negative integer" : "too big integer");
+            if (errno == ERANGE)
+                return fail(J, neg ? "too big negative integer" : "too big integer");
         }
         if (is_int) *is_int = 1;
         if (iv) *iv = x;
@@ -262,7 +300,10 @@ int pfi_jscan_number(pfi_jscan *J, double *v, int *is_int, long long *iv)
 int pfi_jscan_literal(pfi_jscan *J, int *which)
 {
     int k = kind(J);
-    const char *w = k == PFI_JS_TRUE ? "true" : k == PFI_JS_FALSE ? "false" : k == PFI_JS_NULL ? "null" : NULL;
+    const char *w = k == PFI_JS_TRUE    ? "true"
+                    : k == PFI_JS_FALSE ? "false"
+                    : k == PFI_JS_NULL  ? "null"
+                                        : NULL;
     if (!w) return J->rc != PFI_OK ? J->rc : fail(J, "expected true, false or null");
     size_t n = strlen(w);
     if ((size_t)(J->e - J->p) < n || memcmp(J->p, w, n) != 0) return fail(J, "invalid token");
@@ -275,9 +316,12 @@ int pfi_jscan_skip(pfi_jscan *J)
 {
     int first = 1;
     switch (kind(J)) {
-    case PFI_JS_NONE: return J->rc;
-    case PFI_JS_STRING: return pfi_jscan_string(J, NULL, 0, NULL);
-    case PFI_JS_NUMBER: return pfi_jscan_number(J, NULL, NULL, NULL);
+    case PFI_JS_NONE:
+        return J->rc;
+    case PFI_JS_STRING:
+        return pfi_jscan_string(J, NULL, 0, NULL);
+    case PFI_JS_NUMBER:
+        return pfi_jscan_number(J, NULL, NULL, NULL);
     case PFI_JS_ARRAY:
         if (pfi_jscan_array(J) != PFI_OK) return J->rc;
         while (pfi_jscan_array_next(J, &first))
@@ -288,7 +332,8 @@ int pfi_jscan_skip(pfi_jscan *J)
         while (pfi_jscan_object_next(J, &first, NULL, 0, NULL))
             if (pfi_jscan_skip(J) != PFI_OK) return J->rc;
         return J->rc;
-    default: return pfi_jscan_literal(J, NULL);
+    default:
+        return pfi_jscan_literal(J, NULL);
     }
 }
 

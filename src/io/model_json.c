@@ -62,7 +62,8 @@ int pfi_model_from_json(const json_t *j, pfi_model_file *m, pfi_error *err)
     const char *kind = json_string_value(json_object_get(j, "kind"));
     if (!kind || strcmp(kind, "ols") != 0)
         return pfi_error_set(err, PFI_EPARSE, NULL, 0, "\"kind\" is not \"ols\"");
-    const json_t *feats = json_object_get(j, "features"), *coef = json_object_get(j, "coefficients");
+    const json_t *feats = json_object_get(j, "features"),
+                 *coef = json_object_get(j, "coefficients");
     if (!json_is_array(feats) || json_array_size(feats) == 0 ||
         json_array_size(feats) > PFI_MODEL_MAX_P)
         return pfi_error_set(err, PFI_EPARSE, NULL, 0, "\"features\" must list 1 to %d names",
@@ -83,8 +84,8 @@ int pfi_model_from_json(const json_t *j, pfi_model_file *m, pfi_error *err)
         m->set.ids[k] = id;
         const json_t *c = json_array_get(coef, k);
         if (!json_is_number(c) || !isfinite(json_number_value(c)))
-            return pfi_error_set(err, PFI_EPARSE, NULL, 0,
-                                 "coefficient %zu is not a finite number", k + 1);
+            return pfi_error_set(err, PFI_EPARSE, NULL, 0, "coefficient %zu is not a finite number",
+                                 k + 1);
         m->ols.coef[k + 1] = json_number_value(c);
         size_t used = strlen(m->set.name);
         snprintf(m->set.name + used, sizeof m->set.name - used, "%s%s", k ? "+" : "", name);
@@ -126,8 +127,8 @@ int pfi_model_load(const char *path, pfi_model_file *m, pfi_error *err)
     json_error_t je;
     json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!j)
-        return pfi_error_set(err, je.line > 0 ? PFI_EPARSE : PFI_EIO, path, je.line > 0 ? je.line : 0,
-                             "%s", je.text);
+        return pfi_error_set(err, je.line > 0 ? PFI_EPARSE : PFI_EIO, path,
+                             je.line > 0 ? je.line : 0, "%s", je.text);
     int rc = pfi_model_from_json(j, m, err);
     json_decref(j);
     if (rc != PFI_OK && err) snprintf(err->file, sizeof err->file, "%s", path);

@@ -6,15 +6,14 @@
 
 #include "pfi/csv.h"
 
-static const char *const cols[] = {"phase", "power_mW", "sm_clock", "sm_util", "tensor_util",
+static const char *const cols[] = {"phase",        "power_mW", "sm_clock", "sm_util", "tensor_util",
                                    "dram_bw_util", "util_mem", "util_gpu", NULL};
 
 static int from_csv(pfi_csv *c, const char *path, const char *const *phases,
                     pfi_gpumodel_sample **out, size_t **phase_of, size_t *n, pfi_error *err);
 
-int pfi_probe_trace_read(const char *path, const char *const *phases,
-                         pfi_gpumodel_sample **out, size_t **phase_of, size_t *n,
-                         pfi_error *err)
+int pfi_probe_trace_read(const char *path, const char *const *phases, pfi_gpumodel_sample **out,
+                         size_t **phase_of, size_t *n, pfi_error *err)
 {
     pfi_csv *c = NULL;
     *out = NULL;
@@ -25,9 +24,8 @@ int pfi_probe_trace_read(const char *path, const char *const *phases,
     return from_csv(c, path, phases, out, phase_of, n, err);
 }
 
-int pfi_probe_trace_parse(const char *buf, size_t len, const char *name,
-                          const char *const *phases, pfi_gpumodel_sample **out,
-                          size_t **phase_of, size_t *n, pfi_error *err)
+int pfi_probe_trace_parse(const char *buf, size_t len, const char *name, const char *const *phases,
+                          pfi_gpumodel_sample **out, size_t **phase_of, size_t *n, pfi_error *err)
 {
     pfi_csv *c = NULL;
     *out = NULL;
@@ -55,11 +53,13 @@ static int from_csv(pfi_csv *c, const char *path, const char *const *phases,
         goto fail;
     }
     int ci[8];
-    for (int k = 0; cols[k]; k++) ci[k] = pfi_csv_col(c, cols[k]);
+    for (int k = 0; cols[k]; k++)
+        ci[k] = pfi_csv_col(c, cols[k]);
     for (size_t r = 0; r < rows; r++) {
         const char *phase = pfi_csv_field(c, r, (size_t)ci[0]);
         size_t which = 0;
-        while (phases[which] && strcmp(phases[which], phase) != 0) which++;
+        while (phases[which] && strcmp(phases[which], phase) != 0)
+            which++;
         if (!phases[which]) continue;
         double v[7];
         for (int k = 0; k < 7; k++)

@@ -9,9 +9,12 @@
 static const char *type_name(pfi_prom_type t)
 {
     switch (t) {
-    case PFI_PROM_GAUGE: return "gauge";
-    case PFI_PROM_COUNTER: return "counter";
-    default: return "untyped";
+    case PFI_PROM_GAUGE:
+        return "gauge";
+    case PFI_PROM_COUNTER:
+        return "counter";
+    default:
+        return "untyped";
     }
 }
 

@@ -349,7 +349,8 @@ static int sample_line(parser *p)
             label_off lo;
             if ((rc = read_name(p, 0, &lo.name)) != PFI_OK) return rc;
             blanks(p);
-            if (at_end(p) || p->s[p->i] != '=') return fail(p, "%s", "expected '=' after label name");
+            if (at_end(p) || p->s[p->i] != '=')
+                return fail(p, "%s", "expected '=' after label name");
             p->i++;
             blanks(p);
             if ((rc = label_value(p, &lo.value)) != PFI_OK) return rc;

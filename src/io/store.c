@@ -262,7 +262,8 @@ int pfi_store_snapshot_begin(pfi_store *s, pfi_error *err)
     pthread_mutex_lock(&s->mu);
     /* BEGIN alone takes no snapshot: WAL pins one at the first read */
     int rc = sqlite3_exec(s->db, "BEGIN; SELECT count(*) FROM sqlite_schema;", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) s->snapshot = 1;
+    if (rc == SQLITE_OK)
+        s->snapshot = 1;
     else {
         db_error(s, err, "begin a snapshot");
         sqlite3_exec(s->db, "ROLLBACK;", NULL, NULL, NULL);
@@ -318,7 +319,8 @@ int pfi_store_add_samples(pfi_store *s, double t, const pfi_gpu_sample *samples,
     if (s->readonly) return refuse_write(s, err);
     pthread_mutex_lock(&s->mu);
     int rc = step_done(s, ST_BEGIN, err);
-    for (unsigned g = 0; rc == PFI_OK && g < n; g++) rc = insert_sample(s, t, g, &samples[g], err);
+    for (unsigned g = 0; rc == PFI_OK && g < n; g++)
+        rc = insert_sample(s, t, g, &samples[g], err);
     if (rc == PFI_OK)
         rc = step_done(s, ST_COMMIT, err);
     else
@@ -376,8 +378,7 @@ int pfi_store_job_add(pfi_store *s, const pfi_store_job *job, pfi_error *err)
     int rc = sqlite3_step(st);
     int out = PFI_OK;
     if (rc == SQLITE_CONSTRAINT)
-        out = pfi_error_set(err, PFI_ESTATE, s->path, 0, "job '%s' is already running",
-                            job->id);
+        out = pfi_error_set(err, PFI_ESTATE, s->path, 0, "job '%s' is already running", job->id);
     else if (rc != SQLITE_DONE)
         out = db_error(s, err, "adding a job");
     sqlite3_reset(st);
@@ -563,10 +564,9 @@ int pfi_store_samples_since(pfi_store *s, double t0,
             int k = f + 3;
             if (sqlite3_column_type(st, k) == SQLITE_NULL) continue;
             x.v[f] = pfi_gpu_fields[f].store_integer ? (double)sqlite3_column_int64(st, k)
-                                                      : sqlite3_column_double(st, k);
+                                                     : sqlite3_column_double(st, k);
         }
-        if (fn(sqlite3_column_double(st, 0), (unsigned)sqlite3_column_int64(st, 1), &x, ctx))
-            break;
+        if (fn(sqlite3_column_double(st, 0), (unsigned)sqlite3_column_int64(st, 1), &x, ctx)) break;
     }
     if (step != SQLITE_ROW && step != SQLITE_DONE) rc = db_error(s, err, "reading samples");
     sqlite3_reset(st);
@@ -650,19 +650,18 @@ int pfi_store_point_put(pfi_store *s, const pfi_store_point *p, pfi_error *err)
         return pfi_error_set(err, PFI_EINVAL, s->path, 0,
                              "curve point: job id empty or longer than %d bytes",
                              PFI_STORE_JOB_ID_MAX);
-    const double v[] = {p->cap_w, p->power_w, p->tokens_per_s, p->tokens_sd, p->t_first,
-                        p->t_last};
+    const double v[] = {p->cap_w, p->power_w, p->tokens_per_s, p->tokens_sd, p->t_first, p->t_last};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!isfinite(v[i]))
             return pfi_error_set(err, PFI_EINVAL, s->path, 0,
                                  "curve point of job '%s': a value is not finite", p->job);
     if (p->n < 0)
-        return pfi_error_set(err, PFI_EINVAL, s->path, 0, "curve point of job '%s': n < 0",
-                             p->job);
+        return pfi_error_set(err, PFI_EINVAL, s->path, 0, "curve point of job '%s': n < 0", p->job);
     pthread_mutex_lock(&s->mu);
     sqlite3_stmt *st = s->st[ST_POINT_PUT];
     sqlite3_bind_text(st, 1, p->job, (int)len, SQLITE_TRANSIENT);
-    for (size_t i = 0; i < 4; i++) sqlite3_bind_double(st, (int)i + 2, v[i]);
+    for (size_t i = 0; i < 4; i++)
+        sqlite3_bind_double(st, (int)i + 2, v[i]);
     sqlite3_bind_int64(st, 6, p->n);
     sqlite3_bind_double(st, 7, p->t_first);
     sqlite3_bind_double(st, 8, p->t_last);

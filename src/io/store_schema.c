@@ -10,10 +10,10 @@
 #include "pfi/store.h"
 
 /* New in schema 2: made by both a fresh database and the migration. */
-#define JOB_POINTS_DDL                                                                         \
-    "CREATE TABLE job_points("                                                                 \
-    " job TEXT NOT NULL, cap_w REAL NOT NULL, power_w REAL NOT NULL,"                          \
-    " tokens_per_s REAL NOT NULL, tokens_sd REAL NOT NULL, n INTEGER NOT NULL,"                \
+#define JOB_POINTS_DDL                                                                             \
+    "CREATE TABLE job_points("                                                                     \
+    " job TEXT NOT NULL, cap_w REAL NOT NULL, power_w REAL NOT NULL,"                              \
+    " tokens_per_s REAL NOT NULL, tokens_sd REAL NOT NULL, n INTEGER NOT NULL,"                    \
     " t_first REAL NOT NULL, t_last REAL NOT NULL, PRIMARY KEY(job, cap_w));"
 
 /* Every table of schema 2 but samples (whose columns come from the list). */
@@ -30,8 +30,7 @@ static const char *tables_v2 =
     "CREATE INDEX throughput_job_t ON throughput(job, t);"
     "CREATE TABLE caps("
     " gpu INTEGER PRIMARY KEY, watts REAL NOT NULL, set_at REAL NOT NULL,"
-    " expires_at REAL NOT NULL, prior_w REAL NOT NULL);"
-    JOB_POINTS_DDL;
+    " expires_at REAL NOT NULL, prior_w REAL NOT NULL);" JOB_POINTS_DDL;
 
 /* The tables each schema version has: a database with any other table is not
  * pfid's (sqlite_* are SQLite's own). */
@@ -73,9 +72,9 @@ static const struct {
     unsigned long long nvml;
     unsigned pfi;
 } v1_reasons[] = {
-    {0x1, PFI_CLK_IDLE},         {0x2, PFI_CLK_APP_CLOCKS},  {0x4, PFI_CLK_POWER_CAP},
-    {0x8, PFI_CLK_HW_SLOWDOWN},  {0x10, PFI_CLK_SYNC_BOOST}, {0x20, PFI_CLK_SW_THERMAL},
-    {0x40, PFI_CLK_HW_THERMAL},  {0x80, PFI_CLK_POWER_BRAKE}, {0x100, PFI_CLK_DISPLAY},
+    {0x1, PFI_CLK_IDLE},        {0x2, PFI_CLK_APP_CLOCKS},   {0x4, PFI_CLK_POWER_CAP},
+    {0x8, PFI_CLK_HW_SLOWDOWN}, {0x10, PFI_CLK_SYNC_BOOST},  {0x20, PFI_CLK_SW_THERMAL},
+    {0x40, PFI_CLK_HW_THERMAL}, {0x80, PFI_CLK_POWER_BRAKE}, {0x100, PFI_CLK_DISPLAY},
 };
 
 static int exec(sqlite3 *db, const char *path, const char *sql, pfi_error *err)
@@ -89,8 +88,7 @@ static int exec(sqlite3 *db, const char *path, const char *sql, pfi_error *err)
     return PFI_OK;
 }
 
-static int pragma_int(sqlite3 *db, const char *path, const char *sql, long long *v,
-                      pfi_error *err)
+static int pragma_int(sqlite3 *db, const char *path, const char *sql, long long *v, pfi_error *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -98,8 +96,9 @@ static int pragma_int(sqlite3 *db, const char *path, const char *sql, long long 
     int rc = sqlite3_step(st);
     *v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? PFI_OK
-                            : pfi_error_set(err, PFI_EIO, path, 0, "%s: %s", sql, sqlite3_errmsg(db));
+    return rc == SQLITE_ROW
+               ? PFI_OK
+               : pfi_error_set(err, PFI_EIO, path, 0, "%s: %s", sql, sqlite3_errmsg(db));
 }
 
 static int is_listed(const char *const *names, const char *t)
@@ -153,7 +152,8 @@ int store_schema_check(sqlite3 *db, const char *path, long long *version, pfi_er
     sqlite3_finalize(st);
     if (rc != PFI_OK) return rc;
     size_t n_want = 0;
-    while (want && want[n_want]) n_want++;
+    while (want && want[n_want])
+        n_want++;
     if ((size_t)found != n_want)
         return pfi_error_set(err, PFI_ENOTSUP, path, 0,
                              "not a pfid database (schema %lld with %d of its %zu tables);"
@@ -204,9 +204,11 @@ char *store_sample_insert_sql(void)
     sbuf b;
     if (sb_open(&b)) return NULL;
     fputs("INSERT INTO samples(t,gpu,valid", b.f);
-    for (int f = 0; f < PFI_GF_COUNT; f++) fprintf(b.f, ",%s", pfi_gpu_fields[f].store_column);
+    for (int f = 0; f < PFI_GF_COUNT; f++)
+        fprintf(b.f, ",%s", pfi_gpu_fields[f].store_column);
     fputs(") VALUES(?,?,?", b.f);
-    for (int f = 0; f < PFI_GF_COUNT; f++) fputs(",?", b.f);
+    for (int f = 0; f < PFI_GF_COUNT; f++)
+        fputs(",?", b.f);
     fputs(")", b.f);
     return sb_close(&b);
 }
@@ -216,7 +218,8 @@ char *store_sample_select_sql(void)
     sbuf b;
     if (sb_open(&b)) return NULL;
     fputs("SELECT t,gpu,valid", b.f);
-    for (int f = 0; f < PFI_GF_COUNT; f++) fprintf(b.f, ",%s", pfi_gpu_fields[f].store_column);
+    for (int f = 0; f < PFI_GF_COUNT; f++)
+        fprintf(b.f, ",%s", pfi_gpu_fields[f].store_column);
     fputs(" FROM samples WHERE t>=? ORDER BY t, gpu", b.f);
     return sb_close(&b);
 }
@@ -237,7 +240,8 @@ static int copy_v1_samples(sqlite3 *db, const char *path, pfi_error *err)
     if (sb_open(&b)) return pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
     size_t n = sizeof v1_samples / sizeof v1_samples[0];
     fputs("INSERT INTO samples(t,gpu,valid,clock_events", b.f);
-    for (size_t i = 0; i < n; i++) fprintf(b.f, ",%s", v1_samples[i].v2);
+    for (size_t i = 0; i < n; i++)
+        fprintf(b.f, ",%s", v1_samples[i].v2);
     fputs(") SELECT t,gpu,valid,CASE WHEN clock_reasons IS NULL THEN NULL ELSE 0", b.f);
     unsigned long long known = 0;
     for (size_t i = 0; i < sizeof v1_reasons / sizeof v1_reasons[0]; i++) {

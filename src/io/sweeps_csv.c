@@ -6,8 +6,8 @@
 #include <string.h>
 
 const char *const pfi_sweeps_csv_columns[] = {
-    "group",  "platform", "model",   "arch",    "task", "gpus", "config",
-    "cap_w",  "power_w",  "throughput_tok_s", NULL,
+    "group",   "platform",         "model", "arch", "task", "gpus", "config", "cap_w",
+    "power_w", "throughput_tok_s", NULL,
 };
 
 static int col(const pfi_csv *c, const char *name)
@@ -76,10 +76,10 @@ int pfi_sweeps_from_csv_opts(const pfi_csv *c, double tdp_w, unsigned flags, pfi
     int rc = pfi_csv_require(c, pfi_sweeps_csv_columns, err);
     if (rc != PFI_OK) return rc;
     if (pfi_csv_rows(c) == 0) return pfi_error_set(err, PFI_ENODATA, file, 0, "no data rows");
-    int cg = col(c, "group"), cpl = col(c, "platform"), cm = col(c, "model"),
-        ca = col(c, "arch"), ct = col(c, "task"), cgp = col(c, "gpus"), ccf = col(c, "config"),
-        ccap = col(c, "cap_w"), cp = col(c, "power_w"), cth = col(c, "throughput_tok_s"),
-        csp = col(c, "power_sem_w"), cst = col(c, "throughput_sem_tok_s");
+    int cg = col(c, "group"), cpl = col(c, "platform"), cm = col(c, "model"), ca = col(c, "arch"),
+        ct = col(c, "task"), cgp = col(c, "gpus"), ccf = col(c, "config"), ccap = col(c, "cap_w"),
+        cp = col(c, "power_w"), cth = col(c, "throughput_tok_s"), csp = col(c, "power_sem_w"),
+        cst = col(c, "throughput_sem_tok_s");
 
     pfi_sweeps *s = pfi_sweeps_create();
     if (!s) return pfi_error_set(err, PFI_ENOMEM, file, 0, "out of memory");
@@ -107,8 +107,8 @@ int pfi_sweeps_from_csv_opts(const pfi_csv *c, double tdp_w, unsigned flags, pfi
             .gpus = (int)gpus,
         };
         if (strcmp(m.arch, "dense") != 0 && strcmp(m.arch, "moe") != 0) {
-            rc = pfi_error_set(err, PFI_EPARSE, file, ln, "arch must be dense or moe, got \"%.40s\"",
-                               m.arch);
+            rc = pfi_error_set(err, PFI_EPARSE, file, ln,
+                               "arch must be dense or moe, got \"%.40s\"", m.arch);
             goto fail;
         }
         if (strcmp(m.task, "pt") != 0 && strcmp(m.task, "ft") != 0) {
@@ -182,7 +182,8 @@ int pfi_sweeps_write(FILE *f, const pfi_sweeps *s)
     pfi_sweeps_write_header(f);
     for (size_t i = 0; i < pfi_sweeps_count(s); i++) {
         const pfi_group *g = pfi_sweeps_group(s, i);
-        for (size_t k = 0; k < g->n_runs; k++) pfi_sweeps_write_row(f, g->name, &g->meta, &g->runs[k]);
+        for (size_t k = 0; k < g->n_runs; k++)
+            pfi_sweeps_write_row(f, g->name, &g->meta, &g->runs[k]);
     }
     return ferror(f) ? PFI_EIO : PFI_OK;
 }

@@ -14,10 +14,13 @@ static double unit_max(int f)
     switch (f) {
     case PFI_TM_SM_ACTIVE:
     case PFI_TM_TENSOR_ACTIVE:
-    case PFI_TM_DRAM_ACTIVE: return 1;
+    case PFI_TM_DRAM_ACTIVE:
+        return 1;
     case PFI_TM_MEM_COPY_UTIL:
-    case PFI_TM_GPU_UTIL: return 100;
-    default: return INFINITY;
+    case PFI_TM_GPU_UTIL:
+        return 100;
+    default:
+        return INFINITY;
     }
 }
 
@@ -68,7 +71,8 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
             if (cols[f] >= 0) rc = pfi_csv_number(c, r, (size_t)cols[f], 1, NAN, &v, err);
             if (rc != PFI_OK) break;
             if (v < 0) {
-                rc = pfi_error_set(err, PFI_ERANGE, path, ln, "%s is negative", pfi_tm_field_name(f));
+                rc = pfi_error_set(err, PFI_ERANGE, path, ln, "%s is negative",
+                                   pfi_tm_field_name(f));
                 break;
             }
             double hi = unit_max(f);
@@ -102,7 +106,8 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
 int pfi_telemetry_write(FILE *f, const pfi_telemetry *t)
 {
     fputs("group", f);
-    for (int k = 0; k < PFI_TM_NFIELDS; k++) fprintf(f, ",%s", pfi_tm_field_name(k));
+    for (int k = 0; k < PFI_TM_NFIELDS; k++)
+        fprintf(f, ",%s", pfi_tm_field_name(k));
     fputc('\n', f);
     for (size_t i = 0; i < t->n; i++) {
         pfi_csv_put_field(f, t->rows[i].group);

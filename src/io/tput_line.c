@@ -49,8 +49,7 @@ void pfi_tput_matcher_destroy(pfi_tput_matcher *m)
     free(m);
 }
 
-int pfi_tput_matcher_match(const pfi_tput_matcher *m, const char *line, size_t len,
-                           double *tok_s)
+int pfi_tput_matcher_match(const pfi_tput_matcher *m, const char *line, size_t len, double *tok_s)
 {
     char buf[4096];
     if (len >= sizeof buf) len = sizeof buf - 1; /* a log line longer than this is cut */

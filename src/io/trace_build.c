@@ -36,7 +36,8 @@ trace_build *trace_build_create(const char *file)
 void trace_build_destroy(trace_build *b)
 {
     if (!b) return;
-    for (size_t i = 0; i < b->n_runs; i++) free(b->names[i]);
+    for (size_t i = 0; i < b->n_runs; i++)
+        free(b->names[i]);
     free(b->names);
     free(b->labelled);
     free(b->rec);
@@ -75,16 +76,15 @@ static int run_index(trace_build *b, const char *run, size_t *out)
     return PFI_OK;
 }
 
-int trace_build_add(trace_build *b, const char *run, int label, double t, long gpu,
-                    const double *v, uint32_t valid, double limit_w, long line, pfi_error *err)
+int trace_build_add(trace_build *b, const char *run, int label, double t, long gpu, const double *v,
+                    uint32_t valid, double limit_w, long line, pfi_error *err)
 {
     if (!isfinite(t))
         return pfi_error_set(err, PFI_EPARSE, b->file, line, "time is not a finite number");
     size_t ri;
     if (run_index(b, run, &ri) != PFI_OK ||
-        (b->n_rec == b->cap_rec &&
-         !(b->cap_rec = b->cap_rec ? 2 * b->cap_rec : 256,
-           b->rec = realloc(b->rec, b->cap_rec * sizeof *b->rec))))
+        (b->n_rec == b->cap_rec && !(b->cap_rec = b->cap_rec ? 2 * b->cap_rec : 256,
+                                     b->rec = realloc(b->rec, b->cap_rec * sizeof *b->rec))))
         return pfi_error_set(err, PFI_ENOMEM, b->file, line, "out of memory");
     record *r = &b->rec[b->n_rec++];
     r->run = ri;
@@ -136,7 +136,8 @@ static int build_run(trace_build *b, size_t ri, const record *rec, size_t m, pfi
                                      rec[j].gpu, rec[j].t, rec[j - 1].line);
             }
             size_t g = 0;
-            while (g < n_gpus && gpus[g] != rec[j].gpu) g++;
+            while (g < n_gpus && gpus[g] != rec[j].gpu)
+                g++;
             if (g == n_gpus) gpus[n_gpus++] = rec[j].gpu;
             for (int f = 0; f < PFI_TM_NFIELDS; f++)
                 if (rec[j].valid >> f & 1u) sum[f] += rec[j].v[f], cnt[f]++;
@@ -175,7 +176,8 @@ int trace_build_finish(trace_build *b, pfi_trace_set *set, pfi_error *err)
     size_t i = 0;
     for (size_t ri = 0; ri < b->n_runs; ri++) {
         size_t j = i;
-        while (j < b->n_rec && b->rec[j].run == ri) j++;
+        while (j < b->n_rec && b->rec[j].run == ri)
+            j++;
         pfi_trace_run *r = &set->runs[set->n];
         int rc = build_run(b, ri, b->rec + i, j - i, r, err);
         if (rc != PFI_OK) {
@@ -191,7 +193,8 @@ int trace_build_finish(trace_build *b, pfi_trace_set *set, pfi_error *err)
 void pfi_trace_set_free(pfi_trace_set *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n; i++) pfi_trace_run_free(&s->runs[i]);
+    for (size_t i = 0; i < s->n; i++)
+        pfi_trace_run_free(&s->runs[i]);
     free(s->runs);
     s->runs = NULL;
     s->n = 0;

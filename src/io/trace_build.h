@@ -19,8 +19,8 @@ void trace_build_destroy(trace_build *b);
 /* One GPU's record: run name, label (pfi_phase or -1), time (s), GPU index,
  * fields v[] with their valid bits, power limit (W, NaN if not read), and
  * the source line for errors. */
-int trace_build_add(trace_build *b, const char *run, int label, double t, long gpu,
-                    const double *v, uint32_t valid, double limit_w, long line, pfi_error *err);
+int trace_build_add(trace_build *b, const char *run, int label, double t, long gpu, const double *v,
+                    uint32_t valid, double limit_w, long line, pfi_error *err);
 
 /* Appends the runs (in order of first appearance) to set; two records of
  * one GPU at one time, or a run name set already has, is an error. */

@@ -17,23 +17,34 @@ static const struct {
     pfi_tm_field f;
     double scale;
 } aliases[] = {
-    {"power_w", PFI_TM_POWER, 1},           {"power_mW", PFI_TM_POWER, 1e-3},
-    {"gpu_util", PFI_TM_GPU_UTIL, 1},       {"util_gpu", PFI_TM_GPU_UTIL, 1},
-    {"mem_copy_util", PFI_TM_MEM_COPY_UTIL, 1}, {"util_mem", PFI_TM_MEM_COPY_UTIL, 1},
-    {"fb_used_mib", PFI_TM_FB_USED, 1},     {"fb_used_MiB", PFI_TM_FB_USED, 1},
-    {"temp_c", PFI_TM_GPU_TEMP, 1},         {"temp", PFI_TM_GPU_TEMP, 1},
-    {"sm_clock_mhz", PFI_TM_SM_CLOCK, 1},   {"sm_clock", PFI_TM_SM_CLOCK, 1},
-    {"mem_clock_mhz", PFI_TM_MEM_CLOCK, 1}, {"mem_clock", PFI_TM_MEM_CLOCK, 1},
-    {"sm_util", PFI_TM_SM_ACTIVE, 0.01},    {"tensor_util", PFI_TM_TENSOR_ACTIVE, 0.01},
+    {"power_w", PFI_TM_POWER, 1},
+    {"power_mW", PFI_TM_POWER, 1e-3},
+    {"gpu_util", PFI_TM_GPU_UTIL, 1},
+    {"util_gpu", PFI_TM_GPU_UTIL, 1},
+    {"mem_copy_util", PFI_TM_MEM_COPY_UTIL, 1},
+    {"util_mem", PFI_TM_MEM_COPY_UTIL, 1},
+    {"fb_used_mib", PFI_TM_FB_USED, 1},
+    {"fb_used_MiB", PFI_TM_FB_USED, 1},
+    {"temp_c", PFI_TM_GPU_TEMP, 1},
+    {"temp", PFI_TM_GPU_TEMP, 1},
+    {"sm_clock_mhz", PFI_TM_SM_CLOCK, 1},
+    {"sm_clock", PFI_TM_SM_CLOCK, 1},
+    {"mem_clock_mhz", PFI_TM_MEM_CLOCK, 1},
+    {"mem_clock", PFI_TM_MEM_CLOCK, 1},
+    {"sm_util", PFI_TM_SM_ACTIVE, 0.01},
+    {"tensor_util", PFI_TM_TENSOR_ACTIVE, 0.01},
     {"dram_bw_util", PFI_TM_DRAM_ACTIVE, 0.01},
-    {"pcie_tx_MBps", PFI_TM_PCIE_TX, 1e6},  {"pcie_rx_MBps", PFI_TM_PCIE_RX, 1e6},
+    {"pcie_tx_MBps", PFI_TM_PCIE_TX, 1e6},
+    {"pcie_rx_MBps", PFI_TM_PCIE_RX, 1e6},
 };
 static const struct {
     const char *col;
     double scale;
 } limit_cols[] = {
-    {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", 1}, {"DCGM_FI_DEV_POWER_MGMT_LIMIT", 1},
-    {"limit_w", 1}, {"limit_mW", 1e-3},
+    {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", 1},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT", 1},
+    {"limit_w", 1},
+    {"limit_mW", 1e-3},
 };
 
 static int find_col(const pfi_csv *c, const char *a, const char *b)
@@ -56,8 +67,7 @@ static int number(const pfi_csv *c, size_t r, int col, double *out, int *ok, pfi
 static int from_csv(const pfi_csv *c, const char *name, trace_build *b, pfi_error *err)
 {
     int ct = find_col(c, "time_s", "t");
-    if (ct < 0)
-        return pfi_error_set(err, PFI_EPARSE, name, 1, "no time column (time_s or t)");
+    if (ct < 0) return pfi_error_set(err, PFI_EPARSE, name, 1, "no time column (time_s or t)");
     int cgpu = pfi_csv_col(c, "gpu"), crun = pfi_csv_col(c, "run"),
         cphase = crun < 0 ? pfi_csv_col(c, "phase") : -1;
     int col[PFI_TM_NFIELDS];

@@ -23,7 +23,8 @@ static int time_line(const char *line, size_t len, double *t)
     buf[len - 7] = '\0';
     char *end;
     *t = strtod(buf, &end);
-    while (*end == ' ' || *end == '\r') end++;
+    while (*end == ' ' || *end == '\r')
+        end++;
     return *end == '\0' && end != buf;
 }
 
@@ -78,10 +79,12 @@ static int page(const char *buf, size_t len, long line0, double t_page, const ch
             goto done;
         }
         size_t k = 0;
-        while (k < nr && !(recs[k].gpu == g && recs[k].t == t)) k++;
+        while (k < nr && !(recs[k].gpu == g && recs[k].t == t))
+            k++;
         if (k == nr) {
             recs[nr] = (gpu_rec){.gpu = g, .t = t, .limit_w = NAN, .line = s->line + line0 - 1};
-            for (int q = 0; q < PFI_TM_NFIELDS; q++) recs[nr].v[q] = NAN;
+            for (int q = 0; q < PFI_TM_NFIELDS; q++)
+                recs[nr].v[q] = NAN;
             nr++;
         }
         if (is_limit) {
@@ -113,7 +116,8 @@ int pfi_trace_prom_parse(const char *buf, size_t len, const char *name, pfi_trac
     long line = 1, page_line = 1;
     while (rc == PFI_OK && pos <= len) {
         size_t eol = pos;
-        while (eol < len && buf[eol] != '\n') eol++;
+        while (eol < len && buf[eol] != '\n')
+            eol++;
         double t;
         int is_time = eol > pos && time_line(buf + pos, eol - pos, &t);
         if (is_time || eol >= len) {

@@ -15,7 +15,8 @@ static int looks_like_prom(const char *buf, size_t len)
 {
     size_t i = 0;
     if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3; /* a BOM: CSV's reader skips it */
-    while (i < len && (buf[i] == '\n' || buf[i] == '\r' || buf[i] == ' ')) i++;
+    while (i < len && (buf[i] == '\n' || buf[i] == '\r' || buf[i] == ' '))
+        i++;
     if (i < len && buf[i] == '#') return 1;
     for (; i < len && buf[i] != '\n'; i++) {
         if (buf[i] == ',') return 0;
@@ -86,7 +87,8 @@ int pfi_trace_steps_read(const char *path, pfi_trace_set *set, pfi_error *err)
         for (size_t i = 0; i < pfi_csv_rows(c); i++) {
             const char *name = pfi_csv_field(c, i, (size_t)crun);
             size_t j = 0;
-            while (j < set->n && strcmp(set->runs[j].name, name) != 0) j++;
+            while (j < set->n && strcmp(set->runs[j].name, name) != 0)
+                j++;
             if (j == set->n) {
                 rc = pfi_error_set(err, PFI_ENOTFOUND, path, pfi_csv_line(c, i),
                                    "steps of run '%s', which no trace has", name);

@@ -81,18 +81,23 @@ int rp_figure_available(pfi_plot_kind k, const rd_data *d, const char **why)
             return 0;
         }
         return 1;
-    default: return 1;
+    default:
+        return 1;
     }
 }
 
 /* ---- helpers ---- */
 
-static double per_gpu(const pfi_group *g, double v) { return v / (g->meta.gpus > 0 ? g->meta.gpus : 1); }
+static double per_gpu(const pfi_group *g, double v)
+{
+    return v / (g->meta.gpus > 0 ? g->meta.gpus : 1);
+}
 
 static void present_clusters(const rd_data *d, int held, int present[4])
 {
     memset(present, 0, 4 * sizeof *present);
-    for (size_t i = 0; i < d->ng + (held ? d->nh : 0); i++) present[d->grp[i].cluster] = 1;
+    for (size_t i = 0; i < d->ng + (held ? d->nh : 0); i++)
+        present[d->grp[i].cluster] = 1;
 }
 
 static void diagonal(double lo, double hi)
@@ -115,8 +120,8 @@ static void draw_curves(void *ctx)
         }
     }
     pladv(0);
-    rp_panel(0.09, 0.40, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0,
-             "Power per GPU (W)", "Throughput per GPU (tokens/s)", "(a) raw");
+    rp_panel(0.09, 0.40, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0, "Power per GPU (W)",
+             "Throughput per GPU (tokens/s)", "(a) raw");
     double x[64], y[64];
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
@@ -173,12 +178,13 @@ static void draw_pfi(void *ctx)
     }
     for (size_t b = 0; b < nb; b++) {
         double s = 0;
-        for (int c = 0; c < 4; c++) s += count[b][c];
+        for (int c = 0; c < 4; c++)
+            s += count[b][c];
         top = fmax(top, s);
     }
     pladv(0);
-    rp_panel_counts(0.06, 0.33, 0.14, 0.90, lo, hi, top + 1, "PFI (ratio, Eq. 1)",
-                    "Sweep groups", "(a) distribution");
+    rp_panel_counts(0.06, 0.33, 0.14, 0.90, lo, hi, top + 1, "PFI (ratio, Eq. 1)", "Sweep groups",
+                    "(a) distribution");
     for (size_t b = 0; b < nb; b++) {
         double base = 0;
         for (int c = 0; c < 4; c++) {
@@ -189,7 +195,8 @@ static void draw_pfi(void *ctx)
             plfill(4, bx, by);
             plcol0(RP_BLACK);
             plwidth(0.5);
-            double ox[5] = {bx[0], bx[1], bx[2], bx[3], bx[0]}, oy[5] = {by[0], by[1], by[2], by[3], by[0]};
+            double ox[5] = {bx[0], bx[1], bx[2], bx[3], bx[0]},
+                   oy[5] = {by[0], by[1], by[2], by[3], by[0]};
             plline(5, ox, oy);
             plwidth(1);
             base += count[b][c];
@@ -205,7 +212,8 @@ static void draw_pfi(void *ctx)
     plmtex("t", 1.0, 0.5, 0.5, "(b) by regime");
     static const char *const rname[3] = {"dense", "MoE PT", "MoE FT"};
     plschr(0, 0.6);
-    for (int r = 0; r < 3; r++) plmtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
+    for (int r = 0; r < 3; r++)
+        plmtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
     plschr(0, 0.78);
     for (size_t i = 0; i < n; i++) {
         const rd_group *g = &d->grp[i];
@@ -231,7 +239,8 @@ static void draw_pfi(void *ctx)
     for (size_t i = 0; i < n; i++) {
         int gp = d->grp[i].g->meta.gpus;
         size_t k = 0;
-        while (k < ns && sizes[k] != gp) k++;
+        while (k < ns && sizes[k] != gp)
+            k++;
         if (k == ns && ns < 8) sizes[ns++] = gp;
     }
     for (size_t a = 1; a < ns; a++) /* ascending */
@@ -260,7 +269,8 @@ static void draw_pfi(void *ctx)
         const rd_group *g = &d->grp[i];
         if (!g->idx.has_pfi) continue;
         size_t k = 0;
-        while (k < ns && sizes[k] != g->g->meta.gpus) k++;
+        while (k < ns && sizes[k] != g->g->meta.gpus)
+            k++;
         if (k == ns) continue; /* beyond eight sizes */
         double x = (double)k + 1 + 0.16 * ((double)g->cluster - 1.5), y = g->idx.pfi;
         rp_points(g->cluster, 1, &x, &y);
@@ -301,7 +311,8 @@ static void draw_features(void *ctx)
 {
     const rd_data *d = ctx;
     const int cols = 4, rows = (PFI_FEAT_N_TELEMETRY + cols - 1) / cols;
-    double *x = malloc((d->nobs ? d->nobs : 1) * sizeof *x), *y = malloc((d->nobs ? d->nobs : 1) * sizeof *y);
+    double *x = malloc((d->nobs ? d->nobs : 1) * sizeof *x),
+           *y = malloc((d->nobs ? d->nobs : 1) * sizeof *y);
     int *cl = malloc((d->nobs ? d->nobs : 1) * sizeof *cl);
     if (!x || !y || !cl) goto out;
     pladv(0);
@@ -324,18 +335,22 @@ static void draw_features(void *ctx)
         const pfi_corr *co = &d->corr[f];
         if (co->has)
             snprintf(title, sizeof title, "ρ = %.2f%s", co->rho,
-                     co->q < 0.01 ? " **" : co->q < 0.05 ? " *" : "");
+                     co->q < 0.01   ? " **"
+                     : co->q < 0.05 ? " *"
+                                    : "");
         else
             snprintf(title, sizeof title, "ρ undefined");
         rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.052, y1 - 0.02, xlo, xhi,
                  ylo, yhi, 0, 0, NULL, c == 0 ? "PFI (ratio)" : NULL, title);
         xlabel_fit(pfi_feature_label(f), 0.6);
         plschr(0, 0.6);
-        for (size_t i = 0; i < m; i++) rp_points(cl[i], 1, &x[i], &y[i]);
+        for (size_t i = 0; i < m; i++)
+            rp_points(cl[i], 1, &x[i], &y[i]);
         /* OLS line of PFI on the feature */
         if (m >= 3) {
             double mx = 0, my = 0, sxx = 0, sxy = 0;
-            for (size_t i = 0; i < m; i++) mx += x[i], my += y[i];
+            for (size_t i = 0; i < m; i++)
+                mx += x[i], my += y[i];
             mx /= (double)m;
             my /= (double)m;
             for (size_t i = 0; i < m; i++) {
@@ -343,7 +358,8 @@ static void draw_features(void *ctx)
                 sxy += (x[i] - mx) * (y[i] - my);
             }
             if (sxx > 0) {
-                double b = sxy / sxx, lx[2] = {xlo, xhi}, ly[2] = {my + b * (xlo - mx), my + b * (xhi - mx)};
+                double b = sxy / sxx, lx[2] = {xlo, xhi},
+                       ly[2] = {my + b * (xlo - mx), my + b * (xhi - mx)};
                 plcol0(RP_BLACK);
                 rp_line(2, lx, ly, 1, 1.2);
             }
@@ -400,11 +416,13 @@ static void draw_clocks(void *ctx)
                                              "model SM: dense_train", "model SM: moe_train"};
     static char probe_txt[4][40];
     size_t n = 0;
-    for (int l = 0; l < 4; l++) col[n] = colour[l], gl[n] = NULL, tx[n++] = model_txt[l];
+    for (int l = 0; l < 4; l++)
+        col[n] = colour[l], gl[n] = NULL, tx[n++] = model_txt[l];
     col[n] = RP_GREY, gl[n] = NULL, tx[n++] = "model memory clock";
     for (size_t i = 0; d->has_probe && i < d->n_probe; i++) {
         int l = 0;
-        while (l < 3 && strcmp(loads[l], d->probe_name[i]) != 0) l++;
+        while (l < 3 && strcmp(loads[l], d->probe_name[i]) != 0)
+            l++;
         double x = gpu->max_limit_w - 8 + 5.0 * (double)i, y = d->probe_sm[i], ym = d->probe_mem[i];
         plcol0(colour[l]);
         plstring(1, &x, &y, "◆");
@@ -433,10 +451,10 @@ static void draw_predicted(void *ctx)
     pladv(0);
     char t[160];
     const pfi_ablation *a = &d->ab[0];
-    snprintf(t, sizeof t, "DRAM copy product predictor: LOO R² %.2f%s", a->loo.rc == PFI_OK ? a->loo.cv.r2_oos : NAN,
-             a->has_val && a->val.has_r2 ? "" : "");
-    rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Measured PFI (ratio)",
-             "Predicted PFI", t);
+    snprintf(t, sizeof t, "DRAM copy product predictor: LOO R² %.2f%s",
+             a->loo.rc == PFI_OK ? a->loo.cv.r2_oos : NAN, a->has_val && a->val.has_r2 ? "" : "");
+    rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Measured PFI (ratio)", "Predicted PFI",
+             t);
     diagonal(lo, hi);
     for (size_t i = 0; i < d->ng + d->nh; i++) {
         const rd_group *g = &d->grp[i];
@@ -457,7 +475,8 @@ static void draw_predicted(void *ctx)
     present_clusters(d, 1, present);
     size_t n = 0;
     for (int c = 0; c < 4; c++)
-        if (present[c]) col[n] = RP_CLUSTER0 + c, gl[n] = rp_cluster_glyph(c), tx[n++] = rp_cluster_label(c);
+        if (present[c])
+            col[n] = RP_CLUSTER0 + c, gl[n] = rp_cluster_glyph(c), tx[n++] = rp_cluster_label(c);
     if (d->nh) col[n] = RP_BLACK, gl[n] = "○", tx[n++] = "held out";
     rp_legend(n, col, gl, tx);
 }
@@ -484,9 +503,9 @@ static void draw_gap(void *ctx)
         char title[64];
         snprintf(title, sizeof title, "(%c) %s mix%s", 'a' + mix, mix ? "production" : "random",
                  d->has_sim[mix] ? "" : " (not simulated)");
-        rp_panel(0.07 + 0.40 * mix, 0.40 + 0.40 * mix, 0.13, 0.90, 0, rmax * 1.04, 0, top * 1.08,
-                 0, 0, "Cluster power reduction (%)", mix ? NULL : "Gap to the oracle (tokens/s per job)",
-                 title);
+        rp_panel(0.07 + 0.40 * mix, 0.40 + 0.40 * mix, 0.13, 0.90, 0, rmax * 1.04, 0, top * 1.08, 0,
+                 0, "Cluster power reduction (%)",
+                 mix ? NULL : "Gap to the oracle (tokens/s per job)", title);
         if (!d->has_sim[mix]) continue;
         const pfi_sim_result *r = &d->sim[mix];
         double x[16], y[16];
@@ -505,7 +524,8 @@ static void draw_gap(void *ctx)
     }
     int col[5];
     const char *gl[5], *tx[5];
-    for (int q = 0; q < 5; q++) col[q] = RP_POLICY0 + order[q], gl[q] = NULL, tx[q] = rp_policy_label(order[q]);
+    for (int q = 0; q < 5; q++)
+        col[q] = RP_POLICY0 + order[q], gl[q] = NULL, tx[q] = rp_policy_label(order[q]);
     rp_legend(5, col, gl, tx);
 }
 
@@ -517,13 +537,13 @@ static void draw_ce(void *ctx)
     for (size_t i = 0; i < d->ng; i++) {
         const pfi_group *g = d->grp[i].g;
         const pfi_run *u = &g->runs[g->n_runs - 1];
-        for (size_t k = 0; k < g->n_runs; k++) lo = fmin(lo, log(g->runs[k].power_w / u->power_w));
+        for (size_t k = 0; k < g->n_runs; k++)
+            lo = fmin(lo, log(g->runs[k].power_w / u->power_w));
     }
     lo = floor(lo * 10 - 0.5) / 10;
     pladv(0);
-    rp_panel(0.09, 0.72, 0.12, 0.90, lo, 0.05, lo, 0.05, 0, 0,
-             "log(P / uncapped P) (natural log)", "log(T / uncapped T)",
-             "log T = alpha log P + log k, one fit per group");
+    rp_panel(0.09, 0.72, 0.12, 0.90, lo, 0.05, lo, 0.05, 0, 0, "log(P / uncapped P) (natural log)",
+             "log(T / uncapped T)", "log T = alpha log P + log k, one fit per group");
     diagonal(lo, 0.05);
     for (size_t i = 0; i < d->ng; i++) {
         const rd_group *r = &d->grp[i];
@@ -557,7 +577,8 @@ static void draw_definitions(void *ctx)
      * about 1 to 2.7, area about -0.1 to 0.1, paper Appendix A), so on one
      * shared axis the area and CE values were a flat line at zero; the
      * panel titles give the rank agreement instead of an equality line */
-    static const char *const name[3] = {"ratio PFI (Eq. 1)", "area PFI (Eq. 5)", "CE PFI (1 - alpha)"};
+    static const char *const name[3] = {"ratio PFI (Eq. 1)", "area PFI (Eq. 5)",
+                                        "CE PFI (1 - alpha)"};
     static const int pa[3] = {0, 0, 1}, pb[3] = {1, 2, 2};
     size_t n = d->ng;
     double *buf = calloc(4 * (n ? n : 1), sizeof *buf);
@@ -638,8 +659,10 @@ static void draw_groups(void *ctx)
             snprintf(t, sizeof t, "%s", g->name);
             snprintf(t2, sizeof t2, "%d GPUs%s", g->meta.gpus, r->held ? ", held out" : "");
         }
-        if (r->idx.has_pfi) snprintf(sub, sizeof sub, "PFI %.2f", r->idx.pfi);
-        else snprintf(sub, sizeof sub, "PFI undefined");
+        if (r->idx.has_pfi)
+            snprintf(sub, sizeof sub, "PFI %.2f", r->idx.pfi);
+        else
+            snprintf(sub, sizeof sub, "PFI undefined");
         rp_panel(x0 + 0.025, x0 + 0.95 / cols - 0.025, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
                  1.05, 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
                  c == 0 ? "T / uncapped T" : NULL, NULL);
@@ -667,8 +690,8 @@ static void draw_groups(void *ctx)
 }
 
 static const rp_draw_fn draws[PFI_PLOT_COUNT] = {
-    draw_curves, draw_pfi, draw_features, draw_clocks, draw_predicted,
-    draw_gap, draw_ce, draw_definitions, draw_groups,
+    draw_curves, draw_pfi, draw_features,    draw_clocks, draw_predicted,
+    draw_gap,    draw_ce,  draw_definitions, draw_groups,
 };
 
 int rp_figure_draw(pfi_plot_kind k, const rd_data *d, const char *path, int w, int h,

@@ -39,7 +39,8 @@ static void match_stats(rd_data *d)
             a[m] = p->pfi_a;
             b[m] = p->pfi_b;
             rel[m] = fabs(p->pfi_b - p->pfi_a) / p->pfi_a;
-            if (fabs(p->pfi_b - p->pfi_a) > d->match_max_abs) d->match_max_abs = fabs(p->pfi_b - p->pfi_a);
+            if (fabs(p->pfi_b - p->pfi_a) > d->match_max_abs)
+                d->match_max_abs = fabs(p->pfi_b - p->pfi_a);
             m++;
         }
         double pv = 0;
@@ -79,8 +80,10 @@ int rd_match(rd_data *d, pfi_error *err)
         p->pfi_b = p->has ? ib.pfi : 0;
     }
     if (unmatched)
-        rd_note(d, "Table 8: %zu of the %zu groups of the other GPU's sweeps have no group of "
-                   "the same name (platform aside) here and are left out.", unmatched, nb);
+        rd_note(d,
+                "Table 8: %zu of the %zu groups of the other GPU's sweeps have no group of "
+                "the same name (platform aside) here and are left out.",
+                unmatched, nb);
     match_stats(d);
     return PFI_OK;
 }

@@ -16,11 +16,20 @@ static void html_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -68,11 +77,15 @@ static void table_html(FILE *f, const rp_table *t)
     if (!t) return;
     fputs("<h3>", f);
     html_text(f, t->title);
-    fprintf(f, " <small>(<code>tables/%s.csv</code>)</small></h3>\n<div class=\"scroll\"><table>\n<tr>", t->id);
+    fprintf(
+        f, " <small>(<code>tables/%s.csv</code>)</small></h3>\n<div class=\"scroll\"><table>\n<tr>",
+        t->id);
     for (size_t c = 0; c < t->ncol; c++) {
         const char *h = t->head[c];
-        fprintf(f, "<th%s>", strncmp(h, "paper_", 6) == 0 ? " class=\"paper\""
-                              : strncmp(h, "diff_", 5) == 0 ? " class=\"diff\"" : "");
+        fprintf(f, "<th%s>",
+                strncmp(h, "paper_", 6) == 0  ? " class=\"paper\""
+                : strncmp(h, "diff_", 5) == 0 ? " class=\"diff\""
+                                              : "");
         html_text(f, h);
         fputs("</th>", f);
     }
@@ -81,8 +94,10 @@ static void table_html(FILE *f, const rp_table *t)
         fputs("<tr>", f);
         for (size_t c = 0; c < t->ncol; c++) {
             const char *h = t->head[c];
-            fprintf(f, "<td%s>", strncmp(h, "paper_", 6) == 0 ? " class=\"paper\""
-                                  : strncmp(h, "diff_", 5) == 0 ? " class=\"diff\"" : "");
+            fprintf(f, "<td%s>",
+                    strncmp(h, "paper_", 6) == 0  ? " class=\"paper\""
+                    : strncmp(h, "diff_", 5) == 0 ? " class=\"diff\""
+                                                  : "");
             html_text(f, t->cell[r * t->ncol + c]);
             fputs("</td>", f);
         }
@@ -122,7 +137,9 @@ static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
     html_text(f, fg->title);
     fputs(".</b> ", f);
     html_text(f, fg->caption);
-    fprintf(f, " Files: <code>figures/%s.svg</code>, <code>.png</code>, <code>.pdf</code>.</figcaption></figure>\n",
+    fprintf(f,
+            " Files: <code>figures/%s.svg</code>, <code>.png</code>, "
+            "<code>.pdf</code>.</figcaption></figure>\n",
             fg->name);
     free(buf);
 }
@@ -150,8 +167,8 @@ static headline headline_of(const rd_data *d)
     return h;
 }
 
-static const int policy_order[] = {PFI_POLICY_EQUAL, PFI_POLICY_PFI, PFI_POLICY_MOE_FT,
-                                   PFI_POLICY_DRAM_COPY, PFI_SIM_LEARN, PFI_POLICY_ORACLE};
+static const int policy_order[] = {PFI_POLICY_EQUAL,     PFI_POLICY_PFI, PFI_POLICY_MOE_FT,
+                                   PFI_POLICY_DRAM_COPY, PFI_SIM_LEARN,  PFI_POLICY_ORACLE};
 #define N_ORDER (sizeof policy_order / sizeof policy_order[0])
 
 /* keeps: share of the uncapped cluster's throughput at 30% */
@@ -192,8 +209,9 @@ static void summary_html(FILE *f, const rp_page *p)
     for (int mix = 0; mix < 2; mix++) {
         if (!d->has_sim[mix]) continue;
         const pfi_sim_result *r = &d->sim[mix];
-        fprintf(f, "<li><b>At a 30%% power cut</b> (%s mix, %zu workloads of %zu jobs), the "
-                   "share of the uncapped throughput each policy keeps: ",
+        fprintf(f,
+                "<li><b>At a 30%% power cut</b> (%s mix, %zu workloads of %zu jobs), the "
+                "share of the uncapped throughput each policy keeps: ",
                 mix ? "production" : "random", d->workloads, d->jobs);
         for (size_t q = 0; q < N_ORDER; q++) {
             const pfi_sim_cell *c = &r->cells[RD_R30 * PFI_SIM_NPOLICIES + policy_order[q]];
@@ -234,8 +252,10 @@ int rp_page_write_html(FILE *f, void *ctx)
     }
     fprintf(f, ". %zu groups%s. Made by <code>pfi report</code> " PFI_VERSION ".%s</p>\n", d->ng,
             d->nh ? " and held-out groups" : "",
-            d->paper ? " Groups named as the paper's: the columns <span class=\"paper\">paper_*</span>"
-                       " hold its published values and diff_* ours minus them." : "");
+            d->paper
+                ? " Groups named as the paper's: the columns <span class=\"paper\">paper_*</span>"
+                  " hold its published values and diff_* ours minus them."
+                : "");
     summary_html(f, p);
     for (size_t i = 0; i < d->n_notes; i++) {
         fputs("<p class=\"note\">", f);
@@ -272,7 +292,10 @@ int rp_page_write_html(FILE *f, void *ctx)
     return ferror(f) ? PFI_EIO : PFI_OK;
 }
 
-static json_t *num_or_null(int has, double v) { return has ? pfi_json_num(v) : json_null(); }
+static json_t *num_or_null(int has, double v)
+{
+    return has ? pfi_json_num(v) : json_null();
+}
 
 int rp_page_write_summary(FILE *f, void *ctx)
 {
@@ -354,7 +377,8 @@ int rp_page_write_summary(FILE *f, void *ctx)
         if (p->fig_ok[k]) json_array_append_new(figs, json_string(rp_figure_of(k)->name));
     for (size_t i = 0; i < p->tables->n; i++)
         json_array_append_new(tabs, json_string(p->tables->t[i].id));
-    for (size_t i = 0; i < d->n_notes; i++) json_array_append_new(notes, json_string(d->notes[i]));
+    for (size_t i = 0; i < d->n_notes; i++)
+        json_array_append_new(notes, json_string(d->notes[i]));
     pfi_json_set(root, "figures", figs);
     pfi_json_set(root, "tables", tabs);
     pfi_json_set(root, "notes", notes);

@@ -15,10 +15,10 @@
 
 /* Okabe-Ito colours: distinguishable with the common colour-vision deficiencies. */
 static const unsigned char cluster_rgb[4][3] = {
-    {0, 114, 178},   /* dense-pt: blue */
-    {86, 180, 233},  /* dense-ft: sky blue */
-    {213, 94, 0},    /* moe-pt: vermillion */
-    {230, 159, 0},   /* moe-ft: orange */
+    {0, 114, 178},  /* dense-pt: blue */
+    {86, 180, 233}, /* dense-ft: sky blue */
+    {213, 94, 0},   /* moe-pt: vermillion */
+    {230, 159, 0},  /* moe-ft: orange */
 };
 static const char *const cluster_glyph[4] = {"●", "■", "▲", "◆"};
 static const char *const cluster_label[4] = {"Dense PT", "Dense FT", "MoE PT", "MoE FT"};
@@ -38,7 +38,10 @@ static const char *device_of(const char *path)
     return NULL;
 }
 
-int rp_format_known(const char *path) { return device_of(path) != NULL; }
+int rp_format_known(const char *path)
+{
+    return device_of(path) != NULL;
+}
 
 static void palette(void)
 {
@@ -94,20 +97,38 @@ int rp_render(const char *path, int w, int h, rp_draw_fn draw, void *ctx, pfi_er
     return PFI_OK;
 }
 
-void rp_cluster_colour(int c) { plcol0(RP_CLUSTER0 + (c & 3)); }
-const char *rp_cluster_glyph(int c) { return cluster_glyph[c & 3]; }
-const char *rp_cluster_label(int c) { return cluster_label[c & 3]; }
-void rp_policy_colour(int p) { plcol0(RP_POLICY0 + (p >= 0 && p < PFI_SIM_NPOLICIES ? p : 0)); }
+void rp_cluster_colour(int c)
+{
+    plcol0(RP_CLUSTER0 + (c & 3));
+}
+const char *rp_cluster_glyph(int c)
+{
+    return cluster_glyph[c & 3];
+}
+const char *rp_cluster_label(int c)
+{
+    return cluster_label[c & 3];
+}
+void rp_policy_colour(int p)
+{
+    plcol0(RP_POLICY0 + (p >= 0 && p < PFI_SIM_NPOLICIES ? p : 0));
+}
 
 const char *rp_policy_label(int p)
 {
     switch (p) {
-    case PFI_POLICY_EQUAL: return "equal weight";
-    case PFI_POLICY_PFI: return "PFI-aware";
-    case PFI_POLICY_MOE_FT: return "MoE-FT-weighted";
-    case PFI_POLICY_DRAM_COPY: return "DRAM-copy";
-    case PFI_POLICY_ORACLE: return "oracle";
-    default: return "learn (closed loop)";
+    case PFI_POLICY_EQUAL:
+        return "equal weight";
+    case PFI_POLICY_PFI:
+        return "PFI-aware";
+    case PFI_POLICY_MOE_FT:
+        return "MoE-FT-weighted";
+    case PFI_POLICY_DRAM_COPY:
+        return "DRAM-copy";
+    case PFI_POLICY_ORACLE:
+        return "oracle";
+    default:
+        return "learn (closed loop)";
     }
 }
 
@@ -155,8 +176,8 @@ void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1
     panel(x0, x1, y0, y1, wx0, wx1, wy0, wy1, logx, logy, 0, xlabel, ylabel, title);
 }
 
-void rp_panel_counts(double x0, double x1, double y0, double y1, double wx0, double wx1,
-                     double wy1, const char *xlabel, const char *ylabel, const char *title)
+void rp_panel_counts(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy1,
+                     const char *xlabel, const char *ylabel, const char *title)
 {
     panel(x0, x1, y0, y1, wx0, wx1, 0, wy1, 0, 0, 1, xlabel, ylabel, title);
 }
@@ -200,9 +221,9 @@ void rp_legend(size_t n, const int *colours, const char *const *glyphs, const ch
     }
     PLFLT w, h;
     pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-             PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.02, 0.0, 0.06, 0,
-             RP_LIGHT, 1, (PLINT)n, 1, (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, texts, NULL, NULL,
-             NULL, NULL, lc, ls, lw, sc, ss, sn, sym);
+             PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.02, 0.0, 0.06, 0, RP_LIGHT, 1, (PLINT)n, 1,
+             (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, texts, NULL, NULL, NULL, NULL, lc, ls, lw, sc,
+             ss, sn, sym);
 }
 
 void rp_legend_clusters(const int present[4])

@@ -22,9 +22,9 @@ int rp_format_known(const char *path);
 enum { RP_BLACK = 1, RP_GREY = 2, RP_LIGHT = 3, RP_CLUSTER0 = 4, RP_POLICY0 = 8 };
 
 void rp_cluster_colour(int cluster);
-const char *rp_cluster_glyph(int cluster);  /* a filled marker, UTF-8 */
-const char *rp_cluster_label(int cluster);  /* "Dense PT", ... */
-void rp_policy_colour(int policy);          /* PFI_SIM_* policies */
+const char *rp_cluster_glyph(int cluster); /* a filled marker, UTF-8 */
+const char *rp_cluster_label(int cluster); /* "Dense PT", ... */
+void rp_policy_colour(int policy);         /* PFI_SIM_* policies */
 const char *rp_policy_label(int policy);
 
 /* A panel in viewport fractions (x0, x1, y0, y1) with world ranges, a box,
@@ -34,8 +34,8 @@ void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1
               double wy1, int logx, int logy, const char *xlabel, const char *ylabel,
               const char *title);
 /* The same with a y axis from 0 that counts things: whole-number ticks. */
-void rp_panel_counts(double x0, double x1, double y0, double y1, double wx0, double wx1,
-                     double wy1, const char *xlabel, const char *ylabel, const char *title);
+void rp_panel_counts(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy1,
+                     const char *xlabel, const char *ylabel, const char *title);
 /* Points of one cluster (its colour and marker). */
 void rp_points(int cluster, size_t n, const double *x, const double *y);
 /* A line in the current colour; style 1 solid, 2 dashed. */

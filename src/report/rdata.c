@@ -144,12 +144,15 @@ int rd_index(rd_data *d, size_t ci_draws, int threads, pfi_error *err)
         pfi_ci_opts o = {.draws = ci_draws, .seed = 1, .level = 0.95, .method = PFI_METHOD_RATIO};
         rc = pfi_ci_batch(gs, n, &o, threads, cis);
         if (rc != PFI_OK) pfi_error_set(err, rc, NULL, 0, "confidence intervals failed");
-        for (size_t i = 0; rc == PFI_OK && i < n; i++) d->grp[i].ci = cis[i];
+        for (size_t i = 0; rc == PFI_OK && i < n; i++)
+            d->grp[i].ci = cis[i];
     }
     for (size_t i = 0; rc == PFI_OK && i < d->ng; i++)
         if (!d->grp[i].idx.has_pfi)
-            rd_note(d, "Group '%s': no capped run lost throughput, so its PFI is undefined; it "
-                       "is left out of the statistics.", d->grp[i].g->name);
+            rd_note(d,
+                    "Group '%s': no capped run lost throughput, so its PFI is undefined; it "
+                    "is left out of the statistics.",
+                    d->grp[i].g->name);
     free(gs);
     free(cis);
     return rc;
@@ -199,7 +202,8 @@ static void predictions(rd_data *d)
     const pfi_ablation *a = &d->ab[0];
     size_t n = d->nobs, rows = 0, p = a->set.p;
     if (a->fit_rc != PFI_OK || n == 0) return;
-    double *X = malloc(n * p * sizeof *X), *y = malloc(n * sizeof *y), *pred = malloc(n * sizeof *pred);
+    double *X = malloc(n * p * sizeof *X), *y = malloc(n * sizeof *y),
+           *pred = malloc(n * sizeof *pred);
     pfi_cv cv;
     if (X && y && pred && pfi_analysis_matrix(d->obs, n, &a->set, 0, X, y, &rows, NULL) == PFI_OK &&
         pfi_model_cv(X, y, rows, p, NULL, 0, pred, &cv, NULL) == PFI_OK) {
@@ -286,8 +290,8 @@ static void mix_progress(void *ctx, size_t done, size_t total)
     if (t->fn) t->fn(t->ctx, t->mix * total + done, 2 * total);
 }
 
-int rd_simulate(rd_data *d, size_t workloads, int threads,
-                void (*progress)(void *, size_t, size_t), void *ctx, pfi_error *err)
+int rd_simulate(rd_data *d, size_t workloads, int threads, void (*progress)(void *, size_t, size_t),
+                void *ctx, pfi_error *err)
 {
     if (!d->has_tm) return PFI_OK;
     pfi_feature_set sets[PFI_TABLE3_SETS];
@@ -311,7 +315,8 @@ int rd_simulate(rd_data *d, size_t workloads, int threads,
     for (int mix = 0; mix < 2; mix++) {
         o.mix = mix ? PFI_SIM_PRODUCTION : PFI_SIM_RANDOM;
         tm.mix = (size_t)mix;
-        if (pfi_sim_run(sg.g, sg.n, &o, &d->sim[mix], &e) == PFI_OK) d->has_sim[mix] = 1;
+        if (pfi_sim_run(sg.g, sg.n, &o, &d->sim[mix], &e) == PFI_OK)
+            d->has_sim[mix] = 1;
         else
             rd_note(d, "The %s mix of the simulation is skipped: %s.", pfi_sim_mix_name(o.mix),
                     e.msg);
@@ -369,7 +374,8 @@ int rd_probe(rd_data *d, const char *dir, pfi_error *err)
 void rd_free(rd_data *d)
 {
     if (!d) return;
-    for (int m = 0; m < 2; m++) pfi_sim_result_free(&d->sim[m]);
+    for (int m = 0; m < 2; m++)
+        pfi_sim_result_free(&d->sim[m]);
     free(d->grp);
     free(d->pairs);
     pfi_sweeps_destroy(d->other);

@@ -18,15 +18,15 @@
 
 typedef struct rd_group {
     const pfi_group *g;
-    int cluster;                     /* PFI_CLUSTER_* */
-    pfi_index_result idx;            /* ratio, area, CE */
-    double ce_alpha, ce_logk;        /* log T = alpha log P + log k (Fig. 9), valid with idx.has_ce */
+    int cluster;              /* PFI_CLUSTER_* */
+    pfi_index_result idx;     /* ratio, area, CE */
+    double ce_alpha, ce_logk; /* log T = alpha log P + log k (Fig. 9), valid with idx.has_ce */
     pfi_ci ci;
-    const pfi_paper_group *paper;    /* the paper's group of this name, or NULL */
-    int has4;                        /* runs at 200/500/600/700 W and more (Table 9) */
+    const pfi_paper_group *paper; /* the paper's group of this name, or NULL */
+    int has4;                     /* runs at 200/500/600/700 W and more (Table 9) */
     double pfi4;
-    int held;                        /* a held-out group */
-    int has_pred;                    /* pred valid: LOO (training) or model (held out) */
+    int held;     /* a held-out group */
+    int has_pred; /* pred valid: LOO (training) or model (held out) */
     double pred;
 } rd_group;
 
@@ -34,9 +34,9 @@ typedef struct rd_group {
 
 /* Table 8: one of our groups and the same job swept on another GPU. */
 typedef struct rd_pair {
-    const rd_group *a;   /* ours (training or held-out) */
-    const pfi_group *b;  /* the other GPU's, from rd_data.other */
-    int has;             /* both PFIs defined */
+    const rd_group *a;  /* ours (training or held-out) */
+    const pfi_group *b; /* the other GPU's, from rd_data.other */
+    int has;            /* both PFIs defined */
     double pfi_a, pfi_b;
 } rd_pair;
 
@@ -47,14 +47,14 @@ typedef struct rd_data {
     size_t nobs;
     rd_group *grp; /* training groups, then held-out ones */
     size_t ng, nh;
-    int paper;     /* every training group is one of the paper's (paper values apply) */
+    int paper; /* every training group is one of the paper's (paper values apply) */
     pfi_regime_stats regimes;
     int has_regimes;
     /* telemetry */
     int has_tm;
     pfi_corr corr[PFI_FEAT_N_TELEMETRY];
     pfi_ablation ab[PFI_TABLE3_SETS];
-    int best_set;  /* index into ab: highest LOCO R2 */
+    int best_set; /* index into ab: highest LOCO R2 */
     int has_lev;
     size_t kmax;
     pfi_leverage_step lev[6];
@@ -74,9 +74,9 @@ typedef struct rd_data {
     pfi_sweeps *other;
     rd_pair *pairs;
     size_t npairs;
-    int has_match_stats;           /* >= 3 pairs with both PFIs and a defined rho */
+    int has_match_stats; /* >= 3 pairs with both PFIs and a defined rho */
     double match_rho, match_max_abs, match_median_rel; /* rel: |b - a| / a */
-    char notes[RD_MAX_NOTES][320]; /* sections skipped and why */
+    char notes[RD_MAX_NOTES][320];                     /* sections skipped and why */
     size_t n_notes;
 } rd_data;
 
@@ -90,8 +90,8 @@ int rd_load(rd_data *d, const char *sweeps, const char *telemetry, const char *h
 int rd_index(rd_data *d, size_t ci_draws, int threads, pfi_error *err);
 int rd_regimes(rd_data *d, pfi_error *err);
 int rd_telemetry(rd_data *d, pfi_error *err); /* corr, ablation, validation, Tables 12-13 */
-int rd_simulate(rd_data *d, size_t workloads, int threads,
-                void (*progress)(void *, size_t, size_t), void *ctx, pfi_error *err);
+int rd_simulate(rd_data *d, size_t workloads, int threads, void (*progress)(void *, size_t, size_t),
+                void *ctx, pfi_error *err);
 int rd_probe(rd_data *d, const char *probe_dir, pfi_error *err);
 /* Table 8: reads the other GPU's sweeps (after rd_load, before any work, so
  * a bad file is reported first), then pairs them with ours by name with the

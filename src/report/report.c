@@ -37,13 +37,17 @@ static double now_s(void)
 }
 
 enum { ST_INDEX, ST_REGIMES, ST_TELEMETRY, ST_SIM, ST_TABLES, ST_FIGURES, ST_PAGE, ST_N };
-static const char *const stage_name[ST_N] = {
-    "index with 95% CIs", "group tests", "correlations and predictor", "allocation simulation",
-    "tables", "figures", "report.html"};
+static const char *const stage_name[ST_N] = {"index with 95% CIs",
+                                             "group tests",
+                                             "correlations and predictor",
+                                             "allocation simulation",
+                                             "tables",
+                                             "figures",
+                                             "report.html"};
 
 typedef struct run {
     const pfi_report_opts *o;
-    double t0;      /* start of the simulation */
+    double t0; /* start of the simulation */
 } run;
 
 static void stage(const run *r, int k, double frac, double eta)
@@ -65,7 +69,10 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
     return remove(path);
 }
 
-static void rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+static void rm_tree(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* The temporary folder beside the target: same file system, so the final
  * rename is atomic. Creating it is also the check that we can write there. */
@@ -77,15 +84,20 @@ static int make_temp(const char *out, char *tmp, size_t len, pfi_error *err)
     char parent[4096];
     snprintf(parent, sizeof parent, "%s", out);
     size_t n = strlen(parent);
-    while (n > 1 && parent[n - 1] == '/') parent[--n] = 0;
+    while (n > 1 && parent[n - 1] == '/')
+        parent[--n] = 0;
     char *slash = strrchr(parent, '/');
     const char *base = slash ? slash + 1 : parent;
     char dir[4096];
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == parent) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - parent), parent);
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == parent)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - parent), parent);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return pfi_error_set(err, PFI_ENOTFOUND, out, 0, "its parent folder %s does not exist", dir);
+        return pfi_error_set(err, PFI_ENOTFOUND, out, 0, "its parent folder %s does not exist",
+                             dir);
     if ((size_t)snprintf(tmp, len, "%s/.%s.tmp-XXXXXX", dir, base) >= len)
         return pfi_error_set(err, PFI_EINVAL, out, 0, "path too long");
     if (!mkdtemp(tmp))
@@ -128,7 +140,10 @@ typedef struct csv_job {
     const rp_table *t;
 } csv_job;
 
-static int write_table(FILE *f, void *ctx) { return rp_table_write_csv(f, ((csv_job *)ctx)->t); }
+static int write_table(FILE *f, void *ctx)
+{
+    return rp_table_write_csv(f, ((csv_job *)ctx)->t);
+}
 
 static int compute(rd_data *d, const pfi_report_opts *o, run *r, pfi_error *err)
 {
@@ -213,9 +228,15 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
 static const char *const kind_names[PFI_PLOT_COUNT] = {
     "curves", "pfi", "features", "clocks", "predicted", "gap", "ce", "definitions", "groups"};
 static const char *const kind_inputs[PFI_PLOT_COUNT] = {
-    "SWEEPS.csv", "SWEEPS.csv", "SWEEPS.csv TELEMETRY.csv", "[--probe DIR]",
-    "SWEEPS.csv TELEMETRY.csv [HELDOUT.csv]", "SIM.json [SIM2.json] (pfi simulate --json)",
-    "SWEEPS.csv", "SWEEPS.csv", "SWEEPS.csv [HELDOUT.csv]"};
+    "SWEEPS.csv",
+    "SWEEPS.csv",
+    "SWEEPS.csv TELEMETRY.csv",
+    "[--probe DIR]",
+    "SWEEPS.csv TELEMETRY.csv [HELDOUT.csv]",
+    "SIM.json [SIM2.json] (pfi simulate --json)",
+    "SWEEPS.csv",
+    "SWEEPS.csv",
+    "SWEEPS.csv [HELDOUT.csv]"};
 
 const char *pfi_plot_kind_name(pfi_plot_kind k)
 {
@@ -236,7 +257,6 @@ int pfi_plot_kind_parse(const char *s, pfi_plot_kind *out)
         }
     return -1;
 }
-
 
 int pfi_report_plot(pfi_plot_kind kind, const pfi_plot_opts *o, pfi_error *err)
 {

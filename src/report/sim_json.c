@@ -28,14 +28,16 @@ static int from_root(rd_data *d, json_t *root, const char *path, pfi_error *err)
     json_t *res = json_object_get(root, "results");
     pfi_sim_mix m;
     if (!mix || pfi_sim_mix_parse(mix, &m) != 0)
-        rc = pfi_error_set(err, PFI_EPARSE, path, 0, "no \"mix\" of random or production: "
-                                                     "not `pfi simulate --json` output?");
+        rc = pfi_error_set(err, PFI_EPARSE, path, 0,
+                           "no \"mix\" of random or production: "
+                           "not `pfi simulate --json` output?");
     else if (!json_is_array(res) || json_array_size(res) == 0)
         rc = pfi_error_set(err, PFI_EPARSE, path, 0, "no \"results\" array");
     size_t n = rc == PFI_OK ? json_array_size(res) : 0, nr = 0;
     double *red = calloc(n ? n : 1, sizeof *red);
     pfi_sim_cell *cells = calloc((n ? n : 1) * PFI_SIM_NPOLICIES, sizeof *cells);
-    if (rc == PFI_OK && (!red || !cells)) rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
+    if (rc == PFI_OK && (!red || !cells))
+        rc = pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
     for (size_t i = 0; rc == PFI_OK && i < n; i++) {
         json_t *e = json_array_get(res, i);
         json_t *r = json_object_get(e, "reduction"), *g = json_object_get(e, "gap_tok_s_per_job"),
@@ -43,7 +45,8 @@ static int from_root(rd_data *d, json_t *root, const char *path, pfi_error *err)
         const char *pol = json_string_value(json_object_get(e, "policy"));
         int p = pol ? policy_of(pol) : -1;
         if (!json_is_number(r) || !json_is_number(g) || !json_is_number(t) || p < 0) {
-            rc = bad(err, path, i, "needs reduction, policy, tput_tok_s_per_job and gap_tok_s_per_job");
+            rc = bad(err, path, i,
+                     "needs reduction, policy, tput_tok_s_per_job and gap_tok_s_per_job");
             break;
         }
         double rv = json_number_value(r), gv = json_number_value(g), tv = json_number_value(t);
@@ -52,7 +55,8 @@ static int from_root(rd_data *d, json_t *root, const char *path, pfi_error *err)
             break;
         }
         size_t k = 0;
-        while (k < nr && fabs(red[k] - rv) > 1e-12) k++;
+        while (k < nr && fabs(red[k] - rv) > 1e-12)
+            k++;
         if (k == nr) red[nr++] = rv;
         pfi_sim_cell *c = &cells[k * PFI_SIM_NPOLICIES + p];
         c->ran = 1;
@@ -90,8 +94,7 @@ static int one(rd_data *d, const char *path, pfi_error *err)
     return rc;
 }
 
-int rd_sim_from_json_text(rd_data *d, const char *buf, size_t len, const char *name,
-                          pfi_error *err)
+int rd_sim_from_json_text(rd_data *d, const char *buf, size_t len, const char *name, pfi_error *err)
 {
     json_error_t je;
     json_t *root = json_loadb(buf, len, 0, &je);

@@ -11,7 +11,8 @@
 
 /* ---- a table of text cells ---- */
 
-static rp_table *table_new(rp_tables *ts, const char *id, const char *title, const char *const *head)
+static rp_table *table_new(rp_tables *ts, const char *id, const char *title,
+                           const char *const *head)
 {
     rp_table *t = &ts->t[ts->n < RP_MAX_TABLES ? ts->n++ : RP_MAX_TABLES - 1];
     memset(t, 0, sizeof *t);
@@ -49,21 +50,26 @@ static int cell(rp_table *t, const char *fmt, ...)
 static void num(rp_table *t, int has, double v, int dec)
 {
     if (has && isfinite(v) && fabs(v) < 0.5 * pow(10, -dec)) v = 0;
-    if (has && isfinite(v)) cell(t, "%.*f", dec, v);
-    else cell(t, "%s", "");
+    if (has && isfinite(v))
+        cell(t, "%.*f", dec, v);
+    else
+        cell(t, "%s", "");
 }
 
 static void gnum(rp_table *t, int has, double v)
 {
-    if (has && isfinite(v)) cell(t, "%.3g", v);
-    else cell(t, "%s", "");
+    if (has && isfinite(v))
+        cell(t, "%.3g", v);
+    else
+        cell(t, "%s", "");
 }
 
 void rp_tables_free(rp_tables *ts)
 {
     for (size_t i = 0; i < ts->n; i++) {
         rp_table *t = &ts->t[i];
-        for (size_t k = 0; k < t->used; k++) free(t->cell[k]);
+        for (size_t k = 0; k < t->used; k++)
+            free(t->cell[k]);
         free(t->cell);
     }
     memset(ts, 0, sizeof *ts);
@@ -150,9 +156,10 @@ static void vs_paper(rp_table *t, int has, double ours, const pfi_csv *c, const 
 
 static void table6(const rd_data *d, const paper *pp, rp_tables *ts)
 {
-    static const char *const h[] = {"group", "arch", "task", "gpus", "runs", "pfi", "paper_pfi",
-                                    "diff_pfi", "ci_low", "ci_high", "paper_ci_low",
-                                    "paper_ci_high", "pfi_area", "pfi_ce", NULL};
+    static const char *const h[] = {
+        "group",        "arch",          "task",     "gpus",   "runs",
+        "pfi",          "paper_pfi",     "diff_pfi", "ci_low", "ci_high",
+        "paper_ci_low", "paper_ci_high", "pfi_area", "pfi_ce", NULL};
     rp_table *t = table_new(ts, "table6_pfi", "Table 6: PFI of every sweep group with a 95% CI", h);
     snprintf(t->note, sizeof t->note,
              "Ratio PFI (Eq. 1) with a Monte Carlo 95%% CI (seed 1), area (Eq. 5) and constant-"
@@ -180,8 +187,10 @@ static void table6(const rd_data *d, const paper *pp, rp_tables *ts)
 static void table7(const rd_data *d, const paper *pp, rp_tables *ts)
 {
     if (!d->nh) return;
-    static const char *const h[] = {"group", "arch", "task", "gpus", "pfi", "paper_pfi",
-                                    "diff_pfi", "predicted_pfi", "prediction_error", NULL};
+    static const char *const h[] = {"group",    "arch",          "task",
+                                    "gpus",     "pfi",           "paper_pfi",
+                                    "diff_pfi", "predicted_pfi", "prediction_error",
+                                    NULL};
     rp_table *t = table_new(ts, "table7_heldout", "Table 7: the held-out validation groups", h);
     snprintf(t->note, sizeof t->note,
              "Groups left out of every fit and test. predicted_pfi: the DRAM copy product "
@@ -208,17 +217,19 @@ static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
     if (!d->other) return;
     /* the other group's name is ours with its platform (see the note); the
      * table stays narrow enough for the page */
-    static const char *const h[] = {"group", "arch", "task", "runs_other", "pfi", "paper_pfi",
-                                    "diff_pfi", "pfi_other", "paper_pfi_other", "diff_pfi_other",
-                                    "delta", "paper_delta", NULL};
-    rp_table *t = table_new(ts, "table8_generations",
-                            "Table 8: the same jobs on two GPU generations", h);
+    static const char *const h[] = {
+        "group",     "arch",        "task",      "runs_other",      "pfi",
+        "paper_pfi", "diff_pfi",    "pfi_other", "paper_pfi_other", "diff_pfi_other",
+        "delta",     "paper_delta", NULL};
+    rp_table *t =
+        table_new(ts, "table8_generations", "Table 8: the same jobs on two GPU generations", h);
     int p8 = pp->t8 != NULL;
     for (size_t i = 0; i < d->npairs; i++) {
         const rd_pair *q = &d->pairs[i];
         long row = p8 ? paper_row8(pp->t8, q->b) : -1;
         double pa = 0, pb = 0;
-        int ha = paper_cell(pp->t8, row, "pfi_h200", &pa), hb = paper_cell(pp->t8, row, "pfi_h100", &pb);
+        int ha = paper_cell(pp->t8, row, "pfi_h200", &pa),
+            hb = paper_cell(pp->t8, row, "pfi_h100", &pb);
         int has_a = q->a->idx.has_pfi;
         cell(t, "%s", q->a->g->name);
         cell(t, "%s", q->b->meta.arch);
@@ -239,13 +250,15 @@ static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
     if (d->has_match_stats)
         n = snprintf(t->note, sizeof t->note,
                      "%s (pfi) against %s (pfi_other; delta = pfi_other - pfi), groups paired "
-                     "by name with the platform blanked. Spearman rho %.3f, largest |difference| %.2f, median relative "
+                     "by name with the platform blanked. Spearman rho %.3f, largest |difference| "
+                     "%.2f, median relative "
                      "difference %.1f%% of %s's PFI",
                      oa, ob, d->match_rho, d->match_max_abs, 100 * d->match_median_rel, oa);
     else
         n = snprintf(t->note, sizeof t->note,
                      "%s (pfi) against %s (pfi_other; delta = pfi_other - pfi), groups paired "
-                     "by name with the platform blanked; fewer than 3 pairs with both PFIs, so no rank agreement",
+                     "by name with the platform blanked; fewer than 3 pairs with both PFIs, so no "
+                     "rank agreement",
                      oa, ob);
     if (n > 0 && (size_t)n < sizeof t->note)
         snprintf(t->note + n, sizeof t->note - (size_t)n,
@@ -255,9 +268,11 @@ static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
 
 static void table9(const rd_data *d, const paper *pp, rp_tables *ts)
 {
-    static const char *const h[] = {"group", "pfi_all_caps", "paper_pfi_6caps", "pfi_4caps",
-                                    "paper_pfi_4caps", "diff_4caps", "delta", "delta_pct", NULL};
-    rp_table *t = table_new(ts, "table9_grid", "Table 9: PFI on the full grid and on 200/500/600/700 W", h);
+    static const char *const h[] = {"group",     "pfi_all_caps",    "paper_pfi_6caps",
+                                    "pfi_4caps", "paper_pfi_4caps", "diff_4caps",
+                                    "delta",     "delta_pct",       NULL};
+    rp_table *t =
+        table_new(ts, "table9_grid", "Table 9: PFI on the full grid and on 200/500/600/700 W", h);
     snprintf(t->note, sizeof t->note,
              "Groups measured at more than four caps, recomputed on the 4-cap grid of the "
              "16/32-GPU groups. PFI depends on the grid.");
@@ -278,7 +293,9 @@ static void table9(const rd_data *d, const paper *pp, rp_tables *ts)
 /* The paper's Table 10 names its regimes "dense (pt+ft)", "moe pt", "moe ft". */
 static const char *paper_regime(const char *ours)
 {
-    return strcmp(ours, "dense") == 0 ? "dense (pt+ft)" : strcmp(ours, "moe-pt") == 0 ? "moe pt" : "moe ft";
+    return strcmp(ours, "dense") == 0    ? "dense (pt+ft)"
+           : strcmp(ours, "moe-pt") == 0 ? "moe pt"
+                                         : "moe ft";
 }
 
 /* Kruskal-Wallis as printed in the paper (Appendix D.4): H = 12.37, df = 2, p = 0.0021. */
@@ -289,8 +306,9 @@ static void tables10_11(const rd_data *d, const paper *pp, int is_paper, rp_tabl
 {
     if (!d->has_regimes) return;
     const pfi_regime_stats *s = &d->regimes;
-    static const char *const h[] = {"regime", "n", "median_pfi", "paper_median_pfi", "diff_median",
-                                    "mean_pfi", "paper_mean_pfi", "diff_mean", NULL};
+    static const char *const h[] = {"regime",           "n",           "median_pfi",
+                                    "paper_median_pfi", "diff_median", "mean_pfi",
+                                    "paper_mean_pfi",   "diff_mean",   NULL};
     rp_table *t = table_new(ts, "table10_regimes", "Table 10: PFI by regime", h);
     for (size_t j = 0; j < s->k; j++) {
         const char *pk = paper_regime(s->name[j]);
@@ -300,14 +318,15 @@ static void tables10_11(const rd_data *d, const paper *pp, int is_paper, rp_tabl
         vs_paper(t, 1, s->mean[j], pp->t10, "group_or_pair", pk, "mean_pfi", 3);
     }
     if (s->test_rc == PFI_OK)
-        snprintf(t->note, sizeof t->note, "Kruskal-Wallis (tie-corrected): H = %.2f, df = %d, p = %.4f%s",
-                 s->kw.H, s->kw.df, s->kw.p,
-                 is_paper ? "; the paper: H = 12.37, df = 2, p = 0.0021." : ".");
-    static const char *const h2[] = {"pair", "z", "paper_z", "diff_z", "p_raw", "paper_p_raw",
-                                     "p_holm", "paper_p_holm", NULL};
-    rp_table *u = table_new(ts, "table11_dunn", "Table 11: Dunn's post-hoc test between regimes", h2);
-    snprintf(u->note, sizeof u->note, "Tie-corrected z, two-sided p, Holm-Bonferroni over the %zu pairs.",
-             s->npairs);
+        snprintf(t->note, sizeof t->note,
+                 "Kruskal-Wallis (tie-corrected): H = %.2f, df = %d, p = %.4f%s", s->kw.H, s->kw.df,
+                 s->kw.p, is_paper ? "; the paper: H = 12.37, df = 2, p = 0.0021." : ".");
+    static const char *const h2[] = {"pair",        "z",      "paper_z",      "diff_z", "p_raw",
+                                     "paper_p_raw", "p_holm", "paper_p_holm", NULL};
+    rp_table *u =
+        table_new(ts, "table11_dunn", "Table 11: Dunn's post-hoc test between regimes", h2);
+    snprintf(u->note, sizeof u->note,
+             "Tie-corrected z, two-sided p, Holm-Bonferroni over the %zu pairs.", s->npairs);
     for (size_t e = 0; e < s->npairs; e++) {
         char key[64], ours[64];
         snprintf(ours, sizeof ours, "%s vs %s", s->name[s->dunn[e].a], s->name[s->dunn[e].b]);
@@ -342,10 +361,10 @@ static void cv_cells(rp_table *t, const pfi_cv_outcome *o, const pfi_csv *c, con
 
 static void table3(const rd_data *d, const paper *pp, rp_tables *ts)
 {
-    static const char *const h[] = {"predictors", "p", "r2_in", "paper_r2_in", "diff_r2_in",
-                                    "loo_r2", "paper_loo_r2", "diff_loo_r2", "loo_rmse", "loo_rho",
-                                    "loco_r2", "paper_loco_r2", "diff_loco_r2", "loco_rmse",
-                                    "loco_rho", "validation_r2", NULL};
+    static const char *const h[] = {
+        "predictors",   "p",           "r2_in",    "paper_r2_in",   "diff_r2_in", "loo_r2",
+        "paper_loo_r2", "diff_loo_r2", "loo_rmse", "loo_rho",       "loco_r2",    "paper_loco_r2",
+        "diff_loco_r2", "loco_rmse",   "loco_rho", "validation_r2", NULL};
     rp_table *t = table_new(ts, "table3_ablation", "Table 3: the PFI predictor ablation", h);
     snprintf(t->note, sizeof t->note,
              "OLS on the uncapped runs' telemetry. Out-of-sample R2 = 1 - SS_res(held-out "
@@ -365,9 +384,11 @@ static void table3(const rd_data *d, const paper *pp, rp_tables *ts)
 static void corr(const rd_data *d, rp_tables *ts)
 {
     static const char *const h[] = {"feature", "label", "n", "rho", "p", "q", "stars", NULL};
-    rp_table *t = table_new(ts, "fig5_correlations", "Fig. 5/14: Spearman rho of each telemetry feature with PFI", h);
-    snprintf(t->note, sizeof t->note, "Over the training groups; q: Benjamini-Hochberg over the "
-                                      "features with a defined rho; * q < 0.05, ** q < 0.01.");
+    rp_table *t = table_new(ts, "fig5_correlations",
+                            "Fig. 5/14: Spearman rho of each telemetry feature with PFI", h);
+    snprintf(t->note, sizeof t->note,
+             "Over the training groups; q: Benjamini-Hochberg over the "
+             "features with a defined rho; * q < 0.05, ** q < 0.01.");
     for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++) {
         const pfi_corr *c = &d->corr[f];
         cell(t, "%s", pfi_feature_name(f));
@@ -384,8 +405,9 @@ static void tables12_13(const rd_data *d, rp_tables *ts)
 {
     if (d->has_lev) {
         static const char *const h[] = {"k", "n", "rho", "p", "dropped", NULL};
-        rp_table *t = table_new(ts, "table12_leverage",
-                                "Table 12: DRAM copy product vs PFI as high-leverage groups are dropped", h);
+        rp_table *t =
+            table_new(ts, "table12_leverage",
+                      "Table 12: DRAM copy product vs PFI as high-leverage groups are dropped", h);
         for (size_t k = 0; k <= d->kmax; k++) {
             cell(t, "%zu", k);
             cell(t, "%zu", d->lev[k].n);
@@ -395,7 +417,8 @@ static void tables12_13(const rd_data *d, rp_tables *ts)
         }
     }
     static const char *const h[] = {"subgroup", "n", "rho", "p", NULL};
-    rp_table *t = table_new(ts, "table13_subgroups", "Table 13: DRAM copy product vs PFI within subgroups", h);
+    rp_table *t = table_new(ts, "table13_subgroups",
+                            "Table 13: DRAM copy product vs PFI within subgroups", h);
     for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
         cell(t, "%s", d->sub[s].name);
         cell(t, "%zu", d->sub[s].n);
@@ -406,9 +429,15 @@ static void tables12_13(const rd_data *d, rp_tables *ts)
 
 static void sim_table(const rd_data *d, rp_tables *ts)
 {
-    static const char *const h[] = {"mix", "reduction_pct", "policy", "tput_tok_s_per_job",
-                                    "keeps_pct_of_uncapped", "gap_tok_s_per_job",
-                                    "recovered_tok_s_per_job", "gap_recovered_pct", NULL};
+    static const char *const h[] = {"mix",
+                                    "reduction_pct",
+                                    "policy",
+                                    "tput_tok_s_per_job",
+                                    "keeps_pct_of_uncapped",
+                                    "gap_tok_s_per_job",
+                                    "recovered_tok_s_per_job",
+                                    "gap_recovered_pct",
+                                    NULL};
     rp_table *t = table_new(ts, "fig8_simulation", "Fig. 8: the curtailment simulation", h);
     snprintf(t->note, sizeof t->note,
              "%zu workloads of %zu jobs per mix, seed 1. keeps: the policy's throughput as a "

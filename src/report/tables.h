@@ -15,13 +15,13 @@
 #define RP_MAX_TABLES 12
 
 typedef struct rp_table {
-    const char *id;     /* file name without .csv */
+    const char *id; /* file name without .csv */
     char title[200];
     char note[700];
     size_t ncol, nrow;
     const char *head[RP_MAX_COLS];
-    char **cell;        /* nrow * ncol malloc'd strings; "" when undefined */
-    size_t used, cap;   /* cells filled, allocated */
+    char **cell;      /* nrow * ncol malloc'd strings; "" when undefined */
+    size_t used, cap; /* cells filled, allocated */
 } rp_table;
 
 typedef struct rp_tables {

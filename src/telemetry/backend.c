@@ -53,8 +53,7 @@ int pfi_backend_open(const char *name, const char *opts, pfi_backend **out, pfi_
     const pfi_backend_ops *ops = pfi_backend_find(name);
     if (!ops)
         return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0,
-                             "unknown backend '%s' (expected nvml, dcgm or sim)",
-                             name ? name : "");
+                             "unknown backend '%s' (expected nvml, dcgm or sim)", name ? name : "");
     return ops->init(out, opts, err);
 }
 

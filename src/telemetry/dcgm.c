@@ -54,19 +54,19 @@ static const char *const limit_names[N_LIM] = {
     "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"};
 
 /* The fields that describe the whole device, repeated by every MIG instance. */
-#define DEVICE_FIELDS                                                                         \
-    ((1u << PFI_GF_POWER) | (1u << PFI_GF_ENERGY) | (1u << PFI_GF_LIMIT) |                      \
-     (1u << PFI_GF_SM_CLOCK) | (1u << PFI_GF_MEM_CLOCK) | (1u << PFI_GF_TEMP) |                 \
+#define DEVICE_FIELDS                                                                              \
+    ((1u << PFI_GF_POWER) | (1u << PFI_GF_ENERGY) | (1u << PFI_GF_LIMIT) |                         \
+     (1u << PFI_GF_SM_CLOCK) | (1u << PFI_GF_MEM_CLOCK) | (1u << PFI_GF_TEMP) |                    \
      (1u << PFI_GF_CLOCK_EVENTS))
 
 typedef struct {
     int present;
     pfi_gpu_sample s;
-    double t[PFI_GF_COUNT];    /* Unix s a field was measured */
+    double t[PFI_GF_COUNT]; /* Unix s a field was measured */
     double lim[N_LIM];
     unsigned lim_valid; /* bit per L_* */
     pfi_gpu_info info;
-    double age_s;              /* of the last sample(): its oldest fresh field, NaN none */
+    double age_s; /* of the last sample(): its oldest fresh field, NaN none */
 } dcgm_gpu;
 
 typedef struct {
@@ -77,11 +77,11 @@ typedef struct {
     char *body;
     size_t body_len, body_cap;
     int body_overflow;
-    double scraped_at; /* monotonic seconds, < 0 never */
+    double scraped_at;  /* monotonic seconds, < 0 never */
     uint64_t page_hash; /* of the last body, to see when the page changes */
     double page_t;      /* Unix s the page's content last changed */
-    unsigned n;        /* max gpu label + 1 */
-    dcgm_gpu *gpus;    /* MAX_GPUS entries */
+    unsigned n;         /* max gpu label + 1 */
+    dcgm_gpu *gpus;     /* MAX_GPUS entries */
 } dcgm_state;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -110,7 +110,8 @@ static double wall_s(void)
 static uint64_t hash(const char *p, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
     return h;
 }
 
@@ -193,16 +194,15 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n, doub
         const pfi_gpu_field_desc *fd = pfi_gpu_field_by_dcgm(se->name);
         /* Under MIG: a device-wide field once per GPU (the first instance's,
          * unless a GPU-level series says it), never an instance's own. */
-        if (fd && mig && (!((DEVICE_FIELDS >> fd->field) & 1u) ||
-                          pfi_gpu_sample_has(&d->s, fd->field)))
+        if (fd && mig &&
+            (!((DEVICE_FIELDS >> fd->field) & 1u) || pfi_gpu_sample_has(&d->s, fd->field)))
             fd = NULL;
         if (fd) {
             set_field(&d->s, fd, v);
             d->t[fd->field] = se->has_timestamp ? (double)se->timestamp_ms / 1000.0 : page_t;
         }
         for (int l = 0; l < N_LIM; l++)
-            if (strcmp(se->name, limit_names[l]) == 0 &&
-                !(mig && (d->lim_valid & (1u << l)))) {
+            if (strcmp(se->name, limit_names[l]) == 0 && !(mig && (d->lim_valid & (1u << l)))) {
                 d->lim[l] = v;
                 d->lim_valid |= 1u << l;
             }
@@ -333,7 +333,8 @@ static int dcgm_init(pfi_backend **out, const char *opts, pfi_error *err)
     if (rc != PFI_OK) goto fail;
     pthread_once(&curl_once, curl_global);
     s->gpus = calloc(MAX_GPUS, sizeof *s->gpus);
-    for (unsigned g = 0; s->gpus && g < MAX_GPUS; g++) s->gpus[g].age_s = NAN; /* no sample yet */
+    for (unsigned g = 0; s->gpus && g < MAX_GPUS; g++)
+        s->gpus[g].age_s = NAN; /* no sample yet */
     s->curl = curl_global_rc == CURLE_OK ? curl_easy_init() : NULL;
     if (!s->gpus || !s->curl) {
         rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0, "dcgm: cannot initialise libcurl");

@@ -26,8 +26,8 @@ int pfi_limit_set_checked(pfi_backend *b, unsigned gpu, double w, pfi_gpu_limits
         return pfi_error_set(err, PFI_ENOTSUP, NULL, 0, "the %s backend cannot set power limits",
                              pfi_backend_ops_of(b)->name);
     if (rc != PFI_OK)
-        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: setting %.0f W failed: %s",
-                             gpu, w, pfi_backend_last_error(b));
+        return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "GPU %u: setting %.0f W failed: %s", gpu,
+                             w, pfi_backend_last_error(b));
     if (pfi_backend_limits(b, gpu, &lim) != PFI_OK)
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0,
                              "GPU %u: reading the limit back failed: %s", gpu,

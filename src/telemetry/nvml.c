@@ -38,11 +38,11 @@
 typedef struct {
     nvmlDevice_t dev;
     int have_handle;
-    int gpm;                     /* GPM supported and samples allocated */
-    nvmlGpmSample_t gpm_s[2];    /* [prev_idx] is the previous sample */
-    int gpm_prev;                /* index of the previous sample, -1 none yet */
-    double gpm_prev_t;           /* monotonic seconds of that sample */
-    uint32_t warned;             /* per-field "already warned" bits */
+    int gpm;                  /* GPM supported and samples allocated */
+    nvmlGpmSample_t gpm_s[2]; /* [prev_idx] is the previous sample */
+    int gpm_prev;             /* index of the previous sample, -1 none yet */
+    double gpm_prev_t;        /* monotonic seconds of that sample */
+    uint32_t warned;          /* per-field "already warned" bits */
 } nvml_gpu;
 
 typedef struct {
@@ -180,8 +180,7 @@ static void gpm_setup(pfi_backend *b, unsigned i)
     nvml_state *s = b->priv;
     nvml_gpu *g = &s->gpus[i];
     g->gpm_prev = -1;
-    if (!s->gpm_query || !s->gpm_alloc || !s->gpm_free || !s->gpm_get || !s->gpm_metrics)
-        return;
+    if (!s->gpm_query || !s->gpm_alloc || !s->gpm_free || !s->gpm_get || !s->gpm_metrics) return;
     nvmlGpmSupport_t sup = {.version = NVML_GPM_SUPPORT_VERSION};
     nvmlReturn_t r = s->gpm_query(g->dev, &sup);
     if (r != NVML_SUCCESS) {
@@ -223,15 +222,15 @@ static int nvml_init(pfi_backend **out, const char *opts, pfi_error *err)
                            s->lib_path, why ? why : "unknown dlopen error");
         goto fail;
     }
-#define REQUIRE(field, name)                                                                    \
-    do {                                                                                       \
-        *(void **)(&s->field) = sym(s->lib, name);                                              \
-        if (!s->field) {                                                                       \
-            rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0,                                     \
-                               "nvml: %s lacks %s: the driver is too old for pfi",             \
-                               s->lib_path, name);                                             \
-            goto fail;                                                                         \
-        }                                                                                      \
+#define REQUIRE(field, name)                                                                       \
+    do {                                                                                           \
+        *(void **)(&s->field) = sym(s->lib, name);                                                 \
+        if (!s->field) {                                                                           \
+            rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0,                                         \
+                               "nvml: %s lacks %s: the driver is too old for pfi", s->lib_path,    \
+                               name);                                                              \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 #define OPTIONAL(field, name) (*(void **)(&s->field) = sym(s->lib, name))
     REQUIRE(init, "nvmlInit_v2");
@@ -391,8 +390,8 @@ static void sample_gpm(pfi_backend *b, unsigned i, pfi_gpu_sample *out, int *err
         pfi_gpu_field field;
         double scale; /* NVML unit -> SI */
     } m[] = {
-        {NVML_GPM_METRIC_SM_UTIL, PFI_GF_SM_ACTIVE, 0.01},           /* % -> ratio */
-        {NVML_GPM_METRIC_SM_OCCUPANCY, PFI_GF_SM_OCCUPANCY, 0.01},   /* % -> ratio */
+        {NVML_GPM_METRIC_SM_UTIL, PFI_GF_SM_ACTIVE, 0.01},         /* % -> ratio */
+        {NVML_GPM_METRIC_SM_OCCUPANCY, PFI_GF_SM_OCCUPANCY, 0.01}, /* % -> ratio */
         {NVML_GPM_METRIC_ANY_TENSOR_UTIL, PFI_GF_TENSOR_ACTIVE, 0.01},
         {NVML_GPM_METRIC_DRAM_BW_UTIL, PFI_GF_DRAM_ACTIVE, 0.01},
         {NVML_GPM_METRIC_PCIE_TX_PER_SEC, PFI_GF_PCIE_TX, 1048576.0}, /* MiB/s -> B/s */
@@ -433,16 +432,16 @@ static void sample_gpm(pfi_backend *b, unsigned i, pfi_gpu_sample *out, int *err
 
 /* One read: the call's status decides the field's bit; value is the SI
  * value set when it succeeded. */
-#define READ_CALL(field, call, expr, value)                                                    \
-    do {                                                                                       \
-        nvmlReturn_t r_ = (expr);                                                              \
-        if (r_ == NVML_SUCCESS) {                                                              \
-            pfi_gpu_sample_set(out, field, (value));                                           \
-            field_ok(b, gpu, field, out);                                                      \
-        } else {                                                                               \
-            field_failed(b, gpu, field, call, r_);                                             \
-            if (r_ != NVML_ERROR_NOT_SUPPORTED) errors++;                                      \
-        }                                                                                      \
+#define READ_CALL(field, call, expr, value)                                                        \
+    do {                                                                                           \
+        nvmlReturn_t r_ = (expr);                                                                  \
+        if (r_ == NVML_SUCCESS) {                                                                  \
+            pfi_gpu_sample_set(out, field, (value));                                               \
+            field_ok(b, gpu, field, out);                                                          \
+        } else {                                                                                   \
+            field_failed(b, gpu, field, call, r_);                                                 \
+            if (r_ != NVML_ERROR_NOT_SUPPORTED) errors++;                                          \
+        }                                                                                          \
     } while (0)
 /* The same, the call named by the field table's NVML source. */
 #define READ(field, expr, value) READ_CALL(field, pfi_gpu_fields[field].nvml_source, expr, value)
@@ -465,8 +464,7 @@ static int nvml_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
 
     if (s->get_power) READ(PFI_GF_POWER, s->get_power(d, &u), u * MW_TO_W);
     if (s->get_energy) READ(PFI_GF_ENERGY, s->get_energy(d, &ull), (double)ull * MW_TO_W);
-    if (s->get_enforced_limit)
-        READ(PFI_GF_LIMIT, s->get_enforced_limit(d, &u), u * MW_TO_W);
+    if (s->get_enforced_limit) READ(PFI_GF_LIMIT, s->get_enforced_limit(d, &u), u * MW_TO_W);
     if (s->get_clock) {
         READ(PFI_GF_SM_CLOCK, s->get_clock(d, NVML_CLOCK_SM, &u), u * MHZ_TO_HZ);
         READ(PFI_GF_MEM_CLOCK, s->get_clock(d, NVML_CLOCK_MEM, &u), u * MHZ_TO_HZ);
@@ -485,8 +483,8 @@ static int nvml_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
         }
     }
     if (s->get_temp) {
-        READ_CALL(PFI_GF_TEMP, "nvmlDeviceGetTemperature",
-                  s->get_temp(d, NVML_TEMPERATURE_GPU, &u), u);
+        READ_CALL(PFI_GF_TEMP, "nvmlDeviceGetTemperature", s->get_temp(d, NVML_TEMPERATURE_GPU, &u),
+                  u);
     } else if (s->get_temp_v) {
         nvmlTemperature_v1_t t = {.version = NVML_TEMPERATURE_V1_VERSION,
                                   .sensorType = NVML_TEMPERATURE_GPU};
@@ -562,8 +560,10 @@ static int nvml_limits(pfi_backend *b, unsigned gpu, pfi_gpu_limits *out)
     memset(out, 0, sizeof *out);
     if (g) rc = read_limits(b, gpu, g, &l);
     if (g && rc == PFI_OK)
-        *out = (pfi_gpu_limits){.min_w = l.min / 1000.0, .max_w = l.max / 1000.0,
-                                .default_w = l.def / 1000.0, .enforced_w = l.enf / 1000.0,
+        *out = (pfi_gpu_limits){.min_w = l.min / 1000.0,
+                                .max_w = l.max / 1000.0,
+                                .default_w = l.def / 1000.0,
+                                .enforced_w = l.enf / 1000.0,
                                 .current_w = l.cur / 1000.0};
     pthread_mutex_unlock(&b->lock);
     return rc;
@@ -580,8 +580,7 @@ static int nvml_set_limit(pfi_backend *b, unsigned gpu, double w)
     nvml_gpu *g = gpu_of(b, gpu, &rc);
     if (!g) goto done;
     if (!s->set_limit) {
-        pfi_backend_set_error(b, "GPU %u: this NVML has no nvmlDeviceSetPowerManagementLimit",
-                              gpu);
+        pfi_backend_set_error(b, "GPU %u: this NVML has no nvmlDeviceSetPowerManagementLimit", gpu);
         rc = PFI_ENOTSUP;
         goto done;
     }
@@ -607,8 +606,8 @@ static int nvml_set_limit(pfi_backend *b, unsigned gpu, double w)
      * out-of-band limiter (a BMC) may hold the enforced limit lower, which
      * is not a failed set (pfid reports it as externally limited). */
     unsigned got;
-    const char *q = s->get_limit ? "nvmlDeviceGetPowerManagementLimit"
-                                 : "nvmlDeviceGetEnforcedPowerLimit";
+    const char *q =
+        s->get_limit ? "nvmlDeviceGetPowerManagementLimit" : "nvmlDeviceGetEnforcedPowerLimit";
     r = s->get_limit ? s->get_limit(g->dev, &got) : s->get_enforced_limit(g->dev, &got);
     if (r != NVML_SUCCESS) {
         pfi_backend_set_error(b, "GPU %u: limit set but %s: %s", gpu, q, nvml_str(s, r));

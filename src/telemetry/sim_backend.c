@@ -52,8 +52,8 @@ typedef struct {
     size_t n_jobs;
     double noise;
     gsl_rng *rng;
-    double t0;      /* monotonic seconds at open */
-    double pinned;  /* >= 0: the pinned clock */
+    double t0;     /* monotonic seconds at open */
+    double pinned; /* >= 0: the pinned clock */
 } sim_state;
 
 static double mono_s(void)
@@ -97,9 +97,9 @@ static int load_jobs(sim_state *s, const char *path, pfi_error *err)
     pfi_csv *c = NULL;
     int rc = pfi_csv_read_file(path, &c, err);
     if (rc != PFI_OK) return rc;
-    static const char *const req[] = {"gpu",          "job",          "compute_frac",
-                                      "sm_activity",  "dram_activity", "tensor_ratio",
-                                      "tput_per_gpu", NULL};
+    static const char *const req[] = {
+        "gpu",           "job",          "compute_frac", "sm_activity",
+        "dram_activity", "tensor_ratio", "tput_per_gpu", NULL};
     rc = pfi_csv_require(c, req, err);
     if (rc != PFI_OK) goto out;
     size_t n = pfi_csv_rows(c);
@@ -112,7 +112,7 @@ static int load_jobs(sim_state *s, const char *path, pfi_error *err)
         const char *col;
         int optional;
         double dflt;
-    } cols[] = {{"gpu", 0, 0},          {"compute_frac", 0, 0}, {"sm_activity", 0, 0},
+    } cols[] = {{"gpu", 0, 0},           {"compute_frac", 0, 0}, {"sm_activity", 0, 0},
                 {"dram_activity", 0, 0}, {"tensor_ratio", 0, 0}, {"tput_per_gpu", 0, 0},
                 {"clock_spread", 1, 0},  {"start_s", 1, 0},      {"warmup_s", 1, 0},
                 {"startup_s", 1, 0},     {"duration_s", 1, 0},   {"fb_mib", 1, 60000},
@@ -136,9 +136,14 @@ static int load_jobs(sim_state *s, const char *path, pfi_error *err)
         }
         j->gpu = (unsigned)v[0];
         snprintf(j->name, sizeof j->name, "%s", pfi_csv_field(c, r, (size_t)pfi_csv_col(c, "job")));
-        j->m = (pfi_job_model){.compute_frac = v[1], .sm_activity = v[2], .dram_activity = v[3],
-                               .tensor_ratio = v[4], .tput_per_gpu = v[5], .clock_spread = v[6],
-                               .floor_mhz = v[12], .extra_w = v[13]};
+        j->m = (pfi_job_model){.compute_frac = v[1],
+                               .sm_activity = v[2],
+                               .dram_activity = v[3],
+                               .tensor_ratio = v[4],
+                               .tput_per_gpu = v[5],
+                               .clock_spread = v[6],
+                               .floor_mhz = v[12],
+                               .extra_w = v[13]};
         j->start_s = v[7];
         j->warmup_s = v[8];
         j->startup_s = v[9];
@@ -250,10 +255,8 @@ static int sim_init(pfi_backend **out, const char *opts, pfi_error *err)
     if (jobs[0] && (rc = load_jobs(s, jobs, err)) != PFI_OK) goto fail;
     s->t0 = mono_s();
     for (unsigned i = 0; i < s->n; i++)
-        s->gpus[i] = (sim_gpu){.limit_w = s->spec->tdp_w,
-                               .energy_j = 0,
-                               .last_t = 0,
-                               .last_power_w = s->spec->idle_w};
+        s->gpus[i] = (sim_gpu){
+            .limit_w = s->spec->tdp_w, .energy_j = 0, .last_t = 0, .last_power_w = s->spec->idle_w};
     *out = b;
     return PFI_OK;
 fail:
@@ -358,7 +361,8 @@ static int sim_sample(pfi_backend *b, unsigned gpu, pfi_gpu_sample *out)
         {PFI_GF_TENSOR_ACTIVE, p.tensor_active},
         {PFI_GF_DRAM_ACTIVE, p.dram_active},
     };
-    for (size_t k = 0; k < sizeof set / sizeof set[0]; k++) pfi_gpu_sample_set(out, set[k].f, set[k].v);
+    for (size_t k = 0; k < sizeof set / sizeof set[0]; k++)
+        pfi_gpu_sample_set(out, set[k].f, set[k].v);
 done:
     pthread_mutex_unlock(&b->lock);
     return rc;

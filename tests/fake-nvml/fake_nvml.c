@@ -72,7 +72,7 @@
 
 typedef struct {
     char func[64];
-    int gpu;        /* -1: every GPU */
+    int gpu; /* -1: every GPU */
     nvmlReturn_t code;
 } rule;
 
@@ -150,7 +150,8 @@ static void ctl_poll(void)
     FILE *f = fopen(ctl_path, "r");
     if (!f) return;
     n_rules = n_env_rules;
-    for (unsigned i = 0; i < n_gpus; i++) gpus[i].external_mw = 0;
+    for (unsigned i = 0; i < n_gpus; i++)
+        gpus[i].external_mw = 0;
     char line[2048];
     int changed = 0;
     while (fgets(line, sizeof line, f)) {
@@ -217,8 +218,8 @@ static int save_state(void)
 /* The model's point for a GPU at its current limit. */
 static void point_of(const fake_gpu *g, pfi_gpumodel_point *p)
 {
-    if (pfi_gpumodel_eval(pfi_gpumodel_h200(), g->has_job ? &job : NULL, g->limit_mw / 1000.0,
-                          p) != PFI_OK)
+    if (pfi_gpumodel_eval(pfi_gpumodel_h200(), g->has_job ? &job : NULL, g->limit_mw / 1000.0, p) !=
+        PFI_OK)
         memset(p, 0, sizeof *p);
 }
 
@@ -325,14 +326,22 @@ EXPORT nvmlReturn_t nvmlShutdown(void)
 EXPORT const char *nvmlErrorString(nvmlReturn_t r)
 {
     switch (r) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+        return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+        return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+        return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+        return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+        return "Insufficient Permissions";
+    case NVML_ERROR_GPU_IS_LOST:
+        return "GPU is lost";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+        return "Argument version mismatch";
+    default:
+        return "Unknown Error";
     }
 }
 
@@ -360,8 +369,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice
     return r;
 }
 
-static nvmlReturn_t string_call(const char *name, nvmlDevice_t device, char *out,
-                                unsigned len, const char *fmt)
+static nvmlReturn_t string_call(const char *name, nvmlDevice_t device, char *out, unsigned len,
+                                const char *fmt)
 {
     pthread_mutex_lock(&mu);
     nvmlReturn_t r = NVML_SUCCESS;
@@ -406,9 +415,15 @@ static nvmlReturn_t uint_call(const char *name, nvmlDevice_t device, unsigned *o
             point_of(g, &p);
             *out = (unsigned)lround(p.power_w * 1000.0);
             break;
-        case Q_ENFORCED: *out = enforced_of(g); break;
-        case Q_LIMIT: *out = g->limit_mw; break;
-        case Q_DEFAULT: *out = (unsigned)(pfi_gpumodel_h200()->tdp_w * 1000); break;
+        case Q_ENFORCED:
+            *out = enforced_of(g);
+            break;
+        case Q_LIMIT:
+            *out = g->limit_mw;
+            break;
+        case Q_DEFAULT:
+            *out = (unsigned)(pfi_gpumodel_h200()->tdp_w * 1000);
+            break;
         }
     }
     pthread_mutex_unlock(&mu);
@@ -433,8 +448,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsig
 EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
                                                              unsigned int *defaultLimit)
 {
-    return uint_call("nvmlDeviceGetPowerManagementDefaultLimit", device, defaultLimit,
-                     Q_DEFAULT);
+    return uint_call("nvmlDeviceGetPowerManagementDefaultLimit", device, defaultLimit, Q_DEFAULT);
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
@@ -491,8 +505,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
     fake_gpu *g = dev_of(device);
     if (!g)
         r = bad_handle();
-    else if ((r = injected("nvmlDeviceGetTotalEnergyConsumption", (int)g->index)) ==
-             NVML_SUCCESS) {
+    else if ((r = injected("nvmlDeviceGetTotalEnergyConsumption", (int)g->index)) == NVML_SUCCESS) {
         update_energy(g);
         *energy = (unsigned long long)g->energy_mj;
     }
@@ -727,15 +740,32 @@ EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
             x->value = 0;
             if (x->nvmlReturn != NVML_SUCCESS) continue;
             switch (x->metricId) {
-            case NVML_GPM_METRIC_SM_UTIL: x->value = 100 * p.sm_active; break;
-            case NVML_GPM_METRIC_SM_OCCUPANCY: x->value = 34 * p.sm_active; break;
-            case NVML_GPM_METRIC_ANY_TENSOR_UTIL: x->value = 100 * p.tensor_active; break;
-            case NVML_GPM_METRIC_DRAM_BW_UTIL: x->value = 100 * p.dram_active; break;
-            case NVML_GPM_METRIC_PCIE_TX_PER_SEC: x->value = 0.25 + 12.25 * load; break;
-            case NVML_GPM_METRIC_PCIE_RX_PER_SEC: x->value = 0.125 + 24.875 * load; break;
-            case NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC: x->value = 100 * load; break;
-            case NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC: x->value = 200 * load; break;
-            default: x->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+            case NVML_GPM_METRIC_SM_UTIL:
+                x->value = 100 * p.sm_active;
+                break;
+            case NVML_GPM_METRIC_SM_OCCUPANCY:
+                x->value = 34 * p.sm_active;
+                break;
+            case NVML_GPM_METRIC_ANY_TENSOR_UTIL:
+                x->value = 100 * p.tensor_active;
+                break;
+            case NVML_GPM_METRIC_DRAM_BW_UTIL:
+                x->value = 100 * p.dram_active;
+                break;
+            case NVML_GPM_METRIC_PCIE_TX_PER_SEC:
+                x->value = 0.25 + 12.25 * load;
+                break;
+            case NVML_GPM_METRIC_PCIE_RX_PER_SEC:
+                x->value = 0.125 + 24.875 * load;
+                break;
+            case NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC:
+                x->value = 100 * load;
+                break;
+            case NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC:
+                x->value = 200 * load;
+                break;
+            default:
+                x->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
             }
         }
     }

@@ -16,7 +16,10 @@ static const char *const names[FAM_COUNT] = {
     "embedded", "flat-knee", "sigmoid", "bumps", "dead-zone", "linear", "h100", "noisy", "mix",
 };
 
-const char *fam_name(fam_kind k) { return (unsigned)k < FAM_COUNT ? names[k] : "?"; }
+const char *fam_name(fam_kind k)
+{
+    return (unsigned)k < FAM_COUNT ? names[k] : "?";
+}
 
 enum { NSYN = 24, MAXPTS = 24, NAMELEN = 48 };
 
@@ -47,7 +50,8 @@ static double loss_at(fam_kind k, const double *par, double u, double umax)
     case FAM_LINEAR: /* par: scale, exponent */
     case FAM_NOISY:
         return par[0] * pow(u, par[1]);
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -55,8 +59,16 @@ static void draw_params(fam_kind k, gsl_rng *r, double umax, double *par)
 {
 #define U(a, b) ((a) + ((b) - (a)) * gsl_rng_uniform(r))
     switch (k) {
-    case FAM_FLAT_KNEE: par[0] = U(0.08, 0.45); par[1] = U(0.25, 0.65); par[2] = U(1.0, 1.6); break;
-    case FAM_SIGMOID: par[0] = U(0.15, 0.5); par[1] = U(0.03, 0.08); par[2] = U(0.3, 0.8); break;
+    case FAM_FLAT_KNEE:
+        par[0] = U(0.08, 0.45);
+        par[1] = U(0.25, 0.65);
+        par[2] = U(1.0, 1.6);
+        break;
+    case FAM_SIGMOID:
+        par[0] = U(0.15, 0.5);
+        par[1] = U(0.03, 0.08);
+        par[2] = U(0.3, 0.8);
+        break;
     case FAM_BUMPS:
         par[1] = U(1.2, 2.0);
         par[0] = U(0.3, 0.6) / pow(umax, par[1]);
@@ -69,13 +81,17 @@ static void draw_params(fam_kind k, gsl_rng *r, double umax, double *par)
         par[2] = U(0.3, 0.55);
         par[3] = U(0.15, 0.5);
         break;
-    case FAM_LINEAR: par[1] = U(0.92, 1.08); par[0] = U(0.85, 1.15); break;
+    case FAM_LINEAR:
+        par[1] = U(0.92, 1.08);
+        par[0] = U(0.85, 1.15);
+        break;
     case FAM_NOISY:
         par[1] = U(1.1, 2.0);
         par[0] = U(0.3, 0.6) / pow(umax, par[1]);
         par[4] = U(0.005, 0.015); /* the sweep's noise */
         break;
-    default: break;
+    default:
+        break;
     }
 #undef U
 }
@@ -121,7 +137,8 @@ static void predict(const double *pfi, const double *dram, size_t n, double *pfi
     }
     double var = sxx - sx * sx / m, b = var > 0 ? (sxy - sx * sy / m) / var : 0;
     double a = (sy - b * sx) / m;
-    for (size_t i = 0; i < n; i++) pfi_hat[i] = a + b * dram[i];
+    for (size_t i = 0; i < n; i++)
+        pfi_hat[i] = a + b * dram[i];
 }
 
 static double measured_pfi(const pfi_sim_group *g)
@@ -158,11 +175,16 @@ static int embedded(const char *platform, fam_set *s)
         memcpy(T, dg->tput, dg->n_runs * sizeof *T);
         memcpy(C, dg->cap_w, dg->n_runs * sizeof *C);
         snprintf(s->names + k * NAMELEN, NAMELEN, "%.40s", dg->paper->name);
-        *g = (pfi_sim_group){.name = s->names + k * NAMELEN, .cap = C, .P = P, .T = T,
-                             .n = dg->n_runs, .gpus = dg->paper->gpus,
-                             .moe = strcmp(dg->paper->arch, "moe") == 0,
-                             .ft = strcmp(dg->paper->task, "ft") == 0,
-                             .dram_copy = dg->tm[PFI_TM_DRAM_ACTIVE] * dg->tm[PFI_TM_MEM_COPY_UTIL]};
+        *g =
+            (pfi_sim_group){.name = s->names + k * NAMELEN,
+                            .cap = C,
+                            .P = P,
+                            .T = T,
+                            .n = dg->n_runs,
+                            .gpus = dg->paper->gpus,
+                            .moe = strcmp(dg->paper->arch, "moe") == 0,
+                            .ft = strcmp(dg->paper->task, "ft") == 0,
+                            .dram_copy = dg->tm[PFI_TM_DRAM_ACTIVE] * dg->tm[PFI_TM_MEM_COPY_UTIL]};
     }
     pfi_dataset_destroy(d);
     return PFI_OK;
@@ -200,8 +222,13 @@ static void synthetic(fam_kind k, gsl_rng *r, fam_set *s)
         T[n] = tmax;
         n++;
         snprintf(s->names + i * NAMELEN, NAMELEN, "%s-%02zu", fam_name(k), i + 1);
-        *g = (pfi_sim_group){.name = s->names + i * NAMELEN, .cap = C, .P = P, .T = T, .n = n,
-                             .gpus = ng, .moe = (int)gsl_rng_uniform_int(r, 2),
+        *g = (pfi_sim_group){.name = s->names + i * NAMELEN,
+                             .cap = C,
+                             .P = P,
+                             .T = T,
+                             .n = n,
+                             .gpus = ng,
+                             .moe = (int)gsl_rng_uniform_int(r, 2),
                              .ft = gsl_rng_uniform(r) < 0.6};
     }
     /* telemetry: a DRAM copy product whose rank correlation with the PFI is
@@ -224,7 +251,8 @@ static void synthetic(fam_kind k, gsl_rng *r, fam_set *s)
         }
         if (fabs(spearman(z, pfi, NSYN) - 0.5) <= 0.1) break;
     }
-    for (size_t i = 0; i < NSYN; i++) s->g[i].dram_copy = 20 + 8 * z[i];
+    for (size_t i = 0; i < NSYN; i++)
+        s->g[i].dram_copy = 20 + 8 * z[i];
 }
 
 /* Fills pfi_hat from the set's own fit and rank_corr. */
@@ -237,7 +265,8 @@ static void telemetry_fit(fam_set *s)
         dram[i] = s->g[i].dram_copy;
     }
     predict(pfi, dram, s->n, hat);
-    for (size_t i = 0; i < s->n; i++) s->g[i].pfi_hat = hat[i];
+    for (size_t i = 0; i < s->n; i++)
+        s->g[i].pfi_hat = hat[i];
     /* the correlation over the groups with a defined PFI */
     size_t m = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -260,11 +289,13 @@ static int mix(unsigned long seed, fam_set *s)
     for (int k = 0; k < FAM_MIX; k++) {
         int rc = fam_build((fam_kind)k, seed + (unsigned long)k, &part[k]);
         if (rc) {
-            for (int j = 0; j < k; j++) fam_free(&part[j]);
+            for (int j = 0; j < k; j++)
+                fam_free(&part[j]);
             return rc;
         }
         n += part[k].n;
-        for (size_t i = 0; i < part[k].n; i++) pts += part[k].g[i].n;
+        for (size_t i = 0; i < part[k].n; i++)
+            pts += part[k].g[i].n;
     }
     s->g = xcalloc(n, sizeof *s->g);
     s->buf = xcalloc(3 * pts, sizeof(double));
@@ -331,7 +362,11 @@ void fam_workload(const fam_set *s, gsl_rng *r, pfi_alloc_job *jobs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const pfi_sim_group *g = &s->g[gsl_rng_uniform_int(r, s->n)];
-        jobs[i] = (pfi_alloc_job){.cap = g->cap, .P = g->P, .T = g->T, .n = g->n,
-                                  .pfi = g->pfi_hat, .dram_copy = g->dram_copy};
+        jobs[i] = (pfi_alloc_job){.cap = g->cap,
+                                  .P = g->P,
+                                  .T = g->T,
+                                  .n = g->n,
+                                  .pfi = g->pfi_hat,
+                                  .dram_copy = g->dram_copy};
     }
 }

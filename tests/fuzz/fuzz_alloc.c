@@ -1,10 +1,10 @@
 /* libFuzzer target: the allocation core on arbitrary curves and budgets.
  * The input is read as doubles (NaN, inf, negatives, duplicates, unsorted
  * points all reach the validator): a job count, per job a point count and
- * its points, then a budget fraction; every third job stands for two. Creation either fails with a message or
- * yields a problem on which every policy meets the budget, keeps each job in
- * [floor, Pmax], and never beats the oracle; or reports the budget
- * infeasible exactly when the floors exceed it. */
+ * its points, then a budget fraction; every third job stands for two. Creation either fails with a
+ * message or yields a problem on which every policy meets the budget, keeps each job in [floor,
+ * Pmax], and never beats the oracle; or reports the budget infeasible exactly when the floors
+ * exceed it. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,9 +47,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             T[i][k] = take(&p, &left);
             C[i][k] = (double)k;
         }
-        jobs[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .cap = C[i], .n = np,
-                                  .pfi = take(&p, &left), .dram_copy = take(&p, &left),
-                                  .moe_ft = (int)(i & 1), .sla_frac = fabs(take(&p, &left)),
+        jobs[i] = (pfi_alloc_job){.P = P[i],
+                                  .T = T[i],
+                                  .cap = C[i],
+                                  .n = np,
+                                  .pfi = take(&p, &left),
+                                  .dram_copy = take(&p, &left),
+                                  .moe_ft = (int)(i & 1),
+                                  .sla_frac = fabs(take(&p, &left)),
                                   .count = i % 3}; /* 0 (means 1), 1, 2 */
     }
     double frac = take(&p, &left);
@@ -61,7 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     double fl = pfi_alloc_problem_floor_total(prob), pm = pfi_alloc_problem_pmax_total(prob);
-    double budget = isfinite(frac) ? fl + fmod(fabs(frac), 1.5) * (pm - fl) - 1e-3 * fabs(frac) : pm;
+    double budget =
+        isfinite(frac) ? fl + fmod(fabs(frac), 1.5) * (pm - fl) - 1e-3 * fabs(frac) : pm;
     /* throughput scale: the oracle comparison is relative to it. Powers that
      * span many orders of magnitude round at ~1e-16 of the largest, and a
      * curve may rise 1e6 tokens/s per W, so this check catches gross breaks;
@@ -103,7 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < nj; i++) {
             double pmax, f;
             pfi_alloc_problem_job_range(prob, i, &pmax, NULL, &f);
-            if (out[i].power_w < f * (1 - 1e-12) - 1e-9 || out[i].power_w > pmax * (1 + 1e-12) + 1e-9)
+            if (out[i].power_w < f * (1 - 1e-12) - 1e-9 ||
+                out[i].power_w > pmax * (1 + 1e-12) + 1e-9)
                 __builtin_trap();
         }
     }

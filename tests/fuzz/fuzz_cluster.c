@@ -30,7 +30,8 @@ static void same_as_jansson(const char *text, size_t size,
     pfi_error ea, eb; /* not NULL: the old reader's status needs its pfi_error */
     int ra = fresh(text, size, &a, &ea), rb = ref(text, size, &b, &eb);
     int nul_skipped = ra == PFI_EPARSE && rb != PFI_EPARSE && memchr(text, '\0', size);
-    if (!nul_skipped && (ra != rb || (ra == PFI_OK && !ref_cl_same(&a, &b, NULL, 0)))) __builtin_trap();
+    if (!nul_skipped && (ra != rb || (ra == PFI_OK && !ref_cl_same(&a, &b, NULL, 0))))
+        __builtin_trap();
     pfi_cl_node_clear(&a);
     pfi_cl_node_clear(&b);
 }
@@ -49,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < node.n_jobs; i++) {
             const pfi_cl_job *j = &node.jobs[i];
             if (j->n_gpus == 0 || j->n_gpus > PFI_CL_JOB_GPUS || strlen(j->id) == 0 ||
-                strlen(j->id) > PFI_CL_ID_MAX || (!isnan(j->sla_floor) && !(j->sla_floor > 0 && j->sla_floor <= 1)))
+                strlen(j->id) > PFI_CL_ID_MAX ||
+                (!isnan(j->sla_floor) && !(j->sla_floor > 0 && j->sla_floor <= 1)))
                 __builtin_trap();
         }
     } else if (!err.msg[0]) {
@@ -61,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pfi_error_clear(&err);
     if (pfi_cl_parse_curve((const char *)data, size, &pts, &np, &err) == PFI_OK) {
         for (size_t i = 0; i < np; i++)
-            if (!(pts[i].cap_w > 0 && pts[i].power_w > 0 && pts[i].tput >= 0 && pts[i].tput_sd >= 0 &&
-                  isfinite(pts[i].tput + pts[i].power_w + pts[i].cap_w)))
+            if (!(pts[i].cap_w > 0 && pts[i].power_w > 0 && pts[i].tput >= 0 &&
+                  pts[i].tput_sd >= 0 && isfinite(pts[i].tput + pts[i].power_w + pts[i].cap_w)))
                 __builtin_trap();
         free(pts);
     } else if (!err.msg[0]) {
@@ -85,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < m->n; i++)
             for (size_t k = 0; k < nl; k++) {
                 size_t o = m->lab[i * nl + k];
-                if (o >= m->text_len || (o && strlen(m->text + o) >= m->text_len - o)) __builtin_trap();
+                if (o >= m->text_len || (o && strlen(m->text + o) >= m->text_len - o))
+                    __builtin_trap();
             }
         /* the same rows as every other query's (their first label is
          * instance or job_id, as members' instance) */
@@ -106,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err.msg[0]) {
         __builtin_trap();
     }
-    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        pfi_prom_vec_free(&a[q]);
     return 0;
 }

@@ -23,8 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     for (size_t i = 0; i < n; i++)
-        if (!isfinite(s[i].power_w) || !isfinite(s[i].sm_clock_mhz) || ph[i] > 3)
-            __builtin_trap();
+        if (!isfinite(s[i].power_w) || !isfinite(s[i].sm_clock_mhz) || ph[i] > 3) __builtin_trap();
     pfi_gpumodel_sample loads[4];
     size_t which[4], nl = 0;
     pfi_gpumodel_fit fit;

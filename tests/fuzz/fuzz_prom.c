@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (size_t i = 0; i < pfi_prom_doc_meta_count(d); i++) {
         const pfi_prom_meta *m = pfi_prom_doc_meta(d, i);
-        total += strlen(m->name) + (m->help ? strlen(m->help) : 0) + (m->type ? strlen(m->type) : 0);
+        total +=
+            strlen(m->name) + (m->help ? strlen(m->help) : 0) + (m->type ? strlen(m->type) : 0);
         if (pfi_prom_doc_find_meta(d, m->name) != m) __builtin_trap();
     }
     if (total > 2 * size + 16) __builtin_trap(); /* strings never outgrow the input */

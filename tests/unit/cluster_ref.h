@@ -78,8 +78,10 @@ static int ref_cl_parse_gpus(const char *text, size_t len, pfi_cl_node *node, pf
                 rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "GPU %u listed twice", g[i].index);
         g[i].up = json_is_true(json_object_get(o, "up"));
         int bad = 0;
-        if (json_is_object(s)) bad |= ref_num(s, "power_watts", &g[i].power_w);
-        else g[i].power_w = NAN;
+        if (json_is_object(s))
+            bad |= ref_num(s, "power_watts", &g[i].power_w);
+        else
+            g[i].power_w = NAN;
         if (json_is_object(lim)) {
             bad |= ref_num(lim, "enforced_w", &g[i].enforced_w);
             bad |= ref_num(lim, "default_w", &g[i].default_w);
@@ -96,7 +98,8 @@ static int ref_cl_parse_gpus(const char *text, size_t len, pfi_cl_node *node, pf
             g[i].restore_failed = json_is_true(json_object_get(cap, "restore_failed"));
         }
         if (bad && rc == PFI_OK)
-            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "GPU %u: a number is mistyped", g[i].index);
+            rc =
+                pfi_error_set(err, PFI_EINVAL, NULL, 0, "GPU %u: a number is mistyped", g[i].index);
     }
     json_decref(a);
     if (rc != PFI_OK) {
@@ -129,28 +132,34 @@ static int ref_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pf
         const json_t *gs = json_object_get(o, "gpus"), *ph = json_object_get(o, "phase");
         const json_t *st = json_object_get(o, "steady");
         if (!json_is_string(id) || json_string_length(id) == 0 ||
-            json_string_length(id) > PFI_CL_ID_MAX || strlen(json_string_value(id)) != json_string_length(id)) {
+            json_string_length(id) > PFI_CL_ID_MAX ||
+            strlen(json_string_value(id)) != json_string_length(id)) {
             rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %zu: no valid id", i);
             break;
         }
         snprintf(j[i].id, sizeof j[i].id, "%s", json_string_value(id));
-        if (!json_is_array(gs) || json_array_size(gs) == 0 || json_array_size(gs) > PFI_CL_JOB_GPUS) {
+        if (!json_is_array(gs) || json_array_size(gs) == 0 ||
+            json_array_size(gs) > PFI_CL_JOB_GPUS) {
             rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: bad \"gpus\"", j[i].id);
             break;
         }
         for (size_t k = 0; k < json_array_size(gs); k++) {
             const json_t *x = json_array_get(gs, k);
-            if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 1000000) {
+            if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+                json_integer_value(x) > 1000000) {
                 rc = pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: bad GPU index", j[i].id);
                 break;
             }
             j[i].gpus[k] = (unsigned)json_integer_value(x);
         }
         j[i].n_gpus = json_array_size(gs);
-        if (json_is_string(ph)) snprintf(j[i].phase, sizeof j[i].phase, "%s", json_string_value(ph));
-        int bad = ref_num(o, "power_w", &j[i].power_w) | ref_num(o, "tokens_per_s", &j[i].tokens_per_s) |
+        if (json_is_string(ph))
+            snprintf(j[i].phase, sizeof j[i].phase, "%s", json_string_value(ph));
+        int bad = ref_num(o, "power_w", &j[i].power_w) |
+                  ref_num(o, "tokens_per_s", &j[i].tokens_per_s) |
                   ref_num(o, "tokens_sd", &j[i].tokens_sd) |
-                  ref_num(o, "pfi_estimate", &j[i].pfi_estimate) | ref_num(o, "sla_floor", &j[i].sla_floor);
+                  ref_num(o, "pfi_estimate", &j[i].pfi_estimate) |
+                  ref_num(o, "sla_floor", &j[i].sla_floor);
         if (!(j[i].tokens_sd >= 0)) j[i].tokens_sd = NAN; /* absent (an older pfid): unknown */
         if (!(j[i].sla_floor > 0 && j[i].sla_floor <= 1)) j[i].sla_floor = NAN; /* none */
         const json_t *ex = json_object_get(o, "exempt");
@@ -175,8 +184,10 @@ static int ref_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pf
     return PFI_OK;
 }
 
-
-static int ref_bits_same(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+static int ref_bits_same(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* 1 when a and b hold the same GPUs and jobs; else 0, with the first
  * difference in why (may be NULL). */
@@ -187,24 +198,32 @@ static int ref_cl_same(const pfi_cl_node *a, const pfi_cl_node *b, char *why, si
     if (a->n_jobs != b->n_jobs) DIFF("%zu jobs against %zu", a->n_jobs, b->n_jobs);
     for (size_t i = 0; i < a->n_gpus; i++) {
         const pfi_cl_gpu *x = &a->gpus[i], *y = &b->gpus[i];
-        const double dx[] = {x->power_w, x->enforced_w, x->default_w, x->min_w, x->max_w, x->cap_w, x->cap_expires_at};
-        const double dy[] = {y->power_w, y->enforced_w, y->default_w, y->min_w, y->max_w, y->cap_w, y->cap_expires_at};
-        if (x->index != y->index || x->up != y->up || x->capped != y->capped || x->restore_failed != y->restore_failed)
+        const double dx[] = {x->power_w, x->enforced_w, x->default_w,     x->min_w,
+                             x->max_w,   x->cap_w,      x->cap_expires_at};
+        const double dy[] = {y->power_w, y->enforced_w, y->default_w,     y->min_w,
+                             y->max_w,   y->cap_w,      y->cap_expires_at};
+        if (x->index != y->index || x->up != y->up || x->capped != y->capped ||
+            x->restore_failed != y->restore_failed)
             DIFF("GPU %zu: index, up, capped or restore_failed", i);
         for (size_t k = 0; k < sizeof dx / sizeof *dx; k++)
-            if (!ref_bits_same(dx[k], dy[k])) DIFF("GPU %zu: number %zu: %.17g against %.17g", i, k, dx[k], dy[k]);
+            if (!ref_bits_same(dx[k], dy[k]))
+                DIFF("GPU %zu: number %zu: %.17g against %.17g", i, k, dx[k], dy[k]);
     }
     for (size_t i = 0; i < a->n_jobs; i++) {
         const pfi_cl_job *x = &a->jobs[i], *y = &b->jobs[i];
-        const double dx[] = {x->power_w, x->tokens_per_s, x->tokens_sd, x->steady_power_w,
-                             x->steady_tokens_per_s, x->pfi_estimate, x->sla_floor};
-        const double dy[] = {y->power_w, y->tokens_per_s, y->tokens_sd, y->steady_power_w,
-                             y->steady_tokens_per_s, y->pfi_estimate, y->sla_floor};
-        if (strcmp(x->id, y->id) != 0 || strcmp(x->phase, y->phase) != 0 || x->exempt != y->exempt ||
-            x->n_gpus != y->n_gpus || memcmp(x->gpus, y->gpus, x->n_gpus * sizeof *x->gpus) != 0)
+        const double dx[] = {x->power_w,        x->tokens_per_s,        x->tokens_sd,
+                             x->steady_power_w, x->steady_tokens_per_s, x->pfi_estimate,
+                             x->sla_floor};
+        const double dy[] = {y->power_w,        y->tokens_per_s,        y->tokens_sd,
+                             y->steady_power_w, y->steady_tokens_per_s, y->pfi_estimate,
+                             y->sla_floor};
+        if (strcmp(x->id, y->id) != 0 || strcmp(x->phase, y->phase) != 0 ||
+            x->exempt != y->exempt || x->n_gpus != y->n_gpus ||
+            memcmp(x->gpus, y->gpus, x->n_gpus * sizeof *x->gpus) != 0)
             DIFF("job %zu: id, phase, exempt or GPUs", i);
         for (size_t k = 0; k < sizeof dx / sizeof *dx; k++)
-            if (!ref_bits_same(dx[k], dy[k])) DIFF("job %zu: number %zu: %.17g against %.17g", i, k, dx[k], dy[k]);
+            if (!ref_bits_same(dx[k], dy[k]))
+                DIFF("job %zu: number %zu: %.17g against %.17g", i, k, dx[k], dy[k]);
     }
     return 1;
 #undef DIFF

@@ -58,7 +58,8 @@ static void test_job_rejected(void **state)
         {"{\"id\":\"\",\"gpus\":[0]}", PFI_EINVAL, "\"id\" must be 1-128"},
         {"{\"id\":\"a/b\",\"gpus\":[0]}", PFI_EINVAL, "\"id\" must be 1-128"},
         {"{\"id\":\"a b\",\"gpus\":[0]}", PFI_EINVAL, "\"id\" must be 1-128"},
-        {"{\"id\":\"a\\u0000b\",\"gpus\":[0]}", PFI_EPARSE, "JSON_ALLOW_NUL"}, /* Jansson refuses NUL */
+        {"{\"id\":\"a\\u0000b\",\"gpus\":[0]}", PFI_EPARSE,
+         "JSON_ALLOW_NUL"}, /* Jansson refuses NUL */
         {"{\"id\":\"a\",\"gpus\":[]}", PFI_EINVAL, "\"gpus\" must be an array"},
         {"{\"id\":\"a\",\"gpus\":3}", PFI_EINVAL, "\"gpus\" must be an array"},
         {"{\"id\":\"a\",\"gpus\":[0,-1]}", PFI_EINVAL, "\"gpus\"[1]"},
@@ -68,12 +69,18 @@ static void test_job_rejected(void **state)
         {"{\"id\":\"a\",\"gpus\":[0],\"task\":1}", PFI_EINVAL, "\"task\" must be"},
         {"{\"id\":\"a\",\"gpus\":[0],\"gpu\":[1]}", PFI_EINVAL, "unknown key \"gpu\""},
         {"{\"id\":\"a\",\"id\":\"b\",\"gpus\":[0]}", PFI_EPARSE, "duplicate"},
-        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":0}", PFI_EINVAL, "\"sla_floor\" must be in (0, 1]"},
-        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":1.01}", PFI_EINVAL, "\"sla_floor\" must be in (0, 1]"},
-        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":-0.5}", PFI_EINVAL, "\"sla_floor\" must be in (0, 1]"},
-        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":\"0.8\"}", PFI_EINVAL, "\"sla_floor\" must be a number"},
-        {"{\"id\":\"a\",\"gpus\":[0],\"exempt\":1}", PFI_EINVAL, "\"exempt\" must be true or false"},
-        {"{\"id\":\"a\",\"gpus\":[0],\"exempt\":\"yes\"}", PFI_EINVAL, "\"exempt\" must be true or false"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":0}", PFI_EINVAL,
+         "\"sla_floor\" must be in (0, 1]"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":1.01}", PFI_EINVAL,
+         "\"sla_floor\" must be in (0, 1]"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":-0.5}", PFI_EINVAL,
+         "\"sla_floor\" must be in (0, 1]"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":\"0.8\"}", PFI_EINVAL,
+         "\"sla_floor\" must be a number"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"exempt\":1}", PFI_EINVAL,
+         "\"exempt\" must be true or false"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"exempt\":\"yes\"}", PFI_EINVAL,
+         "\"exempt\" must be true or false"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pfi_store_job j;
@@ -106,7 +113,7 @@ static void test_throughput(void **state)
     const char *zero = "{\"tokens_per_s\":0}";
     assert_int_equal(pfi_api_parse_throughput(zero, strlen(zero), &v, &err), PFI_OK);
     assert_near(v, 0, 0);
-    const char *bad[] = {"{\"tokens_per_s\":-1}", "{\"tokens_per_s\":\"5\"}", "{}",
+    const char *bad[] = {"{\"tokens_per_s\":-1}",           "{\"tokens_per_s\":\"5\"}", "{}",
                          "{\"tokens_per_s\":1,\"step\":3}", "{\"tokens_per_s\":1e400}", "null"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (pfi_api_parse_throughput(bad[i], strlen(bad[i]), &v, &err) == PFI_OK)

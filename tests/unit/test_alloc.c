@@ -21,10 +21,16 @@ static const double PB[] = {100, 200}, TB[] = {20, 80}, CB[] = {50, 100};
 static void two_jobs(pfi_alloc_job j[2])
 {
     memset(j, 0, 2 * sizeof *j);
-    j[0] = (pfi_alloc_job){.name = "A", .cap = CA, .P = PA, .T = TA, .n = 2, .pfi = 1.5,
-                           .dram_copy = 0.1, .moe_ft = 1};
-    j[1] = (pfi_alloc_job){.name = "B", .cap = CB, .P = PB, .T = TB, .n = 2, .pfi = 0.5,
-                           .dram_copy = 0.3};
+    j[0] = (pfi_alloc_job){.name = "A",
+                           .cap = CA,
+                           .P = PA,
+                           .T = TA,
+                           .n = 2,
+                           .pfi = 1.5,
+                           .dram_copy = 0.1,
+                           .moe_ft = 1};
+    j[1] = (pfi_alloc_job){
+        .name = "B", .cap = CB, .P = PB, .T = TB, .n = 2, .pfi = 0.5, .dram_copy = 0.3};
 }
 
 static pfi_alloc_problem *make(const pfi_alloc_job *j, size_t n)
@@ -187,8 +193,9 @@ static void test_budget_below_floors(void **state)
     double F = 3 * 150 + (100 + 40 / 0.6);
     assert_near(pfi_alloc_problem_floor_total(p), F, 1e-9);
     const double below[] = {F * 0.99, F * (1 - 1e-6), F - 1e-3, 0};
-    pfi_learn_job lj[2] = {{.pmax_w = 300, .tmax = 100, .floor_w = fl_a, .pfi_hat = 1.5, .count = 3},
-                           {.pmax_w = 200, .tmax = 80, .floor_w = fl_b, .pfi_hat = 0.5}};
+    pfi_learn_job lj[2] = {
+        {.pmax_w = 300, .tmax = 100, .floor_w = fl_a, .pfi_hat = 1.5, .count = 3},
+        {.pmax_w = 200, .tmax = 80, .floor_w = fl_b, .pfi_hat = 0.5}};
     pfi_learn_opts lo = pfi_learn_defaults();
     for (size_t k = 0; k < sizeof below / sizeof below[0]; k++) {
         for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
@@ -214,7 +221,8 @@ static void test_budget_below_floors(void **state)
         pfi_alloc_result r;
         pfi_error err;
         int rc = pfi_alloc_run(p, (pfi_alloc_policy)pol, F, o, &r, &err);
-        if (rc) fail_msg("%s at the floors: %s", pfi_alloc_policy_name((pfi_alloc_policy)pol), err.msg);
+        if (rc)
+            fail_msg("%s at the floors: %s", pfi_alloc_policy_name((pfi_alloc_policy)pol), err.msg);
         assert_true(r.total_power_w <= F * (1 + 1e-12));
         assert_near(o[0].power_w, 150, 1e-9);
         assert_near(o[1].power_w, fl_b, 1e-9);
@@ -333,8 +341,13 @@ static void random_instance(gsl_rng *r, int concave, bf_job *b, size_t nj, pfi_a
         if (b[i].T[n - 1] <= 0) b[i].T[n - 1] = 1;
         b[i].n = n;
         double sla = gsl_rng_uniform(r) < 0.3 ? 0.5 + 0.4 * gsl_rng_uniform(r) : 0;
-        j[i] = (pfi_alloc_job){.P = b[i].P, .T = b[i].T, .cap = caps, .n = n, .sla_frac = sla,
-                               .pfi = 0.5 + gsl_rng_uniform(r), .dram_copy = gsl_rng_uniform(r),
+        j[i] = (pfi_alloc_job){.P = b[i].P,
+                               .T = b[i].T,
+                               .cap = caps,
+                               .n = n,
+                               .sla_frac = sla,
+                               .pfi = 0.5 + gsl_rng_uniform(r),
+                               .dram_copy = gsl_rng_uniform(r),
                                .moe_ft = (int)gsl_rng_uniform_int(r, 2)};
     }
 }
@@ -377,7 +390,8 @@ static void test_oracle_tie_one_job(void **state)
     double want = T[0] + 0.9 * (T[2] - T[0]);
     enum { NC = 5000 };
     pfi_alloc_job *j = calloc(NC, sizeof *j);
-    for (size_t i = 0; i < NC; i++) j[i] = (pfi_alloc_job){.P = P, .T = T, .n = 4};
+    for (size_t i = 0; i < NC; i++)
+        j[i] = (pfi_alloc_job){.P = P, .T = T, .n = 4};
     size_t sizes[] = {1, 2, NC};
     for (size_t a = 0; a < 3; a++) {
         size_t n = sizes[a];
@@ -388,7 +402,8 @@ static void test_oracle_tie_one_job(void **state)
                          PFI_OK);
         assert_near(r.total_power_w, (double)n * budget, 1e-9 * (double)n * budget);
         assert_near(r.total_tput, (double)n * want, 1e-9 * (double)n * want);
-        for (size_t i = 0; i < n; i++) assert_near(o[i].power_w, budget, 1e-9 * budget);
+        for (size_t i = 0; i < n; i++)
+            assert_near(o[i].power_w, budget, 1e-9 * budget);
         free(o);
         pfi_alloc_problem_destroy(p);
     }
@@ -446,7 +461,8 @@ static double *bf_grid(const bf_job *b, double step, int ts, size_t *G)
     double pmax = b->P[b->n - 1];
     *G = (size_t)((pmax - b->floor_w) / step) + 2;
     double *F = malloc(*G * sizeof *F);
-    for (size_t g = 0; g < *G; g++) F[g] = bf_best(b, fmin(b->floor_w + (double)g * step, pmax), ts);
+    for (size_t g = 0; g < *G; g++)
+        F[g] = bf_best(b, fmin(b->floor_w + (double)g * step, pmax), ts);
     return F;
 }
 
@@ -465,19 +481,23 @@ static void oracle_vs_brute(int kind)
         bf_job b[3];
         pfi_alloc_job j[3];
         size_t nj = ties ? 3 : 2 + (size_t)(trial % 2);
-        if (ties) tie_instance(r, b, j, caps);
-        else random_instance(r, concave, b, nj, j, caps);
+        if (ties)
+            tie_instance(r, b, j, caps);
+        else
+            random_instance(r, concave, b, nj, j, caps);
         pfi_alloc_problem *p = make(j, nj);
-        for (size_t i = 0; i < nj; i++) pfi_alloc_problem_job_range(p, i, NULL, NULL, &b[i].floor_w);
+        for (size_t i = 0; i < nj; i++)
+            pfi_alloc_problem_job_range(p, i, NULL, NULL, &b[i].floor_w);
         double fsum = pfi_alloc_problem_floor_total(p), psum = pfi_alloc_problem_pmax_total(p);
         /* ties: half the budgets in the lower half, where the tie runs are */
         double budget = fsum + (psum - fsum) * (ties && trial % 2 ? 0.05 + 0.4 * gsl_rng_uniform(r)
-                                                                   : 0.1 + 0.8 * gsl_rng_uniform(r));
+                                                                  : 0.1 + 0.8 * gsl_rng_uniform(r));
         double got;
         double pw[3];
         assert_int_equal(pfi_alloc_oracle(p, budget, pw, &got, NULL), PFI_OK);
         double used = 0;
-        for (size_t i = 0; i < nj; i++) used += pw[i];
+        for (size_t i = 0; i < nj; i++)
+            used += pw[i];
         assert_true(used <= budget + 1e-6);
         /* ts = 0: the plain interpolated curves (equal to the envelopes only
          * when concave); ts = 1: with time-sharing between caps */
@@ -486,7 +506,8 @@ static void oracle_vs_brute(int kind)
              * best of what is left (prefix maximum over its grid) */
             size_t G[3];
             double *F[3];
-            for (size_t i = 0; i < nj; i++) F[i] = bf_grid(&b[i], step, ts, &G[i]);
+            for (size_t i = 0; i < nj; i++)
+                F[i] = bf_grid(&b[i], step, ts, &G[i]);
             double *pref = F[nj - 1];
             for (size_t g = 1; g < G[nj - 1]; g++)
                 if (pref[g - 1] > pref[g]) pref[g] = pref[g - 1];
@@ -495,7 +516,8 @@ static void oracle_vs_brute(int kind)
                 double pa = fmin(b[0].floor_w + (double)a * step, b[0].P[b[0].n - 1]);
                 size_t nc = nj == 3 ? G[1] : 1;
                 for (size_t c = 0; c < nc; c++) {
-                    double pc = nj == 3 ? fmin(b[1].floor_w + (double)c * step, b[1].P[b[1].n - 1]) : 0;
+                    double pc =
+                        nj == 3 ? fmin(b[1].floor_w + (double)c * step, b[1].P[b[1].n - 1]) : 0;
                     double left = budget - pa - pc - b[nj - 1].floor_w;
                     if (left < 0) break;
                     size_t g = (size_t)(left / step);
@@ -504,13 +526,17 @@ static void oracle_vs_brute(int kind)
                     if (v > best) best = v;
                 }
             }
-            for (size_t i = 0; i < nj; i++) free(F[i]);
+            for (size_t i = 0; i < nj; i++)
+                free(F[i]);
             /* the oracle is exact: never below the grid search, and the grid
              * search comes within 0.1% of it */
             assert_true(got >= best - 1e-6 * fabs(best));
             if (!(fabs(got - best) <= tol * fabs(got)))
                 fail_msg("trial %d (%s, ts %d): oracle %.6f, brute force %.6f", trial,
-                         ties ? "ties" : concave ? "concave" : "non-concave", ts, got, best);
+                         ties      ? "ties"
+                         : concave ? "concave"
+                                   : "non-concave",
+                         ts, got, best);
         }
         pfi_alloc_problem_destroy(p);
     }
@@ -604,9 +630,11 @@ static void large_ties(size_t NJ, int skew)
     for (size_t i = 0; i < NJ; i++) {
         /* concave, slopes from {0.1, ..., 1.0} so many segments tie */
         double s[3];
-        for (int k = 0; k < 3; k++) s[k] = 0.1 * (double)(1 + gsl_rng_uniform_int(r, 10));
+        for (int k = 0; k < 3; k++)
+            s[k] = 0.1 * (double)(1 + gsl_rng_uniform_int(r, 10));
         if (skew && i % 12 == 0) /* the jobs the bracket samples when NJ = 6000 */
-            for (int k = 0; k < 3; k++) s[k] = 50 + (double)k;
+            for (int k = 0; k < 3; k++)
+                s[k] = 50 + (double)k;
         qsort(s, 3, sizeof(double), cmp_desc);
         P[i][0] = 100;
         T[i][0] = 50;
@@ -640,7 +668,8 @@ static void large_ties(size_t NJ, int skew)
         assert_int_equal(pfi_alloc_oracle(p, budget, pw, &got, NULL), PFI_OK);
         assert_near(got, want, 1e-9 * want);
         double used = 0;
-        for (size_t i = 0; i < NJ; i++) used += pw[i];
+        for (size_t i = 0; i < NJ; i++)
+            used += pw[i];
         assert_near(used, budget, 1e-6);
     }
     free(pw);
@@ -678,7 +707,11 @@ static void test_update_equals_reset(void **state)
             T[i][k] = 100 * (double)(k + 1) * (1 + 0.5 * gsl_rng_uniform(r)); /* not concave */
             C[i][k] = 100 + 50 * (double)k;
         }
-        j[i] = (pfi_alloc_job){.cap = C[i], .P = P[i], .T = T[i], .n = M, .pfi = 1.2,
+        j[i] = (pfi_alloc_job){.cap = C[i],
+                               .P = P[i],
+                               .T = T[i],
+                               .n = M,
+                               .pfi = 1.2,
                                .sla_frac = i % 5 == 0 ? 0.6 : 0};
     }
     pfi_alloc_problem *up = make(j, N);
@@ -688,7 +721,8 @@ static void test_update_equals_reset(void **state)
         size_t k = 0;
         for (size_t i = 0; i < N; i++) {
             if (gsl_rng_uniform(r) < 0.3) {
-                for (size_t q = 0; q < M + 1; q++) T[i][q] *= 0.8 + 0.4 * gsl_rng_uniform(r);
+                for (size_t q = 0; q < M + 1; q++)
+                    T[i][q] *= 0.8 + 0.4 * gsl_rng_uniform(r);
                 if (step == 4 && k == 0) j[i].n = M + 1; /* a new point: the layout moves */
                 changed[k++] = i;
             }
@@ -782,8 +816,12 @@ static void counts_vs_copies(size_t ne, unsigned long seed)
             /* rounded, so that different entries share slopes too */
             t[k] = round(10 * (1 + (double)k) * (1 + gsl_rng_uniform(r)));
         }
-        e[i] = (pfi_alloc_job){.P = p, .T = t, .n = M, .pfi = 1 + gsl_rng_uniform(r),
-                               .dram_copy = gsl_rng_uniform(r), .moe_ft = i % 4 == 0,
+        e[i] = (pfi_alloc_job){.P = p,
+                               .T = t,
+                               .n = M,
+                               .pfi = 1 + gsl_rng_uniform(r),
+                               .dram_copy = gsl_rng_uniform(r),
+                               .moe_ft = i % 4 == 0,
                                .sla_frac = i % 7 == 0 ? 0.5 : 0,
                                .count = 1 + gsl_rng_uniform_int(r, 4)};
         nc += e[i].count;
@@ -959,7 +997,8 @@ static void test_oracle_budget_at_vertices(void **state)
     FILE *f = fopen(PFI_SOURCE_DIR "/tests/data/oracle-rounding.txt", "r");
     assert_non_null(f);
     char line[512];
-    for (int k = 0; k < 3; k++) assert_non_null(fgets(line, sizeof line, f));
+    for (int k = 0; k < 3; k++)
+        assert_non_null(fgets(line, sizeof line, f));
     double budget;
     size_t n;
     assert_int_equal(fscanf(f, "%lf %zu", &budget, &n), 2);
@@ -971,7 +1010,8 @@ static void test_oracle_budget_at_vertices(void **state)
         assert_int_equal(fscanf(f, "%zu", &m), 1);
         assert_true(m >= 2 && m <= 8);
         double *P = buf + i * 16, *T = P + 8;
-        for (size_t k = 0; k < m; k++) assert_int_equal(fscanf(f, "%lf %lf", &P[k], &T[k]), 2);
+        for (size_t k = 0; k < m; k++)
+            assert_int_equal(fscanf(f, "%lf %lf", &P[k], &T[k]), 2);
         j[i] = (pfi_alloc_job){.P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN};
     }
     fclose(f);
@@ -980,7 +1020,8 @@ static void test_oracle_budget_at_vertices(void **state)
     double total;
     if (pfi_alloc_oracle(p, budget, pw, &total, &err) != PFI_OK) fail_msg("oracle: %s", err.msg);
     double sum = 0;
-    for (size_t i = 0; i < n; i++) sum += pw[i];
+    for (size_t i = 0; i < n; i++)
+        sum += pw[i];
     if (!(sum <= budget * (1 + 1e-12)) || !(sum >= budget * (1 - 1e-9)))
         fail_msg("powers sum to %.9g W of a budget of %.9g W", sum, budget);
     pfi_alloc_problem_destroy(p);

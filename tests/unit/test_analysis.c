@@ -27,7 +27,8 @@ static int load(fixture *f, const char *tm_file, pfi_error *err)
     test_path(p2, sizeof p2, PFI_SOURCE_DIR, tm_file);
     int rc = pfi_sweeps_read(p1, 0, &f->s, err);
     if (rc == PFI_OK) rc = pfi_telemetry_read(p2, &f->t, err);
-    if (rc == PFI_OK) rc = pfi_analysis_join(f->s, NULL, f->t, PFI_FEAT_H200_BOOST_MHZ, &f->obs, &f->n, err);
+    if (rc == PFI_OK)
+        rc = pfi_analysis_join(f->s, NULL, f->t, PFI_FEAT_H200_BOOST_MHZ, &f->obs, &f->n, err);
     return rc;
 }
 
@@ -86,7 +87,8 @@ static void table3_sets_match_paper(void **state)
     assert_int_equal(pfi_csv_rows(c), PFI_TABLE3_SETS);
     for (size_t i = 0; i < PFI_TABLE3_SETS; i++) {
         double p;
-        assert_string_equal(sets[i].name, pfi_csv_field(c, i, (size_t)pfi_csv_col(c, "predictors")));
+        assert_string_equal(sets[i].name,
+                            pfi_csv_field(c, i, (size_t)pfi_csv_col(c, "predictors")));
         assert_int_equal(pfi_csv_number(c, i, (size_t)pfi_csv_col(c, "p"), 0, 0, &p, &err), PFI_OK);
         assert_int_equal(sets[i].p, (size_t)p);
     }
@@ -183,9 +185,12 @@ static void zero_activity(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(join_fixture),     cmocka_unit_test(join_errors),
-        cmocka_unit_test(table3_sets_match_paper), cmocka_unit_test(parse_sets),
-        cmocka_unit_test(ablation_outcomes), cmocka_unit_test(zero_activity),
+        cmocka_unit_test(join_fixture),
+        cmocka_unit_test(join_errors),
+        cmocka_unit_test(table3_sets_match_paper),
+        cmocka_unit_test(parse_sets),
+        cmocka_unit_test(ablation_outcomes),
+        cmocka_unit_test(zero_activity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,8 @@ static const double caps6[] = {200, 300, 400, 500, 600, 700};
 
 static pfi_job_model base(void)
 {
-    return (pfi_job_model){.sm_activity = 0.9, .dram_activity = 0.35, .tensor_ratio = 0.4,
-                           .tput_per_gpu = 1000};
+    return (pfi_job_model){
+        .sm_activity = 0.9, .dram_activity = 0.35, .tensor_ratio = 0.4, .tput_per_gpu = 1000};
 }
 
 static void test_pfi_helper_matches_index(void **state)
@@ -47,12 +47,12 @@ static void test_fit_hits_targets(void **state)
      * second shape (gpt-oss-20b EP1, no compile) needs a job that is not
      * clock-limited uncapped (demand 657 W < 700 W: sm 0.8): its first
      * binding caps bring the slowest GPU's lag. */
-    const double targets[][3] = {{1.30, 1.45, 0.9}, {1.80, 2.00, 0.9}, {1.24, 1.16, 0.8},
-                                 {2.5, 0, 0.9}};
+    const double targets[][3] = {
+        {1.30, 1.45, 0.9}, {1.80, 2.00, 0.9}, {1.24, 1.16, 0.8}, {2.5, 0, 0.9}};
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
         b.sm_activity = targets[i][2];
-        assert_int_equal(pfi_calib_fit(pfi_gpumodel_h200(), &b, caps6, 6, NULL, NULL,
-                                       targets[i][0], targets[i][1], &out, &rep, NULL),
+        assert_int_equal(pfi_calib_fit(pfi_gpumodel_h200(), &b, caps6, 6, NULL, NULL, targets[i][0],
+                                       targets[i][1], &out, &rep, NULL),
                          PFI_OK);
         assert_near(rep.pfi, targets[i][0], 0.002);
         if (targets[i][1] > 0) assert_near(rep.pfi_4cap, targets[i][1], 0.002);
@@ -60,8 +60,7 @@ static void test_fit_hits_targets(void **state)
         assert_near(out.sm_activity, b.sm_activity, 0);
         assert_near(out.tput_per_gpu, b.tput_per_gpu, 0);
         double pfi;
-        assert_int_equal(pfi_calib_pfi(pfi_gpumodel_h200(), &out, caps6, 6, NULL, NULL, &pfi,
-                                       NULL),
+        assert_int_equal(pfi_calib_pfi(pfi_gpumodel_h200(), &out, caps6, 6, NULL, NULL, &pfi, NULL),
                          PFI_OK);
         assert_near(pfi, rep.pfi, 1e-12);
     }
@@ -73,13 +72,13 @@ static void test_unreachable_and_bad_args(void **state)
     pfi_job_model b = base(), out;
     pfi_error err;
     /* PFI 0.3: throughput would have to fall three times faster than power. */
-    assert_int_equal(pfi_calib_fit(pfi_gpumodel_h200(), &b, caps6, 6, NULL, NULL, 0.3, 0, &out,
-                                   NULL, &err),
-                     PFI_EINFEASIBLE);
+    assert_int_equal(
+        pfi_calib_fit(pfi_gpumodel_h200(), &b, caps6, 6, NULL, NULL, 0.3, 0, &out, NULL, &err),
+        PFI_EINFEASIBLE);
     assert_non_null(strstr(err.msg, "missed"));
-    assert_int_equal(pfi_calib_fit(pfi_gpumodel_h200(), &b, caps6, 1, NULL, NULL, 1.3, 0, &out,
-                                   NULL, &err),
-                     PFI_EINVAL);
+    assert_int_equal(
+        pfi_calib_fit(pfi_gpumodel_h200(), &b, caps6, 1, NULL, NULL, 1.3, 0, &out, NULL, &err),
+        PFI_EINVAL);
     assert_int_equal(pfi_calib_fit(NULL, &b, caps6, 6, NULL, NULL, 1.3, 0, &out, NULL, NULL),
                      PFI_EINVAL);
     double P[6], T[6];

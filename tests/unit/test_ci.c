@@ -18,8 +18,8 @@ static pfi_sweeps *observe(gsl_rng *rng, double rel_sem)
     pfi_sweeps *s = pfi_sweeps_create();
     pfi_group_meta m = {"H200", "m", "moe", "ft", "", 8};
     for (int i = 0; i < 6; i++) {
-        pfi_run r = {.cap_w = caps[i], .power_sem_w = rel_sem * p_true[i],
-                     .tput_sem = rel_sem * t_true[i]};
+        pfi_run r = {
+            .cap_w = caps[i], .power_sem_w = rel_sem * p_true[i], .tput_sem = rel_sem * t_true[i]};
         r.power_w = p_true[i] + (rng ? gsl_ran_gaussian(rng, r.power_sem_w) : 0);
         r.tput = t_true[i] + (rng ? gsl_ran_gaussian(rng, r.tput_sem) : 0);
         assert_int_equal(pfi_sweeps_add_run(s, "g", &m, &r, NULL, NULL), PFI_OK);
@@ -63,8 +63,11 @@ static void reproducible_and_position_free(void **state)
     pfi_sweeps *s6 = pfi_sweeps_create();
     pfi_group_meta m = {"H200", "m", "dense", "pt", "", 8};
     for (int i = 0; i < 8; i++) { /* a larger group to change the batch's shape */
-        pfi_run r = {.cap_w = 100.0 + 100 * i, .power_w = 800.0 + 700 * i,
-                     .tput = 5000.0 + 600 * i, .power_sem_w = 3, .tput_sem = 9};
+        pfi_run r = {.cap_w = 100.0 + 100 * i,
+                     .power_w = 800.0 + 700 * i,
+                     .tput = 5000.0 + 600 * i,
+                     .power_sem_w = 3,
+                     .tput_sem = 9};
         pfi_sweeps_add_run(s6, "big", &m, &r, NULL, NULL);
     }
     assert_int_equal(pfi_sweeps_finalize(s6, 0, NULL, NULL), PFI_OK);
@@ -134,8 +137,8 @@ static pfi_sweeps *two_runs(double p_sem, double t_sem)
 {
     pfi_sweeps *s = pfi_sweeps_create();
     pfi_group_meta m = {"H200", "m", "dense", "pt", "", 8};
-    pfi_run c = {.cap_w = 300, .power_w = 2400, .tput = 7600, .power_sem_w = p_sem,
-                 .tput_sem = t_sem};
+    pfi_run c = {
+        .cap_w = 300, .power_w = 2400, .tput = 7600, .power_sem_w = p_sem, .tput_sem = t_sem};
     pfi_run u = {.cap_w = 700, .power_w = 5600, .tput = 10000};
     assert_int_equal(pfi_sweeps_add_run(s, "g", &m, &c, NULL, NULL), PFI_OK);
     assert_int_equal(pfi_sweeps_add_run(s, "g", &m, &u, NULL, NULL), PFI_OK);
@@ -146,10 +149,13 @@ static pfi_sweeps *two_runs(double p_sem, double t_sem)
 static void interval_by_hand(void **state)
 {
     const double Pmax = 5600, Tmax = 10000, P1 = 2400, T1 = 7600, sp = 40, st = 60;
-    const struct { double level, z; } lv[] = {{0.95, 1.959963984540054}, {0.90, 1.6448536269514722}};
+    const struct {
+        double level, z;
+    } lv[] = {{0.95, 1.959963984540054}, {0.90, 1.6448536269514722}};
     for (int k = 0; k < 2; k++) {
         double z = lv[k].z;
-        pfi_ci_opts o = {.draws = 100000, .seed = 5, .level = lv[k].level, .method = PFI_METHOD_RATIO};
+        pfi_ci_opts o = {
+            .draws = 100000, .seed = 5, .level = lv[k].level, .method = PFI_METHOD_RATIO};
         pfi_sweeps *s = two_runs(sp, 0);
         pfi_ci ci;
         assert_int_equal(pfi_ci_group(pfi_sweeps_group(s, 0), &o, &ci), PFI_OK);

@@ -19,9 +19,12 @@ static int jobs(const char *text, pfi_cl_node *n)
 static void test_sla_and_exempt(void **st)
 {
     pfi_cl_node n = {0};
-    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":0.8,\"exempt\":false},"
-                          "{\"id\":\"b\",\"gpus\":[1],\"sla_floor\":null,\"exempt\":true},"
-                          "{\"id\":\"c\",\"gpus\":[2]}]}", &n), PFI_OK);
+    assert_int_equal(
+        jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":0.8,\"exempt\":false},"
+             "{\"id\":\"b\",\"gpus\":[1],\"sla_floor\":null,\"exempt\":true},"
+             "{\"id\":\"c\",\"gpus\":[2]}]}",
+             &n),
+        PFI_OK);
     assert_int_equal(n.n_jobs, 3);
     assert_near(n.jobs[0].sla_floor, 0.8, 0);
     assert_false(n.jobs[0].exempt);
@@ -30,11 +33,14 @@ static void test_sla_and_exempt(void **st)
     assert_true(isnan(n.jobs[2].sla_floor));
     assert_false(n.jobs[2].exempt);
     /* outside (0, 1]: no floor (pfid refuses those at registration) */
-    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":1.5}]}", &n), PFI_OK);
+    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":1.5}]}", &n),
+                     PFI_OK);
     assert_true(isnan(n.jobs[0].sla_floor));
     /* mistyped: refused, not read as "not exempt" */
-    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"exempt\":\"yes\"}]}", &n), PFI_EINVAL);
-    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":\"0.8\"}]}", &n), PFI_EINVAL);
+    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"exempt\":\"yes\"}]}", &n),
+                     PFI_EINVAL);
+    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"sla_floor\":\"0.8\"}]}", &n),
+                     PFI_EINVAL);
     pfi_cl_node_clear(&n);
 }
 
@@ -44,15 +50,19 @@ static void test_tokens_sd(void **st)
 {
     (void)st;
     pfi_cl_node n = {0};
-    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"tokens_per_s\":100,\"tokens_sd\":10},"
-                          "{\"id\":\"b\",\"gpus\":[1],\"tokens_sd\":null},"
-                          "{\"id\":\"c\",\"gpus\":[2]},"
-                          "{\"id\":\"d\",\"gpus\":[3],\"tokens_sd\":-1}]}", &n), PFI_OK);
+    assert_int_equal(
+        jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"tokens_per_s\":100,\"tokens_sd\":10},"
+             "{\"id\":\"b\",\"gpus\":[1],\"tokens_sd\":null},"
+             "{\"id\":\"c\",\"gpus\":[2]},"
+             "{\"id\":\"d\",\"gpus\":[3],\"tokens_sd\":-1}]}",
+             &n),
+        PFI_OK);
     assert_near(n.jobs[0].tokens_sd, 10, 0);
     assert_true(isnan(n.jobs[1].tokens_sd));
     assert_true(isnan(n.jobs[2].tokens_sd));
     assert_true(isnan(n.jobs[3].tokens_sd));
-    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"tokens_sd\":\"10\"}]}", &n), PFI_EINVAL);
+    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"tokens_sd\":\"10\"}]}", &n),
+                     PFI_EINVAL);
     pfi_cl_node_clear(&n);
 }
 
@@ -77,7 +87,10 @@ static void test_curve(void **st)
     const char *bad[] = {"{\"points\":[{\"cap_w\":300,\"power_w\":0,\"tokens_per_s\":1}]}",
                          "{\"points\":[{\"cap_w\":300,\"power_w\":5,\"tokens_per_s\":-1}]}",
                          "{\"points\":[{\"cap_w\":300,\"tokens_per_s\":1}]}",
-                         "{\"points\":[7]}", "{\"points\":{}}", "[", NULL};
+                         "{\"points\":[7]}",
+                         "{\"points\":{}}",
+                         "[",
+                         NULL};
     for (size_t i = 0; bad[i]; i++) {
         pfi_error_clear(&err);
         assert_int_not_equal(pfi_cl_parse_curve(bad[i], strlen(bad[i]), &p, &n, &err), PFI_OK);

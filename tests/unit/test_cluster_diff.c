@@ -49,7 +49,8 @@ static int same(parse_fn fresh, parse_fn ref, const char *text, size_t len)
                  (int)(len < 300 ? len : 300), text);
     if (ra != PFI_OK && !ea.msg[0]) fail_msg("refused without a message: %.*s", (int)len, text);
     char why[200];
-    if (ra == PFI_OK && !ref_cl_same(&a, &b, why, sizeof why)) fail_msg("views differ: %s on %.*s", why, (int)len, text);
+    if (ra == PFI_OK && !ref_cl_same(&a, &b, why, sizeof why))
+        fail_msg("views differ: %s on %.*s", why, (int)len, text);
     pfi_cl_node_clear(&a);
     pfi_cl_node_clear(&b);
     return ra;
@@ -65,8 +66,10 @@ static char *insert_after(const char *text, const char *after, const char *ins)
         char c = text[i];
         r[o++] = c;
         if (in_str) {
-            if (c == '\\') r[o++] = text[++i];
-            else if (c == '"') in_str = 0;
+            if (c == '\\')
+                r[o++] = text[++i];
+            else if (c == '"')
+                in_str = 0;
         } else if (c == '"') {
             in_str = 1;
         } else if (strchr(after, c)) {
@@ -97,7 +100,8 @@ static char *replace(const char *text, const char *from, const char *to)
 }
 
 static const char *const UNKNOWN =
-    "\"z\\\"\\u00e9\\ud83d\\ude00\\/\\b\\f\\n\\r\\t\":{\"a\":[1,-0.5e-3,{\"b\":null,\"c\":[[],{}]}],"
+    "\"z\\\"\\u00e9\\ud83d\\ude00\\/"
+    "\\b\\f\\n\\r\\t\":{\"a\":[1,-0.5e-3,{\"b\":null,\"c\":[[],{}]}],"
     "\"d\":\"x\\\\\\\"y \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"e\":[true,false,1E+2]},";
 
 /* The rewrites of one listing, each accepted alike (or refused alike). */
@@ -109,7 +113,7 @@ static void rewrites(parse_fn fresh, parse_fn ref, const char *text, int want)
         replace(closing, "]", "\t]"),
         insert_after(filled, "{", UNKNOWN),
         replace(text, "\"gpu\":", "\"\\u0067pu\":"),
-        replace(text, "\"power_w\":", "\"power_w\":\"x\",\"power_w\":"),   /* the last counts */
+        replace(text, "\"power_w\":", "\"power_w\":\"x\",\"power_w\":"), /* the last counts */
         replace(text, "\"limits\":", "\"limits\":{\"min_w\":\"bad\"},\"limits\":"),
         replace(text, "\"cap\":", "\"cap\":{\"watts\":1},\"cap\":"),
         replace(text, "\"id\":", "\"id\":\"a-much-longer-id-first\",\"id\":"),
@@ -135,9 +139,12 @@ static void mutations(parse_fn fresh, parse_fn ref, const char *text, size_t len
 {
     char *t = malloc(len + 1);
     size_t whole = len;
-    while (whole && text[whole - 1] != '}') whole--;
-    for (size_t n = 0; n < whole; n += step) assert_int_not_equal(same(fresh, ref, text, n), PFI_OK);
-    static const char subst[] = {'"', '\\', '{', '}', '[', ']', ',', ':', '0', '-', 'e', '.', 'n', ' ', 'x', '\x80', '\0'};
+    while (whole && text[whole - 1] != '}')
+        whole--;
+    for (size_t n = 0; n < whole; n += step)
+        assert_int_not_equal(same(fresh, ref, text, n), PFI_OK);
+    static const char subst[] = {'"', '\\', '{', '}', '[', ']', ',',    ':', '0',
+                                 '-', 'e',  '.', 'n', ' ', 'x', '\x80', '\0'};
     for (size_t i = 0; i < len; i += step)
         for (size_t k = 0; k < sizeof subst; k++) {
             memcpy(t, text, len);
@@ -226,14 +233,43 @@ static void test_numbers(void **st)
 {
     (void)st;
     static const char *const nums[] = {
-        "0", "-0", "-0.0", "0.1", "1E5", "1e+5", "2.5e-3", "1e400", "-1e400", "1e-400", "1e308", "1.8e308",
-        "99999999999999999999", "-9223372036854775808", "9223372036854775807", "9223372036854775808",
-        "-9223372036854775809", "123456789012345678", "1234567890123456789", "01", "-", "1.", ".5", "1e",
-        "+1", "0x10", "1.5e", "--1", "Infinity", "NaN", "123456789012345678901234567890.5",
-        "0.00000000000000000000000000000000000000000000000000000000000000000000000001e380", NULL};
+        "0",
+        "-0",
+        "-0.0",
+        "0.1",
+        "1E5",
+        "1e+5",
+        "2.5e-3",
+        "1e400",
+        "-1e400",
+        "1e-400",
+        "1e308",
+        "1.8e308",
+        "99999999999999999999",
+        "-9223372036854775808",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "123456789012345678",
+        "1234567890123456789",
+        "01",
+        "-",
+        "1.",
+        ".5",
+        "1e",
+        "+1",
+        "0x10",
+        "1.5e",
+        "--1",
+        "Infinity",
+        "NaN",
+        "123456789012345678901234567890.5",
+        "0.00000000000000000000000000000000000000000000000000000000000000000000000001e380",
+        NULL};
     char t[512];
     for (size_t i = 0; nums[i]; i++) {
-        snprintf(t, sizeof t, "{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"power_w\":%s,\"x\":[%s]}]}", nums[i], nums[i]);
+        snprintf(t, sizeof t, "{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"power_w\":%s,\"x\":[%s]}]}",
+                 nums[i], nums[i]);
         same(pfi_cl_parse_jobs, ref_cl_parse_jobs, t, strlen(t));
         snprintf(t, sizeof t, "{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"x\":%s}]}", nums[i]);
         same(pfi_cl_parse_jobs, ref_cl_parse_jobs, t, strlen(t));
@@ -251,9 +287,11 @@ static void test_depth(void **st)
         size_t n = 0;
         char *t = malloc(2 * (size_t)d + 64);
         n += (size_t)sprintf(t, "{\"gpus\":[],\"x\":");
-        for (int k = 0; k < d; k++) t[n++] = '[';
+        for (int k = 0; k < d; k++)
+            t[n++] = '[';
         t[n++] = '1';
-        for (int k = 0; k < d; k++) t[n++] = ']';
+        for (int k = 0; k < d; k++)
+            t[n++] = ']';
         t[n++] = '}';
         same(pfi_cl_parse_gpus, ref_cl_parse_gpus, t, n);
         free(t);
@@ -268,15 +306,18 @@ static void test_messages(void **st)
         const char *text, *msg;
         int gpus;
     } cases[] = {
-        {"{\"gpus\":[{\"gpu\":3,\"limits\":{\"min_w\":\"200\"}}]}", "GPU 3: \"limits.min_w\" is not a number", 1},
-        {"{\"gpus\":[{\"gpu\":3,\"cap\":{\"watts\":true}}]}", "GPU 3: \"cap.watts\" is not a number", 1},
+        {"{\"gpus\":[{\"gpu\":3,\"limits\":{\"min_w\":\"200\"}}]}",
+         "GPU 3: \"limits.min_w\" is not a number", 1},
+        {"{\"gpus\":[{\"gpu\":3,\"cap\":{\"watts\":true}}]}",
+         "GPU 3: \"cap.watts\" is not a number", 1},
         {"{\"gpus\":[{\"gpu\":1},{\"gpu\":1.5}]}", "GPU 1: no valid \"gpu\" index", 1},
         {"{\"gpus\":[{\"gpu\":1},{\"gpu\":1}]}", "GPU 1 listed twice", 1},
         {"{\"gpus\":{}}", "expected {\"gpus\":[...]}", 1},
         {"{\"gpus\":[{\"gpu\":1}\n,]}", "bad JSON at line 2 column 2", 1},
         {"{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"steady\":{\"tokens_per_s\":\"1\"}}]}",
          "job a: \"steady.tokens_per_s\" is not a number", 0},
-        {"{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"exempt\":1}]}", "job a: \"exempt\" is not a boolean", 0},
+        {"{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"exempt\":1}]}",
+         "job a: \"exempt\" is not a boolean", 0},
         {"{\"jobs\":[{\"id\":\"a\",\"gpus\":[0,-1]}]}", "job a: bad GPU index", 0},
         {"{\"jobs\":[{\"id\":\"a\",\"gpus\":[]}]}", "job a: bad \"gpus\"", 0},
         {"{\"jobs\":[{\"id\":\"\",\"gpus\":[0]}]}", "job 0: no valid id", 0},
@@ -290,7 +331,8 @@ static void test_messages(void **st)
         const char *t = cases[i].text;
         int rc = (cases[i].gpus ? pfi_cl_parse_gpus : pfi_cl_parse_jobs)(t, strlen(t), &n, &err);
         assert_int_not_equal(rc, PFI_OK);
-        if (!strstr(err.msg, cases[i].msg)) fail_msg("%s: \"%s\", expected \"%s\"", t, err.msg, cases[i].msg);
+        if (!strstr(err.msg, cases[i].msg))
+            fail_msg("%s: \"%s\", expected \"%s\"", t, err.msg, cases[i].msg);
         same(cases[i].gpus ? pfi_cl_parse_gpus : pfi_cl_parse_jobs,
              cases[i].gpus ? ref_cl_parse_gpus : ref_cl_parse_jobs, t, strlen(t));
     }
@@ -304,7 +346,8 @@ static void test_too_many(void **st)
     size_t cap = (PFI_CL_MAX_GPUS + 2) * 16 + 32, n = 0;
     char *t = malloc(cap);
     n += (size_t)sprintf(t, "{\"gpus\":[{\"gpu\":\"bad\"}");
-    for (int i = 1; i <= PFI_CL_MAX_GPUS; i++) n += (size_t)sprintf(t + n, ",{\"gpu\":%d}", i);
+    for (int i = 1; i <= PFI_CL_MAX_GPUS; i++)
+        n += (size_t)sprintf(t + n, ",{\"gpu\":%d}", i);
     n += (size_t)sprintf(t + n, "]}");
     assert_int_equal(same(pfi_cl_parse_gpus, ref_cl_parse_gpus, t, n), PFI_ERANGE);
     free(t);

@@ -46,6 +46,7 @@ static void test_collision(void **st)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_many), cmocka_unit_test(test_collision)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_many),
+                                       cmocka_unit_test(test_collision)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

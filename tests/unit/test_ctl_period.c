@@ -19,20 +19,20 @@
 #include "control/ctl_internal.h"
 #include "pfi/cluster.h"
 
-#define GPU(i, w)                                                                            \
-    "{\"gpu\":" #i ",\"up\":true,\"sample\":{\"power_watts\":" #w "},\"limits\":"             \
+#define GPU(i, w)                                                                                  \
+    "{\"gpu\":" #i ",\"up\":true,\"sample\":{\"power_watts\":" #w "},\"limits\":"                  \
     "{\"enforced_w\":700,\"default_w\":700,\"min_w\":200,\"max_w\":700},\"cap\":null}"
 static const char *const GPUS =
     "{\"gpus\":[" GPU(0, 100) "," GPU(1, 200) "," GPU(2, 300) "," GPU(3, 400) "]}";
 
 /* One training job of pfid's listing on GPU g, tokens/s t, SD sd (null: none). */
-#define JOB(id, g, t, sd)                                                                    \
-    "{\"id\":\"" id "\",\"gpus\":[" #g "],\"phase\":\"training\",\"tokens_per_s\":" #t      \
+#define JOB(id, g, t, sd)                                                                          \
+    "{\"id\":\"" id "\",\"gpus\":[" #g "],\"phase\":\"training\",\"tokens_per_s\":" #t             \
     ",\"tokens_sd\":" #sd "}"
-static const char *const JOBS0 = "{\"jobs\":[" JOB("span", 0, 1000, 3) ","
-    JOB("half", 1, 500, 6) "," JOB("mixed", 2, 100, 3) "," JOB("solo", 3, 50, null) "]}";
-static const char *const JOBS1 = "{\"jobs\":[" JOB("span", 0, 2000, 4) ","
-    JOB("half", 1, null, null) "," JOB("mixed", 2, 200, null) "]}";
+static const char *const JOBS0 = "{\"jobs\":[" JOB("span", 0, 1000, 3) "," JOB(
+    "half", 1, 500, 6) "," JOB("mixed", 2, 100, 3) "," JOB("solo", 3, 50, null) "]}";
+static const char *const JOBS1 = "{\"jobs\":[" JOB("span", 0, 2000, 4) "," JOB(
+    "half", 1, null, null) "," JOB("mixed", 2, 200, null) "]}";
 
 /* The period's job table from node 0's listing (JOBS0) and node 1's
  * (jobs1), as merge builds it; *fixed_w and *live_w its sums. Every job's
@@ -52,11 +52,14 @@ static void merge_two(ctl *c, const char *jobs1, double *fixed_w, double *live_w
     double measured_w = 0;
     *fixed_w = *live_w = 0;
     ctl_carry *carry = ctl_jobs_begin(c);
-    for (size_t a = 0; a < 2; a++) ctl_merge_node(c, carry, a, &n[a], fixed_w, &measured_w, live_w);
+    for (size_t a = 0; a < 2; a++)
+        ctl_merge_node(c, carry, a, &n[a], fixed_w, &measured_w, live_w);
     ctl_jobs_end(carry);
-    for (size_t a = 0; a < 2; a++) pfi_cl_node_clear(&n[a]);
+    for (size_t a = 0; a < 2; a++)
+        pfi_cl_node_clear(&n[a]);
     c->prev_active = c->prev_push_ok = 1;
-    for (size_t i = 0; i < c->n_jobs; i++) c->jobs[i].last_cap_w = 450;
+    for (size_t i = 0; i < c->n_jobs; i++)
+        c->jobs[i].last_cap_w = 450;
 }
 
 static void free_jobs(ctl *c)
@@ -113,8 +116,10 @@ static void test_no_reading_outside_training(void **st)
     (void)st;
     ctl c;
     double fixed, live;
-    merge_two(&c, "{\"jobs\":[{\"id\":\"span\",\"gpus\":[0],\"phase\":\"startup\","
-                  "\"tokens_per_s\":2000,\"tokens_sd\":4}]}", &fixed, &live);
+    merge_two(&c,
+              "{\"jobs\":[{\"id\":\"span\",\"gpus\":[0],\"phase\":\"startup\","
+              "\"tokens_per_s\":2000,\"tokens_sd\":4}]}",
+              &fixed, &live);
     assert_near(reading(&c, "span").power_w, 0, 0);
     assert_near(reading(&c, "half").tput, 500, 0); /* the others as before */
     free_jobs(&c);

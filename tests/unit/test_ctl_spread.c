@@ -36,7 +36,8 @@ static void test_ewma(void **st)
     assert_true(fabs(v - 0.58) < 1e-12);
     v = ctl_spread_ewma(v, 1, 0.3);
     assert_true(fabs(v - 0.3742) < 1e-12);
-    for (int i = 0; i < 200; i++) v = ctl_spread_ewma(v, 1, 0.3);
+    for (int i = 0; i < 200; i++)
+        v = ctl_spread_ewma(v, 1, 0.3);
     assert_true(fabs(v - 0.17647058823529413) < 1e-12);
     /* terms of variance 4 after a mean of variance 0.5: 0.49 * 0.5 + 0.09 * 4 */
     assert_true(fabs(ctl_spread_ewma(0.5, 4, 0.3) - 0.605) < 1e-12);

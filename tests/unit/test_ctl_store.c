@@ -24,11 +24,21 @@ static void test_roundtrip(void **st)
 {
     pfi_ctl_store *s = open_tmp();
     pfi_error err;
-    pfi_target a = {.id = "sub", .source = PFI_TARGET_OPENADR, .kind = PFI_TARGET_SITE,
-                    .limit_w = 240000, .start = 100, .end = INFINITY, .priority = 2,
+    pfi_target a = {.id = "sub",
+                    .source = PFI_TARGET_OPENADR,
+                    .kind = PFI_TARGET_SITE,
+                    .limit_w = 240000,
+                    .start = 100,
+                    .end = INFINITY,
+                    .priority = 2,
                     .is_default = 1};
-    pfi_target b = {.id = "op", .source = PFI_TARGET_API, .kind = PFI_TARGET_GPU, .limit_w = 5000,
-                    .start = 50, .end = 150, .ramp_w_per_s = 10,
+    pfi_target b = {.id = "op",
+                    .source = PFI_TARGET_API,
+                    .kind = PFI_TARGET_GPU,
+                    .limit_w = 5000,
+                    .start = 50,
+                    .end = 150,
+                    .ramp_w_per_s = 10,
                     .priority = PFI_TARGET_NO_PRIORITY};
     assert_int_equal(pfi_ctl_store_put_target(s, &a, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_target(s, &b, &err), PFI_OK);
@@ -67,8 +77,8 @@ static void test_roundtrip(void **st)
     pfi_ctl_obs_rec *o;
     assert_int_equal(pfi_ctl_store_load_obs(s, &o, &n, &err), PFI_OK);
     assert_int_equal(n, 2);
-    assert_near(o[0].power_w, 3700, 1e-9); /* 4000 + 0.3 (3000 - 4000) */
-    assert_near(o[0].tput, 87, 1e-9);      /* 90 + 0.3 (80 - 90) */
+    assert_near(o[0].power_w, 3700, 1e-9);   /* 4000 + 0.3 (3000 - 4000) */
+    assert_near(o[0].tput, 87, 1e-9);        /* 90 + 0.3 (80 - 90) */
     assert_near(o[0].tput_var, 0.58, 1e-12); /* 0.7^2 1 + 0.3^2 1 (test_ctl_spread's) */
     assert_int_equal(o[0].n, 2);
     assert_string_equal(o[1].job, "k");

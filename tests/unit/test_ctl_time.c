@@ -51,9 +51,16 @@ static void test_year_one_is_now(void **st)
 static void test_bad_times(void **st)
 {
     /* ug310_ex7.2-4's createdDateTime: a time without a date. */
-    const char *bad[] = {"14:13:26",       "2023-13-01T00:00:00Z", "2023-02-29T00:00:00Z",
-                         "2023-02-10T24:00:00Z", "2023-02-10T00:00:00", "2023-02-10",
-                         "2023-02-10T00:00:00Zjunk", "2023-02-10T00:00:00.Z", "", "2023-02-10T00:00:00+5:30"};
+    const char *bad[] = {"14:13:26",
+                         "2023-13-01T00:00:00Z",
+                         "2023-02-29T00:00:00Z",
+                         "2023-02-10T24:00:00Z",
+                         "2023-02-10T00:00:00",
+                         "2023-02-10",
+                         "2023-02-10T00:00:00Zjunk",
+                         "2023-02-10T00:00:00.Z",
+                         "",
+                         "2023-02-10T00:00:00+5:30"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         double t;
         pfi_error err;
@@ -100,13 +107,14 @@ static void test_infinite(void **st)
 
 static void test_bad_durations(void **st)
 {
-    const char *bad[] = {"", "P", "PT", "30M", "PT30", "PT1H1H", "PT1M1H", "P1H", "PT-1S",
-                         "P1e3D", "PT1S2", "P1DT", "PTT1S"};
+    const char *bad[] = {"",    "P",     "PT",    "30M",   "PT30", "PT1H1H", "PT1M1H",
+                         "P1H", "PT-1S", "P1e3D", "PT1S2", "P1DT", "PTT1S"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         double d;
         pfi_error err;
         pfi_error_clear(&err);
-        if (pfi_duration_parse(bad[i], &d, NULL, &err) != PFI_EPARSE) fail_msg("'%s' accepted", bad[i]);
+        if (pfi_duration_parse(bad[i], &d, NULL, &err) != PFI_EPARSE)
+            fail_msg("'%s' accepted", bad[i]);
     }
 }
 
@@ -124,10 +132,10 @@ static void test_format(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc3339),        cmocka_unit_test(test_no_seconds),
+        cmocka_unit_test(test_rfc3339),         cmocka_unit_test(test_no_seconds),
         cmocka_unit_test(test_year_one_is_now), cmocka_unit_test(test_bad_times),
-        cmocka_unit_test(test_durations),      cmocka_unit_test(test_infinite),
-        cmocka_unit_test(test_bad_durations),  cmocka_unit_test(test_format),
+        cmocka_unit_test(test_durations),       cmocka_unit_test(test_infinite),
+        cmocka_unit_test(test_bad_durations),   cmocka_unit_test(test_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,8 +64,8 @@ static double check_table(const pfi_sweeps *s, const char *table, const char *co
         if (!g) fail_msg("%s: group '%s' missing from the dataset", table, name);
         if (pfi_csv_col(c, "n_runs") >= 0) assert_int_equal(g->n_runs, (size_t)num(c, r, "n_runs"));
         double err = fabs(group_pfi(g) - num(c, r, col));
-        if (err > tol) fail_msg("%s: %s PFI %.4f, table %.2f", table, name, group_pfi(g),
-                                num(c, r, col));
+        if (err > tol)
+            fail_msg("%s: %s PFI %.4f, table %.2f", table, name, group_pfi(g), num(c, r, col));
         if (err > worst) worst = err;
     }
     pfi_csv_destroy(c);
@@ -95,7 +95,8 @@ static void test_table6_and_7(void **state)
     }
     assert_int_equal(runs, 131);
     runs = 0;
-    for (size_t i = 0; i < pfi_sweeps_count(h); i++) runs += pfi_sweeps_group(h, i)->n_runs;
+    for (size_t i = 0; i < pfi_sweeps_count(h); i++)
+        runs += pfi_sweeps_group(h, i)->n_runs;
     assert_int_equal(runs, 24);
     pfi_sweeps_destroy(s);
     pfi_sweeps_destroy(h);
@@ -117,7 +118,8 @@ static void test_table9_four_caps(void **state)
         assert_non_null(g);
         double p4 = group_pfi(g), p6 = group_pfi(pfi_sweeps_find(s, name));
         double err = fabs(p4 - num(c, r, "pfi_4caps"));
-        if (err > 0.02) fail_msg("%s: 4-cap PFI %.4f, table %.2f", name, p4, num(c, r, "pfi_4caps"));
+        if (err > 0.02)
+            fail_msg("%s: 4-cap PFI %.4f, table %.2f", name, p4, num(c, r, "pfi_4caps"));
         assert_near(p6, num(c, r, "pfi_6caps"), 0.01);
         if (err > worst) worst = err;
         below += p4 < p6;
@@ -225,9 +227,9 @@ static void test_telemetry_informativeness(void **state)
     char path[4096];
     pfi_telemetry *t = NULL;
     pfi_error err;
-    if (pfi_telemetry_read(test_path(path, sizeof path, PFI_SOURCE_DIR,
-                                     "data/paper-h200/telemetry.csv"),
-                           &t, &err))
+    if (pfi_telemetry_read(
+            test_path(path, sizeof path, PFI_SOURCE_DIR, "data/paper-h200/telemetry.csv"), &t,
+            &err))
         fail_msg("%s", err.msg);
     assert_int_equal(t->n, 29);
     pfi_csv *c = read_table("table6_headline_pfi.csv");
@@ -246,16 +248,18 @@ static void test_telemetry_informativeness(void **state)
     assert_int_equal(pfi_stats_spearman(x, y, n, &rho, &p), PFI_OK);
     pfi_cv cv;
     assert_int_equal(pfi_model_cv(x, y, n, 1, NULL, 0, NULL, &cv, NULL), PFI_OK);
-    printf("DRAM copy product vs PFI: rho %.3f (p %.4f), LOO R2 %.3f, in-sample R2 %.3f\n", rho,
-           p, cv.r2_oos, cv.r2_in);
+    printf("DRAM copy product vs PFI: rho %.3f (p %.4f), LOO R2 %.3f, in-sample R2 %.3f\n", rho, p,
+           cv.r2_oos, cv.r2_in);
     assert_near(rho, 0.54, 0.15);
     assert_near(cv.r2_oos, 0.52, 0.15);
     /* Table 13: the correlation comes from the contrast between clusters,
      * not from within them (dense only -0.178, MoE only 0.509, all but MoE
      * fine-tuning 0.347). Loose bounds: n is 11-21, one draw of noise. */
     double xs[25], ys[25];
-    const struct { const char *arch, *task_not; double paper; } sub[] = {
-        {"dense", NULL, -0.178}, {"moe", NULL, 0.509}, {NULL, "moe ft", 0.347}};
+    const struct {
+        const char *arch, *task_not;
+        double paper;
+    } sub[] = {{"dense", NULL, -0.178}, {"moe", NULL, 0.509}, {NULL, "moe ft", 0.347}};
     for (size_t k = 0; k < 3; k++) {
         size_t m = 0;
         for (size_t r = 0; r < n; r++) {

@@ -37,8 +37,8 @@ static void test_fixture_fields(void **state)
 
     pfi_gpu_sample s;
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_int_equal(s.valid, (1u << PFI_GF_COUNT) - 1); /* every field */
-    assert_near((s.v[PFI_GF_POWER] * 1e3), 690517, 1e-6);               /* 690.517 W */
+    assert_int_equal(s.valid, (1u << PFI_GF_COUNT) - 1);  /* every field */
+    assert_near((s.v[PFI_GF_POWER] * 1e3), 690517, 1e-6); /* 690.517 W */
     assert_near((s.v[PFI_GF_ENERGY] * 1e3), 918273645, 0);
     assert_near((s.v[PFI_GF_LIMIT] * 1e3), 700000, 0);
     assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), 1755, 0);
@@ -46,8 +46,9 @@ static void test_fixture_fields(void **state)
     assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 100, 0);
     assert_near((s.v[PFI_GF_UTIL_MEM] * 100), 42, 0);
     assert_near(s.v[PFI_GF_TEMP], 58, 0);
-    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 70123, 0);
-    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_POWER_CAP); /* NVML 0x4, SW power cap */
+    assert_near((s.v[PFI_GF_FB_USED] * (1 / 1048576.0)), 70123, 0);
+    assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) ==
+                PFI_CLK_POWER_CAP); /* NVML 0x4, SW power cap */
     assert_near(s.v[PFI_GF_SM_ACTIVE], 0.947, 1e-15);
     assert_near(s.v[PFI_GF_SM_OCCUPANCY], 0.32, 1e-15);
     assert_near(s.v[PFI_GF_TENSOR_ACTIVE], 0.502, 1e-15);
@@ -115,11 +116,11 @@ static void test_blanks_and_missing_limits(void **state)
     assert_true(fd >= 0);
     close(fd);
     test_write_file(path, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\"} 9223372036854775794\n"
-                     "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\"} 2147483634\n"
-                     "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\"} 140737488355328\n"
-                     "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} +Inf\n"
-                     "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 3201\n"
-                     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{gpu=\"0\"} 1\n");
+                          "DCGM_FI_DEV_SM_CLOCK{gpu=\"0\"} 2147483634\n"
+                          "DCGM_FI_PROF_SM_ACTIVE{gpu=\"0\"} 140737488355328\n"
+                          "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} +Inf\n"
+                          "DCGM_FI_DEV_MEM_CLOCK{gpu=\"0\"} 3201\n"
+                          "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{gpu=\"0\"} 1\n");
     char url[1200];
     snprintf(url, sizeof url, "url=file://%s,cache_ms=0,timeout_ms=1000", path);
     pfi_backend *b = open_url(url);
@@ -179,13 +180,10 @@ static void test_bad_endpoints(void **state)
     assert_int_equal(pfi_backend_open("dcgm", "", &b, &err), PFI_EINVAL);
     assert_int_equal(pfi_backend_open("dcgm", NULL, &b, &err), PFI_EINVAL);
     assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,bogus=1", &b, &err), PFI_EINVAL);
-    assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,timeout_ms=0", &b, &err),
-                     PFI_EINVAL);
-    assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,cache_ms=-1", &b, &err),
-                     PFI_EINVAL);
+    assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,timeout_ms=0", &b, &err), PFI_EINVAL);
+    assert_int_equal(pfi_backend_open("dcgm", "url=file:///x,cache_ms=-1", &b, &err), PFI_EINVAL);
     /* only http, https and file */
-    assert_int_equal(pfi_backend_open("dcgm", "ftp://127.0.0.1/metrics", &b, &err),
-                     PFI_EBACKEND);
+    assert_int_equal(pfi_backend_open("dcgm", "ftp://127.0.0.1/metrics", &b, &err), PFI_EBACKEND);
     assert_int_equal(pfi_backend_open("nope", "", &b, &err), PFI_ENOTFOUND);
 }
 

@@ -143,10 +143,10 @@ static void test_t4_page(void **state)
     assert_string_equal(info.name, "Tesla T4");
     pfi_gpu_sample s;
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_int_equal(s.valid, (1u << PFI_GF_POWER) | (1u << PFI_GF_ENERGY) |
-                                  (1u << PFI_GF_CLOCK_EVENTS));
+    assert_int_equal(s.valid,
+                     (1u << PFI_GF_POWER) | (1u << PFI_GF_ENERGY) | (1u << PFI_GF_CLOCK_EVENTS));
     assert_near(s.v[PFI_GF_POWER], 8.969, 1e-12);
-    assert_near(s.v[PFI_GF_ENERGY], 128996.013, 1e-6); /* mJ -> J */
+    assert_near(s.v[PFI_GF_ENERGY], 128996.013, 1e-6);               /* mJ -> J */
     assert_true((uint32_t)s.v[PFI_GF_CLOCK_EVENTS] == PFI_CLK_IDLE); /* NVML 0x1 */
     pfi_gpu_limits l;
     assert_int_equal(pfi_backend_limits(b, 0, &l), PFI_ENOTSUP); /* no MIN/MAX/DEF */
@@ -225,7 +225,7 @@ static void test_stale(void **state)
     assert_int_equal(pfi_backend_sample_age(b, 0, &age), PFI_ENODATA);
     /* the exporter collects again: the page changed */
     test_write_file(path, "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 301\n"
-                     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 1030\n");
+                          "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 1030\n");
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_near(s.v[PFI_GF_POWER], 301, 0);
     assert_int_equal(pfi_backend_sample_age(b, 0, &age), PFI_OK);

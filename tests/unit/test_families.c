@@ -72,8 +72,8 @@ static void bars(int noisy)
             }
             double bar = BAR[k][noisy][i];
             if (bar > 0 && !(le->has_recovered && le->gap_recovered >= bar)) {
-                print_message("%s %.0f%%%s: learn recovers %.1f%% of equal's gap, bar %.0f%%\n",
-                              nm, 100 * RED[i], noisy ? " (noise)" : "", 100 * le->gap_recovered,
+                print_message("%s %.0f%%%s: learn recovers %.1f%% of equal's gap, bar %.0f%%\n", nm,
+                              100 * RED[i], noisy ? " (noise)" : "", 100 * le->gap_recovered,
                               100 * bar);
                 failed++;
             }

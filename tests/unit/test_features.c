@@ -67,7 +67,8 @@ static void zero_activity_is_undefined(void **state)
     assert_near(f.v[PFI_FEAT_ARITH_INTENSITY], 0, 0);
     assert_true(f.valid & (1u << PFI_FEAT_DRAM_COPY_PRODUCT));
     assert_near(f.v[PFI_FEAT_DRAM_COPY_PRODUCT], 0, 0);
-    for (int i = 0; i < PFI_FEAT_COUNT; i++) assert_true(isfinite(f.v[i]));
+    for (int i = 0; i < PFI_FEAT_COUNT; i++)
+        assert_true(isfinite(f.v[i]));
 }
 
 /* A missing field makes its features invalid but not undefined. */

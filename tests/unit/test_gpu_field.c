@@ -128,9 +128,9 @@ static void test_every_row(void **state)
 static void test_factors(void **state)
 {
     (void)state;
-    assert_near(pfi_gpu_fields[PFI_GF_ENERGY].dcgm_to_si, 1e-3, 0);   /* mJ */
-    assert_near(pfi_gpu_fields[PFI_GF_SM_CLOCK].dcgm_to_si, 1e6, 0);  /* MHz */
-    assert_near(pfi_gpu_fields[PFI_GF_UTIL_GPU].dcgm_to_si, 0.01, 0); /* percent */
+    assert_near(pfi_gpu_fields[PFI_GF_ENERGY].dcgm_to_si, 1e-3, 0);     /* mJ */
+    assert_near(pfi_gpu_fields[PFI_GF_SM_CLOCK].dcgm_to_si, 1e6, 0);    /* MHz */
+    assert_near(pfi_gpu_fields[PFI_GF_UTIL_GPU].dcgm_to_si, 0.01, 0);   /* percent */
     assert_near(pfi_gpu_fields[PFI_GF_FB_USED].dcgm_to_si, 1048576, 0); /* MiB */
     assert_near(pfi_gpu_fields[PFI_GF_POWER].dcgm_to_si, 1, 0);         /* W */
     assert_near(pfi_gpu_fields[PFI_GF_PCIE_TX].dcgm_to_si, 1, 0);       /* bytes/s */
@@ -141,7 +141,8 @@ static void test_factors(void **state)
         if (fabs(back - dcgm) > 1e-12 * dcgm) fail_msg("%s: 57 -> %.17g", d->name, back);
     }
     /* The exported units: watts, joules, hertz, ratios, bytes (factor 1). */
-    for (int f = 0; f < PFI_GF_COUNT; f++) assert_near(pfi_gpu_fields[f].si_to_prom, 1, 0);
+    for (int f = 0; f < PFI_GF_COUNT; f++)
+        assert_near(pfi_gpu_fields[f].si_to_prom, 1, 0);
 }
 
 int main(void)

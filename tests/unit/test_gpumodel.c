@@ -11,8 +11,11 @@
 static void test_step_time_and_power_by_hand(void **state)
 {
     (void)state;
-    pfi_job_model j = {.compute_frac = 0.5, .sm_activity = 0.8, .dram_activity = 0.3,
-                       .tensor_ratio = 0.5, .tput_per_gpu = 100};
+    pfi_job_model j = {.compute_frac = 0.5,
+                       .sm_activity = 0.8,
+                       .dram_activity = 0.3,
+                       .tensor_ratio = 0.5,
+                       .tput_per_gpu = 100};
     /* t(0.5) = 0.5 / 0.5 + 0.5 = 1.5 */
     assert_near(pfi_gpumodel_step_time(&j, 0.5), 1.5, 1e-12);
     pfi_gpu_spec g = *pfi_gpumodel_h200();
@@ -121,12 +124,13 @@ static void test_fit_recovers_constants(void **state)
         double sm = 0.5 + 0.012 * i, ten = (i % 5) * 0.2, dram = ((i * 7) % 10) * 0.09;
         double f = 900 + 27 * i;
         s[i] = (pfi_gpumodel_sample){0, f, sm, ten, dram, NAN, NAN, 0};
-        s[i].power_w = truth[0] + truth[1] * dram + (truth[2] * sm + truth[3] * ten) *
-                                                        pow(f / 1980.0, truth[4]);
+        s[i].power_w = truth[0] + truth[1] * dram +
+                       (truth[2] * sm + truth[3] * ten) * pow(f / 1980.0, truth[4]);
     }
     pfi_gpumodel_fit fit;
     assert_int_equal(pfi_gpumodel_fit_power(s, 40, 1980, NULL, &fit, NULL), PFI_OK);
-    for (int k = 0; k < 5; k++) assert_near(fit.p[k], truth[k], 1e-4 * fabs(truth[k]));
+    for (int k = 0; k < 5; k++)
+        assert_near(fit.p[k], truth[k], 1e-4 * fabs(truth[k]));
     assert_true(fit.rmse_w < 1e-6);
     /* Too few samples, and a bad sample, are errors. */
     pfi_error err;
@@ -146,9 +150,9 @@ static void test_probe_trace_read(void **state)
     static const char *const phases[] = {"gemm", "stream", "dense_train", "moe_train", NULL};
     pfi_gpumodel_sample *s = NULL;
     size_t *ph = NULL, n = 0;
-    assert_int_equal(pfi_probe_trace_read(test_path(path, sizeof path, PFI_SHARED_DIR,
-                                                    "data/h200-probe/trace.csv"),
-                                          phases, &s, &ph, &n, NULL),
+    assert_int_equal(pfi_probe_trace_read(
+                         test_path(path, sizeof path, PFI_SHARED_DIR, "data/h200-probe/trace.csv"),
+                         phases, &s, &ph, &n, NULL),
                      PFI_OK);
     assert_int_equal(n, 142 + 135 + 143 + 142);
     assert_int_equal(ph[0], 0);
@@ -161,20 +165,20 @@ static void test_probe_trace_read(void **state)
                      PFI_OK);
     assert_int_equal(nl, 4);
     const pfi_gpu_spec *g = pfi_gpumodel_h200();
-    const double committed[5] = {g->static_w, g->mem_w_per_util, g->dyn_w, g->tensor_w,
-                                 g->dyn_exp};
-    for (int k = 0; k < 5; k++) assert_near(fit.p[k], committed[k], 1e-4);
+    const double committed[5] = {g->static_w, g->mem_w_per_util, g->dyn_w, g->tensor_w, g->dyn_exp};
+    for (int k = 0; k < 5; k++)
+        assert_near(fit.p[k], committed[k], 1e-4);
     assert_near(fit.copy_per_dram, g->copy_per_dram, 1e-4);
     assert_near(fit.gpu_util_exp, g->gpu_util_exp, 1e-4);
     /* Physical signs and the steady gemm load near the README's numbers. */
-    for (int k = 0; k < 5; k++) assert_true(fit.p[k] > 0);
+    for (int k = 0; k < 5; k++)
+        assert_true(fit.p[k] > 0);
     assert_near(loads[0].sm_clock_mhz, 1467, 15);
     assert_near(loads[0].power_w, 692, 5);
     free(s);
     free(ph);
     pfi_error err;
-    assert_int_not_equal(pfi_probe_trace_read("/nonexistent/trace.csv", phases, &s, &ph, &n,
-                                              &err),
+    assert_int_not_equal(pfi_probe_trace_read("/nonexistent/trace.csv", phases, &s, &ph, &n, &err),
                          PFI_OK);
 }
 
@@ -186,15 +190,13 @@ static void test_probe_trace_bad_input(void **state)
     size_t *ph = NULL, n = 0;
     pfi_error err;
     const char *no_col = "phase,power_mW,sm_clock\ngemm,1,2\n";
-    assert_int_not_equal(pfi_probe_trace_parse(no_col, strlen(no_col), "t.csv", phases, &s, &ph,
-                                               &n, &err),
-                         PFI_OK);
+    assert_int_not_equal(
+        pfi_probe_trace_parse(no_col, strlen(no_col), "t.csv", phases, &s, &ph, &n, &err), PFI_OK);
     assert_non_null(strstr(err.msg, "sm_util"));
     const char *bad = "phase,power_mW,sm_clock,sm_util,tensor_util,dram_bw_util,util_mem,"
                       "util_gpu\nidle,x,1,1,1,1,1,1\ngemm,695000,abc,1,1,1,1,1\n";
-    assert_int_not_equal(pfi_probe_trace_parse(bad, strlen(bad), "t.csv", phases, &s, &ph, &n,
-                                               &err),
-                         PFI_OK);
+    assert_int_not_equal(
+        pfi_probe_trace_parse(bad, strlen(bad), "t.csv", phases, &s, &ph, &n, &err), PFI_OK);
     assert_int_equal(err.line, 3); /* the idle row is skipped, not parsed */
     assert_null(s);
     /* Units: mW to W, percent to ratios. */

@@ -15,7 +15,8 @@ static void linear_job(void **state)
 {
     double P[] = {1600, 2400, 3200, 4000, 4800, 5600};
     double T[6];
-    for (size_t i = 0; i < 6; i++) T[i] = 0.625 * P[i];
+    for (size_t i = 0; i < 6; i++)
+        T[i] = 0.625 * P[i];
     double v;
     assert_int_equal(pfi_index_ratio(P, T, 6, NULL, &v), PFI_OK);
     assert_near(v, 1.0, 1e-12);
@@ -89,7 +90,8 @@ static void area_by_hand(void **state)
 static void ce_power_law(void **state)
 {
     double P[] = {1600, 2400, 3200, 4000, 4800, 5600}, T[6], v;
-    for (size_t i = 0; i < 6; i++) T[i] = 42.0 * pow(P[i], 0.3);
+    for (size_t i = 0; i < 6; i++)
+        T[i] = 42.0 * pow(P[i], 0.3);
     assert_int_equal(pfi_index_ce(P, T, 6, &v), PFI_OK);
     assert_near(v, 0.7, 1e-12);
     double Pc[] = {5, 5}, Tc[] = {1, 2};
@@ -175,7 +177,8 @@ static void quantiles_type7(void **state)
     assert_near(pfi_quantile_select(d, 1, 0.975), 7, 0);
     /* Many ties and a long array against a full sort. */
     double e[1001], f[1001];
-    for (int i = 0; i < 1001; i++) e[i] = f[i] = (double)((i * 7919) % 37);
+    for (int i = 0; i < 1001; i++)
+        e[i] = f[i] = (double)((i * 7919) % 37);
     for (int i = 0; i < 1001; i++)
         for (int j = i + 1; j < 1001; j++)
             if (f[j] < f[i]) {

@@ -47,7 +47,8 @@ static void reset(env *e)
 static int observe(void *ctx, size_t job, double p, size_t jobs, double secs, double *t)
 {
     env *e = ctx;
-    if (jobs != 1 || !(secs > 0)) fail_msg("job %zu observed as %zu jobs for %g s", job, jobs, secs);
+    if (jobs != 1 || !(secs > 0))
+        fail_msg("job %zu observed as %zu jobs for %g s", job, jobs, secs);
     if (e->open && job < e->last_job) close_period(e);
     e->open = 1;
     e->last_job = job;
@@ -55,7 +56,8 @@ static int observe(void *ctx, size_t job, double p, size_t jobs, double secs, do
     if (e->fail_at && (int)e->calls + 1 == e->fail_at) return PFI_EBACKEND;
     double pmax, fl;
     pfi_alloc_problem_job_range(e->truth, job, &pmax, NULL, &fl);
-    if (p < fl - 1e-6 || p > pmax + 1e-6) fail_msg("job %zu given %g outside [%g, %g]", job, p, fl, pmax);
+    if (p < fl - 1e-6 || p > pmax + 1e-6)
+        fail_msg("job %zu given %g outside [%g, %g]", job, p, fl, pmax);
     *t = pfi_alloc_problem_tput_at(e->truth, job, p);
     e->work += (double)jobs * secs * *t;
     e->round_energy += p * secs;
@@ -128,7 +130,8 @@ static void test_rounds_budget_and_accounting(void **state)
         assert_near(tput, kept, 1e-9 * kept);
         /* the first round is the equal share */
         pfi_alloc_result eq, orc;
-        assert_int_equal(pfi_alloc_run(e.truth, PFI_POLICY_EQUAL, e.budget, NULL, &eq, NULL), PFI_OK);
+        assert_int_equal(pfi_alloc_run(e.truth, PFI_POLICY_EQUAL, e.budget, NULL, &eq, NULL),
+                         PFI_OK);
         assert_near(e.totals[0], eq.total_tput, 1e-9 * eq.total_tput);
         /* with exact readings the kept combination of measured points is no
          * worse than the best round (up to its one interpolated job), and on
@@ -198,7 +201,8 @@ static void test_plan_equals_run(void **state)
         if (n != NJ) assert_int_equal(pfi_learn_plan_reset(pl, lj, n, &o, &err), PFI_OK);
         for (size_t q = 0; q < sizeof reds / sizeof *reds; q++) {
             double pmax_sum = 0;
-            for (size_t i = 0; i < n; i++) pmax_sum += lj[i].pmax_w;
+            for (size_t i = 0; i < n; i++)
+                pmax_sum += lj[i].pmax_w;
             e.budget = (1 - reds[q]) * pmax_sum;
             double pw1[NJ], pw2[NJ];
             pfi_learn_result r1, r2;
@@ -217,8 +221,7 @@ static void test_plan_equals_run(void **state)
     /* a failing run leaves the plan usable */
     reset(&e);
     e.fail_at = 2 * (int)e.n + 3;
-    assert_int_equal(pfi_learn_plan_run(pl, e.budget, observe, &e, NULL, NULL, &err),
-                     PFI_EBACKEND);
+    assert_int_equal(pfi_learn_plan_run(pl, e.budget, observe, &e, NULL, NULL, &err), PFI_EBACKEND);
     e.fail_at = 0;
     reset(&e);
     pfi_learn_result r3, r4;
@@ -264,8 +267,11 @@ static void test_replay_reads_every_period(void **state)
         pfi_live *l;
         assert_int_equal(pfi_live_create(&lo, &l, NULL), PFI_OK);
         for (size_t i = 0; i < NJ; i++) {
-            pfi_live_job x = {.id = i, .pmax_w = lj[i].pmax_w, .tmax = lj[i].tmax,
-                              .floor_w = lj[i].floor_w, .pfi_hat = lj[i].pfi_hat};
+            pfi_live_job x = {.id = i,
+                              .pmax_w = lj[i].pmax_w,
+                              .tmax = lj[i].tmax,
+                              .floor_w = lj[i].floor_w,
+                              .pfi_hat = lj[i].pfi_hat};
             assert_int_equal(pfi_live_job_set(l, &x, NULL), PFI_OK);
         }
         double work = 0, pw[NJ];
@@ -278,8 +284,11 @@ static void test_replay_reads_every_period(void **state)
                 double t = pfi_alloc_problem_tput_at(truth, i, sh[k].power_w);
                 work += 30 * t;
                 pw[i] = sh[k].power_w;
-                rd[k] = (pfi_live_reading){.id = i, .power_w = sh[k].power_w, .cap_w = NAN,
-                                           .tput = t, .t_s = 30.0 * (double)(r + 1)};
+                rd[k] = (pfi_live_reading){.id = i,
+                                           .power_w = sh[k].power_w,
+                                           .cap_w = NAN,
+                                           .tput = t,
+                                           .t_s = 30.0 * (double)(r + 1)};
             }
             assert_int_equal(pfi_live_observe(l, rd, NJ, NULL), PFI_OK);
         }
@@ -287,7 +296,8 @@ static void test_replay_reads_every_period(void **state)
         pfi_learn_opts o = pfi_learn_defaults();
         pfi_learn_result res;
         double got[NJ];
-        assert_int_equal(pfi_learn_run(lj, NJ, b, &o, observe_plain, truth, got, &res, NULL), PFI_OK);
+        assert_int_equal(pfi_learn_run(lj, NJ, b, &o, observe_plain, truth, got, &res, NULL),
+                         PFI_OK);
         if (!(fabs(res.avg_tput - work / 3600) <= 1e-12 * res.avg_tput))
             fail_msg("reduction %.2f: replay %.9f, every period read %.9f", red, res.avg_tput,
                      work / 3600);
@@ -326,7 +336,8 @@ static void test_counts_equal_copies(void **state)
         assert_int_equal(pfi_learn_run(ljc, nc, b, &o, observe_plain, tc, pc, &rc, &err), PFI_OK);
         assert_near(re.avg_tput, rc.avg_tput, 1e-9 * rc.avg_tput);
         assert_near(re.final_tput, rc.final_tput, 1e-9 * rc.final_tput);
-        for (size_t q = 0; q < nc; q++) assert_near(pc[q], pe[of[q]], 1e-6 * pe[of[q]]);
+        for (size_t q = 0; q < nc; q++)
+            assert_near(pc[q], pe[of[q]], 1e-6 * pe[of[q]]);
     }
     pfi_alloc_problem_destroy(te);
     pfi_alloc_problem_destroy(tc);

@@ -21,8 +21,11 @@ static pfi_live *make(size_t n)
     pfi_live *l = NULL;
     assert_int_equal(pfi_live_create(NULL, &l, NULL), PFI_OK);
     for (size_t k = 0; k < n; k++) {
-        pfi_live_job j = {.id = 10 + k, .pmax_w = PMAX[k], .tmax = TMAX[k],
-                          .floor_w = 0.4 * PMAX[k], .pfi_hat = 1.5};
+        pfi_live_job j = {.id = 10 + k,
+                          .pmax_w = PMAX[k],
+                          .tmax = TMAX[k],
+                          .floor_w = 0.4 * PMAX[k],
+                          .pfi_hat = 1.5};
         assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
     }
     return l;
@@ -38,8 +41,11 @@ static void read_all(pfi_live *l, const pfi_live_share *sh, size_t n, double t, 
         size_t j = (size_t)(sh[k].id - 10);
         if (skip && skip[j] == 1) continue;
         double y = truth(j, sh[k].power_w) * (skip && skip[j] == 2 ? 0.5 : 1);
-        r[m++] = (pfi_live_reading){.id = sh[k].id, .power_w = sh[k].power_w,
-                                    .cap_w = sh[k].power_w / 4, .tput = y, .t_s = t};
+        r[m++] = (pfi_live_reading){.id = sh[k].id,
+                                    .power_w = sh[k].power_w,
+                                    .cap_w = sh[k].power_w / 4,
+                                    .tput = y,
+                                    .t_s = t};
     }
     assert_int_equal(pfi_live_observe(l, r, m, NULL), PFI_OK);
 }
@@ -47,7 +53,8 @@ static void read_all(pfi_live *l, const pfi_live_share *sh, size_t n, double t, 
 static double used(const pfi_live_share *sh, size_t n)
 {
     double s = 0;
-    for (size_t k = 0; k < n; k++) s += sh[k].power_w;
+    for (size_t k = 0; k < n; k++)
+        s += sh[k].power_w;
     return s;
 }
 
@@ -68,9 +75,11 @@ static void test_epoch(void **state)
     assert_near(sh[2].power_w, 2700, 1e-9);
     assert_true(sh[0].probing);
     assert_true(isnan(sh[0].cap_w)); /* no reading carried a cap yet */
-    for (size_t k = 0; k < 3; k++) eq[k] = sh[k];
+    for (size_t k = 0; k < 3; k++)
+        eq[k] = sh[k];
     double eq_total = 0;
-    for (size_t k = 0; k < 3; k++) eq_total += truth(k, eq[k].power_w);
+    for (size_t k = 0; k < 3; k++)
+        eq_total += truth(k, eq[k].power_w);
     double best_read = eq_total;
     int r = 1;
     for (; r <= 8 + 41 && (r <= 8 || sh[0].probing); r++) {
@@ -88,14 +97,16 @@ static void test_epoch(void **state)
     }
     if (sh[0].probing) fail_msg("still probing %d periods after the 8 rounds", r - 9);
     double kept = 0;
-    for (size_t k = 0; k < 3; k++) kept += truth(k, sh[k].power_w);
+    for (size_t k = 0; k < 3; k++)
+        kept += truth(k, sh[k].power_w);
     if (!(kept >= best_read - 1e-9))
         fail_msg("kept %.6f tok/s below a proposal read, %.6f", kept, best_read);
     /* it stands */
     pfi_live_share again[3];
     read_all(l, sh, 3, 30.0 * r - 1, NULL);
     assert_int_equal(pfi_live_propose(l, 5400, 30.0 * r++, again, 3, NULL), PFI_OK);
-    for (size_t k = 0; k < 3; k++) assert_true(again[k].power_w == sh[k].power_w && !again[k].probing);
+    for (size_t k = 0; k < 3; k++)
+        assert_true(again[k].power_w == sh[k].power_w && !again[k].probing);
     /* job 0 (the flattest per W) gives the most; caps interpolate the
      * readings' (power / 4) */
     assert_true(sh[0].power_w < eq[0].power_w);
@@ -103,7 +114,8 @@ static void test_epoch(void **state)
     /* the estimate at a read power is the reading */
     read_all(l, sh, 3, 30.0 * r - 1, NULL);
     assert_int_equal(pfi_live_propose(l, 5400, 30.0 * r, sh, 3, NULL), PFI_OK);
-    for (size_t k = 0; k < 3; k++) assert_near(sh[k].tput_est, truth(k, sh[k].power_w), 1e-6 * TMAX[k]);
+    for (size_t k = 0; k < 3; k++)
+        assert_near(sh[k].tput_est, truth(k, sh[k].power_w), 1e-6 * TMAX[k]);
     pfi_live_destroy(l);
 }
 
@@ -126,13 +138,15 @@ static void test_polish(void **state)
         assert_int_equal(pfi_live_propose(l, 5400, 30.0 * r, sh, 3, NULL), PFI_OK);
         assert_true(used(sh, 3) <= 5400 + 1e-6);
         double t = 0;
-        for (size_t k = 0; k < 3; k++) t += truth(k, sh[k].power_w);
+        for (size_t k = 0; k < 3; k++)
+            t += truth(k, sh[k].power_w);
         if (r < 8 && t > best_round) best_round = t;
         probes += r >= 8 && sh[0].probing;
         kept = t;
     }
     if (!(kept > best_round + 0.05))
-        fail_msg("kept %.4f tok/s, the best round %.4f: the probes found nothing", kept, best_round);
+        fail_msg("kept %.4f tok/s, the best round %.4f: the probes found nothing", kept,
+                 best_round);
     assert_near(best_round, 789.532, 1e-3);
     assert_near(kept, 789.617, 1e-3);
     assert_int_equal(probes, 4);
@@ -198,7 +212,8 @@ static void test_silent_job(void **state)
         if (r == 3) held = sh[0].power_w;
         if (r >= 4) assert_near(sh[0].power_w, held, 1e-9 * held);
         if (r <= 2)
-            for (size_t k = 0; k < 3; k++) before[r][k] = sh[k].power_w;
+            for (size_t k = 0; k < 3; k++)
+                before[r][k] = sh[k].power_w;
         if (r <= 2) assert_true(sh[0].probing);
         if (r >= 4) assert_false(sh[0].probing);
     }
@@ -218,8 +233,8 @@ static void test_prior_points(void **state)
 {
     (void)state;
     pfi_live *l = make(1);
-    pfi_live_reading r = {.id = 10, .power_w = 700, .cap_w = NAN, .tput = truth(0, 700),
-                          .t_s = -100, .prior = 1};
+    pfi_live_reading r = {
+        .id = 10, .power_w = 700, .cap_w = NAN, .tput = truth(0, 700), .t_s = -100, .prior = 1};
     assert_int_equal(pfi_live_observe(l, &r, 1, NULL), PFI_OK);
     r = (pfi_live_reading){.id = 10, .power_w = 500, .cap_w = NAN, .tput = 1, .t_s = -50};
     assert_int_equal(pfi_live_observe(l, &r, 1, NULL), PFI_OK);
@@ -308,7 +323,8 @@ static void test_no_harm_when_noise_hides_the_gap(void **state)
     static const double sign[] = {1, -1, -1, 1, 1, -1};
     for (int r = 0; r < 10; r++) {
         assert_int_equal(pfi_live_propose(l, budget, 30.0 * r, sh, 3, NULL), PFI_OK);
-        if (r == 0) memcpy(eq, sh, sizeof eq);
+        if (r == 0)
+            memcpy(eq, sh, sizeof eq);
         else
             for (size_t k = 0; k < 3; k++) {
                 if (sh[k].power_w != eq[k].power_w || sh[k].probing)
@@ -319,9 +335,12 @@ static void test_no_harm_when_noise_hides_the_gap(void **state)
         for (size_t k = 0; k < 3; k++) {
             size_t j = (size_t)(sh[k].id - 10);
             double u = 1 - sh[k].power_w / PMAX[j], t = TMAX[j] * (1 - 0.02 * pow(u, 1.5));
-            rd[k] = (pfi_live_reading){.id = sh[k].id, .power_w = sh[k].power_w, .cap_w = NAN,
+            rd[k] = (pfi_live_reading){.id = sh[k].id,
+                                       .power_w = sh[k].power_w,
+                                       .cap_w = NAN,
                                        .tput = t * (1 + 0.01 * sign[(r * 3 + k) % 6]),
-                                       .tput_sd = 0.01 * t, .t_s = 30.0 * r + 29};
+                                       .tput_sd = 0.01 * t,
+                                       .t_s = 30.0 * r + 29};
         }
         assert_int_equal(pfi_live_observe(l, rd, 3, NULL), PFI_OK);
     }
@@ -350,19 +369,25 @@ static void kept_draws(double *first, double *second, size_t periods, size_t sil
         pfi_live_job j = {.id = id, .pmax_w = 1000, .tmax = 100, .floor_w = 400, .pfi_hat = 1.5};
         assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
         for (size_t k = 0; k < 3; k++) {
-            pfi_live_reading r = {.id = id, .power_w = P[k], .cap_w = NAN,
+            pfi_live_reading r = {.id = id,
+                                  .power_w = P[k],
+                                  .cap_w = NAN,
                                   .tput = k == 2 ? top[id] : Y[k],
-                                  .tput_sd = 0.3, .t_s = -100, .prior = 1};
+                                  .tput_sd = 0.3,
+                                  .t_s = -100,
+                                  .prior = 1};
             assert_int_equal(pfi_live_observe(l, &r, 1, NULL), PFI_OK);
         }
     }
     for (size_t r = 0; r < periods; r++) {
         pfi_live_share sh[2];
         assert_int_equal(pfi_live_propose(l, 1600, 30.0 * (double)r, sh, 2, NULL), PFI_OK);
-        if (r == 0) assert_true(sh[0].power_w == 800 && sh[1].power_w == 800);
+        if (r == 0)
+            assert_true(sh[0].power_w == 800 && sh[1].power_w == 800);
         else if (fabs(sh[0].power_w - 700) > 1e-9 && fabs(sh[0].power_w - 900) > 1e-9)
             fail_msg("period %zu: job 1 at %.3f W, not at a measured power", r, sh[0].power_w);
-        else assert_near(sh[0].power_w + sh[1].power_w, 1600, 1e-9);
+        else
+            assert_near(sh[0].power_w + sh[1].power_w, 1600, 1e-9);
         first[r] = sh[0].power_w;
         second[r] = sh[1].power_w;
         /* at a measured power the estimate is the readings' mean (all
@@ -376,8 +401,12 @@ static void kept_draws(double *first, double *second, size_t periods, size_t sil
         pfi_live_reading rd[2];
         for (size_t k = 0; k < (r >= silent_from ? 1 : 2); k++) {
             double p = sh[k].power_w, y = p < 750 ? 89.5 : p < 850 ? 90 : top[sh[k].id];
-            rd[k] = (pfi_live_reading){.id = sh[k].id, .power_w = p, .cap_w = NAN, .tput = y,
-                                       .tput_sd = 0.3, .t_s = 30.0 * (double)r + 29};
+            rd[k] = (pfi_live_reading){.id = sh[k].id,
+                                       .power_w = p,
+                                       .cap_w = NAN,
+                                       .tput = y,
+                                       .tput_sd = 0.3,
+                                       .t_s = 30.0 * (double)r + 29};
         }
         assert_int_equal(pfi_live_observe(l, rd, r >= silent_from ? 1 : 2, NULL), PFI_OK);
     }
@@ -411,11 +440,15 @@ static void test_kept_combination_drawn(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_epoch),       cmocka_unit_test(test_changes),
-        cmocka_unit_test(test_silent_job),  cmocka_unit_test(test_prior_points),
-        cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_floor_rises),
+        cmocka_unit_test(test_epoch),
+        cmocka_unit_test(test_changes),
+        cmocka_unit_test(test_silent_job),
+        cmocka_unit_test(test_prior_points),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_floor_rises),
         cmocka_unit_test(test_no_harm_when_noise_hides_the_gap),
-        cmocka_unit_test(test_kept_combination_drawn), cmocka_unit_test(test_polish),
+        cmocka_unit_test(test_kept_combination_drawn),
+        cmocka_unit_test(test_polish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,7 +62,8 @@ static void loco_by_hand(void **state)
     pfi_error err;
     assert_int_equal(pfi_model_cv(X, y, 6, 1, fold, 2, pred, &cv, &err), PFI_OK);
     const double want[] = {0, 1, 2, 2, 2.5, 3};
-    for (int i = 0; i < 6; i++) assert_near(pred[i], want[i], 1e-12);
+    for (int i = 0; i < 6; i++)
+        assert_near(pred[i], want[i], 1e-12);
     assert_near(cv.r2_oos, 1 - 9.25 / 17.5, 1e-12);
     assert_near(cv.rmse, sqrt(9.25 / 6), 1e-12);
     assert_int_equal(cv.folds, 2);
@@ -145,7 +146,8 @@ static void leverage_by_hand(void **state)
     assert_int_equal(pfi_model_leverage(x2, 5, 1, h, &err), PFI_OK);
     assert_near(h[4], 0.2 + 46.24 / 62.8, 1e-12);
     double sum = 0;
-    for (int i = 0; i < 5; i++) sum += h[i];
+    for (int i = 0; i < 5; i++)
+        sum += h[i];
     assert_near(sum, 2, 1e-12); /* trace of the hat matrix = p + 1 */
 }
 

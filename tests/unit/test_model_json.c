@@ -38,7 +38,8 @@ static void round_trip(void **state)
     assert_int_equal(back.set.ids[0], PFI_FEAT_DRAM_COPY_PRODUCT);
     assert_int_equal(back.set.ids[1], PFI_FEAT_LOG2_GPUS);
     assert_string_equal(back.set.name, "dram_copy_product+log2_gpus");
-    for (int j = 0; j < 3; j++) assert_true(back.ols.coef[j] == m.ols.coef[j]); /* bit-exact */
+    for (int j = 0; j < 3; j++)
+        assert_true(back.ols.coef[j] == m.ols.coef[j]); /* bit-exact */
     assert_int_equal(back.ols.n, 25);
     assert_near(back.boost_mhz, 1980, 0);
     double x[] = {20, 3};

@@ -21,12 +21,10 @@ static const char *lib(const char *variant)
 
 static void clear_env(void)
 {
-    static const char *const vars[] = {"FAKE_NVML_GPUS",       "FAKE_NVML_JOB",
-                                       "FAKE_NVML_JOB_GPUS",   "FAKE_NVML_FB_MIB",
-                                       "FAKE_NVML_FAIL",       "FAKE_NVML_NOTSUP",
-                                       "FAKE_NVML_GPM",        "FAKE_NVML_SET_IGNORE",
-                                       "FAKE_NVML_STATE",      "PFI_NVML_LIB",
-                                       "FAKE_NVML_CTL",        "FAKE_NVML_PERSISTENCE"};
+    static const char *const vars[] = {
+        "FAKE_NVML_GPUS",  "FAKE_NVML_JOB",    "FAKE_NVML_JOB_GPUS", "FAKE_NVML_FB_MIB",
+        "FAKE_NVML_FAIL",  "FAKE_NVML_NOTSUP", "FAKE_NVML_GPM",      "FAKE_NVML_SET_IGNORE",
+        "FAKE_NVML_STATE", "PFI_NVML_LIB",     "FAKE_NVML_CTL",      "FAKE_NVML_PERSISTENCE"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -136,7 +134,7 @@ static void test_idle_fields(void **state)
     assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
     assert_near((s.v[PFI_GF_UTIL_MEM] * 100), 0, 0);
     assert_near(s.v[PFI_GF_TEMP], round(32.1 + 0.0371 * h->idle_w), 0);
-    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 615, 1e-9); /* bytes / 2^20 */
+    assert_near((s.v[PFI_GF_FB_USED] * (1 / 1048576.0)), 615, 1e-9); /* bytes / 2^20 */
     assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE);
     for (int f = PFI_GF_POWER; f <= PFI_GF_CLOCK_EVENTS; f++)
         assert_true(HAS(s, f));
@@ -147,7 +145,7 @@ static void test_idle_fields(void **state)
     for (int f = PFI_GF_SM_ACTIVE; f < PFI_GF_COUNT; f++)
         assert_true(HAS(s, f));
     assert_near(s.v[PFI_GF_SM_ACTIVE], 0, 0);
-    assert_near(s.v[PFI_GF_PCIE_TX], 0.25 * 1048576, 1e-6);  /* 0.25 MiB/s in B/s */
+    assert_near(s.v[PFI_GF_PCIE_TX], 0.25 * 1048576, 1e-6); /* 0.25 MiB/s in B/s */
     assert_near(s.v[PFI_GF_PCIE_RX], 0.125 * 1048576, 1e-6);
     assert_near(s.v[PFI_GF_NVLINK_TX], 0, 0);
     assert_string_equal(pfi_backend_last_error(b), "");
@@ -182,7 +180,7 @@ static void test_job_and_cap(void **state)
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
     assert_near((s.v[PFI_GF_POWER] * 1e3), round(p700.power_w * 1000), 0.5);
     assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), round(p700.sm_clock_mhz), 0);
-    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 70000, 1e-9);
+    assert_near((s.v[PFI_GF_FB_USED] * (1 / 1048576.0)), 70000, 1e-9);
     assert_near((s.v[PFI_GF_UTIL_GPU] * 100), round(p700.gpu_util_pct), 0);
 
     assert_int_equal(pfi_backend_set_limit(b, 0, 400), PFI_OK);
@@ -195,8 +193,9 @@ static void test_job_and_cap(void **state)
     assert_near((s.v[PFI_GF_POWER] * 1e3), round(p400.power_w * 1000), 0.5);
     assert_true((s.v[PFI_GF_POWER] * 1e3) <= 400000);
     assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), round(p400.sm_clock_mhz), 0);
-    assert_true((s.v[PFI_GF_SM_CLOCK] * 1e-6) < p700.sm_clock_mhz - 100); /* the cap lowers the clock */
-    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);                  /* and leaves memory alone */
+    assert_true((s.v[PFI_GF_SM_CLOCK] * 1e-6) <
+                p700.sm_clock_mhz - 100);                 /* the cap lowers the clock */
+    assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0); /* and leaves memory alone */
     assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) & PFI_CLK_POWER_CAP);
     /* GPM (second sample): percent -> ratio */
     assert_near(s.v[PFI_GF_SM_ACTIVE], p400.sm_active, 1e-12);
@@ -240,7 +239,8 @@ static void test_readback(void **state)
     setenv("FAKE_NVML_SET_IGNORE", "1", 1);
     pfi_backend *b = open_ok("");
     assert_int_equal(pfi_backend_set_limit(b, 0, 450), PFI_EBACKEND);
-    assert_non_null(strstr(pfi_backend_last_error(b), "nvmlDeviceGetPowerManagementLimit reads 700000"));
+    assert_non_null(
+        strstr(pfi_backend_last_error(b), "nvmlDeviceGetPowerManagementLimit reads 700000"));
     pfi_backend_close(b);
 }
 

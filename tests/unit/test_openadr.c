@@ -112,10 +112,9 @@ static void test_openadr_rs(void **st)
 /* Events we read but do not act on: prices, SIMPLE, DISPATCH_SETPOINT. */
 static void test_not_acted_on(void **st)
 {
-    const char *files[] = {"ug310_ex7.2-4_read_minimal_event.json",
-                           "ug310_ex7.4-1_variable_intervals_event.json",
-                           "ug310_ex8.2-1_simple_load_shed_event.json",
-                           "ug310_ex8.9.3-1_fast_dr_dispatch_event.json"};
+    const char *files[] = {
+        "ug310_ex7.2-4_read_minimal_event.json", "ug310_ex7.4-1_variable_intervals_event.json",
+        "ug310_ex8.2-1_simple_load_shed_event.json", "ug310_ex8.9.3-1_fast_dr_dispatch_event.json"};
     for (size_t i = 0; i < 4; i++) {
         size_t n;
         pfi_oadr_event *e = load(files[i], &n);
@@ -172,8 +171,9 @@ static void test_not_events(void **st)
     pfi_oadr_events_free(e, 1);
 }
 
-#define HEAD "{\"id\":\"e\",\"programID\":\"p\",\"payloadDescriptors\":[{\"payloadType\":" \
-             "\"IMPORT_CAPACITY_LIMIT\",\"units\":\"KW\"}],"
+#define HEAD                                                                                       \
+    "{\"id\":\"e\",\"programID\":\"p\",\"payloadDescriptors\":[{\"payloadType\":"                  \
+    "\"IMPORT_CAPACITY_LIMIT\",\"units\":\"KW\"}],"
 #define LIMIT(v) "{\"type\":\"IMPORT_CAPACITY_LIMIT\",\"values\":" v "}"
 
 /* Rule: an interval's own intervalPeriod overrides the default; one without
@@ -182,10 +182,14 @@ static void test_rule_override(void **st)
 {
     pfi_oadr_event *e = parse_str(
         HEAD "\"intervalPeriod\":{\"start\":\"2023-02-10T00:00:00Z\",\"duration\":\"PT1H\"},"
-             "\"intervals\":[{\"id\":0,\"payloads\":[" LIMIT("[5]") "]},"
-             "{\"id\":1,\"intervalPeriod\":{\"duration\":\"PT2H\"},\"payloads\":[" LIMIT("[6]") "]},"
-             "{\"id\":2,\"intervalPeriod\":{\"start\":\"2023-02-10T05:00:00Z\"},\"payloads\":[" LIMIT("[7]") "]},"
-             "{\"id\":3,\"payloads\":[" LIMIT("[8]") "]}]}");
+             "\"intervals\":[{\"id\":0,\"payloads\":[" LIMIT(
+                 "[5]") "]},"
+                        "{\"id\":1,\"intervalPeriod\":{\"duration\":\"PT2H\"},\"payloads\":[" LIMIT(
+                            "[6]") "]},"
+                                   "{\"id\":2,\"intervalPeriod\":{\"start\":\"2023-02-10T05:00:"
+                                   "00Z\"},\"payloads\":[" LIMIT(
+                                       "[7]") "]},"
+                                              "{\"id\":3,\"payloads\":[" LIMIT("[8]") "]}]}");
     assert_int_equal(e->status, PFI_OK);
     assert_int_equal(e->n_iv, 4);
     assert_near(e->iv[1].start, T0 + 3600, 0);
@@ -235,11 +239,11 @@ static void test_rule_now_infinite(void **st)
 /* Units: W is read, unknown or missing units refuse an event acted on. */
 static void test_units(void **st)
 {
-    pfi_oadr_event *e = parse_str(
-        "{\"id\":\"e\",\"programID\":\"p\",\"payloadDescriptors\":[{\"payloadType\":"
-        "\"IMPORT_CAPACITY_LIMIT\",\"units\":\"W\"}],\"intervalPeriod\":{\"start\":"
-        "\"2023-02-10T00:00:00Z\",\"duration\":\"PT1H\"},\"intervals\":[{\"id\":0,\"payloads\":["
-        LIMIT("[5000]") "]}]}");
+    pfi_oadr_event *e =
+        parse_str("{\"id\":\"e\",\"programID\":\"p\",\"payloadDescriptors\":[{\"payloadType\":"
+                  "\"IMPORT_CAPACITY_LIMIT\",\"units\":\"W\"}],\"intervalPeriod\":{\"start\":"
+                  "\"2023-02-10T00:00:00Z\",\"duration\":\"PT1H\"},\"intervals\":[{\"id\":0,"
+                  "\"payloads\":[" LIMIT("[5000]") "]}]}");
     assert_near(e->iv[0].value_w, 5000, 0);
     pfi_oadr_events_free(e, 1);
     e = parse_str("{\"id\":\"e\",\"programID\":\"p\",\"payloadDescriptors\":[{\"payloadType\":"
@@ -293,7 +297,8 @@ static void test_report(void **st)
     assert_string_equal(json_string_value(json_object_get(o, "eventID")), "capacity_limit_Event");
     json_t *ivs = json_object_get(json_array_get(json_object_get(o, "resources"), 0), "intervals");
     assert_int_equal(json_array_size(ivs), 2);
-    json_t *v0 = json_object_get(json_array_get(json_object_get(json_array_get(ivs, 0), "payloads"), 0), "values");
+    json_t *v0 = json_object_get(
+        json_array_get(json_object_get(json_array_get(ivs, 0), "payloads"), 0), "values");
     assert_near(json_number_value(json_array_get(v0, 0)), 9.5, 1e-12);
     json_t *p1 = json_object_get(json_array_get(ivs, 1), "intervalPeriod");
     assert_string_equal(json_string_value(json_object_get(p1, "start")), "2023-02-10T00:30:00Z");
@@ -305,12 +310,18 @@ static void test_report(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_capacity_limit),  cmocka_unit_test(test_subscription),
-        cmocka_unit_test(test_openadr_rs),      cmocka_unit_test(test_not_acted_on),
-        cmocka_unit_test(test_array_without_intervals), cmocka_unit_test(test_not_events),
-        cmocka_unit_test(test_rule_override),   cmocka_unit_test(test_rule_split),
-        cmocka_unit_test(test_rule_now_infinite), cmocka_unit_test(test_units),
-        cmocka_unit_test(test_refusals),        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_capacity_limit),
+        cmocka_unit_test(test_subscription),
+        cmocka_unit_test(test_openadr_rs),
+        cmocka_unit_test(test_not_acted_on),
+        cmocka_unit_test(test_array_without_intervals),
+        cmocka_unit_test(test_not_events),
+        cmocka_unit_test(test_rule_override),
+        cmocka_unit_test(test_rule_split),
+        cmocka_unit_test(test_rule_now_infinite),
+        cmocka_unit_test(test_units),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

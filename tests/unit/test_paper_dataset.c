@@ -59,7 +59,8 @@ static void table3_shape(void **state)
         return;
     }
     size_t ntrain = 0;
-    for (size_t i = 0; i < d.n; i++) ntrain += !d.obs[i].holdout;
+    for (size_t i = 0; i < d.n; i++)
+        ntrain += !d.obs[i].holdout;
     assert_int_equal(ntrain, 25); /* the paper's 25 headline groups */
     pfi_feature_set sets[PFI_TABLE3_SETS];
     pfi_analysis_table3_sets(sets);
@@ -122,8 +123,8 @@ static void probe_estimates(const pfi_ols *m, double top, double est[4])
         assert_int_equal(pfi_features_compute(&agg, PFI_FEAT_H200_BOOST_MHZ, &f), PFI_OK);
         assert_true(f.valid & (1u << PFI_FEAT_DRAM_COPY_PRODUCT));
         est[k] = pfi_model_predict(m, &f.v[PFI_FEAT_DRAM_COPY_PRODUCT]);
-        print_message("probe %-12s top %.1f: DRAM copy product %6.2f -> PFI %.3f\n", phases[k],
-                      top, f.v[PFI_FEAT_DRAM_COPY_PRODUCT], est[k]);
+        print_message("probe %-12s top %.1f: DRAM copy product %6.2f -> PFI %.3f\n", phases[k], top,
+                      f.v[PFI_FEAT_DRAM_COPY_PRODUCT], est[k]);
     }
     free(rows);
     free(smp);

@@ -13,8 +13,8 @@
 
 static pfi_plan_job job8(const char *id, double pfi)
 {
-    return (pfi_plan_job){.id = id, .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600,
-                          .tmax = 100, .pfi = pfi};
+    return (pfi_plan_job){
+        .id = id, .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = pfi};
 }
 
 static void run(const pfi_plan_job *j, size_t n, pfi_plan_policy pol, double budget, double fixed,
@@ -25,7 +25,8 @@ static void run(const pfi_plan_job *j, size_t n, pfi_plan_policy pol, double bud
     pfi_error err;
     pfi_error_clear(&err);
     if (pfi_plan_set_jobs(p, j, n, &err) != PFI_OK) fail_msg("%s", err.msg);
-    if (pfi_plan_run(p, pol, budget, fixed, trim, caps, res, &err) != PFI_OK) fail_msg("%s", err.msg);
+    if (pfi_plan_run(p, pol, budget, fixed, trim, caps, res, &err) != PFI_OK)
+        fail_msg("%s", err.msg);
     pfi_plan_destroy(p);
 }
 
@@ -127,8 +128,10 @@ static void test_flexibility(void **st)
     assert_near(f[0].kept, 1, 1e-12);
     assert_near(f[1].gpu_power_w, 3600, 1e-6);
     /* 3600 lies in [3314.29, 3885.71]: T = 76.93 + (83.30 - 76.93) * 0.5 */
-    double t1 = 100 * sqrt((8 * (200 + 500 * 3 / 7.0)) / 5600), t2 = 100 * sqrt((8 * (200 + 500 * 4 / 7.0)) / 5600);
-    assert_near(f[1].tput, t1 + (t2 - t1) * (3600 - 8 * (200 + 500 * 3 / 7.0)) / (8 * 500 / 7.0), 1e-9);
+    double t1 = 100 * sqrt((8 * (200 + 500 * 3 / 7.0)) / 5600),
+           t2 = 100 * sqrt((8 * (200 + 500 * 4 / 7.0)) / 5600);
+    assert_near(f[1].tput, t1 + (t2 - t1) * (3600 - 8 * (200 + 500 * 3 / 7.0)) / (8 * 500 / 7.0),
+                1e-9);
     assert_near(f[2].gpu_power_w, 1600, 1e-6);
     assert_near(f[2].tput, 53.45224838248488, 1e-9);
     pfi_plan_destroy(p);
@@ -221,10 +224,14 @@ static void test_learn_needs_use(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_equal),      cmocka_unit_test(test_pfi),
-        cmocka_unit_test(test_uncut),      cmocka_unit_test(test_infeasible),
-        cmocka_unit_test(test_measured),   cmocka_unit_test(test_flexibility),
-        cmocka_unit_test(test_sla),        cmocka_unit_test(test_learn_needs_use),
+        cmocka_unit_test(test_equal),
+        cmocka_unit_test(test_pfi),
+        cmocka_unit_test(test_uncut),
+        cmocka_unit_test(test_infeasible),
+        cmocka_unit_test(test_measured),
+        cmocka_unit_test(test_flexibility),
+        cmocka_unit_test(test_sla),
+        cmocka_unit_test(test_learn_needs_use),
         cmocka_unit_test(test_measured_pins_prior),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

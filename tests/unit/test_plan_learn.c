@@ -11,8 +11,8 @@
  * plan_learn.h): the best there is flat 2400, steep 5520: 100 + 98.57 =
  * 198.57. Learn keeps the best split it has measured, not the true optimum
  * (which it may never probe): that it recovers 80% of equal's gap to it is
- * asserted (with 4 exploring rounds; main's learn of 3f96d71 gets 85%). At 7000 W: level 6930, best 100 + 4530 / 56 = 180.89; equal 3500 W
- * each, 100 + 62.5 = 162.5. */
+ * asserted (with 4 exploring rounds; main's learn of 3f96d71 gets 85%). At 7000 W: level 6930, best
+ * 100 + 4530 / 56 = 180.89; equal 3500 W each, 100 + 62.5 = 162.5. */
 #include "test_util.h"
 
 #include <math.h>
@@ -23,11 +23,14 @@
 typedef struct {
     const char *id;
     int steep;
-    double cap;     /* given last period; NaN none */
-    int silent;     /* sends no readings */
+    double cap; /* given last period; NaN none */
+    int silent; /* sends no readings */
 } tjob;
 
-static double true_p(double cap) { return fmin(8 * cap, 5600); }
+static double true_p(double cap)
+{
+    return fmin(8 * cap, 5600);
+}
 static double true_t(const tjob *j, double p)
 {
     if (j->steep == 2) return 100 * (1 - 0.02 * pow(1 - p / 5600, 1.5)); /* "nearly flat" */
@@ -47,14 +50,19 @@ static double period(pfi_plan *p, tjob *j, size_t n, double t, double budget, pf
     pfi_plan_job pj[8];
     memset(pj, 0, sizeof pj);
     for (size_t i = 0; i < n; i++) {
-        pj[i] = (pfi_plan_job){.id = j[i].id, .n_gpus = 8, .min_w = 200, .max_w = 700,
-                               .pmax_w = 5600, .tmax = 100, .pfi = NAN};
+        pj[i] = (pfi_plan_job){.id = j[i].id,
+                               .n_gpus = 8,
+                               .min_w = 200,
+                               .max_w = 700,
+                               .pmax_w = 5600,
+                               .tmax = 100,
+                               .pfi = NAN};
         if (isfinite(j[i].cap) && !j[i].silent) {
             double pw = true_p(j[i].cap);
             static const double sign[] = {1, -1, -1, 1, 1, -1};
             double t0 = true_t(&j[i], pw);
-            pj[i].reading = (pfi_plan_obs){j[i].cap, pw, t0 * (1 + NOISE * sign[noise_k++ % 6]),
-                                           SD_GIVEN * t0};
+            pj[i].reading =
+                (pfi_plan_obs){j[i].cap, pw, t0 * (1 + NOISE * sign[noise_k++ % 6]), SD_GIVEN * t0};
             if (seen && strcmp(j[i].id, "flat") == 0) seen[(*n_seen)++] = pj[i].reading;
         }
     }
@@ -64,7 +72,8 @@ static double period(pfi_plan *p, tjob *j, size_t n, double t, double budget, pf
     if (pfi_plan_set_jobs(p, pj, n, &err) != PFI_OK) fail_msg("set_jobs: %s", err.msg);
     pfi_plan_cap c[8];
     pfi_plan_result r;
-    if (pfi_plan_run(p, PFI_PLAN_LEARN, budget, 0, 0, c, &r, &err) != PFI_OK) fail_msg("run: %s", err.msg);
+    if (pfi_plan_run(p, PFI_PLAN_LEARN, budget, 0, 0, c, &r, &err) != PFI_OK)
+        fail_msg("run: %s", err.msg);
     double tot = 0, pw = 0, planned = 0;
     for (size_t i = 0; i < n; i++) {
         j[i].cap = c[i].cap_w;
@@ -83,8 +92,13 @@ static void two_jobs(pfi_plan_job pj[2])
 {
     const char *ids[2] = {"flat", "steep"};
     for (int i = 0; i < 2; i++)
-        pj[i] = (pfi_plan_job){.id = ids[i], .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600,
-                               .tmax = 100, .pfi = NAN};
+        pj[i] = (pfi_plan_job){.id = ids[i],
+                               .n_gpus = 8,
+                               .min_w = 200,
+                               .max_w = 700,
+                               .pmax_w = 5600,
+                               .tmax = 100,
+                               .pfi = NAN};
 }
 
 /* The share of equal's gap to the best split that a total recovers. */
@@ -102,7 +116,10 @@ static pfi_plan *make_held(size_t rounds, size_t hold)
     return p;
 }
 
-static pfi_plan *make(size_t rounds) { return make_held(rounds, 1); }
+static pfi_plan *make(size_t rounds)
+{
+    return make_held(rounds, 1);
+}
 
 /* The loop learns the split, follows a budget change, takes jobs that
  * arrive and leave and a job whose readings stop. */
@@ -113,28 +130,33 @@ static void test_closed_loop(void **st)
     double t = 0, got = 0;
     got = period(p, j, 2, t++, 8000, NULL, NULL);
     assert_near(got, 100 + 3960.0 / 56, 0.2); /* round 1: equal share of 7920 W, 3960 W each */
-    for (int k = 0; k < 10; k++) got = period(p, j, 2, t++, 8000, NULL, NULL);
+    for (int k = 0; k < 10; k++)
+        got = period(p, j, 2, t++, 8000, NULL, NULL);
     assert_true(recovered(got, 171.43, 198.57) >= 0.8);
     /* Small moves of the budget keep the level (no epoch, no equal round). */
     double kept = got;
     got = period(p, j, 2, t++, 8050, NULL, NULL);
     assert_near(got, kept, 1e-9);
     /* The budget falls: every round under it; the new best found. */
-    for (int k = 0; k < 10; k++) got = period(p, j, 2, t++, 7000, NULL, NULL);
+    for (int k = 0; k < 10; k++)
+        got = period(p, j, 2, t++, 7000, NULL, NULL);
     assert_true(recovered(got, 162.5, 180.89) >= 0.8);
     assert_true(got > 162.5 + 15);
     /* A job arrives: three share 10000 W (level 9900: flat 2400, the two
      * linear ones 7500 between them: 100 + 7500 / 56 = 233.9; equal 3300 W
      * each: 100 + 6600 / 56 = 217.86). */
-    for (int k = 0; k < 10; k++) got = period(p, j, 3, t++, 10000, NULL, NULL);
+    for (int k = 0; k < 10; k++)
+        got = period(p, j, 3, t++, 10000, NULL, NULL);
     assert_true(recovered(got, 217.86, 233.9) >= 0.8);
     /* steep's readings stop: it is planned on what is known, no error. */
     j[1].silent = 1;
-    for (int k = 0; k < 5; k++) got = period(p, j, 3, t++, 10000, NULL, NULL);
+    for (int k = 0; k < 5; k++)
+        got = period(p, j, 3, t++, 10000, NULL, NULL);
     /* flat leaves: the loop follows (steep and late share 9900 of 11200). */
     j[1].silent = 0;
     tjob two[2] = {j[1], j[2]};
-    for (int k = 0; k < 10; k++) got = period(p, two, 2, t++, 10000, NULL, NULL);
+    for (int k = 0; k < 10; k++)
+        got = period(p, two, 2, t++, 10000, NULL, NULL);
     assert_true(got >= 0.985 * 9900.0 / 56);
     pfi_plan_destroy(p);
 }
@@ -150,7 +172,8 @@ static void resume(int as_prior)
     tjob j[2] = {{"flat", 0, NAN, 0}, {"steep", 1, NAN, 0}};
     pfi_plan_obs seen[64];
     size_t n_seen = 0;
-    for (int k = 0; k < 12; k++) period(p, j, 2, k, 8000, seen, &n_seen);
+    for (int k = 0; k < 12; k++)
+        period(p, j, 2, k, 8000, seen, &n_seen);
     pfi_plan_destroy(p);
     assert_true(n_seen >= 4);
 
@@ -176,13 +199,20 @@ static void resume(int as_prior)
     k2[0].cap = c[0].cap_w;
     k2[1].cap = c[1].cap_w;
     double got = 0;
-    for (int k = 1; k < 8; k++) got = period(q, k2, 2, 100 + k, 8000, NULL, NULL);
+    for (int k = 1; k < 8; k++)
+        got = period(q, k2, 2, 100 + k, 8000, NULL, NULL);
     assert_true(recovered(got, 171.43, 198.57) >= 0.8);
     pfi_plan_destroy(q);
 }
 
-static void test_resume_from_store(void **st) { resume(0); }
-static void test_prior_points(void **st) { resume(1); }
+static void test_resume_from_store(void **st)
+{
+    resume(0);
+}
+static void test_prior_points(void **st)
+{
+    resume(1);
+}
 
 /* Without what was learned, the prior: 70.71 (the reference that shows
  * the two tests above measure something). */
@@ -292,10 +322,10 @@ static void test_rounds_of_two(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_closed_loop),       cmocka_unit_test(test_resume_from_store),
-        cmocka_unit_test(test_prior_points),      cmocka_unit_test(test_fresh_prior),
-        cmocka_unit_test(test_noise_hides_the_gap),
-        cmocka_unit_test(test_flex_and_uncapped), cmocka_unit_test(test_rounds_of_two),
+        cmocka_unit_test(test_closed_loop),         cmocka_unit_test(test_resume_from_store),
+        cmocka_unit_test(test_prior_points),        cmocka_unit_test(test_fresh_prior),
+        cmocka_unit_test(test_noise_hides_the_gap), cmocka_unit_test(test_flex_and_uncapped),
+        cmocka_unit_test(test_rounds_of_two),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,8 +75,14 @@ static void test_non_finite_skipped(void **state)
  * backend's) reads back unchanged: awkward label values and help text. */
 static void test_round_trip(void **state)
 {
-    static const char *const values[] = {"plain", "back\\slash", "quo\"te", "new\nline",
-                                         "all \\ \" \n three", "", "utf-8 \xc2\xb0" "C"};
+    static const char *const values[] = {"plain",
+                                         "back\\slash",
+                                         "quo\"te",
+                                         "new\nline",
+                                         "all \\ \" \n three",
+                                         "",
+                                         "utf-8 \xc2\xb0"
+                                         "C"};
     const size_t nv = sizeof values / sizeof values[0];
     FILE *f = open_buf();
     pfi_prom_family(f, "rt_metric", PFI_PROM_COUNTER, "help with \\ and \n inside");

@@ -19,14 +19,15 @@ static pfi_prom_doc *parse_ok(const char *text)
 static void test_basic(void **state)
 {
     (void)state;
-    pfi_prom_doc *d = parse_ok("# HELP up Whether the target is up.\n"
-                               "# TYPE up gauge\n"
-                               "up 1\n"
-                               "\n"
-                               "  # just a comment\n"
-                               "http_requests_total{method=\"post\",code=\"200\"} 1027 1395066363000\n"
-                               "x{ a = \"1\" , } \t 2.5e-3\r\n"
-                               "y{} -0");
+    pfi_prom_doc *d =
+        parse_ok("# HELP up Whether the target is up.\n"
+                 "# TYPE up gauge\n"
+                 "up 1\n"
+                 "\n"
+                 "  # just a comment\n"
+                 "http_requests_total{method=\"post\",code=\"200\"} 1027 1395066363000\n"
+                 "x{ a = \"1\" , } \t 2.5e-3\r\n"
+                 "y{} -0");
     assert_int_equal(pfi_prom_doc_series_count(d), 4);
     const pfi_prom_series *s = pfi_prom_doc_series(d, 0);
     assert_string_equal(s->name, "up");
@@ -60,12 +61,13 @@ static void test_basic(void **state)
 static void test_escapes(void **state)
 {
     (void)state;
-    pfi_prom_doc *d = parse_ok("# HELP m A \\\\ backslash\\nand a newline.\n"
-                               "m{a=\"q\\\"uote\",b=\"back\\\\slash\",c=\"new\\nline\",d=\"\"} NaN\n"
-                               "m{a=\"2\"} +Inf -12\n"
-                               "m{a=\"3\"} -Inf\n"
-                               "m{a=\"4\"} inf\n"
-                               "m{a=\"\xc3\xa9t\xc3\xa9\"} 7\n");
+    pfi_prom_doc *d =
+        parse_ok("# HELP m A \\\\ backslash\\nand a newline.\n"
+                 "m{a=\"q\\\"uote\",b=\"back\\\\slash\",c=\"new\\nline\",d=\"\"} NaN\n"
+                 "m{a=\"2\"} +Inf -12\n"
+                 "m{a=\"3\"} -Inf\n"
+                 "m{a=\"4\"} inf\n"
+                 "m{a=\"\xc3\xa9t\xc3\xa9\"} 7\n");
     const pfi_prom_meta *m = pfi_prom_doc_find_meta(d, "m");
     assert_string_equal(m->help, "A \\ backslash\nand a newline.");
     assert_null(m->type);
@@ -170,7 +172,8 @@ static void test_fixture(void **state)
     assert_string_equal(m->type, "counter");
     assert_string_equal(m->help, "Total energy consumption since boot (in mJ).");
     m = pfi_prom_doc_find_meta(d, "pfi_fixture_escapes");
-    assert_string_equal(m->help, "A family to exercise HELP escapes: backslash \\ and newline \n end.");
+    assert_string_equal(m->help,
+                        "A family to exercise HELP escapes: backslash \\ and newline \n end.");
     int seen_pod1 = 0;
     for (size_t i = 0; i < pfi_prom_doc_series_count(d); i++) {
         const pfi_prom_series *s = pfi_prom_doc_series(d, i);
@@ -197,8 +200,8 @@ static void test_fixture(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic),        cmocka_unit_test(test_escapes),
-        cmocka_unit_test(test_rejections),   cmocka_unit_test(test_no_terminator),
+        cmocka_unit_test(test_basic),      cmocka_unit_test(test_escapes),
+        cmocka_unit_test(test_rejections), cmocka_unit_test(test_no_terminator),
         cmocka_unit_test(test_fixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,7 +27,8 @@ static int parse_file(const char *name, const char *const *keep, size_t n, pfi_p
     char path[1024], rel[256], *buf;
     size_t len;
     snprintf(rel, sizeof rel, "tests/data/prometheus/%s.json", name);
-    if (pfi_file_read_all(test_path(path, sizeof path, PFI_SOURCE_DIR, rel), &buf, &len, err) != PFI_OK)
+    if (pfi_file_read_all(test_path(path, sizeof path, PFI_SOURCE_DIR, rel), &buf, &len, err) !=
+        PFI_OK)
         fail_msg("%s: %s", path, err->msg);
     pfi_error_clear(err);
     int rc = pfi_prom_vec_parse(buf, len, keep, n, v, err);
@@ -49,7 +50,8 @@ static void test_recorded_members(void **st)
     assert_string_equal(pfi_prom_vec_label(&v, 1, 2), "0,1");
     assert_string_equal(pfi_prom_vec_label(&v, 7, 2), "2,3");
     assert_null(pfi_prom_vec_label(&v, 0, 3));
-    for (size_t i = 0; i < v.n; i++) assert_near(v.values[i], 1, 0);
+    for (size_t i = 0; i < v.n; i++)
+        assert_near(v.values[i], 1, 0);
     assert_int_equal(parse_file("jpower", keep + 1, 1, &v, &err), PFI_OK);
     assert_int_equal(v.n, 7);
     assert_string_equal(pfi_prom_vec_label(&v, 3, 0), "span");
@@ -88,9 +90,10 @@ static void test_escapes(void **st)
     pfi_error err;
     /* keys out of order, unknown keys, blanks; \" \\ \/ \u00e9 (e-acute),
      * a surrogate pair (U+1F600), raw UTF-8 (u-umlaut) */
-    const char *doc = " { \"data\" : {\"result\":[{\"value\":[1.5e9,\"-2.5e3\"],\"metric\":{\"a\":"
-                      "\"x\\\"\\\\\\/\\u00e9\\ud83d\\ude00\xc3\xbc\",\"b\":\"1\"}}],\"resultType\":\"vector\"},"
-                      "\"warnings\":[\"w\",{\"k\":[true,false,null,-0.5E-3]}],\"status\":\"success\"} ";
+    const char *doc =
+        " { \"data\" : {\"result\":[{\"value\":[1.5e9,\"-2.5e3\"],\"metric\":{\"a\":"
+        "\"x\\\"\\\\\\/\\u00e9\\ud83d\\ude00\xc3\xbc\",\"b\":\"1\"}}],\"resultType\":\"vector\"},"
+        "\"warnings\":[\"w\",{\"k\":[true,false,null,-0.5E-3]}],\"status\":\"success\"} ";
     assert_int_equal(parse(doc, keep, 1, &v, &err), PFI_OK);
     assert_int_equal(v.n, 1);
     assert_near(v.values[0], -2500, 0);
@@ -99,20 +102,33 @@ static void test_escapes(void **st)
     static const char *const bad[] = {
         "",
         "{",
-        "{\"status\":\"success\"}",                                            /* no data */
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}} x", /* trailing */
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":\"\\ud800\"},\"value\":[1,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":\"\\udc00\"},\"value\":[1,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":\"\xc3\"},\"value\":[1,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":\"\xed\xa0\x80\"},\"value\":[1,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":\"\x01\"},\"value\":[1,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":\"\\u0000\"},\"value\":[1,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":1},\"value\":[1,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1,\"1x\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1,2]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[01,\"1\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{}}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[{\"metric\":{},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\"}", /* no data */
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}} x", /* trailing
+                                                                                          */
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{"
+        "\"a\":\"\\ud800\"},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{"
+        "\"a\":\"\\udc00\"},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{"
+        "\"a\":\"\xc3\"},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{"
+        "\"a\":\"\xed\xa0\x80\"},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{"
+        "\"a\":\"\x01\"},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{"
+        "\"a\":\"\\u0000\"},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{"
+        "\"a\":1},\"value\":[1,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},"
+        "\"value\":[1,\"1x\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},"
+        "\"value\":[1,2]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},"
+        "\"value\":[01,\"1\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{}}]}"
+        "}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[{\"metric\":{},"
+        "\"value\":[1,\"1\"]}]}}",
         "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[1,\"1\"]}}",
         "{\"status\":\"success\",\"x\":tru,\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
     };
@@ -124,7 +140,8 @@ static void test_escapes(void **st)
     /* nesting past the limit in a skipped value: refused, not a stack overflow */
     char deep[400];
     int n = snprintf(deep, sizeof deep, "{\"status\":\"success\",\"x\":");
-    for (int i = 0; i < 100; i++) deep[n++] = '[';
+    for (int i = 0; i < 100; i++)
+        deep[n++] = '[';
     deep[n] = '\0';
     assert_int_equal(parse(deep, keep, 1, &v, &err), PFI_EPARSE);
     assert_non_null(strstr(err.msg, "nested too deeply"));
@@ -139,11 +156,23 @@ static void test_values_exact(void **st)
     (void)st;
     enum { N = 20000 };
     char *doc = malloc((size_t)N * 64 + 256), (*txt)[40] = malloc(N * sizeof *txt);
-    size_t o = (size_t)sprintf(doc, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[");
+    size_t o = (size_t)sprintf(
+        doc, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[");
     uint64_t x = 88172645463325252ULL;
-    static const char *const odd[] = {"NaN", "+Inf", "-Inf", "1e3", "-0", "0.000", "007.5",
-                                      "123456789012345.6", "1234567890123456", "0.1", "-0.3",
-                                      "9007199254740993", "2780.3999999996463", "1e-320"};
+    static const char *const odd[] = {"NaN",
+                                      "+Inf",
+                                      "-Inf",
+                                      "1e3",
+                                      "-0",
+                                      "0.000",
+                                      "007.5",
+                                      "123456789012345.6",
+                                      "1234567890123456",
+                                      "0.1",
+                                      "-0.3",
+                                      "9007199254740993",
+                                      "2780.3999999996463",
+                                      "1e-320"};
     for (int i = 0; i < N; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         if (i < (int)(sizeof odd / sizeof odd[0])) {
@@ -151,14 +180,17 @@ static void test_values_exact(void **st)
         } else {
             int digits = 1 + (int)(x % 17), point = (int)((x >> 8) % (unsigned)(digits + 1));
             char d[24];
-            for (int k = 0; k < digits; k++) d[k] = (char)('0' + (x >> (12 + 2 * k)) % 10);
+            for (int k = 0; k < digits; k++)
+                d[k] = (char)('0' + (x >> (12 + 2 * k)) % 10);
             d[digits] = '\0';
             if (point == 0 || point == digits)
                 snprintf(txt[i], sizeof txt[i], "%s%s", (x >> 60) & 1 ? "-" : "", d);
             else
-                snprintf(txt[i], sizeof txt[i], "%s%.*s.%s", (x >> 60) & 1 ? "-" : "", point, d, d + point);
+                snprintf(txt[i], sizeof txt[i], "%s%.*s.%s", (x >> 60) & 1 ? "-" : "", point, d,
+                         d + point);
         }
-        o += (size_t)sprintf(doc + o, "%s{\"metric\":{},\"value\":[1.5,\"%s\"]}", i ? "," : "", txt[i]);
+        o += (size_t)sprintf(doc + o, "%s{\"metric\":{},\"value\":[1.5,\"%s\"]}", i ? "," : "",
+                             txt[i]);
     }
     sprintf(doc + o, "]}}");
     pfi_prom_vec v = {0};
@@ -178,18 +210,19 @@ static void test_values_exact(void **st)
 static void load_all(pfi_prom_vec a[PFI_PC_NQ])
 {
     static const char *const names[PFI_PC_NQ] = {
-        [PFI_PC_DOWN] = "down-one", [PFI_PC_RO] = "ro",       [PFI_PC_GPUS] = "gpus",
-        [PFI_PC_MAXSUM] = "maxsum", [PFI_PC_LO] = "lo",       [PFI_PC_HI] = "hi",
+        [PFI_PC_DOWN] = "down-one", [PFI_PC_RO] = "ro",         [PFI_PC_GPUS] = "gpus",
+        [PFI_PC_MAXSUM] = "maxsum", [PFI_PC_LO] = "lo",         [PFI_PC_HI] = "hi",
         [PFI_PC_IDLE] = "idle",     [PFI_PC_CAPPED] = "capped", [PFI_PC_MEMBERS] = "members",
-        [PFI_PC_JPOWER] = "jpower", [PFI_PC_JTPS] = "jtps",   [PFI_PC_JPFI] = "jpfi",
-        [PFI_PC_JTRAIN] = "jtrain", [PFI_PC_JTVAR] = "jtvar", [PFI_PC_JEXEMPT] = "jexempt",
+        [PFI_PC_JPOWER] = "jpower", [PFI_PC_JTPS] = "jtps",     [PFI_PC_JPFI] = "jpfi",
+        [PFI_PC_JTRAIN] = "jtrain", [PFI_PC_JTVAR] = "jtvar",   [PFI_PC_JEXEMPT] = "jexempt",
         [PFI_PC_JFLOOR] = "jfloor"};
     pfi_error err;
     for (int q = 0; q < PFI_PC_NQ; q++) {
         size_t nl;
         const char *const *l = pfi_pc_query_labels((pfi_pc_query)q, &nl);
         memset(&a[q], 0, sizeof a[q]);
-        if (parse_file(names[q], l, nl, &a[q], &err) != PFI_OK) fail_msg("%s: %s", names[q], err.msg);
+        if (parse_file(names[q], l, nl, &a[q], &err) != PFI_OK)
+            fail_msg("%s: %s", names[q], err.msg);
     }
 }
 
@@ -237,8 +270,10 @@ static void test_view_recorded(void **st)
     for (size_t j = 0; j < v.n_jobs; j++) {
         const pfi_pc_job *jb = &v.jobs[j];
         assert_int_equal(jb->exempt, strcmp(jb->id, "moe-3") == 0);
-        if (strcmp(jb->id, "dense-3") == 0) assert_near(jb->sla_floor, 0.9, 0);
-        else assert_true(isnan(jb->sla_floor));
+        if (strcmp(jb->id, "dense-3") == 0)
+            assert_near(jb->sla_floor, 0.9, 0);
+        else
+            assert_true(isnan(jb->sla_floor));
     }
     for (size_t m = 0; m < v.n_members; m++)
         if (v.members[m].job == span) {
@@ -249,7 +284,8 @@ static void test_view_recorded(void **st)
         }
     assert_int_equal(span_members, 2);
     pfi_pc_view_clear(&v);
-    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        pfi_prom_vec_free(&a[q]);
 }
 
 static void test_view_bad_rows(void **st)
@@ -261,20 +297,25 @@ static void test_view_bad_rows(void **st)
     size_t nl;
     const char *const *l = pfi_pc_query_labels(PFI_PC_MEMBERS, &nl);
     char many[400] = "";
-    for (int i = 0; i < 65; i++) snprintf(many + strlen(many), sizeof many - strlen(many), "%s%d", i ? "," : "", i);
+    for (int i = 0; i < 65; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%s%d", i ? "," : "", i);
     char doc[4096];
-    snprintf(doc, sizeof doc,
-             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
-             "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"ok\",\"gpus\":\"0,3\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"ok\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"dup\",\"gpus\":\"0,0\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"neg\",\"gpus\":\"-1\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"empty\",\"gpus\":\"\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"comma\",\"gpus\":\"1,\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"many\",\"gpus\":\"%s\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"job_id\":\"noinst\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
-             "{\"metric\":{\"instance\":\"n2\",\"gpus\":\"1\"},\"value\":[1,\"1\"]}]}}",
-             many);
+    snprintf(
+        doc, sizeof doc,
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"ok\",\"gpus\":\"0,3\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"ok\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"dup\",\"gpus\":\"0,0\"},\"value\":[1,\"1\"]}"
+        ","
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"neg\",\"gpus\":\"-1\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"empty\",\"gpus\":\"\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"comma\",\"gpus\":\"1,\"},\"value\":[1,\"1\"]"
+        "},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"many\",\"gpus\":\"%s\"},\"value\":[1,\"1\"]}"
+        ","
+        "{\"metric\":{\"job_id\":\"noinst\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n2\",\"gpus\":\"1\"},\"value\":[1,\"1\"]}]}}",
+        many);
     assert_int_equal(pfi_prom_vec_parse(doc, strlen(doc), l, nl, &a[PFI_PC_MEMBERS], &err), PFI_OK);
     pfi_pc_view v = {0};
     assert_int_equal(pfi_pc_view_build(a, &v, &err), PFI_OK);
@@ -286,7 +327,8 @@ static void test_view_bad_rows(void **st)
     assert_int_equal(v.skipped, 8);
     pfi_pc_view_clear(&v);
     pfi_pc_view_clear(NULL);
-    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        pfi_prom_vec_free(&a[q]);
 }
 
 /* JTVAR: a job's summed variance as Prometheus gives it; NaN (a node
@@ -299,10 +341,11 @@ static void test_view_variance(void **st)
     pfi_error err;
     size_t nl;
     const char *const *l = pfi_pc_query_labels(PFI_PC_MEMBERS, &nl);
-    const char *mem = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
-                      "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
-                      "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
-                      "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"c\",\"gpus\":\"2\"},\"value\":[1,\"1\"]}]}}";
+    const char *mem =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"c\",\"gpus\":\"2\"},\"value\":[1,\"1\"]}]}}";
     assert_int_equal(pfi_prom_vec_parse(mem, strlen(mem), l, nl, &a[PFI_PC_MEMBERS], &err), PFI_OK);
     l = pfi_pc_query_labels(PFI_PC_JTVAR, &nl);
     const char *var = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
@@ -313,11 +356,14 @@ static void test_view_variance(void **st)
     assert_int_equal(pfi_pc_view_build(a, &v, &err), PFI_OK);
     assert_int_equal(v.n_jobs, 3);
     for (size_t j = 0; j < v.n_jobs; j++) {
-        if (strcmp(v.jobs[j].id, "a") == 0) assert_near(v.jobs[j].tokens_var, 169, 0);
-        else assert_true(isnan(v.jobs[j].tokens_var));
+        if (strcmp(v.jobs[j].id, "a") == 0)
+            assert_near(v.jobs[j].tokens_var, 169, 0);
+        else
+            assert_true(isnan(v.jobs[j].tokens_var));
     }
     pfi_pc_view_clear(&v);
-    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        pfi_prom_vec_free(&a[q]);
 }
 
 /* A hand-written answer as Prometheus gives it (status, vector) for the
@@ -352,15 +398,16 @@ static void test_view_registration(void **st)
     (void)st;
     pfi_prom_vec a[PFI_PC_NQ];
     memset(a, 0, sizeof a);
-    answer(a, PFI_PC_MEMBERS,
-           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
-           "{\"metric\":{\"instance\":\"n2\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
-           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
-           "{\"metric\":{\"instance\":\"n2\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
-           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"c\",\"gpus\":\"2\"},\"value\":[1,\"1\"]},"
-           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"d\",\"gpus\":\"3\"},\"value\":[1,\"1\"]},"
-           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"e\",\"gpus\":\"4\"},\"value\":[1,\"1\"]},"
-           "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"f\",\"gpus\":\"5\"},\"value\":[1,\"1\"]}");
+    answer(
+        a, PFI_PC_MEMBERS,
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n2\",\"job_id\":\"a\",\"gpus\":\"0\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n2\",\"job_id\":\"b\",\"gpus\":\"1\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"c\",\"gpus\":\"2\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"d\",\"gpus\":\"3\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"e\",\"gpus\":\"4\"},\"value\":[1,\"1\"]},"
+        "{\"metric\":{\"instance\":\"n1\",\"job_id\":\"f\",\"gpus\":\"5\"},\"value\":[1,\"1\"]}");
     answer(a, PFI_PC_JEXEMPT,
            "{\"metric\":{\"job_id\":\"a\"},\"value\":[1,\"1\"]},"
            "{\"metric\":{\"job_id\":\"b\"},\"value\":[1,\"0\"]},"
@@ -386,7 +433,8 @@ static void test_view_registration(void **st)
     assert_true(isnan(job(&v, "e")->sla_floor));
     assert_near(job(&v, "f")->sla_floor, 1, 0);
     pfi_pc_view_clear(&v);
-    for (int q = 0; q < PFI_PC_NQ; q++) pfi_prom_vec_free(&a[q]);
+    for (int q = 0; q < PFI_PC_NQ; q++)
+        pfi_prom_vec_free(&a[q]);
 }
 
 static void test_query_text(void **st)
@@ -394,8 +442,10 @@ static void test_query_text(void **st)
     (void)st;
     char b[2048];
     pfi_error err;
-    assert_int_equal(pfi_pc_query_text(PFI_PC_JTRAIN, "job=\"pfid\",dc=~\"a|b\"", b, sizeof b, &err), PFI_OK);
-    assert_string_equal(b, "min by (job_id) (pfi_job_phase{job=\"pfid\",dc=~\"a|b\",phase=\"training\"})");
+    assert_int_equal(
+        pfi_pc_query_text(PFI_PC_JTRAIN, "job=\"pfid\",dc=~\"a|b\"", b, sizeof b, &err), PFI_OK);
+    assert_string_equal(
+        b, "min by (job_id) (pfi_job_phase{job=\"pfid\",dc=~\"a|b\",phase=\"training\"})");
     assert_int_equal(pfi_pc_query_text(PFI_PC_DOWN, "", b, sizeof b, &err), PFI_OK);
     assert_string_equal(b, "up == 0");
     assert_int_equal(pfi_pc_query_text(PFI_PC_JTRAIN, "", b, sizeof b, &err), PFI_OK);
@@ -404,7 +454,8 @@ static void test_query_text(void **st)
     assert_non_null(strstr(b, "or 0 * sum by (instance) (pfi_gpu_power_watts{job=\"x\"})"));
     /* a brace in a quoted value is fine; outside one, or an open quote, is not */
     assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "a=\"}\"", b, sizeof b, &err), PFI_OK);
-    assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "a=\"x\"} or vector(1", b, sizeof b, &err), PFI_EINVAL);
+    assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "a=\"x\"} or vector(1", b, sizeof b, &err),
+                     PFI_EINVAL);
     assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "a=\"x", b, sizeof b, &err), PFI_EINVAL);
     assert_int_equal(pfi_pc_query_text(PFI_PC_GPUS, "job=\"pfid\"", b, 10, &err), PFI_EINVAL);
     /* the registration queries are the ones promtool checks in
@@ -416,7 +467,8 @@ static void test_query_text(void **st)
                           &yml, &len, &err) != PFI_OK)
         fail_msg("%s: %s", path, err.msg);
     for (int q = PFI_PC_JEXEMPT; q <= PFI_PC_JFLOOR; q++) {
-        assert_int_equal(pfi_pc_query_text((pfi_pc_query)q, PFI_PC_DEFAULT_MATCH, b, sizeof b, &err), PFI_OK);
+        assert_int_equal(
+            pfi_pc_query_text((pfi_pc_query)q, PFI_PC_DEFAULT_MATCH, b, sizeof b, &err), PFI_OK);
         snprintf(want, sizeof want, "expr: '%s'\n", b);
         if (!strstr(yml, want)) fail_msg("%s lacks %s", path, want);
     }
@@ -429,9 +481,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recorded_members), cmocka_unit_test(test_recorded_shapes),
         cmocka_unit_test(test_escapes),          cmocka_unit_test(test_values_exact),
-        cmocka_unit_test(test_view_recorded),
-        cmocka_unit_test(test_view_bad_rows),    cmocka_unit_test(test_view_variance),
-        cmocka_unit_test(test_view_registration),
+        cmocka_unit_test(test_view_recorded),    cmocka_unit_test(test_view_bad_rows),
+        cmocka_unit_test(test_view_variance),    cmocka_unit_test(test_view_registration),
         cmocka_unit_test(test_query_text)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

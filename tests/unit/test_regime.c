@@ -61,7 +61,8 @@ static void groupings_and_empty_groups(void **state)
     assert_near(s.median[0], 1.2, 1e-15);
     assert_near(s.mean[0], 1.2, 1e-15);
 
-    assert_int_equal(pfi_regime_stats_compute(pfi, moe, ft, 4, PFI_REGIME_BY_ARCH_TASK, &s), PFI_OK);
+    assert_int_equal(pfi_regime_stats_compute(pfi, moe, ft, 4, PFI_REGIME_BY_ARCH_TASK, &s),
+                     PFI_OK);
     assert_int_equal(s.k, 3);
     assert_string_equal(s.name[0], "dense-pt");
     assert_string_equal(s.name[1], "dense-ft");
@@ -187,12 +188,16 @@ static void edge_cases(void **state)
     assert_int_equal(s.test_rc, PFI_EUNDEFINED);
     assert_int_equal(s.npairs, 0);
     /* bad input */
-    assert_int_equal(pfi_regime_stats_compute(pfi, moe, ft, 0, PFI_REGIME_BY_ARCH, &s), PFI_ENODATA);
-    assert_int_equal(pfi_regime_stats_compute(NULL, moe, ft, 3, PFI_REGIME_BY_ARCH, &s), PFI_EINVAL);
-    assert_int_equal(pfi_regime_stats_compute(pfi, moe, ft, 3, PFI_REGIME_BY_ARCH, NULL), PFI_EINVAL);
+    assert_int_equal(pfi_regime_stats_compute(pfi, moe, ft, 0, PFI_REGIME_BY_ARCH, &s),
+                     PFI_ENODATA);
+    assert_int_equal(pfi_regime_stats_compute(NULL, moe, ft, 3, PFI_REGIME_BY_ARCH, &s),
+                     PFI_EINVAL);
+    assert_int_equal(pfi_regime_stats_compute(pfi, moe, ft, 3, PFI_REGIME_BY_ARCH, NULL),
+                     PFI_EINVAL);
     assert_int_equal(pfi_regime_stats_compute(pfi, moe, ft, 3, (pfi_regime_by)7, &s), PFI_EINVAL);
     double nan_pfi[] = {1.2, NAN, 1.3};
-    assert_int_equal(pfi_regime_stats_compute(nan_pfi, moe, ft, 3, PFI_REGIME_BY_ARCH, &s), PFI_EINVAL);
+    assert_int_equal(pfi_regime_stats_compute(nan_pfi, moe, ft, 3, PFI_REGIME_BY_ARCH, &s),
+                     PFI_EINVAL);
 }
 
 int main(void)

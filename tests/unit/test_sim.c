@@ -17,14 +17,46 @@ static const double P3[] = {1600, 3200, 5020}, T3[] = {9500, 25000, 35000};
 
 static void groups(pfi_sim_group g[4])
 {
-    g[0] = (pfi_sim_group){.name = "moe-ft", .cap = C, .P = P0, .T = T0, .n = 3, .pfi_hat = 2.2,
-                           .dram_copy = 40, .moe = 1, .ft = 1, .gpus = 8};
-    g[1] = (pfi_sim_group){.name = "dense-ft", .cap = C, .P = P1, .T = T1, .n = 3, .pfi_hat = 1.2,
-                           .dram_copy = 10, .moe = 0, .ft = 1, .gpus = 8};
-    g[2] = (pfi_sim_group){.name = "dense-pt", .cap = C, .P = P2, .T = T2, .n = 3, .pfi_hat = 1.3,
-                           .dram_copy = 12, .moe = 0, .ft = 0, .gpus = 32};
-    g[3] = (pfi_sim_group){.name = "moe-pt", .cap = C, .P = P3, .T = T3, .n = 3, .pfi_hat = 1.4,
-                           .dram_copy = 20, .moe = 1, .ft = 0, .gpus = 8};
+    g[0] = (pfi_sim_group){.name = "moe-ft",
+                           .cap = C,
+                           .P = P0,
+                           .T = T0,
+                           .n = 3,
+                           .pfi_hat = 2.2,
+                           .dram_copy = 40,
+                           .moe = 1,
+                           .ft = 1,
+                           .gpus = 8};
+    g[1] = (pfi_sim_group){.name = "dense-ft",
+                           .cap = C,
+                           .P = P1,
+                           .T = T1,
+                           .n = 3,
+                           .pfi_hat = 1.2,
+                           .dram_copy = 10,
+                           .moe = 0,
+                           .ft = 1,
+                           .gpus = 8};
+    g[2] = (pfi_sim_group){.name = "dense-pt",
+                           .cap = C,
+                           .P = P2,
+                           .T = T2,
+                           .n = 3,
+                           .pfi_hat = 1.3,
+                           .dram_copy = 12,
+                           .moe = 0,
+                           .ft = 0,
+                           .gpus = 32};
+    g[3] = (pfi_sim_group){.name = "moe-pt",
+                           .cap = C,
+                           .P = P3,
+                           .T = T3,
+                           .n = 3,
+                           .pfi_hat = 1.4,
+                           .dram_copy = 20,
+                           .moe = 1,
+                           .ft = 0,
+                           .gpus = 8};
 }
 
 static void run(const pfi_sim_opts *o, pfi_sim_result *r)
@@ -55,8 +87,7 @@ static void test_gaps(void **state)
             assert_true(c[p].ran);
             assert_true(c[p].gap_per_job >= 0);
             /* gap = oracle's throughput - the policy's (both per job) */
-            assert_near(c[p].gap_per_job,
-                        c[PFI_POLICY_ORACLE].tput_per_job - c[p].tput_per_job,
+            assert_near(c[p].gap_per_job, c[PFI_POLICY_ORACLE].tput_per_job - c[p].tput_per_job,
                         1e-6 * c[PFI_POLICY_ORACLE].tput_per_job);
         }
         if (k == 0) {
@@ -227,8 +258,12 @@ static void test_entries_equal_jobs(void **state)
         pfi_learn_job lj[J];
         for (size_t k = 0; k < J; k++) {
             const pfi_sim_group *x = &g[gsl_rng_uniform_int(rng, 4)];
-            jobs[k] = (pfi_alloc_job){.cap = x->cap, .P = x->P, .T = x->T, .n = x->n,
-                                      .pfi = x->pfi_hat, .dram_copy = x->dram_copy,
+            jobs[k] = (pfi_alloc_job){.cap = x->cap,
+                                      .P = x->P,
+                                      .T = x->T,
+                                      .n = x->n,
+                                      .pfi = x->pfi_hat,
+                                      .dram_copy = x->dram_copy,
                                       .moe_ft = x->moe && x->ft};
         }
         pfi_alloc_problem *p = NULL;

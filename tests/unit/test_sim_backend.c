@@ -12,10 +12,16 @@
 
 static char jobs_path[64];
 
-static const pfi_job_model dense = {.compute_frac = 0.85, .sm_activity = 0.9, .dram_activity = 0.3,
-                                    .tensor_ratio = 0.55, .tput_per_gpu = 130000};
-static const pfi_job_model moe = {.compute_frac = 0.3, .sm_activity = 0.6, .dram_activity = 0.55,
-                                  .tensor_ratio = 0.02, .tput_per_gpu = 53000};
+static const pfi_job_model dense = {.compute_frac = 0.85,
+                                    .sm_activity = 0.9,
+                                    .dram_activity = 0.3,
+                                    .tensor_ratio = 0.55,
+                                    .tput_per_gpu = 130000};
+static const pfi_job_model moe = {.compute_frac = 0.3,
+                                  .sm_activity = 0.6,
+                                  .dram_activity = 0.55,
+                                  .tensor_ratio = 0.02,
+                                  .tput_per_gpu = 53000};
 
 static int setup(void **state)
 {
@@ -25,10 +31,10 @@ static int setup(void **state)
     if (fd < 0) return -1;
     close(fd);
     test_write_file(jobs_path,
-               "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,"
-               "start_s,warmup_s,startup_s,duration_s,fb_mib\n"
-               "0,dense,0.85,0.9,0.3,0.55,130000,0,5,8,60,70000\n"
-               "1,moe,0.3,0.6,0.55,0.02,53000,10,,,,40000\n");
+                    "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,"
+                    "start_s,warmup_s,startup_s,duration_s,fb_mib\n"
+                    "0,dense,0.85,0.9,0.3,0.55,130000,0,5,8,60,70000\n"
+                    "1,moe,0.3,0.6,0.55,0.02,53000,10,,,,40000\n");
     return 0;
 }
 
@@ -62,7 +68,7 @@ static void test_idle(void **state)
     assert_int_equal(pfi_backend_sample(b, 7, &s), PFI_OK);
     const pfi_gpu_spec *h = pfi_gpumodel_h200();
     assert_near((s.v[PFI_GF_POWER] * 1e3), h->idle_w * 1000, 1e-6);
-    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 615, 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1 / 1048576.0)), 615, 0);
     assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
     assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), h->sm_clock_min_mhz, 0);
     assert_near((s.v[PFI_GF_MEM_CLOCK] * 1e-6), 3201, 0);
@@ -90,14 +96,15 @@ static void test_jobs_and_caps(void **state)
 
     pfi_sim_set_time(b, 1); /* warmup: framebuffer under 10 GiB, no kernels */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 2127, 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1 / 1048576.0)), 2127, 0);
     assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
-    assert_near((s.v[PFI_GF_POWER] * 1e3), 118400, 1e-6); /* a CUDA context: probe's 118.4 W, 1980 MHz */
+    assert_near((s.v[PFI_GF_POWER] * 1e3), 118400,
+                1e-6); /* a CUDA context: probe's 118.4 W, 1980 MHz */
     assert_near((s.v[PFI_GF_SM_CLOCK] * 1e-6), 1980, 0);
 
     pfi_sim_set_time(b, 7); /* startup: loaded, still idle */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 70000, 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1 / 1048576.0)), 70000, 0);
     assert_near((s.v[PFI_GF_UTIL_GPU] * 100), 0, 0);
     assert_near((s.v[PFI_GF_POWER] * 1e3), 118400, 1e-6);
     assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE);
@@ -150,7 +157,7 @@ static void test_jobs_and_caps(void **state)
 
     pfi_sim_set_time(b, 73); /* dense ended at 5 + 8 + 60 s */
     assert_int_equal(pfi_backend_sample(b, 0, &s), PFI_OK);
-    assert_near((s.v[PFI_GF_FB_USED] * (1/1048576.0)), 615, 0);
+    assert_near((s.v[PFI_GF_FB_USED] * (1 / 1048576.0)), 615, 0);
     assert_true(((uint32_t)s.v[PFI_GF_CLOCK_EVENTS]) == PFI_CLK_IDLE);
     pfi_sim_set_time(b, 1e6); /* moe runs until the end */
     assert_int_equal(pfi_backend_throughput(b, 1, &tput), PFI_OK);
@@ -185,9 +192,10 @@ static void test_energy(void **state)
     assert_int_equal(pfi_backend_sample(b, 0, &s0), PFI_OK);
     pfi_sim_set_time(b, 110);
     assert_int_equal(pfi_backend_sample(b, 0, &s1), PFI_OK);
-    assert_near((s1.v[PFI_GF_ENERGY] * 1e3) - (s0.v[PFI_GF_ENERGY] * 1e3), pfi_gpumodel_h200()->idle_w * 10 * 1000, 1e-6);
+    assert_near((s1.v[PFI_GF_ENERGY] * 1e3) - (s0.v[PFI_GF_ENERGY] * 1e3),
+                pfi_gpumodel_h200()->idle_w * 10 * 1000, 1e-6);
     assert_true((s0.v[PFI_GF_ENERGY] * 1e3) > 0); /* 0-100 s counted too */
-    pfi_sim_set_time(b, -1);  /* back to the wall clock, from 110 s */
+    pfi_sim_set_time(b, -1);                      /* back to the wall clock, from 110 s */
     assert_int_equal(pfi_backend_sample(b, 0, &s0), PFI_OK);
     assert_true((s0.v[PFI_GF_ENERGY] * 1e3) >= (s1.v[PFI_GF_ENERGY] * 1e3));
     assert_int_equal(pfi_sim_set_time(NULL, 1), PFI_EINVAL);
@@ -223,7 +231,7 @@ static void test_noise(void **state)
 static void test_bad_options_and_files(void **state)
 {
     (void)state;
-    static const char *const bad_opts[] = {"gpus=0", "gpus=x", "gpus=2000", "foo=1",
+    static const char *const bad_opts[] = {"gpus=0",  "gpus=x", "gpus=2000", "foo=1",
                                            "noise=2", "seed=x", "gpus"};
     pfi_backend *b = NULL;
     pfi_error err = {0};
@@ -268,13 +276,18 @@ static void test_bad_options_and_files(void **state)
     }
     /* the optional model columns reach the model */
     test_write_file(jobs_path,
-               "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,"
-               "clock_spread,floor_mhz,extra_w\n0,a,0.8,0.9,0.3,0.5,100000,0.05,900,40\n");
+                    "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,"
+                    "clock_spread,floor_mhz,extra_w\n0,a,0.8,0.9,0.3,0.5,100000,0.05,900,40\n");
     assert_int_equal(pfi_backend_open("sim", opts, &b, &err), PFI_OK);
     {
-        const pfi_job_model m = {.compute_frac = 0.8, .sm_activity = 0.9, .dram_activity = 0.3,
-                                 .tensor_ratio = 0.5, .tput_per_gpu = 100000,
-                                 .clock_spread = 0.05, .floor_mhz = 900, .extra_w = 40};
+        const pfi_job_model m = {.compute_frac = 0.8,
+                                 .sm_activity = 0.9,
+                                 .dram_activity = 0.3,
+                                 .tensor_ratio = 0.5,
+                                 .tput_per_gpu = 100000,
+                                 .clock_spread = 0.05,
+                                 .floor_mhz = 900,
+                                 .extra_w = 40};
         pfi_gpumodel_point p;
         assert_int_equal(pfi_gpumodel_eval(pfi_gpumodel_h200(), &m, 300, &p), PFI_OK);
         assert_int_equal(pfi_backend_set_limit(b, 0, 300), PFI_OK);
@@ -288,9 +301,10 @@ static void test_bad_options_and_files(void **state)
         pfi_backend_close(b);
     }
     /* two jobs one after the other on one GPU are fine */
-    test_write_file(jobs_path,
-               "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,start_s,"
-               "duration_s\n0,a,0.5,0.5,0.5,0.5,1000,0,50\n0,b,0.5,0.5,0.5,0.5,2000,50,10\n");
+    test_write_file(
+        jobs_path,
+        "gpu,job,compute_frac,sm_activity,dram_activity,tensor_ratio,tput_per_gpu,start_s,"
+        "duration_s\n0,a,0.5,0.5,0.5,0.5,1000,0,50\n0,b,0.5,0.5,0.5,0.5,2000,50,10\n");
     assert_int_equal(pfi_backend_open("sim", opts, &b, &err), PFI_OK);
     double tput;
     pfi_sim_set_time(b, 55);

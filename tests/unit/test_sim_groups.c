@@ -22,11 +22,15 @@ static pfi_sweeps *make_sweeps(void)
     pfi_sweeps *s = pfi_sweeps_create();
     pfi_error err;
     for (int i = 0; i < 5; i++) {
-        pfi_group_meta m = {.platform = "H200", .model = "m", .arch = ARCH[i], .task = TASK[i],
-                            .config = "", .gpus = GPUS[i]};
+        pfi_group_meta m = {.platform = "H200",
+                            .model = "m",
+                            .arch = ARCH[i],
+                            .task = TASK[i],
+                            .config = "",
+                            .gpus = GPUS[i]};
         for (int r = 0; r < 3; r++) {
-            pfi_run run = {.cap_w = CAP[r], .power_w = CAP[r] * (i + 1),
-                           .tput = 10 * CAP[r] + i, .line = 0};
+            pfi_run run = {
+                .cap_w = CAP[r], .power_w = CAP[r] * (i + 1), .tput = 10 * CAP[r] + i, .line = 0};
             if (pfi_sweeps_add_run(s, NAME[i], &m, &run, "mem", &err) != PFI_OK)
                 fail_msg("add_run: %s", err.msg);
         }
@@ -65,8 +69,8 @@ static void make_obs(pfi_obs obs[5])
 
 static pfi_feature_set arith_set(void)
 {
-    pfi_feature_set set = {.name = "arithmetic_intensity", .p = 1,
-                           .ids = {PFI_FEAT_ARITH_INTENSITY}};
+    pfi_feature_set set = {
+        .name = "arithmetic_intensity", .p = 1, .ids = {PFI_FEAT_ARITH_INTENSITY}};
     return set;
 }
 
@@ -84,7 +88,7 @@ static void builds_the_training_groups(void **state)
     assert_near(m.coef[0], 0.65, 1e-12);
     assert_near(m.coef[1], 0.34, 1e-12);
     assert_near(m.r2, 1 - 0.042 / 0.62, 1e-12);
-    assert_int_equal(g.n, 4); /* held-e is left out */
+    assert_int_equal(g.n, 4);                               /* held-e is left out */
     static const double pred[4] = {0.99, 2.01, 1.33, 1.67}; /* 0.65 + 0.34 x, sweeps order */
     for (size_t i = 0; i < 4; i++) {
         const pfi_sim_group *q = &g.g[i];

@@ -11,7 +11,10 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* two-sided normal p = erfc(|z| / sqrt 2); for df = 1, chi2 Q(H) = erfc(sqrt(H / 2)) */
-static double p_norm2(double z) { return erfc(fabs(z) / sqrt(2.0)); }
+static double p_norm2(double z)
+{
+    return erfc(fabs(z) / sqrt(2.0));
+}
 
 /* Ranks with ties: 10, 20, 20, 30 -> 1, 2.5, 2.5, 4; tie sum = 2^3 - 2 = 6. */
 static void ranks_with_ties(void **state)
@@ -251,11 +254,10 @@ static void paper_tables_10_11(void **state)
  * Holm and BH by hand there, so pfi_stats_holm/_bh are checked too):
  *   kruskal 12.484845150998417 0.0019451375677371273
  *   dunn (0, 1) -1.667735323086886 0.0953682800501648 0.11747249640290862 0.0953682800501648
- *   dunn (0, 2) -3.451353309715183 0.0005577828723329689 0.0016733486169989067 0.0016733486169989067
- *   dunn (1, 2) -1.8901623662094345 0.05873624820145431 0.11747249640290862 0.08810437230218146
- *   spearman8 0.942857142857143 0.004804664723032055
- *   spearman6_gpus -0.23087598491397257 0.26684178484919285
- * (columns: z, p_raw, p_holm, p_bh; rho, p). */
+ *   dunn (0, 2) -3.451353309715183 0.0005577828723329689 0.0016733486169989067
+ * 0.0016733486169989067 dunn (1, 2) -1.8901623662094345 0.05873624820145431 0.11747249640290862
+ * 0.08810437230218146 spearman8 0.942857142857143 0.004804664723032055 spearman6_gpus
+ * -0.23087598491397257 0.26684178484919285 (columns: z, p_raw, p_holm, p_bh; rho, p). */
 static void scipy_reference_p_values(void **state)
 {
     char path[512];
@@ -295,7 +297,8 @@ static void scipy_reference_p_values(void **state)
         pr[i] = d[i].p_raw;
     }
     assert_int_equal(pfi_stats_bh(pr, 3, q), PFI_OK);
-    for (int i = 0; i < 3; i++) assert_near(q[i], bh[i], 1e-6);
+    for (int i = 0; i < 3; i++)
+        assert_near(q[i], bh[i], 1e-6);
     double rho, p;
     assert_int_equal(pfi_stats_spearman(x, gpus, n, &rho, &p), PFI_OK);
     assert_near(rho, -0.23087598491397257, 1e-6);

@@ -100,8 +100,12 @@ static void test_jobs(void **state)
     pfi_store *s;
     pfi_error err;
     assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
-    pfi_store_job a = {.id = "llama-pt", .gpus = {0, 1, 7}, .n_gpus = 3, .arch = "dense",
-                       .task = "pt", .registered_at = 10};
+    pfi_store_job a = {.id = "llama-pt",
+                       .gpus = {0, 1, 7},
+                       .n_gpus = 3,
+                       .arch = "dense",
+                       .task = "pt",
+                       .registered_at = 10};
     pfi_store_job b = {.id = "moe \"ft\"", .gpus = {2}, .n_gpus = 1, .registered_at = 11};
     assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
     assert_int_equal(pfi_store_job_add(s, &b, &err), PFI_OK);
@@ -143,7 +147,8 @@ static void test_throughput_and_prune(void **state)
     for (int i = 0; i < 100; i++)
         assert_int_equal(pfi_store_add_throughput(s, "j", i, 1000 + i, &err), PFI_OK);
     pfi_gpu_sample x = {.valid = 1u << PFI_GF_POWER, .v = {[PFI_GF_POWER] = 1e-3}};
-    for (int i = 0; i < 10; i++) assert_int_equal(pfi_store_add_samples(s, i * 10, &x, 1, &err), PFI_OK);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(pfi_store_add_samples(s, i * 10, &x, 1, &err), PFI_OK);
     long long cnt;
     assert_int_equal(pfi_store_throughput_count(s, "j", &cnt, &err), PFI_OK);
     assert_int_equal(cnt, 100);
@@ -214,7 +219,7 @@ static void test_replay(void **state)
     assert_int_equal(w.gpu[1], 1);
     assert_near(w.t[3], 102, 0);
     assert_near((w.x[0].v[PFI_GF_POWER] * 1e3), 600001, 1e-6);
-    assert_near((w.x[0].v[PFI_GF_FB_USED] * (1/1048576.0)), 20000, 0);
+    assert_near((w.x[0].v[PFI_GF_FB_USED] * (1 / 1048576.0)), 20000, 0);
     assert_int_equal(((uint32_t)w.x[0].v[PFI_GF_CLOCK_EVENTS]), 4);
     assert_int_equal(w.x[0].valid, x[0].valid);
     assert_int_equal(w.x[1].valid, 1u << PFI_GF_UTIL_GPU);
@@ -222,7 +227,8 @@ static void test_replay(void **state)
     assert_near((w.x[1].v[PFI_GF_POWER] * 1e3), 0, 0);
     pfi_store_job j = {.id = "r", .gpus = {0}, .n_gpus = 1, .registered_at = 1};
     assert_int_equal(pfi_store_job_add(s, &j, &err), PFI_OK);
-    for (int k = 0; k < 5; k++) assert_int_equal(pfi_store_add_throughput(s, "r", 10 + k, 100 * (k + 1), &err), PFI_OK);
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(pfi_store_add_throughput(s, "r", 10 + k, 100 * (k + 1), &err), PFI_OK);
     assert_int_equal(pfi_store_add_throughput(s, "other", 12, 1e6, &err), PFI_OK);
     double sum = 0;
     assert_int_equal(pfi_store_throughput_since(s, "r", 12, sum_tput, &sum, &err), PFI_OK);

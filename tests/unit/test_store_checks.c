@@ -134,7 +134,8 @@ static void test_damaged_page_refused(void **state)
     FILE *f = fopen(test_db_path, "r+b");
     assert_non_null(f);
     char junk[4096];
-    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 7 + 3);
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(i * 7 + 3);
     for (long pg = 1; pg < 4; pg++) {
         fseek(f, pg * 4096, SEEK_SET);
         fwrite(junk, 1, sizeof junk, f);

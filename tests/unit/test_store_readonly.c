@@ -185,7 +185,8 @@ static void test_refused_like_the_writer(void **state)
     f = fopen(test_db_path, "r+b");
     assert_non_null(f);
     char junk[3 * 4096]; /* pages 2-4 (page 1 is the header) */
-    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (char)(i * 7 + 3);
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(i * 7 + 3);
     fseek(f, 4096, SEEK_SET);
     assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
     fclose(f);
@@ -216,8 +217,13 @@ static void assert_writes_refused(pfi_store *s)
     pfi_gpu_sample x = {0};
     pfi_store_job job = {.id = "new", .gpus = {0}, .n_gpus = 1, .arch = "dense", .task = "pt"};
     pfi_store_cap cap = {.gpu = 0, .watts = 300, .set_at = 1, .expires_at = 2, .prior_w = 700};
-    pfi_store_point pt = {.job = "new", .cap_w = 300, .power_w = 290, .tokens_per_s = 10,
-                          .n = 1, .t_first = 1, .t_last = 2};
+    pfi_store_point pt = {.job = "new",
+                          .cap_w = 300,
+                          .power_w = 290,
+                          .tokens_per_s = 10,
+                          .n = 1,
+                          .t_first = 1,
+                          .t_last = 2};
     int rc[8] = {
         pfi_store_add_samples(s, 1, &x, 1, &err),
         pfi_store_job_add(s, &job, &err),
@@ -299,8 +305,14 @@ static int add_two_samples(pfi_store *w, double t)
 
 static void put_point(pfi_store *w)
 {
-    pfi_store_point p = {.job = "j", .cap_w = 500, .power_w = 1010, .tokens_per_s = 9000,
-                         .tokens_sd = 1, .n = 2, .t_first = 1, .t_last = 2};
+    pfi_store_point p = {.job = "j",
+                         .cap_w = 500,
+                         .power_w = 1010,
+                         .tokens_per_s = 9000,
+                         .tokens_sd = 1,
+                         .n = 2,
+                         .t_first = 1,
+                         .t_last = 2};
     assert_int_equal(pfi_store_point_put(w, &p, NULL), PFI_OK);
 }
 

@@ -107,8 +107,7 @@ static void test_migrates_v1_fixture(void **state)
                 PFI_CLK_POWER_CAP | PFI_CLK_SW_THERMAL | PFI_CLK_HW_SLOWDOWN, 0);
     assert_near(query_num(G0("clock_events", 1)), PFI_CLK_IDLE, 0);
     assert_near(query_num(G0("clock_events", 2)), PFI_CLK_POWER_CAP | PFI_CLK_OTHER, 0);
-    query_text("SELECT group_concat(DISTINCT clock_events) FROM samples WHERE gpu=1", v,
-               sizeof v);
+    query_text("SELECT group_concat(DISTINCT clock_events) FROM samples WHERE gpu=1", v, sizeof v);
     assert_string_equal(v, "32"); /* PFI_CLK_POWER_BRAKE */
     assert_int_equal(PFI_CLK_POWER_BRAKE, 32);
 #undef G0
@@ -271,14 +270,26 @@ static void test_points(void **state)
     pfi_store *s;
     pfi_error err;
     assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
-    pfi_store_point p = {.job = "j2", .cap_w = 500, .power_w = 980, .tokens_per_s = 9000,
-                         .tokens_sd = 40, .n = 12, .t_first = 100, .t_last = 160};
+    pfi_store_point p = {.job = "j2",
+                         .cap_w = 500,
+                         .power_w = 980,
+                         .tokens_per_s = 9000,
+                         .tokens_sd = 40,
+                         .n = 12,
+                         .t_first = 100,
+                         .t_last = 160};
     assert_int_equal(pfi_store_point_put(s, &p, &err), PFI_OK);
     p.cap_w = 700;
     p.power_w = 1390;
     assert_int_equal(pfi_store_point_put(s, &p, &err), PFI_OK);
-    pfi_store_point q = {.job = "j1", .cap_w = 400, .power_w = 790, .tokens_per_s = 5000,
-                         .tokens_sd = 10, .n = 3, .t_first = 5, .t_last = 9};
+    pfi_store_point q = {.job = "j1",
+                         .cap_w = 400,
+                         .power_w = 790,
+                         .tokens_per_s = 5000,
+                         .tokens_sd = 10,
+                         .n = 3,
+                         .t_first = 5,
+                         .t_last = 9};
     assert_int_equal(pfi_store_point_put(s, &q, &err), PFI_OK);
     /* The same job and cap replaces the point. */
     p.cap_w = 500;

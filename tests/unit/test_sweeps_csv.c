@@ -24,7 +24,8 @@ static int parse(const char *text, size_t len, pfi_sweeps **s, pfi_error *err)
 
 static void good_file(void **state)
 {
-    const char *t = "\xEF\xBB\xBF" /* BOM */
+    const char *t =
+        "\xEF\xBB\xBF" /* BOM */
         "throughput_tok_s,cap_w,power_w,group,platform,model,arch,task,gpus,config,power_sem_w,"
         "throughput_sem_tok_s\r\n"
         "9000,600,4800,\"MoE FT H200x8 (a, b)\",H200,m,moe,ft,8,\"EP8, \"\"x\"\"\",2,3\r\n"
@@ -66,7 +67,8 @@ static void write_read_roundtrip(void **state)
     const pfi_group *a = pfi_sweeps_group(s, 0), *b = pfi_sweeps_group(s2, 0);
     assert_string_equal(a->name, b->name);
     assert_string_equal(a->meta.config, b->meta.config);
-    for (int i = 0; i < 2; i++) assert_near(a->runs[i].tput, b->runs[i].tput, 0);
+    for (int i = 0; i < 2; i++)
+        assert_near(a->runs[i].tput, b->runs[i].tput, 0);
     free(buf);
     pfi_sweeps_destroy(s);
     pfi_sweeps_destroy(s2);
@@ -85,8 +87,9 @@ static void bad_inputs(void **state)
 {
     static const char nul_text[] = HDR "g,H200,m,dense,pt,8,,600,48\0000,9000\n" ROW700;
     const struct bad_case cases[] = {
-        {"missing column", "group,platform,model,arch,task,gpus,config,cap_w,power_w\n"
-                           "g,H200,m,dense,pt,8,,700,5600\n",
+        {"missing column",
+         "group,platform,model,arch,task,gpus,config,cap_w,power_w\n"
+         "g,H200,m,dense,pt,8,,700,5600\n",
          0, PFI_EPARSE, 1, "missing column \"throughput_tok_s\""},
         {"non-numeric", HDR "g,H200,m,dense,pt,8,,600,abc,9000\n" ROW700, 0, PFI_EPARSE, 2,
          "power_w is not a number"},
@@ -102,19 +105,22 @@ static void bad_inputs(void **state)
          "power_w must be positive"},
         {"zero throughput", HDR "g,H200,m,dense,pt,8,,600,4800,0\n" ROW700, 0, PFI_ERANGE, 2,
          "throughput_tok_s must be positive"},
-        {"negative SEM", "group,platform,model,arch,task,gpus,config,cap_w,power_w,"
-                         "throughput_tok_s,power_sem_w\n"
-                         "g,H200,m,dense,pt,8,,700,5600,10000,-1\n",
+        {"negative SEM",
+         "group,platform,model,arch,task,gpus,config,cap_w,power_w,"
+         "throughput_tok_s,power_sem_w\n"
+         "g,H200,m,dense,pt,8,,700,5600,10000,-1\n",
          0, PFI_ERANGE, 2, "standard errors"},
         {"one run", HDR ROW700, 0, PFI_ENODATA, 2, "has 1 run"},
-        {"no uncapped run", HDR "g,H200,m,dense,pt,8,,500,4000,9000\n"
-                                "g,H200,m,dense,pt,8,,600,4800,9500\n",
+        {"no uncapped run",
+         HDR "g,H200,m,dense,pt,8,,500,4000,9000\n"
+             "g,H200,m,dense,pt,8,,600,4800,9500\n",
          0, PFI_EINVAL, 2, "no uncapped run"},
-        {"duplicate caps", HDR "g,H200,m,dense,pt,8,,600,4800,9000\n" ROW700
-                               "g,H200,m,dense,pt,8,,600,4700,8900\n",
+        {"duplicate caps",
+         HDR "g,H200,m,dense,pt,8,,600,4800,9000\n" ROW700 "g,H200,m,dense,pt,8,,600,4700,8900\n",
          0, PFI_EINVAL, 4, "duplicate cap 600 W"},
-        {"metadata changes", HDR "g,H200,m,dense,pt,8,,600,4800,9000\n"
-                                 "g,H200,m,dense,pt,16,,700,5600,10000\n",
+        {"metadata changes",
+         HDR "g,H200,m,dense,pt,8,,600,4800,9000\n"
+             "g,H200,m,dense,pt,16,,700,5600,10000\n",
          0, PFI_EINVAL, 3, "metadata differs"},
         {"bad arch", HDR "g,H200,m,sparse,pt,8,,600,4800,9000\n" ROW700, 0, PFI_EPARSE, 2,
          "arch must be dense or moe"},
@@ -130,19 +136,20 @@ static void bad_inputs(void **state)
          "not UTF-8"},
         {"ragged row", HDR "g,H200,m,dense,pt,8,600,4800,9000\n" ROW700, 0, PFI_EPARSE, 2,
          "row has 9 fields, the header has 10"},
-        {"unterminated quote", HDR "\"g,H200,m,dense,pt,8,,600,4800,9000\n" ROW700, 0,
-         PFI_EPARSE, 2, "unterminated quoted field"},
+        {"unterminated quote", HDR "\"g,H200,m,dense,pt,8,,600,4800,9000\n" ROW700, 0, PFI_EPARSE,
+         2, "unterminated quoted field"},
         {"stray quote", HDR "g\"x,H200,m,dense,pt,8,,600,4800,9000\n" ROW700, 0, PFI_EPARSE, 2,
          "stray quote"},
         {"empty group", HDR ",H200,m,dense,pt,8,,600,4800,9000\n" ROW700, 0, PFI_EINVAL, 2,
          "empty group name"},
         /* impossible sweeps (a new user's): each names its line */
-        {"power above cap x GPUs", HDR "g,H200,m,dense,pt,8,,200,9999,9000\n" ROW700, 0,
-         PFI_ERANGE, 2, "above what the cap allows: 200 W x 8 GPUs = 1600 W"},
-        {"capped above uncapped", HDR ROW700 "g,H200,m,dense,pt,8,,600,4700,9000\n"
-                                  "g,H200,m,dense,pt,8,,650,5200,9500\n"
-                                  "h,H200,m,dense,pt,8,,200,1500,9000\n"
-                                  "h,H200,m,dense,pt,8,,700,1400,10000\n",
+        {"power above cap x GPUs", HDR "g,H200,m,dense,pt,8,,200,9999,9000\n" ROW700, 0, PFI_ERANGE,
+         2, "above what the cap allows: 200 W x 8 GPUs = 1600 W"},
+        {"capped above uncapped",
+         HDR ROW700 "g,H200,m,dense,pt,8,,600,4700,9000\n"
+                    "g,H200,m,dense,pt,8,,650,5200,9500\n"
+                    "h,H200,m,dense,pt,8,,200,1500,9000\n"
+                    "h,H200,m,dense,pt,8,,700,1400,10000\n",
          0, PFI_ERANGE, 5, "more than the uncapped run's 1400 W (line 6)"},
         {"absurd magnitude", HDR "g,H200,m,dense,pt,8,,600,4800,1e308\n" ROW700, 0, PFI_ERANGE, 2,
          "implausible magnitude"},
@@ -150,8 +157,8 @@ static void bad_inputs(void **state)
          "implausible magnitude"},
         {"hex float", HDR "g,H200,m,dense,pt,8,,600,0x1p12,9000\n" ROW700, 0, PFI_EPARSE, 2,
          "power_w is not a decimal number (hex floats are not accepted)"},
-        {"signed hex float", HDR "g,H200,m,dense,pt,8,,600,4800,+0X1P13\n" ROW700, 0, PFI_EPARSE,
-         2, "throughput_tok_s is not a decimal number"},
+        {"signed hex float", HDR "g,H200,m,dense,pt,8,,600,4800,+0X1P13\n" ROW700, 0, PFI_EPARSE, 2,
+         "throughput_tok_s is not a decimal number"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct bad_case *k = &cases[i];
@@ -212,13 +219,14 @@ static void implausible_escape(void **state)
     pfi_sweeps *s = NULL;
     assert_int_equal(pfi_sweeps_from_csv(c, 0, &s, &err), PFI_ERANGE);
     assert_null(s);
-    assert_int_equal(pfi_sweeps_from_csv_opts(c, 0, PFI_SWEEPS_ALLOW_IMPLAUSIBLE, &s, &err), PFI_OK);
+    assert_int_equal(pfi_sweeps_from_csv_opts(c, 0, PFI_SWEEPS_ALLOW_IMPLAUSIBLE, &s, &err),
+                     PFI_OK);
     assert_int_equal(pfi_sweeps_group(s, 0)->n_runs, 2);
     pfi_sweeps_destroy(s);
     pfi_csv_destroy(c);
-    const char *edge = HDR "g,H200,m,dense,pt,8,,200,1600,9000\n" ROW700
-                           "h,H200,m,dense,pt,8,,600,4000,9500\n"
-                           "h,H200,m,dense,pt,8,,700,4000,10000\n";
+    const char *edge =
+        HDR "g,H200,m,dense,pt,8,,200,1600,9000\n" ROW700 "h,H200,m,dense,pt,8,,600,4000,9500\n"
+            "h,H200,m,dense,pt,8,,700,4000,10000\n";
     assert_int_equal(parse(edge, strlen(edge), &s, &err), PFI_OK);
     pfi_sweeps_destroy(s);
 }
@@ -226,10 +234,8 @@ static void implausible_escape(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_file),
-        cmocka_unit_test(write_read_roundtrip),
-        cmocka_unit_test(bad_inputs),
-        cmocka_unit_test(many_interleaved_groups),
+        cmocka_unit_test(good_file),          cmocka_unit_test(write_read_roundtrip),
+        cmocka_unit_test(bad_inputs),         cmocka_unit_test(many_interleaved_groups),
         cmocka_unit_test(implausible_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

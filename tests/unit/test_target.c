@@ -181,7 +181,8 @@ static void test_json(void **st)
         "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"rmap_w_per_s\":1}",
         "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"id\":\"a/b\"}",
         "{\"site_power_w\":1,\"site_power_w\":2,\"start\":0,\"duration_s\":1}",
-        "[1]", "{",
+        "[1]",
+        "{",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = parse(bad[i], &t, &has, &err);
@@ -234,10 +235,10 @@ static void test_schedule(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_window),   cmocka_unit_test(test_lowest_wins),
-        cmocka_unit_test(test_priority), cmocka_unit_test(test_default),
+        cmocka_unit_test(test_window),      cmocka_unit_test(test_lowest_wins),
+        cmocka_unit_test(test_priority),    cmocka_unit_test(test_default),
         cmocka_unit_test(test_next_change), cmocka_unit_test(test_ramp),
-        cmocka_unit_test(test_validate), cmocka_unit_test(test_json),
+        cmocka_unit_test(test_validate),    cmocka_unit_test(test_json),
         cmocka_unit_test(test_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

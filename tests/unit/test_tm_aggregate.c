@@ -52,7 +52,8 @@ static void bad_input(void **state)
     assert_int_equal(pfi_tm_aggregate(s, 0, 1.0, &out, &err), PFI_ENODATA);
     assert_int_equal(pfi_tm_aggregate(s, 5, 0, &out, &err), PFI_EINVAL);
     assert_int_equal(pfi_tm_aggregate(s, 5, 1.5, &out, &err), PFI_EINVAL);
-    for (int i = 0; i < 5; i++) s[i].valid &= ~(1u << PFI_TM_POWER);
+    for (int i = 0; i < 5; i++)
+        s[i].valid &= ~(1u << PFI_TM_POWER);
     assert_int_equal(pfi_tm_aggregate(s, 5, 0.1, &out, &err), PFI_ENODATA);
     assert_int_equal(pfi_tm_aggregate(s, 5, 1.0, &out, &err), PFI_OK);
 }
@@ -60,9 +61,13 @@ static void bad_input(void **state)
 /* Probe units pass through: ratios stay ratios, NaN copy util stays invalid. */
 static void from_probe_sample(void **state)
 {
-    pfi_gpumodel_sample g = {.power_w = 681, .sm_clock_mhz = 1759, .sm_active = 0.948,
-                             .tensor_active = 0.498, .dram_active = 0.288,
-                             .mem_copy_util = NAN, .gpu_util = 99.8};
+    pfi_gpumodel_sample g = {.power_w = 681,
+                             .sm_clock_mhz = 1759,
+                             .sm_active = 0.948,
+                             .tensor_active = 0.498,
+                             .dram_active = 0.288,
+                             .mem_copy_util = NAN,
+                             .gpu_util = 99.8};
     pfi_tm_row r;
     pfi_tm_from_probe_sample(&g, &r);
     assert_near(r.v[PFI_TM_DRAM_ACTIVE], 0.288, 0);

@@ -49,7 +49,9 @@ static void test_hand_trace(void **state)
     /* Streaming: training is known only after sustain_s (t=20), then dated back. */
     pfi_trace_seg *s;
     assert_int_equal(pfi_trace_seg_create(&p, &s), PFI_OK);
-    for (int i = 0; i < 20; i++) assert_int_equal(pfi_trace_seg_push(s, t[i], fb[i], util[i]), i < 3 ? PFI_PHASE_WARMUP : PFI_PHASE_STARTUP);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(pfi_trace_seg_push(s, t[i], fb[i], util[i]),
+                         i < 3 ? PFI_PHASE_WARMUP : PFI_PHASE_STARTUP);
     assert_true(isnan(pfi_trace_seg_start(s, PFI_PHASE_TRAINING)));
     assert_int_equal(pfi_trace_seg_push(s, 20, 20480, 100), PFI_PHASE_TRAINING);
     assert_near(pfi_trace_seg_start(s, PFI_PHASE_TRAINING), 10, 0);
@@ -78,16 +80,18 @@ static void test_sustained_mean(void **state)
     double start[PFI_PHASE_COUNT];
     assert_int_equal(pfi_trace_segment(t, fb, u, 20, &p, NULL, start, NULL), PFI_OK);
     assert_near(start[PFI_PHASE_WARMUP], 0, 0);
-    assert_near(start[PFI_PHASE_STARTUP], 0, 0); /* loaded from the first sample */
+    assert_near(start[PFI_PHASE_STARTUP], 0, 0);  /* loaded from the first sample */
     assert_near(start[PFI_PHASE_TRAINING], 5, 0); /* t=5 is the first busy sample */
 
-    for (int i = 0; i < 20; i++) u[i] = (i >= 2 && i <= 4) ? (i % 2 ? 0 : 100) : 0;
+    for (int i = 0; i < 20; i++)
+        u[i] = (i >= 2 && i <= 4) ? (i % 2 ? 0 : 100) : 0;
     assert_int_equal(pfi_trace_segment(t, fb, u, 20, &p, NULL, start, NULL), PFI_OK);
     assert_true(isnan(start[PFI_PHASE_TRAINING]));
 
     /* A dip below the mean restarts the candidate at the next busy sample:
      * 100 at t=2, then 0,0,0 (mean 25 < 50), then 100 from t=8. */
-    for (int i = 0; i < 20; i++) u[i] = (i == 2 || i >= 8) ? 100 : 0;
+    for (int i = 0; i < 20; i++)
+        u[i] = (i == 2 || i >= 8) ? 100 : 0;
     assert_int_equal(pfi_trace_segment(t, fb, u, 20, &p, NULL, start, NULL), PFI_OK);
     assert_near(start[PFI_PHASE_TRAINING], 8, 0);
 }
@@ -109,7 +113,8 @@ static void test_nan_and_bad_time(void **state)
 static void test_top_mean(void **state)
 {
     double v[20], scratch[20], out;
-    for (int i = 0; i < 20; i++) v[i] = i + 1; /* 1..20 */
+    for (int i = 0; i < 20; i++)
+        v[i] = i + 1; /* 1..20 */
     /* top 10% of 20 values = the 2 largest: (20 + 19) / 2 */
     assert_int_equal(pfi_trace_top_mean(v, 20, 0.1, scratch, &out), PFI_OK);
     assert_near(out, 19.5, 1e-12);
@@ -152,7 +157,8 @@ static void test_top_mean_vs_sort(void **state)
             size_t k = (size_t)ceil(fracs[f] * (double)n - 1e-9);
             if (k < 1) k = 1;
             double want = 0;
-            for (size_t i = 0; i < k; i++) want += sorted[i];
+            for (size_t i = 0; i < k; i++)
+                want += sorted[i];
             want /= (double)k;
             double got;
             assert_int_equal(pfi_trace_top_mean(v, n, fracs[f], scratch, &got), PFI_OK);
@@ -249,8 +255,8 @@ static size_t slice(const trace *tr, const char *run, size_t stride, double *t, 
     return m;
 }
 
-static void check_run(const trace *tr, const char *run, double warm0, double start0,
-                      double train0, double top_lo, double top_hi)
+static void check_run(const trace *tr, const char *run, double warm0, double start0, double train0,
+                      double top_lo, double top_hi)
 {
     double t[400], fb[400], u[400], pw[400], train_pw[400], scratch[400];
     size_t n = slice(tr, run, 1, t, fb, u, pw);
@@ -286,7 +292,8 @@ static void check_run(const trace *tr, const char *run, double warm0, double sta
     n = slice(tr, run, 10, t, fb, u, pw);
     double st5[PFI_PHASE_COUNT];
     assert_int_equal(pfi_trace_segment(t, fb, u, n, NULL, NULL, st5, NULL), PFI_OK);
-    for (int k = 1; k < PFI_PHASE_COUNT; k++) assert_near(st5[k], st[k], 5.1);
+    for (int k = 1; k < PFI_PHASE_COUNT; k++)
+        assert_near(st5[k], st[k], 5.1);
 }
 
 static void test_real_trace(void **state)
@@ -304,10 +311,13 @@ static void test_real_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names_and_defaults), cmocka_unit_test(test_hand_trace),
-        cmocka_unit_test(test_sustained_mean),     cmocka_unit_test(test_nan_and_bad_time),
+        cmocka_unit_test(test_names_and_defaults),
+        cmocka_unit_test(test_hand_trace),
+        cmocka_unit_test(test_sustained_mean),
+        cmocka_unit_test(test_nan_and_bad_time),
         cmocka_unit_test(test_top_mean),
-        cmocka_unit_test(test_top_mean_vs_sort),           cmocka_unit_test(test_roll),
+        cmocka_unit_test(test_top_mean_vs_sort),
+        cmocka_unit_test(test_roll),
         cmocka_unit_test(test_real_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

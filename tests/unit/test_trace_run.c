@@ -161,7 +161,7 @@ static void test_summary_labels_and_tput(void **state)
 {
     pfi_trace_run r = {.gpus = 2, .cap_w = NAN, .n = 6};
     double t[6] = {0, 1, 2, 3, 4, 5};
-    signed char lab[6] = {PFI_PHASE_WARMUP, PFI_PHASE_WARMUP, PFI_PHASE_TRAINING,
+    signed char lab[6] = {PFI_PHASE_WARMUP,   PFI_PHASE_WARMUP, PFI_PHASE_TRAINING,
                           PFI_PHASE_TRAINING, PFI_PHASE_WARMUP, PFI_PHASE_TRAINING};
     pfi_tm_row tm[6] = {0};
     double pw[6] = {50, 60, 300, 310, 900, 320};
@@ -185,14 +185,14 @@ static void test_summary_labels_and_tput(void **state)
     assert_near(s.tput, 250, 1e-9);
     assert_int_equal(pfi_trace_run_summarize(&r, NULL, 0, &s, &err), PFI_EINVAL);
     /* never training */
-    for (int i = 0; i < 6; i++) lab[i] = PFI_PHASE_WARMUP;
+    for (int i = 0; i < 6; i++)
+        lab[i] = PFI_PHASE_WARMUP;
     r.name = "cold";
     assert_int_equal(pfi_trace_run_summarize(&r, NULL, 0.1, &s, &err), PFI_ENODATA);
     assert_non_null(strstr(err.msg, "cold"));
 }
 
-static void expect_error(const char *text, const char *name, int code, long line,
-                         const char *msg)
+static void expect_error(const char *text, const char *name, int code, long line, const char *msg)
 {
     pfi_trace_set set = {0};
     pfi_error err;
@@ -263,10 +263,10 @@ static void test_gpu_samples_mean(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wide_csv),          cmocka_unit_test(test_dcgm_scrapes),
-        cmocka_unit_test(test_probe_trace),       cmocka_unit_test(test_run_trace_and_steps),
-        cmocka_unit_test(test_steps_rates),       cmocka_unit_test(test_summary_labels_and_tput),
-        cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_gpu_samples_mean),
+        cmocka_unit_test(test_wide_csv),    cmocka_unit_test(test_dcgm_scrapes),
+        cmocka_unit_test(test_probe_trace), cmocka_unit_test(test_run_trace_and_steps),
+        cmocka_unit_test(test_steps_rates), cmocka_unit_test(test_summary_labels_and_tput),
+        cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_gpu_samples_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,11 +13,11 @@
 #include <cmocka.h>
 
 /* Fails the test with both values when |a - b| > tol. */
-#define assert_near(a, b, tol)                                                                 \
-    do {                                                                                       \
-        double a_ = (a), b_ = (b), t_ = (tol);                                                 \
-        if (!(fabs(a_ - b_) <= t_))                                                            \
-            fail_msg("%s = %.10g, expected %.10g (tolerance %g)", #a, a_, b_, t_);             \
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b), t_ = (tol);                                                     \
+        if (!(fabs(a_ - b_) <= t_))                                                                \
+            fail_msg("%s = %.10g, expected %.10g (tolerance %g)", #a, a_, b_, t_);                 \
     } while (0)
 
 /* Path of a file under the repository or the shared folder. */

@@ -19,15 +19,15 @@
 #include "pfi/error.h"
 
 typedef struct pfi_agent_info {
-    char url[512];       /* base URL, no trailing '/' */
-    int up;              /* both listings answered at the last poll */
-    int ever_up;         /* node holds a listing (from a poll or the store) */
-    char error[256];     /* why it is down */
-    pfi_cl_node node;    /* the last good listing */
-    double last_ok;      /* Unix s of the last good poll; 0 never */
-    int cannot_cap;      /* its last limit call was refused (409 read-only, 501) */
-    size_t n_gpus;       /* its GPUs at the last good reading */
-    double max_sum_w;    /* what they may draw (their maximum limits), W */
+    char url[512];    /* base URL, no trailing '/' */
+    int up;           /* both listings answered at the last poll */
+    int ever_up;      /* node holds a listing (from a poll or the store) */
+    char error[256];  /* why it is down */
+    pfi_cl_node node; /* the last good listing */
+    double last_ok;   /* Unix s of the last good poll; 0 never */
+    int cannot_cap;   /* its last limit call was refused (409 read-only, 501) */
+    size_t n_gpus;    /* its GPUs at the last good reading */
+    double max_sum_w; /* what they may draw (their maximum limits), W */
 } pfi_agent_info;
 
 typedef struct pfi_agents pfi_agents;

@@ -24,10 +24,10 @@
 
 typedef struct pfi_cl_gpu {
     unsigned index;
-    int up;                     /* the last sample was read */
-    double power_w;             /* last sample, W; NaN unknown */
+    int up;                                     /* the last sample was read */
+    double power_w;                             /* last sample, W; NaN unknown */
     double enforced_w, default_w, min_w, max_w; /* limits, W; NaN unknown */
-    int capped;                 /* pfid holds a cap on it */
+    int capped;                                 /* pfid holds a cap on it */
     double cap_w, cap_expires_at;
     int restore_failed;
 } pfi_cl_gpu;
@@ -36,14 +36,14 @@ typedef struct pfi_cl_job {
     char id[PFI_CL_ID_MAX + 1];
     unsigned gpus[PFI_CL_JOB_GPUS];
     size_t n_gpus;
-    char phase[16];             /* warmup, startup, training */
-    double power_w;             /* its GPUs on this node, last sample, W */
-    double tokens_per_s;        /* last report from this node */
-    double tokens_sd;           /* SD of one report at the cap in force; NaN unknown */
+    char phase[16];      /* warmup, startup, training */
+    double power_w;      /* its GPUs on this node, last sample, W */
+    double tokens_per_s; /* last report from this node */
+    double tokens_sd;    /* SD of one report at the cap in force; NaN unknown */
     double steady_power_w, steady_tokens_per_s; /* top-10% means over training */
-    double pfi_estimate;        /* NaN when pfid has none */
-    double sla_floor;           /* registration's minimum throughput share, (0, 1]; NaN none */
-    int exempt;                 /* registration: never cap it */
+    double pfi_estimate;                        /* NaN when pfid has none */
+    double sla_floor; /* registration's minimum throughput share, (0, 1]; NaN none */
+    int exempt;       /* registration: never cap it */
 } pfi_cl_job;
 
 typedef struct pfi_cl_node {

@@ -20,32 +20,32 @@
 #include "pfi/sla_file.h"
 
 typedef struct pfi_ctl_opts {
-    const char *listen;         /* "127.0.0.1:9478" */
-    const char *db;             /* the store, required */
-    const char *token;          /* bearer token of our API's writes, required */
-    char **agents;              /* agent base URLs */
+    const char *listen; /* "127.0.0.1:9478" */
+    const char *db;     /* the store, required */
+    const char *token;  /* bearer token of our API's writes, required */
+    char **agents;      /* agent base URLs */
     size_t n_agents;
-    const char *agent_token;    /* pfid's token for its cap calls */
-    double period_s;            /* 5 */
-    double agent_timeout_s;     /* 2 */
-    pfi_plan_policy policy;     /* pfi */
-    double other_load_w;        /* the non-GPU load, W (stated constant) */
-    const char *prometheus_url; /* for site_meter */
-    const char *site_meter;     /* a query for the site's metered power, W, or NULL */
-    int cluster_from_prometheus; /* read jobs, GPUs and power from prometheus_url */
+    const char *agent_token;      /* pfid's token for its cap calls */
+    double period_s;              /* 5 */
+    double agent_timeout_s;       /* 2 */
+    pfi_plan_policy policy;       /* pfi */
+    double other_load_w;          /* the non-GPU load, W (stated constant) */
+    const char *prometheus_url;   /* for site_meter */
+    const char *site_meter;       /* a query for the site's metered power, W, or NULL */
+    int cluster_from_prometheus;  /* read jobs, GPUs and power from prometheus_url */
     const char *prometheus_match; /* its label matcher for pfid's series (job="pfid") */
-    double margin_w;            /* kept below the limit, W */
-    double ramp_w_per_s;        /* default ramp when a target has none; 0 = at once */
-    double cap_margin_s;        /* caps expire this long after the target's end (60) */
-    double cap_max_s;           /* and at most this far ahead, renewed (3600) */
-    const char *schedule;       /* a schedule file, or NULL */
-    const pfi_sla *sla;         /* SLA floors per job (--jobs-file) */
+    double margin_w;              /* kept below the limit, W */
+    double ramp_w_per_s;          /* default ramp when a target has none; 0 = at once */
+    double cap_margin_s;          /* caps expire this long after the target's end (60) */
+    double cap_max_s;             /* and at most this far ahead, renewed (3600) */
+    const char *schedule;         /* a schedule file, or NULL */
+    const pfi_sla *sla;           /* SLA floors per job (--jobs-file) */
     size_t n_sla;
-    const char *vtn_url;        /* OpenADR VTN, or NULL */
+    const char *vtn_url; /* OpenADR VTN, or NULL */
     const char *vtn_program, *vtn_client_id, *vtn_client_secret;
-    double vtn_poll_s;          /* 30 */
-    int http_threads;           /* 2 */
-    size_t learn_rounds;        /* learn: exploring proposals per epoch; 0 = its default (8) */
+    double vtn_poll_s;   /* 30 */
+    int http_threads;    /* 2 */
+    size_t learn_rounds; /* learn: exploring proposals per epoch; 0 = its default (8) */
 } pfi_ctl_opts;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). On stop the

@@ -40,24 +40,24 @@
 typedef enum { PFI_OADR_LIMIT, PFI_OADR_SUBSCRIPTION } pfi_oadr_kind;
 
 typedef struct pfi_oadr_interval {
-    long id;             /* the interval's id (a sub-interval keeps its parent's) */
-    int sub;             /* which of the parent's N values, 0-based */
-    double start, end;   /* Unix s; end may be INFINITY */
+    long id;           /* the interval's id (a sub-interval keeps its parent's) */
+    int sub;           /* which of the parent's N values, 0-based */
+    double start, end; /* Unix s; end may be INFINITY */
     pfi_oadr_kind kind;
-    double value_w;      /* the limit, W (converted from the event's units) */
+    double value_w; /* the limit, W (converted from the event's units) */
 } pfi_oadr_interval;
 
 typedef struct pfi_oadr_event {
-    int status;                         /* PFI_OK, or why the event is refused */
-    char error[256];                    /* the refusal, one sentence */
-    char id[PFI_OADR_ID_MAX + 1];       /* the event's id (or its name) */
+    int status;                   /* PFI_OK, or why the event is refused */
+    char error[256];              /* the refusal, one sentence */
+    char id[PFI_OADR_ID_MAX + 1]; /* the event's id (or its name) */
     char program_id[PFI_OADR_ID_MAX + 1];
-    char name[PFI_OADR_ID_MAX + 1];     /* eventName, "" if none */
-    long priority;                      /* PFI_TARGET_NO_PRIORITY when null */
-    pfi_oadr_interval *iv;              /* intervals acted on, in order */
+    char name[PFI_OADR_ID_MAX + 1]; /* eventName, "" if none */
+    long priority;                  /* PFI_TARGET_NO_PRIORITY when null */
+    pfi_oadr_interval *iv;          /* intervals acted on, in order */
     size_t n_iv;
-    double report_w_per_unit;           /* a READING the event asks for: 1000 (KW) or 1 (W); 0 none */
-    char notes[768];                    /* what was tolerated or ignored, "; "-separated */
+    double report_w_per_unit; /* a READING the event asks for: 1000 (KW) or 1 (W); 0 none */
+    char notes[768];          /* what was tolerated or ignored, "; "-separated */
 } pfi_oadr_event;
 
 /* Reads one event object. On a refusal out->status and out->error say why
@@ -69,8 +69,8 @@ void pfi_oadr_event_free(pfi_oadr_event *e);
  * page). PFI_EPARSE (err: line, column) when it is not JSON, PFI_EINVAL when
  * it is neither; otherwise PFI_OK with *n events, each with its own status.
  * The caller frees with pfi_oadr_events_free. */
-int pfi_oadr_events_parse(const char *text, size_t len, double now, pfi_oadr_event **out,
-                          size_t *n, pfi_error *err);
+int pfi_oadr_events_parse(const char *text, size_t len, double now, pfi_oadr_event **out, size_t *n,
+                          pfi_error *err);
 void pfi_oadr_events_free(pfi_oadr_event *ev, size_t n);
 
 /* The event's intervals as targets (source OPENADR, kind SITE, the event's
@@ -82,13 +82,13 @@ size_t pfi_oadr_event_targets(const pfi_oadr_event *e, pfi_target *out, size_t c
 typedef struct pfi_oadr_reading {
     long interval_id;
     double start, duration_s;
-    double site_w;     /* measured mean site power over it, W; NaN when unknown */
+    double site_w; /* measured mean site power over it, W; NaN when unknown */
 } pfi_oadr_reading;
 
 /* A POST /reports body (reportRequest) for event e: a READING of the site
  * power per interval in the units the event asked for (KW by default),
  * resource "site", client name client. New reference, NULL on no memory. */
-json_t *pfi_oadr_report_json(const pfi_oadr_event *e, const char *client,
-                             const pfi_oadr_reading *r, size_t n);
+json_t *pfi_oadr_report_json(const pfi_oadr_event *e, const char *client, const pfi_oadr_reading *r,
+                             size_t n);
 
 #endif

@@ -54,11 +54,11 @@ typedef struct pfi_plan_obs {
 typedef struct pfi_plan_job {
     const char *id;
     size_t n_gpus;
-    double min_w, max_w;  /* per-GPU cap range valid on all its GPUs */
-    double pmax_w;        /* uncapped power, all GPUs, W; NaN: n_gpus * max_w */
-    double tmax;          /* uncapped throughput; NaN: unknown (1, relative) */
-    double pfi;           /* live estimate; NaN: PFI_PLAN_PRIOR_PFI */
-    double sla_frac;      /* [0, 1] */
+    double min_w, max_w; /* per-GPU cap range valid on all its GPUs */
+    double pmax_w;       /* uncapped power, all GPUs, W; NaN: n_gpus * max_w */
+    double tmax;         /* uncapped throughput; NaN: unknown (1, relative) */
+    double pfi;          /* live estimate; NaN: PFI_PLAN_PRIOR_PFI */
+    double sla_frac;     /* [0, 1] */
     const pfi_plan_obs *obs;
     size_t n_obs;
     /* learn only (pfi_plan_use_learn). Points observed before the
@@ -73,10 +73,10 @@ typedef struct pfi_plan_job {
 } pfi_plan_job;
 
 typedef struct pfi_plan_cap {
-    double power_w;  /* planned power of the job, W */
-    double cap_w;    /* its per-GPU cap, W, whole watts within [min_w, max_w] */
-    double tput;     /* expected throughput at it */
-    double tmax;     /* its uncapped throughput on the curve */
+    double power_w; /* planned power of the job, W */
+    double cap_w;   /* its per-GPU cap, W, whole watts within [min_w, max_w] */
+    double tput;    /* expected throughput at it */
+    double tmax;    /* its uncapped throughput on the curve */
     int at_floor;
 } pfi_plan_cap;
 
@@ -85,7 +85,7 @@ typedef struct pfi_plan_result {
     double total_power_w, total_tput, uncapped_tput;
     double pmax_total_w, floor_total_w;
     int infeasible;
-    double shortfall_w;   /* floors above the jobs' budget, W */
+    double shortfall_w; /* floors above the jobs' budget, W */
 } pfi_plan_result;
 
 typedef struct pfi_plan pfi_plan;

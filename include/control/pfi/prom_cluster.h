@@ -72,15 +72,15 @@ const char *const *pfi_pc_query_labels(pfi_pc_query q, size_t *n);
 
 typedef struct pfi_pc_node {
     char instance[PFI_PC_INSTANCE_MAX + 1];
-    int down;            /* up == 0 */
+    int down; /* up == 0 */
     int read_only;
-    double n_gpus;       /* NaN: unknown (no limits exported) */
+    double n_gpus;                        /* NaN: unknown (no limits exported) */
     double max_sum_w, lo_w, hi_w, idle_w; /* NaN unknown */
-    double capped;       /* GPUs capped, 0 none */
+    double capped;                        /* GPUs capped, 0 none */
 } pfi_pc_node;
 
 typedef struct pfi_pc_member {
-    size_t node, job;    /* positions in the view */
+    size_t node, job; /* positions in the view */
     unsigned gpus[PFI_CL_JOB_GPUS];
     size_t n_gpus;
 } pfi_pc_member;
@@ -88,20 +88,20 @@ typedef struct pfi_pc_member {
 typedef struct pfi_pc_job {
     char id[PFI_CL_ID_MAX + 1];
     double power_w, tokens_per_s, pfi; /* NaN unknown */
-    double tokens_var;   /* variance of tokens_per_s (JTVAR); NaN unknown */
-    int training;        /* 1 when in the training phase on every node */
-    int exempt;          /* registered "exempt" on any node: never cap it */
-    double sla_floor;    /* registration's minimum throughput share, (0, 1]; NaN none */
+    double tokens_var;                 /* variance of tokens_per_s (JTVAR); NaN unknown */
+    int training;                      /* 1 when in the training phase on every node */
+    int exempt;                        /* registered "exempt" on any node: never cap it */
+    double sla_floor; /* registration's minimum throughput share, (0, 1]; NaN none */
 } pfi_pc_job;
 
 typedef struct pfi_pc_view {
     pfi_pc_node *nodes;
     size_t n_nodes;
-    pfi_pc_job *jobs;    /* only jobs with at least one member */
+    pfi_pc_job *jobs; /* only jobs with at least one member */
     size_t n_jobs;
     pfi_pc_member *members;
     size_t n_members;
-    size_t skipped;      /* rows left out: no instance, a bad job id or "gpus" label */
+    size_t skipped; /* rows left out: no instance, a bad job id or "gpus" label */
 } pfi_pc_view;
 
 /* Builds the view from the answers (a[q] for each query q, parsed with

@@ -27,12 +27,12 @@
 #define PFI_PROM_VEC_MAX_LABELS 8
 
 typedef struct pfi_prom_vec {
-    size_t n;         /* rows */
-    size_t n_labels;  /* labels kept per row (the caller's list) */
-    int scalar;       /* the answer was a scalar */
-    double *values;   /* [n] */
-    size_t *lab;      /* [n * n_labels]: offsets into text, 0 = the row lacks it */
-    char *text;       /* the labels' values, NUL-terminated */
+    size_t n;        /* rows */
+    size_t n_labels; /* labels kept per row (the caller's list) */
+    int scalar;      /* the answer was a scalar */
+    double *values;  /* [n] */
+    size_t *lab;     /* [n * n_labels]: offsets into text, 0 = the row lacks it */
+    char *text;      /* the labels' values, NUL-terminated */
     size_t text_len, text_cap, cap;
 } pfi_prom_vec;
 

@@ -28,8 +28,8 @@
 #define PFI_VEN_MAX_EVENTS 5000 /* a longer list is refused, not truncated */
 
 typedef struct pfi_ven_opts {
-    const char *url;           /* the VTN's base URL, no trailing '/' needed */
-    const char *program;       /* a program's ID or programName */
+    const char *url;     /* the VTN's base URL, no trailing '/' needed */
+    const char *program; /* a program's ID or programName */
     const char *client_id;
     const char *client_secret; /* copied; never logged */
     const char *client_name;   /* clientName of reports ("pfi-control" if NULL) */

@@ -108,13 +108,13 @@ int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, si
 
 size_t pfi_alloc_problem_jobs(const pfi_alloc_problem *p); /* entries (0 after an error) */
 /* Sums over jobs, each entry counted count times. */
-double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p); /* sum of Pmax, W */
+double pfi_alloc_problem_pmax_total(const pfi_alloc_problem *p);  /* sum of Pmax, W */
 double pfi_alloc_problem_floor_total(const pfi_alloc_problem *p); /* sum of floors, W */
 /* One entry's Pmax, Tmax and floor (max of its lowest power and its SLA
  * power), per job, and how many jobs it stands for. */
 size_t pfi_alloc_problem_job_count(const pfi_alloc_problem *p, size_t i);
-void pfi_alloc_problem_job_range(const pfi_alloc_problem *p, size_t i, double *pmax,
-                                 double *tmax, double *floor_w);
+void pfi_alloc_problem_job_range(const pfi_alloc_problem *p, size_t i, double *pmax, double *tmax,
+                                 double *floor_w);
 
 /* Throughput of job i at power_w on its interpolated curve (clamped to the
  * job's power range), and the per-GPU cap that gives that power. */
@@ -122,12 +122,12 @@ double pfi_alloc_problem_tput_at(const pfi_alloc_problem *p, size_t i, double po
 double pfi_alloc_problem_cap_at(const pfi_alloc_problem *p, size_t i, double power_w);
 
 typedef struct pfi_alloc_out {
-    double power_w;  /* the job's power, W (time average when alternating) */
-    double cap_w;    /* the per-GPU cap giving power_w on the interpolated curve;
-                        when alternating, the time-weighted mean of the two caps */
-    double tput;     /* throughput, tokens/s (oracle: on the envelope) */
-    int at_floor;    /* held at its floor (lowest power or SLA) */
-    int alternates;  /* oracle only: alternate between the two caps below */
+    double power_w; /* the job's power, W (time average when alternating) */
+    double cap_w;   /* the per-GPU cap giving power_w on the interpolated curve;
+                       when alternating, the time-weighted mean of the two caps */
+    double tput;    /* throughput, tokens/s (oracle: on the envelope) */
+    int at_floor;   /* held at its floor (lowest power or SLA) */
+    int alternates; /* oracle only: alternate between the two caps below */
     double alt_low_cap_w, alt_high_cap_w; /* per-GPU caps, W */
     double alt_high_share;                /* share of time at alt_high_cap_w, (0, 1) */
 } pfi_alloc_out;
@@ -157,8 +157,8 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
 /* The shares of the proportional policies, exposed for callers that bring
  * their own weights: sheds sum(Pmax) - budget_w in proportion to w[i] >= 0
  * (finite) with the floor rule above, writing each job's power to power_w. */
-int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_w,
-                           double *power_w, pfi_error *err);
+int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
+                           pfi_error *err);
 
 /* The oracle's powers alone (no per-job output): power_w[i] (per job of
  * entry i) and the total envelope throughput. */

@@ -18,19 +18,24 @@
 #include "pfi/telemetry.h"
 
 /* arch x task clusters of the LOCO cross-validation */
-enum { PFI_CLUSTER_DENSE_PT, PFI_CLUSTER_DENSE_FT, PFI_CLUSTER_MOE_PT, PFI_CLUSTER_MOE_FT,
-       PFI_CLUSTER_COUNT };
+enum {
+    PFI_CLUSTER_DENSE_PT,
+    PFI_CLUSTER_DENSE_FT,
+    PFI_CLUSTER_MOE_PT,
+    PFI_CLUSTER_MOE_FT,
+    PFI_CLUSTER_COUNT
+};
 /* "dense-pt", "dense-ft", "moe-pt", "moe-ft" */
 const char *pfi_cluster_name(int cluster);
 
 typedef struct pfi_obs {
     const char *name, *arch, *task; /* borrowed from the sweeps */
     int gpus;
-    double pfi;      /* ratio PFI (Eq. 1) */
-    pfi_features f;  /* telemetry + metadata features */
-    int cluster;     /* PFI_CLUSTER_* */
-    int holdout;     /* 1: validation group, left out of fits and tests */
-    long tm_line;    /* telemetry.csv line of the group */
+    double pfi;     /* ratio PFI (Eq. 1) */
+    pfi_features f; /* telemetry + metadata features */
+    int cluster;    /* PFI_CLUSTER_* */
+    int holdout;    /* 1: validation group, left out of fits and tests */
+    long tm_line;   /* telemetry.csv line of the group */
 } pfi_obs;
 
 /* One observation per telemetry row, in telemetry order. `held` (may be
@@ -68,12 +73,12 @@ typedef struct pfi_cv_outcome {
 
 typedef struct pfi_ablation {
     pfi_feature_set set;
-    size_t n;            /* training groups */
-    int fit_rc;          /* PFI_OK or why the full fit failed (fit_msg) */
+    size_t n;   /* training groups */
+    int fit_rc; /* PFI_OK or why the full fit failed (fit_msg) */
     char fit_msg[512];
-    pfi_ols ols;         /* valid when fit_rc == PFI_OK */
+    pfi_ols ols; /* valid when fit_rc == PFI_OK */
     pfi_cv_outcome loo, loco;
-    int has_val;         /* held-out groups were present and the fit worked */
+    int has_val; /* held-out groups were present and the fit worked */
     pfi_validation val;
 } pfi_ablation;
 
@@ -87,15 +92,15 @@ int pfi_analysis_ablation(const pfi_obs *obs, size_t n, const pfi_feature_set *s
  * X (rows x p, row-major) and y; *rows gets the row count. Arrays hold n
  * rows at least. PFI_EUNDEFINED naming the group and feature when one is
  * not valid. */
-int pfi_analysis_matrix(const pfi_obs *obs, size_t n, const pfi_feature_set *set,
-                        int want_holdout, double *X, double *y, size_t *rows, pfi_error *err);
+int pfi_analysis_matrix(const pfi_obs *obs, size_t n, const pfi_feature_set *set, int want_holdout,
+                        double *X, double *y, size_t *rows, pfi_error *err);
 
 typedef struct pfi_corr {
-    int feature;   /* pfi_feature id */
-    size_t n;      /* groups where the feature is valid */
-    int has;       /* rho defined */
+    int feature;      /* pfi_feature id */
+    size_t n;         /* groups where the feature is valid */
+    int has;          /* rho defined */
     double rho, p, q; /* q: Benjamini-Hochberg over the features with has */
-    char why[128]; /* when !has */
+    char why[128];    /* when !has */
 } pfi_corr;
 
 /* Spearman of every telemetry feature (PFI_FEAT_N_TELEMETRY of them, out has

@@ -29,27 +29,25 @@ enum { PFI_CALIB_MAX_CAPS = 16 };
  * TDP), per-GPU power P[i] (W) and throughput T[i] (tokens/s), each times
  * (1 + noise_p[i]) and (1 + noise_t[i]) (NULL = no noise): a measurement
  * realization. */
-int pfi_calib_sweep(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps,
-                    size_t n, const double *noise_p, const double *noise_t, double *P,
-                    double *T);
+int pfi_calib_sweep(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps, size_t n,
+                    const double *noise_p, const double *noise_t, double *P, double *T);
 
 /* The ratio PFI of a modelled sweep on all its caps (*pfi) and, when
  * pfi_4cap != NULL, on the caps among 200/500/600/700 W. */
-int pfi_calib_pfi(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps,
-                  size_t n, const double *noise_p, const double *noise_t, double *pfi,
-                  double *pfi_4cap);
+int pfi_calib_pfi(const pfi_gpu_spec *gpu, const pfi_job_model *job, const double *caps, size_t n,
+                  const double *noise_p, const double *noise_t, double *pfi, double *pfi_4cap);
 
 typedef struct pfi_calib_report {
-    double pfi, pfi_4cap;   /* achieved */
-    double err, err_4cap;   /* achieved - target (0 when no 4-cap target) */
+    double pfi, pfi_4cap; /* achieved */
+    double err, err_4cap; /* achieved - target (0 when no 4-cap target) */
     size_t iterations;
 } pfi_calib_report;
 
 /* Fits base's shape to the targets (pfi_4cap_target 0 = none) and writes the
  * calibrated job to *out. PFI_EINFEASIBLE (with the closest job in *out) when
  * a target is missed by more than 0.002. */
-int pfi_calib_fit(const pfi_gpu_spec *gpu, const pfi_job_model *base, const double *caps,
-                  size_t n, const double *noise_p, const double *noise_t, double pfi_target,
+int pfi_calib_fit(const pfi_gpu_spec *gpu, const pfi_job_model *base, const double *caps, size_t n,
+                  const double *noise_p, const double *noise_t, double pfi_target,
                   double pfi_4cap_target, pfi_job_model *out, pfi_calib_report *rep,
                   pfi_error *err);
 

@@ -35,7 +35,7 @@ typedef struct pfi_group {
     pfi_group_meta meta; /* strings owned by the sweeps */
     pfi_run *runs;       /* after finalize: sorted by cap_w, the uncapped run last */
     size_t n_runs;
-    long line;           /* line of the group's first run */
+    long line; /* line of the group's first run */
 } pfi_group;
 
 typedef struct pfi_sweeps pfi_sweeps;
@@ -62,8 +62,8 @@ const pfi_group *pfi_sweeps_find(const pfi_sweeps *s, const char *name);
 /* A new, finalized sweeps holding only runs whose cap is in caps[] (within
  * 0.5 W): the paper's Table 9 recomputation on a sub-grid. A group left with
  * fewer than two runs or without its uncapped run is an error. */
-int pfi_sweeps_subgrid(const pfi_sweeps *s, const double *caps, size_t n_caps,
-                       pfi_sweeps **out, pfi_error *err);
+int pfi_sweeps_subgrid(const pfi_sweeps *s, const double *caps, size_t n_caps, pfi_sweeps **out,
+                       pfi_error *err);
 
 /* The default power limit (TDP) of a known platform name, 0 if unknown. */
 double pfi_platform_tdp_w(const char *platform);

@@ -26,8 +26,8 @@ typedef struct pfi_dataset_group {
     pfi_calib_report calib; /* achieved PFI vs the published one */
     size_t n_runs;
     double cap_w[6];
-    double power_w[6];      /* aggregate over the group's GPUs, W */
-    double tput[6];         /* aggregate tokens/s */
+    double power_w[6]; /* aggregate over the group's GPUs, W */
+    double tput[6];    /* aggregate tokens/s */
     double power_sem_w[6];
     double tput_sem[6];
     double tm[PFI_TM_NFIELDS]; /* uncapped-run telemetry by pfi_tm_field, telemetry.csv units */

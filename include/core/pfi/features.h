@@ -24,19 +24,19 @@ typedef enum {
     /* The 13 DCGM metrics of Table 3's "all DCGM metrics" (p = 13). The memory
      * clock is not among them: capping leaves it fixed (paper Fig. 6), so it is
      * constant across groups and would make the design singular. */
-    PFI_FEAT_SM_ACTIVE,      /* ratio */
-    PFI_FEAT_TENSOR_ACTIVE,  /* ratio */
-    PFI_FEAT_DRAM_ACTIVE,    /* ratio */
-    PFI_FEAT_MEM_COPY_UTIL,  /* percent */
-    PFI_FEAT_GPU_UTIL,       /* percent */
-    PFI_FEAT_POWER,          /* W per GPU */
-    PFI_FEAT_SM_CLOCK,       /* MHz */
-    PFI_FEAT_FB_USED,        /* GiB */
-    PFI_FEAT_GPU_TEMP,       /* C */
-    PFI_FEAT_NVLINK_TX,      /* GB/s */
-    PFI_FEAT_NVLINK_RX,      /* GB/s */
-    PFI_FEAT_PCIE_TX,        /* GB/s */
-    PFI_FEAT_PCIE_RX,        /* GB/s */
+    PFI_FEAT_SM_ACTIVE,     /* ratio */
+    PFI_FEAT_TENSOR_ACTIVE, /* ratio */
+    PFI_FEAT_DRAM_ACTIVE,   /* ratio */
+    PFI_FEAT_MEM_COPY_UTIL, /* percent */
+    PFI_FEAT_GPU_UTIL,      /* percent */
+    PFI_FEAT_POWER,         /* W per GPU */
+    PFI_FEAT_SM_CLOCK,      /* MHz */
+    PFI_FEAT_FB_USED,       /* GiB */
+    PFI_FEAT_GPU_TEMP,      /* C */
+    PFI_FEAT_NVLINK_TX,     /* GB/s */
+    PFI_FEAT_NVLINK_RX,     /* GB/s */
+    PFI_FEAT_PCIE_TX,       /* GB/s */
+    PFI_FEAT_PCIE_RX,       /* GB/s */
     /* Composites (Fig. 14). */
     PFI_FEAT_DRAM_COPY_PRODUCT, /* DRAM active (%) x memory copy util (%) / 100 = ratio x percent */
     PFI_FEAT_ARITH_INTENSITY,   /* tensor active / DRAM active */

@@ -58,8 +58,8 @@ typedef enum {
 /* One read of a GPU: every field in SI units (see the enum), v[f] meaningful
  * only when bit f of valid is set. */
 typedef struct pfi_gpu_sample {
-    uint32_t valid;          /* bit (1u << pfi_gpu_field) set when read */
-    double v[PFI_GF_COUNT];  /* SI */
+    uint32_t valid;         /* bit (1u << pfi_gpu_field) set when read */
+    double v[PFI_GF_COUNT]; /* SI */
 } pfi_gpu_sample;
 
 /* Power-limit constraints and settings, W. */

@@ -20,24 +20,24 @@
 #include "pfi/error.h"
 
 typedef struct pfi_gpu_spec {
-    const char *name;       /* e.g. "NVIDIA H200" */
-    double tdp_w;           /* default power limit, W */
-    double min_limit_w;     /* power limit constraints, W */
+    const char *name;   /* e.g. "NVIDIA H200" */
+    double tdp_w;       /* default power limit, W */
+    double min_limit_w; /* power limit constraints, W */
     double max_limit_w;
     double sm_clock_min_mhz; /* lowest SM clock the cap can force */
     double sm_clock_max_mhz; /* maximum (boost) SM clock */
     double mem_clock_mhz;    /* memory clock, unchanged by caps */
     double idle_w;           /* power of an idle GPU at the idle clock */
     /* Model constants, fitted (see gpumodel.c). */
-    double static_w;         /* leakage + board power while loaded */
-    double mem_w_per_util;   /* memory power at full DRAM activity, W */
-    double dyn_w;            /* dynamic SM power at max clock and full activity, W */
-    double dyn_exp;          /* dynamic power ~ (f / fmax)^dyn_exp */
+    double static_w;       /* leakage + board power while loaded */
+    double mem_w_per_util; /* memory power at full DRAM activity, W */
+    double dyn_w;          /* dynamic SM power at max clock and full activity, W */
+    double dyn_exp;        /* dynamic power ~ (f / fmax)^dyn_exp */
     /* Added after the first contract (defaults documented in gpumodel.c). */
-    double tensor_w;         /* extra dynamic power of the tensor pipes at max clock, W */
-    double cap_tracking;     /* average power the controller holds, as a share of the cap */
-    double copy_per_dram;    /* DCGM_FI_DEV_MEM_COPY_UTIL / 100 per unit DRAM active */
-    double gpu_util_exp;     /* DCGM_FI_DEV_GPU_UTIL = 100 * sm_active^gpu_util_exp */
+    double tensor_w;      /* extra dynamic power of the tensor pipes at max clock, W */
+    double cap_tracking;  /* average power the controller holds, as a share of the cap */
+    double copy_per_dram; /* DCGM_FI_DEV_MEM_COPY_UTIL / 100 per unit DRAM active */
+    double gpu_util_exp;  /* DCGM_FI_DEV_GPU_UTIL = 100 * sm_active^gpu_util_exp */
 } pfi_gpu_spec;
 
 /* The built-in device specs. */
@@ -46,20 +46,20 @@ const pfi_gpu_spec *pfi_gpumodel_h100(void);
 
 /* One training job on one GPU. */
 typedef struct pfi_job_model {
-    double compute_frac;   /* share of step time at max SM clock that scales with 1/f, 0-1 */
-    double sm_activity;    /* switching activity of the SMs while computing, 0-1 (scales dyn_w) */
-    double dram_activity;  /* DRAM active ratio at max clock, 0-1 */
-    double tensor_ratio;   /* tensor-active / SM-active, 0-1 */
-    double tput_per_gpu;   /* tokens/s per GPU at max SM clock, uncapped and unthrottled */
+    double compute_frac;  /* share of step time at max SM clock that scales with 1/f, 0-1 */
+    double sm_activity;   /* switching activity of the SMs while computing, 0-1 (scales dyn_w) */
+    double dram_activity; /* DRAM active ratio at max clock, 0-1 */
+    double tensor_ratio;  /* tensor-active / SM-active, 0-1 */
+    double tput_per_gpu;  /* tokens/s per GPU at max SM clock, uncapped and unthrottled */
     /* Added after the first contract; 0 keeps the plain single-GPU model. */
-    double clock_spread;   /* relative clock lag of the job's slowest GPU once a cap
-                              binds, at the TDP; grows as tdp / cap (chip-to-chip
-                              power variation; synchronous steps wait for it), 0-0.2 */
-    double floor_mhz;      /* lowest SM clock power capping reaches with this job
-                              before the hardware slowdown duty-cycles it, MHz
-                              (0 = the GPU's sm_clock_min_mhz) */
-    double extra_w;        /* per-GPU power that does not follow the SM clock
-                              (NVLink/NIC traffic, host I/O), W, >= 0 */
+    double clock_spread; /* relative clock lag of the job's slowest GPU once a cap
+                            binds, at the TDP; grows as tdp / cap (chip-to-chip
+                            power variation; synchronous steps wait for it), 0-0.2 */
+    double floor_mhz;    /* lowest SM clock power capping reaches with this job
+                            before the hardware slowdown duty-cycles it, MHz
+                            (0 = the GPU's sm_clock_min_mhz) */
+    double extra_w;      /* per-GPU power that does not follow the SM clock
+                            (NVLink/NIC traffic, host I/O), W, >= 0 */
 } pfi_job_model;
 
 /* The model's prediction for a job at a cap. Throughput is per GPU. */

@@ -32,10 +32,10 @@ typedef struct pfi_gpumodel_fit {
     double p[PFI_GPUMODEL_FIT_NPARAM];
     double se[PFI_GPUMODEL_FIT_NPARAM]; /* standard errors (weighted covariance)     */
     double rmse_w;                      /* root mean square residual, W */
-    double copy_per_dram;  /* least squares slope of mem_copy_util/100 on dram_active
-                              (through the origin, samples with copy util < 95%) */
-    double gpu_util_exp;   /* least squares slope of log(gpu_util/100) on log(sm_active) */
-    size_t n;              /* samples used */
+    double copy_per_dram;               /* least squares slope of mem_copy_util/100 on dram_active
+                                           (through the origin, samples with copy util < 95%) */
+    double gpu_util_exp; /* least squares slope of log(gpu_util/100) on log(sm_active) */
+    size_t n;            /* samples used */
     size_t iterations;
 } pfi_gpumodel_fit;
 
@@ -54,8 +54,7 @@ typedef struct pfi_gpumodel_prior {
  * PFI_EINVAL on a non-finite or out-of-range sample (err names its index),
  * PFI_EINFEASIBLE if the solver does not converge. */
 int pfi_gpumodel_fit_power(const pfi_gpumodel_sample *s, size_t n, double sm_clock_max_mhz,
-                           const pfi_gpumodel_prior *prior, pfi_gpumodel_fit *out,
-                           pfi_error *err);
+                           const pfi_gpumodel_prior *prior, pfi_gpumodel_fit *out, pfi_error *err);
 
 /* The priors of the probe fit (documented in gpumodel_fit.c). */
 extern const pfi_gpumodel_prior pfi_gpumodel_probe_prior;
@@ -68,10 +67,9 @@ extern const pfi_gpumodel_prior pfi_gpumodel_probe_prior;
  * power constants are fitted to those means with pfi_gpumodel_probe_prior;
  * the telemetry maps to every sample. loads/which (n_loads entries) receive
  * the reduced loads and their phase index, *n_used their count. */
-int pfi_gpumodel_fit_probe(const pfi_gpumodel_sample *samples, const size_t *phase_of,
-                           size_t n, size_t n_loads, double sm_clock_max_mhz,
-                           pfi_gpumodel_sample *loads, size_t *which, size_t *n_used,
-                           pfi_gpumodel_fit *out, pfi_error *err);
+int pfi_gpumodel_fit_probe(const pfi_gpumodel_sample *samples, const size_t *phase_of, size_t n,
+                           size_t n_loads, double sm_clock_max_mhz, pfi_gpumodel_sample *loads,
+                           size_t *which, size_t *n_used, pfi_gpumodel_fit *out, pfi_error *err);
 
 /* Copies a fit's constants into spec (name, limits and clocks untouched). */
 void pfi_gpumodel_fit_apply(const pfi_gpumodel_fit *fit, pfi_gpu_spec *spec);

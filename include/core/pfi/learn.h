@@ -40,9 +40,9 @@
 enum { PFI_LEARN_MAX_PERIODS = 1024 };
 
 typedef struct pfi_learn_opts {
-    size_t rounds;  /* K measured rounds, 1..64 (default 8) */
-    double round_s; /* seconds a round lasts, > 0 (default 30) */
-    double event_s; /* seconds the curtailment lasts, >= rounds * round_s (default 3600) */
+    size_t rounds;    /* K measured rounds, 1..64 (default 8) */
+    double round_s;   /* seconds a round lasts, > 0 (default 30) */
+    double event_s;   /* seconds the curtailment lasts, >= rounds * round_s (default 3600) */
     double noise_rel; /* the readings' relative SD, known to the estimator, [0, 1) (default 0) */
 } pfi_learn_opts;
 
@@ -68,10 +68,10 @@ typedef int (*pfi_learn_observe)(void *ctx, size_t job, double power_w, size_t j
                                  double *tput);
 
 typedef struct pfi_learn_result { /* totals count every job an entry stands for */
-    double avg_tput;   /* total throughput averaged over the event, rounds included */
-    double final_tput; /* total throughput read in the event's last period */
-    size_t rounds;     /* exploring rounds played (K) */
-    size_t periods;    /* periods played, rounds included: event_s / round_s rounded up */
+    double avg_tput;              /* total throughput averaged over the event, rounds included */
+    double final_tput;            /* total throughput read in the event's last period */
+    size_t rounds;                /* exploring rounds played (K) */
+    size_t periods; /* periods played, rounds included: event_s / round_s rounded up */
 } pfi_learn_result;
 
 /* Allocates budget_w (>= sum of floors, else PFI_EINFEASIBLE) over n jobs as

@@ -69,7 +69,7 @@ int pfi_model_cv(const double *X, const double *y, size_t n, size_t p, const siz
 
 typedef struct pfi_validation {
     size_t n;
-    double r2;   /* 1 - SS_res / SS_tot around the validation set's own mean */
+    double r2; /* 1 - SS_res / SS_tot around the validation set's own mean */
     double rmse;
     double rho;
     int has_r2, has_rho; /* 0 when n < 2 or y / predictions constant */

@@ -20,10 +20,10 @@ typedef enum {
 typedef struct pfi_paper_group {
     const char *name;
     pfi_paper_set set;
-    const char *platform;   /* "H200" or "H100" */
-    const char *model;      /* e.g. "Llama-3.1-70B" */
-    const char *arch;       /* "dense" or "moe" */
-    const char *task;       /* "pt" or "ft" */
+    const char *platform; /* "H200" or "H100" */
+    const char *model;    /* e.g. "Llama-3.1-70B" */
+    const char *arch;     /* "dense" or "moe" */
+    const char *task;     /* "pt" or "ft" */
     int gpus;
     const char *config;     /* Table 6's config column, "" if none */
     double pfi;             /* published PFI on the group's own grid */

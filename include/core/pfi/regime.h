@@ -21,13 +21,13 @@ typedef enum {
 #define PFI_REGIME_MAX 4
 
 typedef struct pfi_regime_stats {
-    size_t k;                            /* non-empty groups, in the fixed order above */
-    const char *name[PFI_REGIME_MAX];    /* static strings */
+    size_t k;                         /* non-empty groups, in the fixed order above */
+    const char *name[PFI_REGIME_MAX]; /* static strings */
     size_t n[PFI_REGIME_MAX];
     double median[PFI_REGIME_MAX], mean[PFI_REGIME_MAX];
-    int test_rc;  /* PFI_OK; PFI_ENODATA with fewer than 2 groups; PFI_EUNDEFINED all equal */
-    pfi_kruskal kw;                      /* valid when test_rc == PFI_OK */
-    size_t npairs;                       /* k(k-1)/2 when test_rc == PFI_OK, else 0 */
+    int test_rc;    /* PFI_OK; PFI_ENODATA with fewer than 2 groups; PFI_EUNDEFINED all equal */
+    pfi_kruskal kw; /* valid when test_rc == PFI_OK */
+    size_t npairs;  /* k(k-1)/2 when test_rc == PFI_OK, else 0 */
     pfi_dunn_pair dunn[PFI_REGIME_MAX * (PFI_REGIME_MAX - 1) / 2]; /* a, b index name[] */
 } pfi_regime_stats;
 

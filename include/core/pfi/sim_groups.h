@@ -23,7 +23,7 @@
 typedef struct pfi_sim_groups {
     pfi_sim_group *g; /* n groups, in sweeps order */
     size_t n;
-    double *buf;      /* storage of the groups' cap, P and T arrays */
+    double *buf; /* storage of the groups' cap, P and T arrays */
 } pfi_sim_groups;
 
 /* Fits the model of `set` on the non-holdout observations into *m, then

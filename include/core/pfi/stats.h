@@ -39,9 +39,9 @@ int pfi_stats_bh(const double *p, size_t n, double *q);
 int pfi_stats_holm(const double *p, size_t n, double *adj);
 
 typedef struct pfi_kruskal {
-    double H;  /* tie-corrected statistic */
-    int df;    /* groups - 1 */
-    double p;  /* gsl_cdf_chisq_Q(H, df) */
+    double H; /* tie-corrected statistic */
+    int df;   /* groups - 1 */
+    double p; /* gsl_cdf_chisq_Q(H, df) */
 } pfi_kruskal;
 
 /* Kruskal-Wallis H over n observations x[i] in groups g[i] in [0, k):
@@ -51,9 +51,9 @@ typedef struct pfi_kruskal {
 int pfi_stats_kruskal(const double *x, const size_t *g, size_t n, size_t k, pfi_kruskal *out);
 
 typedef struct pfi_dunn_pair {
-    size_t a, b;  /* group indices, a < b */
-    double z;     /* (mean rank a - mean rank b) / SE, SE tie-corrected */
-    double p_raw; /* two-sided normal p */
+    size_t a, b;   /* group indices, a < b */
+    double z;      /* (mean rank a - mean rank b) / SE, SE tie-corrected */
+    double p_raw;  /* two-sided normal p */
     double p_holm; /* Holm-Bonferroni over the k(k-1)/2 pairs */
 } pfi_dunn_pair;
 

@@ -15,20 +15,20 @@
 #include <stdint.h>
 
 typedef enum {
-    PFI_TM_SM_ACTIVE,         /* DCGM_FI_PROF_SM_ACTIVE, ratio */
-    PFI_TM_TENSOR_ACTIVE,     /* DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, ratio */
-    PFI_TM_DRAM_ACTIVE,       /* DCGM_FI_PROF_DRAM_ACTIVE, ratio */
-    PFI_TM_MEM_COPY_UTIL,     /* DCGM_FI_DEV_MEM_COPY_UTIL, percent */
-    PFI_TM_GPU_UTIL,          /* DCGM_FI_DEV_GPU_UTIL, percent */
-    PFI_TM_POWER,             /* DCGM_FI_DEV_POWER_USAGE, W per GPU */
-    PFI_TM_SM_CLOCK,          /* DCGM_FI_DEV_SM_CLOCK, MHz */
-    PFI_TM_MEM_CLOCK,         /* DCGM_FI_DEV_MEM_CLOCK, MHz */
-    PFI_TM_FB_USED,           /* DCGM_FI_DEV_FB_USED, MiB */
-    PFI_TM_GPU_TEMP,          /* DCGM_FI_DEV_GPU_TEMP, C */
-    PFI_TM_NVLINK_TX,         /* DCGM_FI_PROF_NVLINK_TX_BYTES, bytes/s */
-    PFI_TM_NVLINK_RX,         /* DCGM_FI_PROF_NVLINK_RX_BYTES, bytes/s */
-    PFI_TM_PCIE_TX,           /* DCGM_FI_PROF_PCIE_TX_BYTES, bytes/s */
-    PFI_TM_PCIE_RX,           /* DCGM_FI_PROF_PCIE_RX_BYTES, bytes/s */
+    PFI_TM_SM_ACTIVE,     /* DCGM_FI_PROF_SM_ACTIVE, ratio */
+    PFI_TM_TENSOR_ACTIVE, /* DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, ratio */
+    PFI_TM_DRAM_ACTIVE,   /* DCGM_FI_PROF_DRAM_ACTIVE, ratio */
+    PFI_TM_MEM_COPY_UTIL, /* DCGM_FI_DEV_MEM_COPY_UTIL, percent */
+    PFI_TM_GPU_UTIL,      /* DCGM_FI_DEV_GPU_UTIL, percent */
+    PFI_TM_POWER,         /* DCGM_FI_DEV_POWER_USAGE, W per GPU */
+    PFI_TM_SM_CLOCK,      /* DCGM_FI_DEV_SM_CLOCK, MHz */
+    PFI_TM_MEM_CLOCK,     /* DCGM_FI_DEV_MEM_CLOCK, MHz */
+    PFI_TM_FB_USED,       /* DCGM_FI_DEV_FB_USED, MiB */
+    PFI_TM_GPU_TEMP,      /* DCGM_FI_DEV_GPU_TEMP, C */
+    PFI_TM_NVLINK_TX,     /* DCGM_FI_PROF_NVLINK_TX_BYTES, bytes/s */
+    PFI_TM_NVLINK_RX,     /* DCGM_FI_PROF_NVLINK_RX_BYTES, bytes/s */
+    PFI_TM_PCIE_TX,       /* DCGM_FI_PROF_PCIE_TX_BYTES, bytes/s */
+    PFI_TM_PCIE_RX,       /* DCGM_FI_PROF_PCIE_RX_BYTES, bytes/s */
     PFI_TM_NFIELDS
 } pfi_tm_field;
 

@@ -68,8 +68,8 @@ double pfi_trace_seg_start(const pfi_trace_seg *s, pfi_phase ph);
  * start time of each phase (NaN when never reached). Times must increase:
  * otherwise PFI_EINVAL naming the sample. */
 int pfi_trace_segment(const double *t, const double *fb_mib, const double *util_pct, size_t n,
-                      const pfi_trace_params *p, pfi_phase *phase,
-                      double start[PFI_PHASE_COUNT], pfi_error *err);
+                      const pfi_trace_params *p, pfi_phase *phase, double start[PFI_PHASE_COUNT],
+                      pfi_error *err);
 
 /* Mean of the largest ceil(frac * n) of the finite values of v[0..n), frac in
  * (0, 1] (the paper: 0.1). NaN values are skipped. scratch must hold n
@@ -93,8 +93,8 @@ size_t pfi_trace_roll_count(const pfi_trace_roll *r);
 /* Top-`frac` mean of one field over the samples with time >= since (pass
  * -INFINITY for all); *used (may be NULL) gets the number of finite values it
  * was taken over. PFI_ENODATA when there is none. */
-int pfi_trace_roll_top_mean(pfi_trace_roll *r, size_t field, double since, double frac,
-                            double *out, size_t *used);
+int pfi_trace_roll_top_mean(pfi_trace_roll *r, size_t field, double since, double frac, double *out,
+                            size_t *used);
 
 /* Plain mean of one field over the samples with time >= since. */
 int pfi_trace_roll_mean(const pfi_trace_roll *r, size_t field, double since, double *out,

@@ -21,7 +21,7 @@
 #include "pfi/error.h"
 #include "pfi/store.h"
 
-#define PFI_API_MAX_BODY 65536             /* bytes; larger bodies are refused */
+#define PFI_API_MAX_BODY 65536              /* bytes; larger bodies are refused */
 #define PFI_API_MAX_EXPIRES_S (7 * 86400.0) /* a cap lasts at most a week */
 
 /* True when id can name a job: 1..PFI_STORE_JOB_ID_MAX characters from

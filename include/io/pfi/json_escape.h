@@ -13,11 +13,11 @@ extern const unsigned char pfi_json_plain[256];
 
 /* Why an escape is refused. */
 enum {
-    PFI_JESC_BAD = -1,    /* not one of \" \\ \/ \b \f \n \r \t \uXXXX */
-    PFI_JESC_BAD_U = -2,  /* \u without four hex digits */
+    PFI_JESC_BAD = -1,      /* not one of \" \\ \/ \b \f \n \r \t \uXXXX */
+    PFI_JESC_BAD_U = -2,    /* \u without four hex digits */
     PFI_JESC_LONE_LOW = -3, /* a low surrogate first */
-    PFI_JESC_NO_LOW = -4, /* a high surrogate not followed by \u and a low one */
-    PFI_JESC_NUL = -5,    /* \u0000 */
+    PFI_JESC_NO_LOW = -4,   /* a high surrogate not followed by \u and a low one */
+    PFI_JESC_NUL = -5,      /* \u0000 */
 };
 
 /* Decodes the escape at p (p[0] == '\\', p < e) into d as UTF-8 (*dn bytes,

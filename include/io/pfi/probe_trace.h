@@ -15,13 +15,11 @@
 
 /* phases: NULL-terminated names; *phase_of (may be NULL) receives, per kept
  * sample, the index of its phase in `phases` (malloc'd, caller frees). */
-int pfi_probe_trace_read(const char *path, const char *const *phases,
-                         pfi_gpumodel_sample **out, size_t **phase_of, size_t *n,
-                         pfi_error *err);
+int pfi_probe_trace_read(const char *path, const char *const *phases, pfi_gpumodel_sample **out,
+                         size_t **phase_of, size_t *n, pfi_error *err);
 
 /* The same from a buffer (len bytes; `name` labels errors). */
-int pfi_probe_trace_parse(const char *buf, size_t len, const char *name,
-                          const char *const *phases, pfi_gpumodel_sample **out,
-                          size_t **phase_of, size_t *n, pfi_error *err);
+int pfi_probe_trace_parse(const char *buf, size_t len, const char *name, const char *const *phases,
+                          pfi_gpumodel_sample **out, size_t **phase_of, size_t *n, pfi_error *err);
 
 #endif

@@ -40,8 +40,8 @@ typedef struct pfi_store_job {
     char id[PFI_STORE_JOB_ID_MAX + 1];
     unsigned gpus[PFI_STORE_MAX_JOB_GPUS];
     size_t n_gpus;
-    char arch[16]; /* "dense", "moe" or "" */
-    char task[16]; /* "pt", "ft" or "" */
+    char arch[16];        /* "dense", "moe" or "" */
+    char task[16];        /* "pt", "ft" or "" */
     double registered_at; /* Unix s */
     double ended_at;      /* Unix s, 0 while the job runs */
     double sla_floor;     /* minimum throughput as a fraction of uncapped, (0, 1]; 0: none */
@@ -98,8 +98,7 @@ void pfi_store_snapshot_end(pfi_store *s);
  * row is passed to fn with its table, its id (jobs; NULL when unreadable)
  * and why; fn runs under the store's lock and must not call the store.
  * Without a hook the rows are written to stderr. */
-typedef void (*pfi_store_bad_row_fn)(const char *table, const char *id, const char *why,
-                                     void *ctx);
+typedef void (*pfi_store_bad_row_fn)(const char *table, const char *id, const char *why, void *ctx);
 void pfi_store_on_bad_row(pfi_store *s, pfi_store_bad_row_fn fn, void *ctx);
 
 /* One sample per GPU taken at time t, written in one transaction. Fields

@@ -27,7 +27,6 @@ void pfi_tput_matcher_destroy(pfi_tput_matcher *m);
 
 /* 1 with *tok_s when line[0..len) holds a throughput (finite, >= 0), else 0.
  * The line need not be NUL-terminated; a NUL byte ends it. */
-int pfi_tput_matcher_match(const pfi_tput_matcher *m, const char *line, size_t len,
-                           double *tok_s);
+int pfi_tput_matcher_match(const pfi_tput_matcher *m, const char *line, size_t len, double *tok_s);
 
 #endif

@@ -70,10 +70,10 @@ const char *pfi_plot_kind_inputs(pfi_plot_kind k);
 
 typedef struct pfi_plot_opts {
     const char *sweeps, *telemetry, *heldout; /* as in pfi_report_opts */
-    const char *sim_json[2];  /* gap: one or two `pfi simulate --json` outputs */
-    const char *probe_dir;    /* clocks: the probe folder or NULL */
-    const char *out;          /* .svg, .png or .pdf: the format follows the suffix */
-    int width, height;        /* pixels (points for PDF); 0 for the figure's default */
+    const char *sim_json[2];                  /* gap: one or two `pfi simulate --json` outputs */
+    const char *probe_dir;                    /* clocks: the probe folder or NULL */
+    const char *out;   /* .svg, .png or .pdf: the format follows the suffix */
+    int width, height; /* pixels (points for PDF); 0 for the figure's default */
 } pfi_plot_opts;
 
 /* Draws one figure into o->out (written whole or not at all). */

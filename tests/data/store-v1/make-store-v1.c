@@ -61,9 +61,17 @@ int main(int argc, char **argv)
         x[1].clock_reasons = 0x80; /* HW power brake */
         check(pfi_store_add_samples(s, 1764579600.25 + k, x, 2, &err), &err);
     }
-    pfi_store_job a = {.id = "llama-70b-pt", .gpus = {0, 1}, .n_gpus = 2, .arch = "dense",
-                       .task = "pt", .registered_at = 1764579500.5};
-    pfi_store_job b = {.id = "moe-ft", .gpus = {1}, .n_gpus = 1, .arch = "moe", .task = "ft",
+    pfi_store_job a = {.id = "llama-70b-pt",
+                       .gpus = {0, 1},
+                       .n_gpus = 2,
+                       .arch = "dense",
+                       .task = "pt",
+                       .registered_at = 1764579500.5};
+    pfi_store_job b = {.id = "moe-ft",
+                       .gpus = {1},
+                       .n_gpus = 1,
+                       .arch = "moe",
+                       .task = "ft",
                        .registered_at = 1764579000};
     check(pfi_store_job_add(s, &a, &err), &err);
     check(pfi_store_job_add(s, &b, &err), &err);
@@ -71,8 +79,8 @@ int main(int argc, char **argv)
     check(pfi_store_add_throughput(s, "llama-70b-pt", 1764579601, 12000.5, &err), &err);
     check(pfi_store_add_throughput(s, "llama-70b-pt", 1764579602, 11890.25, &err), &err);
     check(pfi_store_add_throughput(s, "moe-ft", 1764579300, 800, &err), &err);
-    pfi_store_cap c = {.gpu = 1, .watts = 450, .set_at = 1764579550, .expires_at = 1764583150,
-                       .default_w = 700};
+    pfi_store_cap c = {
+        .gpu = 1, .watts = 450, .set_at = 1764579550, .expires_at = 1764583150, .default_w = 700};
     check(pfi_store_cap_put(s, &c, &err), &err);
     pfi_store_close(s);
     return 0;
