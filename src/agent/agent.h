@@ -15,6 +15,8 @@
 #include <jansson.h>
 
 #include "pfi/backend.h"
+#include "pfi/clock.h"
+#include "pfi/log.h"
 #include "pfi/store.h"
 #include "pfi/telemetry_csv.h"
 #include "pfi/trace.h"
@@ -148,13 +150,9 @@ typedef struct agent {
 
 /* Clocks: wall (Unix s) for records that must survive a restart, monotonic
  * for intervals. */
-double agent_now(void);
-double agent_mono(void);
-/* Wall time for cap expiry: agent_now() moved forward by the seconds in the
+/* Wall time for cap expiry: pfi_clock_wall() moved forward by the seconds in the
  * file PFID_TEST_CLOCK names, if set (a test hook; cap_clock.c). */
 double agent_cap_now(void);
-
-void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* sampler.c */
 int agent_sampler_start(agent *a);

@@ -12,7 +12,7 @@
 
 double agent_cap_now(void)
 {
-    double now = agent_now();
+    double now = pfi_clock_wall();
     const char *path = getenv("PFID_TEST_CLOCK");
     if (!path || !*path) return now;
     FILE *f = fopen(path, "r");

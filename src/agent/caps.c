@@ -175,9 +175,9 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
             /* The device is in an unknown state: treat it as capped and due
              * now, so the sampler keeps trying to restore the prior limit
              * (and a restart does, from the record). */
-            agent_log("GPU %u: could not put the limit back after a failed cap (%s); "
-                      "restoring the prior %.0f W is retried",
-                      gpu, e2.msg, rec.prior_w);
+            pfi_log("GPU %u: could not put the limit back after a failed cap (%s); "
+                    "restoring the prior %.0f W is retried",
+                    gpu, e2.msg, rec.prior_w);
             rec.expires_at = agent_cap_now();
             pfi_store_cap_put(a->store, &rec, NULL);
             pthread_mutex_lock(&a->mu);
@@ -199,8 +199,8 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t
     if (resp) *resp = cap_json(x, gpu, &after);
     pthread_cond_broadcast(&a->wake); /* the sampler re-plans its next expiry */
     pthread_mutex_unlock(&a->mu);
-    agent_log("GPU %u: capped at %.1f W for %.0f s (prior %.0f W)", gpu, watts, expires_s,
-              rec.prior_w);
+    pfi_log("GPU %u: capped at %.1f W for %.0f s (prior %.0f W)", gpu, watts, expires_s,
+            rec.prior_w);
 out:
     pthread_mutex_unlock(&a->cap_mu);
     return rc;
@@ -238,11 +238,11 @@ static int restore_locked(agent *a, unsigned gpu, double prior_w, const char *wh
     if (make_due) pfi_store_cap_put(a->store, &due, NULL);
     if (rc == PFI_OK) {
         pfi_store_cap_delete(a->store, gpu, NULL);
-        agent_log("GPU %u: prior limit %.0f W restored (%s)", gpu, prior_w, why);
+        pfi_log("GPU %u: prior limit %.0f W restored (%s)", gpu, prior_w, why);
     } else if (!failed_before) {
         /* Retried every second: say it once, /metrics shows it meanwhile. */
-        agent_log("GPU %u: restoring the prior limit %.0f W (%s) failed: %s; retrying", gpu,
-                  prior_w, why, err->msg);
+        pfi_log("GPU %u: restoring the prior limit %.0f W (%s) failed: %s; retrying", gpu, prior_w,
+                why, err->msg);
     }
     return rc;
 }
@@ -327,15 +327,15 @@ void agent_caps_reconcile(agent *a)
         /* Once per episode: the first time the change is seen, and when a
          * re-apply that kept failing finally holds. */
         if (!was_drifting && rc == PFI_OK)
-            agent_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds (a "
-                      "driver reload, another tool?); cap re-applied",
-                      g, in_force_w(&now), cap_w);
+            pfi_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds (a "
+                    "driver reload, another tool?); cap re-applied",
+                    g, in_force_w(&now), cap_w);
         else if (!was_drifting)
-            agent_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds; "
-                      "re-applying failed: %s (retried every sample)",
-                      g, in_force_w(&now), cap_w, err.msg);
+            pfi_log("GPU %u: the limit reads %.0f W, not the cap of %.0f W pfid holds; "
+                    "re-applying failed: %s (retried every sample)",
+                    g, in_force_w(&now), cap_w, err.msg);
         else if (rc == PFI_OK)
-            agent_log("GPU %u: cap of %.0f W re-applied", g, cap_w);
+            pfi_log("GPU %u: cap of %.0f W re-applied", g, cap_w);
     }
     pthread_mutex_unlock(&a->cap_mu);
 }
@@ -353,10 +353,10 @@ void agent_caps_check_persistence(agent *a)
             n += (size_t)snprintf(off + n, sizeof off - n, "%s%u", n ? "," : "", g);
     }
     if (n)
-        agent_log("warning: persistence mode is off on GPU %s: an idle GPU's driver may unload "
-                  "and a cap's power limit is then lost (pfid re-applies it at the next "
-                  "sample); enable it (nvidia-persistenced, or nvidia-smi -pm 1)",
-                  off);
+        pfi_log("warning: persistence mode is off on GPU %s: an idle GPU's driver may unload "
+                "and a cap's power limit is then lost (pfid re-applies it at the next "
+                "sample); enable it (nvidia-persistenced, or nvidia-smi -pm 1)",
+                off);
 }
 
 /* A record is trusted only as far as it is usable (store.h reads unusable
@@ -369,21 +369,21 @@ static void sanitize_record(agent *a, pfi_store_cap *c, double now)
     const agent_gpu *x = &a->gpus[c->gpu];
     if (!(c->prior_w > 0)) {
         double def = x->have_limits ? x->limits.default_w : NAN;
-        agent_log("GPU %u: the recorded prior limit is unusable; the device default %.0f W is "
-                  "restored instead",
-                  c->gpu, def);
+        pfi_log("GPU %u: the recorded prior limit is unusable; the device default %.0f W is "
+                "restored instead",
+                c->gpu, def);
         c->prior_w = def;
     }
     if (!(c->watts > 0) || isnan(c->expires_at)) {
-        agent_log("GPU %u: the cap record is unusable (watts or expiry); restoring", c->gpu);
+        pfi_log("GPU %u: the cap record is unusable (watts or expiry); restoring", c->gpu);
         c->expires_at = now;
         if (!(c->watts > 0)) c->watts = c->prior_w;
     }
     double from = isnan(c->set_at) || c->set_at > now ? now : c->set_at;
     if (c->expires_at > from + PFI_API_MAX_EXPIRES_S) {
-        agent_log("GPU %u: the recorded cap expires in %.3g s, beyond the %.0f s maximum; "
-                  "clamped",
-                  c->gpu, c->expires_at - now, PFI_API_MAX_EXPIRES_S);
+        pfi_log("GPU %u: the recorded cap expires in %.3g s, beyond the %.0f s maximum; "
+                "clamped",
+                c->gpu, c->expires_at - now, PFI_API_MAX_EXPIRES_S);
         c->expires_at = from + PFI_API_MAX_EXPIRES_S;
         if (isnan(c->set_at)) c->set_at = now;
         pfi_store_cap_put(a->store, c, NULL);
@@ -401,14 +401,14 @@ int agent_caps_recover(agent *a, pfi_error *err)
     for (size_t i = 0; i < n; i++) {
         pfi_store_cap *c = &caps[i];
         if (c->gpu >= a->n_gpus) {
-            agent_log("recorded cap on GPU %u: no such GPU now; record dropped", c->gpu);
+            pfi_log("recorded cap on GPU %u: no such GPU now; record dropped", c->gpu);
             pfi_store_cap_delete(a->store, c->gpu, NULL);
             continue;
         }
         if (a->o.read_only) {
-            agent_log("GPU %u: a cap of %.0f W recorded by an earlier run is left as it is "
-                      "(--read-only); restart without --read-only to restore it",
-                      c->gpu, c->watts);
+            pfi_log("GPU %u: a cap of %.0f W recorded by an earlier run is left as it is "
+                    "(--read-only); restart without --read-only to restore it",
+                    c->gpu, c->watts);
             continue;
         }
         agent_gpu *x = &a->gpus[c->gpu];
@@ -421,16 +421,16 @@ int agent_caps_recover(agent *a, pfi_error *err)
         if (c->expires_at <= now) {
             restore_locked(a, c->gpu, c->prior_w, "expired while pfid was down", &after, &e);
         } else if (set_and_verify(a, c->gpu, c->watts, &after, &e) == PFI_OK) {
-            agent_log("GPU %u: cap %.1f W re-applied after restart, expires in %.0f s", c->gpu,
-                      c->watts, c->expires_at - now);
+            pfi_log("GPU %u: cap %.1f W re-applied after restart, expires in %.0f s", c->gpu,
+                    c->watts, c->expires_at - now);
             pthread_mutex_lock(&a->mu);
             x->limits = after;
             x->have_limits = 1;
             pthread_mutex_unlock(&a->mu);
         } else {
             /* A cap that cannot be enforced must not linger: go to the prior. */
-            agent_log("GPU %u: cannot re-apply the recorded cap (%s); restoring the prior limit",
-                      c->gpu, e.msg);
+            pfi_log("GPU %u: cannot re-apply the recorded cap (%s); restoring the prior limit",
+                    c->gpu, e.msg);
             restore_locked(a, c->gpu, c->prior_w, "re-apply failed", &after, &e);
         }
     }
@@ -455,10 +455,10 @@ unsigned agent_caps_restore_all(agent *a)
         if (restore_locked(a, g, def, "shutdown", &after, &err) != PFI_OK) {
             /* Said every time, whatever was logged before: this is the last
              * word of this pfid on the GPU. */
-            agent_log("GPU %u: restoring %.0f W at shutdown failed: %s; the cap of %.0f W "
-                      "may still be on the device, its record stays in the store for the "
-                      "next start",
-                      g, def, err.msg, w);
+            pfi_log("GPU %u: restoring %.0f W at shutdown failed: %s; the cap of %.0f W "
+                    "may still be on the device, its record stays in the store for the "
+                    "next start",
+                    g, def, err.msg, w);
             failed++;
         }
     }

@@ -166,11 +166,11 @@ static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const pfi_ht
     pfi_error_clear(&err);
     int rc = pfi_api_parse_job(r->body ? r->body : "", r->len, &j, &err);
     if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
-    j.registered_at = agent_now();
+    j.registered_at = pfi_clock_wall();
     rc = agent_job_register(a, &j, 1, &err);
     if (rc == PFI_ENOTFOUND) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
-    agent_log("job %s registered on %zu GPU(s)", j.id, j.n_gpus);
+    pfi_log("job %s registered on %zu GPU(s)", j.id, j.n_gpus);
     return job_reply(a, c, j.id, MHD_HTTP_CREATED);
 }
 
@@ -198,7 +198,7 @@ static enum MHD_Result delete_job(agent *a, struct MHD_Connection *c, const char
     pfi_error_clear(&err);
     int rc = agent_job_end(a, id, &summary, &err);
     if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
-    agent_log("job %s ended", id);
+    pfi_log("job %s ended", id);
     return pfi_http_send_json(c, MHD_HTTP_OK, summary);
 }
 
@@ -394,11 +394,11 @@ int agent_http_start(agent *a, pfi_error *err)
                        ? IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr)
                        : (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
     if (!loopback)
-        agent_log("warning: listening beyond loopback without TLS: the bearer token "
-                  "crosses the network in clear text; restrict access (firewall, "
-                  "NetworkPolicy) or put a TLS proxy in front");
-    agent_log("listening on http://%s%s%s:%u%s", ss.ss_family == AF_INET6 ? "[" : "", addr,
-              ss.ss_family == AF_INET6 ? "]" : "", port, a->o.read_only ? " (read-only)" : "");
+        pfi_log("warning: listening beyond loopback without TLS: the bearer token "
+                "crosses the network in clear text; restrict access (firewall, "
+                "NetworkPolicy) or put a TLS proxy in front");
+    pfi_log("listening on http://%s%s%s:%u%s", ss.ss_family == AF_INET6 ? "[" : "", addr,
+            ss.ss_family == AF_INET6 ? "]" : "", port, a->o.read_only ? " (read-only)" : "");
     return PFI_OK;
 }
 

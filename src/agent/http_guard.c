@@ -97,14 +97,14 @@ enum MHD_Result agent_guard_accept(void *cls, const struct sockaddr *addr, sockl
     unsigned char k[16];
     int known = addr_key(addr, k) == 0;
     pthread_mutex_lock(&g->mu);
-    int ok = g->open < g->reserve || (known && is_trusted(g, k, agent_mono()));
+    int ok = g->open < g->reserve || (known && is_trusted(g, k, pfi_clock_mono()));
     if (!ok) g->refused++;
     unsigned long refused = g->refused;
     pthread_mutex_unlock(&g->mu);
     if (!ok && (refused & (refused - 1)) == 0) /* 1, 2, 4, 8, ...: a flood says little more */
-        agent_log("http: %lu connection(s) refused so far: the open connections reached the "
-                  "reserve kept for clients that made an authorized call",
-                  refused);
+        pfi_log("http: %lu connection(s) refused so far: the open connections reached the "
+                "reserve kept for clients that made an authorized call",
+                refused);
     return ok ? MHD_YES : MHD_NO;
 }
 
@@ -128,7 +128,7 @@ void agent_guard_trust(http_guard *g, struct MHD_Connection *c)
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     unsigned char k[16];
     if (!ci || !ci->client_addr || addr_key(ci->client_addr, k) != 0) return;
-    double now = agent_mono();
+    double now = pfi_clock_mono();
     pthread_mutex_lock(&g->mu);
     int slot = 0;
     for (int i = 0; i < N_TRUSTED; i++) {
@@ -146,7 +146,7 @@ void agent_guard_trust(http_guard *g, struct MHD_Connection *c)
 void agent_guard_log(void *cls, const char *fmt, va_list ap)
 {
     http_guard *g = cls;
-    double now = agent_mono();
+    double now = pfi_clock_mono();
     unsigned long more = 0;
     int print = 1;
     pthread_mutex_lock(&g->mu);
@@ -168,10 +168,10 @@ void agent_guard_log(void *cls, const char *fmt, va_list ap)
     vsnprintf(line, sizeof line, fmt, ap);
     line[strcspn(line, "\n")] = '\0';
     if (more)
-        agent_log("http: %s (%lu more like it were not logged in the %.0f s before)", line, more,
-                  LOG_WINDOW_S);
+        pfi_log("http: %s (%lu more like it were not logged in the %.0f s before)", line, more,
+                LOG_WINDOW_S);
     else
-        agent_log("http: %s", line);
+        pfi_log("http: %s", line);
 }
 
 static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,

@@ -223,11 +223,11 @@ void agent_curve_save(agent *a, const char *job, const pfi_store_point *pts, siz
         pfi_error err;
         int ok = pfi_store_point_put(a->store, &pts[i], &err) == PFI_OK;
         if (!ok && !__atomic_exchange_n(&failing, 1, __ATOMIC_RELAXED))
-            agent_log("store: curve point %s at %.0f W not written: %s (retried with its next "
-                      "report)",
-                      job, pts[i].cap_w, err.msg);
+            pfi_log("store: curve point %s at %.0f W not written: %s (retried with its next "
+                    "report)",
+                    job, pts[i].cap_w, err.msg);
         if (ok && __atomic_exchange_n(&failing, 0, __ATOMIC_RELAXED))
-            agent_log("store: writing curve points again");
+            pfi_log("store: writing curve points again");
     }
 }
 

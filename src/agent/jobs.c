@@ -52,7 +52,7 @@ static void job_free(agent_job *j)
 static void curve_flush(agent *a, agent_job *j)
 {
     pfi_store_point *pts;
-    size_t n = agent_curve_take_dirty(j, agent_now(), &pts);
+    size_t n = agent_curve_take_dirty(j, pfi_clock_wall(), &pts);
     if (n) agent_curve_save(a, j->rec.id, pts, n);
     free(pts);
 }
@@ -165,7 +165,7 @@ int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err)
         return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "no job '%s'", id);
     }
     agent_job *j = a->jobs[i];
-    int rc = pfi_store_job_end(a->store, id, agent_now(), err);
+    int rc = pfi_store_job_end(a->store, id, pfi_clock_wall(), err);
     if (rc == PFI_OK || rc == PFI_ENOTFOUND) {
         rc = PFI_OK;
         curve_flush(a, j);
@@ -183,7 +183,7 @@ int agent_job_end(agent *a, const char *id, json_t **summary, pfi_error *err)
 int agent_job_report(agent *a, const char *id, double tokens_per_s, unsigned long long *n,
                      pfi_error *err)
 {
-    double t = agent_now();
+    double t = pfi_clock_wall();
     pthread_mutex_lock(&a->mu);
     int found = agent_job_find(a, id) >= 0;
     pthread_mutex_unlock(&a->mu);
@@ -367,16 +367,16 @@ void agent_jobs_replay(agent *a, double since)
     pthread_mutex_lock(&a->mu);
     if (r.s && r.map) {
         if (pfi_store_samples_since(a->store, since, replay_sample, &r, &err) != PFI_OK)
-            agent_log("replaying samples: %s", err.msg);
+            pfi_log("replaying samples: %s", err.msg);
         replay_flush(&r);
         for (size_t i = 0; i < a->n_jobs; i++) {
             agent_job *j = a->jobs[i];
             double t0 = j->rec.registered_at > since ? j->rec.registered_at : since;
             if (pfi_store_throughput_since(a->store, j->rec.id, t0, replay_report, j, &err) !=
                 PFI_OK)
-                agent_log("replaying reports of %s: %s", j->rec.id, err.msg);
-            agent_log("job %s: %s after replaying %zu stored samples", j->rec.id,
-                      pfi_trace_phase_name(j->phase), pfi_trace_roll_count(j->roll));
+                pfi_log("replaying reports of %s: %s", j->rec.id, err.msg);
+            pfi_log("job %s: %s after replaying %zu stored samples", j->rec.id,
+                    pfi_trace_phase_name(j->phase), pfi_trace_roll_count(j->roll));
         }
     }
     a->gen++;
@@ -504,6 +504,6 @@ json_t *agent_job_json(agent *a, agent_job *j)
     pfi_json_set(o, "estimate_basis", json_string(agent_job_basis_name(b)));
     pfi_json_set(o, "estimate_at", b != JOB_BASIS_NONE ? pfi_json_num(agg.basis_t) : json_null());
     pfi_json_set(o, "estimate_age_s",
-                 b != JOB_BASIS_NONE ? pfi_json_num(agent_now() - agg.basis_t) : json_null());
+                 b != JOB_BASIS_NONE ? pfi_json_num(pfi_clock_wall() - agg.basis_t) : json_null());
     return o;
 }

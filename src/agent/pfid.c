@@ -69,31 +69,6 @@ static const char *help =
     "(nothing was changed), 2 on bad usage, 3 when a cap could not be\n"
     "restored at shutdown (each is logged with its GPU and watts).\n";
 
-double agent_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double agent_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void agent_log(const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    /* One write per line so that lines from threads do not interleave. */
-    fprintf(stderr, "pfid: %s\n", buf);
-}
-
 /* The signals that would end pfid by default and that a process can catch:
  * each one stops it with every cap restored, except SIGHUP (model reload).
  * The synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
@@ -225,8 +200,8 @@ static int open_backend(agent *a, pfi_error *err)
         if (pfi_backend_limits(a->be, g, &x->limits) == PFI_OK) x->have_limits = 1;
     }
     a->boost_mhz = PFI_AGENT_BOOST_MHZ;
-    agent_log("backend %s: %u GPU(s)%s", a->o.backend, a->n_gpus,
-              a->n_gpus ? "" : " (nothing to sample)");
+    pfi_log("backend %s: %u GPU(s)%s", a->o.backend, a->n_gpus,
+            a->n_gpus ? "" : " (nothing to sample)");
     return PFI_OK;
 }
 
@@ -240,8 +215,8 @@ typedef struct bad_jobs {
 
 static void on_bad_row(const char *table, const char *id, const char *why, void *ctx)
 {
-    agent_log("store: a %s row%s%s is unusable (%s); skipped", table, id ? " for " : "",
-              id ? id : "", why);
+    pfi_log("store: a %s row%s%s is unusable (%s); skipped", table, id ? " for " : "", id ? id : "",
+            why);
     bad_jobs *b = ctx;
     if (!b || !id || strcmp(table, "jobs") != 0) return;
     if (b->n == b->cap) {
@@ -266,27 +241,27 @@ static void reload_jobs(agent *a)
     int rc = pfi_store_jobs_running(a->store, &jobs, &n, &err);
     pfi_store_on_bad_row(a->store, on_bad_row, NULL);
     for (size_t i = 0; i < bad.n; i++) {
-        pfi_store_job_end(a->store, bad.ids[i], agent_now(), NULL);
-        agent_log("job %s: marked ended (its stored row is unusable); it may register again",
-                  bad.ids[i]);
+        pfi_store_job_end(a->store, bad.ids[i], pfi_clock_wall(), NULL);
+        pfi_log("job %s: marked ended (its stored row is unusable); it may register again",
+                bad.ids[i]);
     }
     free(bad.ids);
     if (rc != PFI_OK) {
-        agent_log("cannot reload jobs: %s", err.msg);
+        pfi_log("cannot reload jobs: %s", err.msg);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         if (agent_job_register(a, &jobs[i], 0, &err) != PFI_OK) {
-            agent_log("job %s from the store not restored (%s); marking it ended", jobs[i].id,
-                      err.msg);
-            pfi_store_job_end(a->store, jobs[i].id, agent_now(), NULL);
+            pfi_log("job %s from the store not restored (%s); marking it ended", jobs[i].id,
+                    err.msg);
+            pfi_store_job_end(a->store, jobs[i].id, pfi_clock_wall(), NULL);
         } else {
-            agent_log("job %s restored from the store", jobs[i].id);
+            pfi_log("job %s restored from the store", jobs[i].id);
         }
     }
     free(jobs);
     /* Phases and aggregates come back from the stored history of the window. */
-    if (n > 0) agent_jobs_replay(a, agent_now() - a->o.window_s);
+    if (n > 0) agent_jobs_replay(a, pfi_clock_wall() - a->o.window_s);
 }
 
 static void cleanup(agent *a)
@@ -305,6 +280,7 @@ static void cleanup(agent *a)
 int main(int argc, char **argv)
 {
     static agent a;
+    pfi_log_init("pfid");
     a.o.backend = "nvml";
     a.o.sim_gpus = 8;
     a.o.listen = "127.0.0.1:9477";
@@ -465,7 +441,7 @@ int main(int argc, char **argv)
     char msg[1024];
     if (read_token(a.o.token_file, a.token, sizeof a.token, &err) != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
-        agent_log("%s", msg);
+        pfi_log("%s", msg);
         return 1;
     }
 
@@ -486,7 +462,7 @@ int main(int argc, char **argv)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&a.wake, &ca);
     pthread_condattr_destroy(&ca);
-    a.started_at = agent_now();
+    a.started_at = pfi_clock_wall();
 
     /* Nothing changes on a GPU or in the store before every check that can
      * refuse the start has passed: the address, the store's lock, the
@@ -501,14 +477,14 @@ int main(int argc, char **argv)
     if (rc == PFI_OK && a.o.model) rc = agent_model_load(&a, a.o.model, &err);
     if (rc != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
-        agent_log("%s; nothing was changed", msg);
+        pfi_log("%s; nothing was changed", msg);
         agent_http_stop(&a);
         cleanup(&a);
         return 1;
     }
     if ((rc = agent_caps_recover(&a, &err)) != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
-        agent_log("%s", msg);
+        pfi_log("%s", msg);
         agent_http_stop(&a);
         agent_caps_restore_all(&a);
         cleanup(&a);
@@ -518,14 +494,14 @@ int main(int argc, char **argv)
     reload_jobs(&a);
     agent_tick(&a); /* the first sample is there before the first request */
     if (agent_sampler_start(&a) != 0) {
-        agent_log("cannot start the sampler thread");
+        pfi_log("cannot start the sampler thread");
         agent_caps_restore_all(&a);
         cleanup(&a);
         return 1;
     }
     if (agent_http_start(&a, &err) != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
-        agent_log("%s", msg);
+        pfi_log("%s", msg);
         agent_sampler_stop(&a);
         agent_caps_restore_all(&a);
         cleanup(&a);
@@ -539,25 +515,25 @@ int main(int argc, char **argv)
         /* SIGHUP reloads the model, as daemons reread their configuration;
          * every other signal of the set stops pfid. */
         if (!a.o.model) {
-            agent_log("SIGHUP: no --model to reload");
+            pfi_log("SIGHUP: no --model to reload");
         } else if (agent_model_load(&a, a.o.model, &err) != PFI_OK) {
             pfi_error_format(&err, msg, sizeof msg);
-            agent_log("SIGHUP: %s; the model in use is kept", msg);
+            pfi_log("SIGHUP: %s; the model in use is kept", msg);
         }
     }
     char name[32];
-    agent_log("%s: shutting down", signal_name(sig, name, sizeof name));
+    pfi_log("%s: shutting down", signal_name(sig, name, sizeof name));
     /* HTTP first (no new caps), then the sampler, then restore. */
     agent_http_stop(&a);
     agent_sampler_stop(&a);
     unsigned failed = agent_caps_restore_all(&a);
     cleanup(&a);
     if (failed) {
-        agent_log("stopped with %u cap(s) not restored (logged above; their records stay in "
-                  "the store and the next start restores them)",
-                  failed);
+        pfi_log("stopped with %u cap(s) not restored (logged above; their records stay in "
+                "the store and the next start restores them)",
+                failed);
         return 3;
     }
-    agent_log("stopped");
+    pfi_log("stopped");
     return 0;
 }

@@ -30,7 +30,7 @@ int agent_model_load(agent *a, const char *path, pfi_error *err)
     a->gen++;
     pthread_mutex_unlock(&a->mu);
     free(old);
-    agent_log("model %s: %s (%zu feature(s))", path, m->set.name, m->set.p);
+    pfi_log("model %s: %s (%zu feature(s))", path, m->set.name, m->set.p);
     return PFI_OK;
 }
 

@@ -13,8 +13,8 @@
 
 void agent_tick(agent *a)
 {
-    double m0 = agent_mono();
-    double t = agent_now();
+    double m0 = pfi_clock_mono();
+    double t = pfi_clock_wall();
     unsigned n = a->n_gpus;
     pfi_gpu_sample *s = calloc(n ? n : 1, sizeof *s);
     pfi_gpu_limits *lim = calloc(n ? n : 1, sizeof *lim);
@@ -30,7 +30,7 @@ void agent_tick(agent *a)
         free(lim);
         free(ok);
         free(lok);
-        agent_log("out of memory in the sampler");
+        pfi_log("out of memory in the sampler");
         return;
     }
     /* Backend calls happen without mu: a slow device must not block HTTP. */
@@ -53,8 +53,8 @@ void agent_tick(agent *a)
     /* A full disk fails every tick: say so when it starts and when it ends
      * (pfi_agent_store_errors_total counts the ticks in between; /healthz
      * says it meanwhile). */
-    if (!store_ok && !a->store_failing) agent_log("store: %s; samples are not being kept", err.msg);
-    if (store_ok && a->store_failing) agent_log("store: writing samples again");
+    if (!store_ok && !a->store_failing) pfi_log("store: %s; samples are not being kept", err.msg);
+    if (store_ok && a->store_failing) pfi_log("store: writing samples again");
     a->store_failing = !store_ok;
     if (!store_ok) snprintf(a->store_error, sizeof a->store_error, "%s", err.msg);
     for (unsigned g = 0; g < n; g++) {
@@ -80,7 +80,7 @@ void agent_tick(agent *a)
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
-    a->last_tick_s = agent_mono() - m0;
+    a->last_tick_s = pfi_clock_mono() - m0;
     a->gen++;
     pthread_mutex_unlock(&a->mu);
     /* Outside mu: scrapes do not wait on SQLite. */
@@ -111,22 +111,22 @@ static struct timespec mono_ts(double sec)
 static void *sampler_main(void *arg)
 {
     agent *a = arg;
-    double next = agent_mono() + a->o.interval_s;
-    double next_prune = agent_mono();
+    double next = pfi_clock_mono() + a->o.interval_s;
+    double next_prune = pfi_clock_mono();
     for (;;) {
         /* Caps first: an expiry is due whatever the sampling does. */
         double expiry = agent_caps_expire(a);
-        double now_m = agent_mono();
+        double now_m = pfi_clock_mono();
         if (now_m >= next) {
             agent_tick(a);
             agent_caps_reconcile(a);
             /* Skip missed ticks rather than bursting to catch up. */
-            next += a->o.interval_s * (1 + floor((agent_mono() - next) / a->o.interval_s));
-            if (agent_mono() >= next_prune) {
+            next += a->o.interval_s * (1 + floor((pfi_clock_mono() - next) / a->o.interval_s));
+            if (pfi_clock_mono() >= next_prune) {
                 pfi_error err;
-                if (pfi_store_prune(a->store, agent_now() - a->o.retention_s, &err) != PFI_OK)
-                    agent_log("store prune: %s", err.msg);
-                next_prune = agent_mono() + PRUNE_EVERY_S;
+                if (pfi_store_prune(a->store, pfi_clock_wall() - a->o.retention_s, &err) != PFI_OK)
+                    pfi_log("store prune: %s", err.msg);
+                next_prune = pfi_clock_mono() + PRUNE_EVERY_S;
             }
             continue;
         }

@@ -12,23 +12,6 @@
 #include "ctl_spread.h"
 #include "pfi/target_io.h"
 
-double ctl_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void ctl_log(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "pfi control: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
 /* Resumes from the store: targets (API and the last OpenADR list), caps
  * held, learned points and uncapped figures, budget and trim. */
 static int resume(ctl *c, pfi_error *err)
@@ -85,7 +68,7 @@ static int resume(ctl *c, pfi_error *err)
     if (pfi_ctl_store_get_state(c->store, "trim_w", &v, NULL) == PFI_OK && isfinite(v))
         c->trim_w = v;
     if (c->n_held)
-        ctl_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->n_held,
+        pfi_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->n_held,
                 c->n_targets, c->n_obs);
     return PFI_OK;
 }
@@ -123,6 +106,7 @@ static void teardown(ctl *c)
 int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *err)
 {
     ctl c;
+    pfi_log_init("pfi control");
     memset(&c, 0, sizeof c);
     c.o = *o;
     c.stop = stop;
@@ -146,7 +130,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
         if (rc == PFI_OK) {
             ctl_targets_replace(&c, PFI_TARGET_SCHEDULE, ts, n);
             pfi_ctl_store_replace_source(c.store, PFI_TARGET_SCHEDULE, ts, n, NULL);
-            ctl_log("schedule %s: %zu target(s)", o->schedule, n);
+            pfi_log("schedule %s: %zu target(s)", o->schedule, n);
             free(ts);
         }
     }
@@ -164,19 +148,19 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
         return rc;
     }
     if (o->cluster_from_prometheus)
-        ctl_log("the cluster from Prometheus %s, policy %s, period %.3g s", o->prometheus_url,
+        pfi_log("the cluster from Prometheus %s, policy %s, period %.3g s", o->prometheus_url,
                 pfi_plan_policy_name(o->policy), o->period_s);
     else
-        ctl_log("%zu agent(s), policy %s, period %.3g s", o->n_agents,
+        pfi_log("%zu agent(s), policy %s, period %.3g s", o->n_agents,
                 pfi_plan_policy_name(o->policy), o->period_s);
     while (!*stop) {
-        double t0 = ctl_now();
+        double t0 = pfi_clock_wall();
         ctl_period(&c);
         /* Sleep to the next period, or until a target changes. */
         double next = t0 + o->period_s;
         pthread_mutex_lock(&c.mu);
         while (!*stop && !c.woken) {
-            double now = ctl_now();
+            double now = pfi_clock_wall();
             if (now >= next) break;
             double w = fmin(next - now, 0.2); /* a signal sets *stop: look every 0.2 s */
             struct timespec ts;
@@ -189,7 +173,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
         c.woken = 0;
         pthread_mutex_unlock(&c.mu);
     }
-    ctl_log("stopping; caps stay until they expire (at most the target's end plus %.0f s)",
+    pfi_log("stopping; caps stay until they expire (at most the target's end plus %.0f s)",
             o->cap_margin_s);
     teardown(&c);
     return PFI_OK;

@@ -13,6 +13,8 @@
 
 #include "ctl_index.h"
 #include "pfi/agents.h"
+#include "pfi/clock.h"
+#include "pfi/log.h"
 #include "pfi/controller.h"
 #include "pfi/ctl_store.h"
 #include "pfi/plan.h"
@@ -128,9 +130,6 @@ typedef struct ctl {
     char *metrics;  /* GET /metrics text */
     size_t metrics_len;
 } ctl;
-
-double ctl_now(void);
-void ctl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ctl_period.c: one period of the loop. */
 void ctl_period(ctl *c);

@@ -152,7 +152,7 @@ void ctl_agent_count(ctl *c, pfi_agent_info *g, double now, double *fixed_w, dou
             *measured_w += mw;
         } else if (c->periods % 12 == 1) {
             /* Nothing known of its size: it cannot be counted. Said, not hidden. */
-            ctl_log("agent %s has never answered and its size is unknown: counted at 0 W", g->url);
+            pfi_log("agent %s has never answered and its size is unknown: counted at 0 W", g->url);
         }
         return;
     }
@@ -408,7 +408,7 @@ static int push(ctl *c, pfi_cap_cmd *cmds, size_t n, double now)
             c->releases++;
         } else {
             c->push_errors++;
-            if (logged++ < 3) ctl_log("cap call failed: %s", m->error[0] ? m->error : "no answer");
+            if (logged++ < 3) pfi_log("cap call failed: %s", m->error[0] ? m->error : "no answer");
         }
     }
     held_compact(c);
@@ -545,7 +545,7 @@ static void other_load(ctl *c, double live_gpu_w)
         c->other_src = "meter";
         return;
     }
-    if (c->periods % 12 == 1) ctl_log("site meter: %s", err.msg);
+    if (c->periods % 12 == 1) pfi_log("site meter: %s", err.msg);
     if (c->other_n) {
         double hi = 0;
         for (size_t i = 0; i < 3 && i < c->other_n; i++)
@@ -559,7 +559,7 @@ static void other_load(ctl *c, double live_gpu_w)
 
 void ctl_period(ctl *c)
 {
-    double now = ctl_now();
+    double now = pfi_clock_wall();
     double dt = isfinite(c->last_t) ? now - c->last_t : c->o.period_s;
     c->last_t = now;
     c->periods++;
@@ -592,7 +592,7 @@ void ctl_period(ctl *c)
         free(pj);
         free(caps);
         free(po);
-        ctl_log("out of memory in a period");
+        pfi_log("out of memory in a period");
         return;
     }
     size_t npo = 0;
@@ -643,7 +643,7 @@ void ctl_period(ctl *c)
     pfi_error_clear(&err);
     pfi_plan_set_time(c->plan, now);
     int plan_ok = pfi_plan_set_jobs(c->plan, pj, c->n_jobs, &err) == PFI_OK;
-    if (!plan_ok) ctl_log("plan: %s", err.msg);
+    if (!plan_ok) pfi_log("plan: %s", err.msg);
 
     /* Budget after the ramp; released once it covers every job uncapped. */
     double want = tn.active ? tn.gpu_budget_w : INFINITY;
@@ -675,7 +675,7 @@ void ctl_period(ctl *c)
     if (controlling && plan_ok) {
         if (pfi_plan_run(c->plan, c->o.policy, budget, fixed, c->trim_w, caps, &res, &err) !=
             PFI_OK) {
-            ctl_log("plan: %s", err.msg);
+            pfi_log("plan: %s", err.msg);
             plan_ok = 0;
         }
     } else if (plan_ok && c->n_jobs) {
@@ -758,9 +758,9 @@ void ctl_period(ctl *c)
     pfi_ctl_store_add_period(c->store, &rec, NULL);
     pfi_ctl_store_put_state(c->store, "budget_w", controlling ? budget : NAN, NULL);
     pfi_ctl_store_put_state(c->store, "trim_w", c->trim_w, NULL);
-    if (pfi_ctl_store_commit(c->store, &err) != PFI_OK) ctl_log("%s", err.msg);
+    if (pfi_ctl_store_commit(c->store, &err) != PFI_OK) pfi_log("%s", err.msg);
     if (controlling && res.infeasible && c->periods % 12 == 1)
-        ctl_log("infeasible: the floors exceed the budget by %.0f W; every job at its floor",
+        pfi_log("infeasible: the floors exceed the budget by %.0f W; every job at its floor",
                 res.shortfall_w);
 
     c->prev_active = controlling;

@@ -117,7 +117,7 @@ void ctl_priors_fetch(ctl *c)
                 pts[k++] = NULL;
             } else if (status[r] != 200 ||
                        pfi_cl_parse_curve(body[r], len[r], &pts[k], &np[k], &err) != PFI_OK) {
-                if (status[r] == 200) ctl_log("%s: %s", path[r], err.msg);
+                if (status[r] == 200) pfi_log("%s: %s", path[r], err.msg);
                 ok = status[r] == 200; /* a bad answer is not asked again */
                 pts[k] = NULL;
                 np[k++] = 0;
@@ -133,7 +133,7 @@ void ctl_priors_fetch(ctl *c)
             p->pts = calloc(total + 1, sizeof *p->pts);
             p->n = p->pts ? combine(pts, np, k, p->pts) : 0;
             if (p->n)
-                ctl_log("learn: job %s: %zu curve point(s) from pfid as priors", p->job, p->n);
+                pfi_log("learn: job %s: %zu curve point(s) from pfid as priors", p->job, p->n);
             ctl_index_put(&c->prior_ix, ctl_hash_str(p->job), c->n_priors++);
         }
         for (size_t r = 0; r < k; r++)

@@ -37,7 +37,7 @@ static size_t agent_of(ctl *c, const char *inst)
     pfi_error err;
     pfi_error_clear(&err);
     if (pfi_agents_add(c->agents, url, &ix, &err) != PFI_OK) {
-        if (c->periods % 12 == 1) ctl_log("Prometheus instance '%.100s': %s", inst, err.msg);
+        if (c->periods % 12 == 1) pfi_log("Prometheus instance '%.100s': %s", inst, err.msg);
         return SIZE_MAX;
     }
     return ix;
@@ -84,12 +84,12 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         int was_up = 0; /* said when it stops answering, then once a minute or so */
         for (size_t a = 0; a < pfi_agents_count(c->agents); a++)
             was_up |= pfi_agents_get(c->agents, a)->up;
-        if (was_up || c->periods % 12 == 1) ctl_log("%s: caps held stay as they are", why);
+        if (was_up || c->periods % 12 == 1) pfi_log("%s: caps held stay as they are", why);
         all_down(c, why, now, fixed_w, measured_w);
         goto out;
     }
     if (v.skipped && c->periods % 12 == 1)
-        ctl_log("Prometheus: %zu row(s) left out (no instance, a bad job_id or gpus label)",
+        pfi_log("Prometheus: %zu row(s) left out (no instance, a bad job_id or gpus label)",
                 v.skipped);
 
     /* the agents: who is up, their size */

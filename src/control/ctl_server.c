@@ -67,7 +67,7 @@ static enum MHD_Result post_target(ctl *c, struct MHD_Connection *conn, const pf
     if (pfi_target_parse_json(r->body ? r->body : "", r->len, &t, &has_id, &err) != PFI_OK)
         return pfi_http_send_error(conn, MHD_HTTP_BAD_REQUEST, err.msg);
     pthread_mutex_lock(&c->mu);
-    if (!has_id) snprintf(t.id, sizeof t.id, "api-%.0f-%llu", ctl_now(), ++c->target_seq);
+    if (!has_id) snprintf(t.id, sizeof t.id, "api-%.0f-%llu", pfi_clock_wall(), ++c->target_seq);
     int rc = pfi_target_validate(&t, &err);
     if (rc == PFI_OK) rc = pfi_ctl_store_put_target(c->store, &t, &err);
     if (rc == PFI_OK) rc = ctl_targets_add(c, &t, &err);
@@ -77,7 +77,7 @@ static enum MHD_Result post_target(ctl *c, struct MHD_Connection *conn, const pf
         return pfi_http_send_error(
             conn, rc == PFI_EINVAL ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_INTERNAL_SERVER_ERROR,
             err.msg);
-    ctl_log("target %s: %s %.0f W from %.0f for %.0f s", t.id,
+    pfi_log("target %s: %s %.0f W from %.0f for %.0f s", t.id,
             t.kind == PFI_TARGET_SITE ? "site" : "GPU", t.limit_w, t.start, t.end - t.start);
     return pfi_http_send_json(conn, MHD_HTTP_CREATED, pfi_target_to_json(&t));
 }
@@ -100,7 +100,7 @@ static enum MHD_Result delete_target(ctl *c, struct MHD_Connection *conn, const 
     if (!v)
         return pfi_http_send_error(conn, MHD_HTTP_NOT_FOUND,
                                    "no such target (only API targets can be deleted)");
-    ctl_log("target %s deleted", id);
+    pfi_log("target %s deleted", id);
     return pfi_http_send_json(conn, MHD_HTTP_OK, v);
 }
 
@@ -175,7 +175,7 @@ int ctl_server_start(ctl *c, pfi_error *err)
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(c->httpd, MHD_DAEMON_INFO_BIND_PORT);
     char url[80];
     pfi_http_url(&ss, di ? (unsigned)di->port : 0, url, sizeof url);
-    ctl_log("listening on %s", url);
+    pfi_log("listening on %s", url);
     return PFI_OK;
 }
 

@@ -50,23 +50,23 @@ void ctl_ven_task(ctl *c, double now, double site_w)
                     known |= strcmp(c->events[k].id, ev[i].id) == 0;
                 if (known) continue;
                 if (ev[i].status != PFI_OK)
-                    ctl_log("VTN event %s refused: %s", ev[i].id[0] ? ev[i].id : "?", ev[i].error);
+                    pfi_log("VTN event %s refused: %s", ev[i].id[0] ? ev[i].id : "?", ev[i].error);
                 else
-                    ctl_log("VTN event %s: %zu interval(s)%s%s", ev[i].id, ev[i].n_iv,
+                    pfi_log("VTN event %s: %zu interval(s)%s%s", ev[i].id, ev[i].n_iv,
                             ev[i].notes[0] ? "; " : "", ev[i].notes);
             }
             for (size_t k = 0; k < c->n_events; k++) {
                 int still = 0;
                 for (size_t i = 0; i < n; i++)
                     still |= strcmp(c->events[k].id, ev[i].id) == 0;
-                if (!still) ctl_log("VTN event %s is gone: cancelled", c->events[k].id);
+                if (!still) pfi_log("VTN event %s is gone: cancelled", c->events[k].id);
             }
             pfi_oadr_events_free(c->events, c->n_events);
             c->events = ev;
             c->n_events = n;
             replace_targets(c, now);
         } else {
-            ctl_log("VTN poll failed (keeping the last %zu event(s)): %s", c->n_events, err.msg);
+            pfi_log("VTN poll failed (keeping the last %zu event(s)): %s", c->n_events, err.msg);
         }
     }
     /* Accumulate and report. */
@@ -106,10 +106,10 @@ void ctl_ven_task(ctl *c, double now, double site_w)
                 pfi_error_clear(&err);
                 if (body && pfi_ven_report(c->ven, body, &err) == PFI_OK) {
                     a->sent = 1;
-                    ctl_log("reported event %s interval %ld: %.1f kW mean site power", e->id,
+                    pfi_log("reported event %s interval %ld: %.1f kW mean site power", e->id,
                             iv->id, r.site_w / 1000);
                 } else {
-                    ctl_log("report for event %s failed (retried next period): %s", e->id, err.msg);
+                    pfi_log("report for event %s failed (retried next period): %s", e->id, err.msg);
                 }
                 json_decref(body);
             }
