@@ -16,6 +16,7 @@
 
 #include "pfi/backend.h"
 #include "pfi/clock.h"
+#include "pfi/http_server.h"
 #include "pfi/log.h"
 #include "pfi/store.h"
 #include "pfi/telemetry_csv.h"
@@ -142,9 +143,10 @@ typedef struct agent {
     unsigned long long metrics_gen;
 
     struct MHD_Daemon *httpd;
-    http_guard *guard; /* http_guard.c */
-    int listen_fd;     /* bound at start, before anything else (http.c), -1 */
-    int store_lock_fd; /* the store file's lock (lock.c), -1 */
+    pfi_http_service http; /* http.c's routes, served by httpd */
+    http_guard *guard;     /* http_guard.c */
+    int listen_fd;         /* bound at start, before anything else (http.c), -1 */
+    int store_lock_fd;     /* the store file's lock (lock.c), -1 */
     pthread_t sampler;
 } agent;
 
