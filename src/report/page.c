@@ -203,8 +203,15 @@ static void summary_html(FILE *f, const rp_page *p)
         const pfi_ablation *a = &d->ab[d->best_set];
         fputs("<li><b>Best predictor</b> (leave-one-cluster-out R&sup2;): <code>", f);
         html_text(f, a->set.name);
-        fprintf(f, "</code>, LOCO R&sup2; %.2f, LOO R&sup2; %.2f, in-sample R&sup2; %.2f.</li>\n",
-                a->loco.cv.r2_oos, a->loo.rc == PFI_OK ? a->loo.cv.r2_oos : NAN, a->ols.r2);
+        fprintf(f, "</code>, LOCO R&sup2; %.2f, ", a->loco.cv.r2_oos);
+        if (a->loo.rc == PFI_OK)
+            fprintf(f, "LOO R&sup2; %.2f", a->loo.cv.r2_oos);
+        else {
+            fputs("LOO R&sup2; undefined (", f);
+            html_text(f, a->loo.msg);
+            fputs(")", f);
+        }
+        fprintf(f, ", in-sample R&sup2; %.2f.</li>\n", a->ols.r2);
     }
     for (int mix = 0; mix < 2; mix++) {
         if (!d->has_sim[mix]) continue;

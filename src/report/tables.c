@@ -268,6 +268,10 @@ static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
 
 static void table9(const rd_data *d, const paper *pp, rp_tables *ts)
 {
+    size_t n4 = 0;
+    for (size_t i = 0; i < d->ng; i++)
+        n4 += d->grp[i].has4 && d->grp[i].idx.has_pfi;
+    if (!n4) return; /* rd_index's note says why */
     static const char *const h[] = {"group",     "pfi_all_caps",    "paper_pfi_6caps",
                                     "pfi_4caps", "paper_pfi_4caps", "diff_4caps",
                                     "delta",     "delta_pct",       NULL};
@@ -321,6 +325,12 @@ static void tables10_11(const rd_data *d, const paper *pp, int is_paper, rp_tabl
         snprintf(t->note, sizeof t->note,
                  "Kruskal-Wallis (tie-corrected): H = %.2f, df = %d, p = %.4f%s", s->kw.H, s->kw.df,
                  s->kw.p, is_paper ? "; the paper: H = 12.37, df = 2, p = 0.0021." : ".");
+    else
+        snprintf(t->note, sizeof t->note,
+                 "No Kruskal-Wallis or Dunn test: it needs at least %d groups in each of two "
+                 "regimes or more (see the notes at the top).",
+                 RD_MIN_REGIME);
+    if (s->npairs == 0) return;
     static const char *const h2[] = {"pair",        "z",      "paper_z",      "diff_z", "p_raw",
                                      "paper_p_raw", "p_holm", "paper_p_holm", NULL};
     rp_table *u =
@@ -362,9 +372,11 @@ static void cv_cells(rp_table *t, const pfi_cv_outcome *o, const pfi_csv *c, con
 static void table3(const rd_data *d, const paper *pp, rp_tables *ts)
 {
     static const char *const h[] = {
-        "predictors",   "p",           "r2_in",    "paper_r2_in",   "diff_r2_in", "loo_r2",
-        "paper_loo_r2", "diff_loo_r2", "loo_rmse", "loo_rho",       "loco_r2",    "paper_loco_r2",
-        "diff_loco_r2", "loco_rmse",   "loco_rho", "validation_r2", NULL};
+        "predictors",        "p",         "r2_in",        "paper_r2_in",
+        "diff_r2_in",        "loo_r2",    "paper_loo_r2", "diff_loo_r2",
+        "loo_rmse",          "loo_rho",   "loco_r2",      "paper_loco_r2",
+        "diff_loco_r2",      "loco_rmse", "loco_rho",     "validation_r2",
+        "undefined_because", NULL};
     rp_table *t = table_new(ts, "table3_ablation", "Table 3: the PFI predictor ablation", h);
     snprintf(t->note, sizeof t->note,
              "OLS on the uncapped runs' telemetry. Out-of-sample R2 = 1 - SS_res(held-out "
@@ -378,12 +390,23 @@ static void table3(const rd_data *d, const paper *pp, rp_tables *ts)
         cv_cells(t, &a->loo, pp->t3, a->set.name, "loo_r2", "loo_rmse", "loo_rho");
         cv_cells(t, &a->loco, pp->t3, a->set.name, "loco_r2", "loco_rmse", "loco_rho");
         num(t, a->has_val && a->val.has_r2, a->val.r2, 3);
+        /* what an empty cell lacks, in core's words */
+        if (a->fit_rc != PFI_OK)
+            cell(t, "%s", a->fit_msg);
+        else if (a->loo.rc != PFI_OK || a->loco.rc != PFI_OK)
+            cell(t, "%s%s%s%s%s", a->loo.rc != PFI_OK ? "LOO: " : "",
+                 a->loo.rc != PFI_OK ? a->loo.msg : "",
+                 a->loo.rc != PFI_OK && a->loco.rc != PFI_OK ? "; " : "",
+                 a->loco.rc != PFI_OK ? "LOCO: " : "", a->loco.rc != PFI_OK ? a->loco.msg : "");
+        else
+            cell(t, "%s", "");
     }
 }
 
 static void corr(const rd_data *d, rp_tables *ts)
 {
-    static const char *const h[] = {"feature", "label", "n", "rho", "p", "q", "stars", NULL};
+    static const char *const h[] = {"feature",           "label", "n", "rho", "p", "q", "stars",
+                                    "undefined_because", NULL};
     rp_table *t = table_new(ts, "fig5_correlations",
                             "Fig. 5/14: Spearman rho of each telemetry feature with PFI", h);
     snprintf(t->note, sizeof t->note,
@@ -398,6 +421,7 @@ static void corr(const rd_data *d, rp_tables *ts)
         gnum(t, c->has, c->p);
         gnum(t, c->has, c->q);
         cell(t, "%s", !c->has ? "" : c->q < 0.01 ? "**" : c->q < 0.05 ? "*" : "");
+        cell(t, "%s", c->has ? "" : c->why);
     }
 }
 
@@ -419,6 +443,10 @@ static void tables12_13(const rd_data *d, rp_tables *ts)
     static const char *const h[] = {"subgroup", "n", "rho", "p", NULL};
     rp_table *t = table_new(ts, "table13_subgroups",
                             "Table 13: DRAM copy product vs PFI within subgroups", h);
+    snprintf(t->note, sizeof t->note,
+             "Spearman rho within each subgroup of the training groups; empty where a subgroup "
+             "has fewer than %d groups.",
+             RD_MIN_RHO);
     for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
         cell(t, "%s", d->sub[s].name);
         cell(t, "%zu", d->sub[s].n);

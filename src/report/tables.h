@@ -11,7 +11,7 @@
 #include "pfi/error.h"
 #include "rdata.h"
 
-#define RP_MAX_COLS 20
+#define RP_MAX_COLS 28
 #define RP_MAX_TABLES 12
 
 typedef struct rp_table {
