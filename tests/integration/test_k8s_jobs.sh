@@ -71,17 +71,26 @@ ok "the controller sees team:llama as one job of 4 GPUs"
 ok "the exempt job (pfi.io/exempt) is not capped"
 
 # --- the pod moves from node 0 to node 1's GPUs 2-3 ---
+# The controller is stopped first (its caps stay until they expire): what
+# uncaps node 0's GPUs is pfid seeing the pod go, not the next period.
+kill -KILL "$CTL_PID"
+wait "$CTL_PID" 2>/dev/null || true
 W0B=$(pod team llama-w-0-0-klmno "$L0" '{"pfi.io/sla-floor":"0.8"}' "$(uuid 2)" "$(uuid 3)")
 k8s_state 0 "{\"pods\":[$EVAL]}"
 k8s_state 1 "{\"pods\":[$W1,$W0B]}"
 freed() { [ "$(gpu_state | awk '$1 == 0 && $2 <= 1 && ($5 != 0 || $4 != 700)' | wc -l)" = 0 ]; }
 wait_until 3 freed || fail "node 0's GPUs 0-1 still capped after the pod left: $(gpu_state)"
-ok "the pod left node 0: its GPUs 0-1 back at 700 W at once"
+ok "the pod left node 0: its GPUs 0-1 back at 700 W at once, with no controller running"
 grep -q "k8s: job team:llama ended on this node (no pod left)" "$WORK/node0.log" || fail "no end logged"
 [ "$(jobs_of 0)" = "team:eval 2,3 True 0.9 None None" ] || fail "node 0's jobs after the move: $(jobs_of 0)"
 wait_until 3 bash -c "[ \"\$(curl -s ${NODES[1]}/v1/jobs | python3 -c 'import json,sys; print([j[\"gpus\"] for j in json.load(sys.stdin)[\"jobs\"]])')\" = '[[0, 1, 2, 3]]' ]" ||
     fail "node 1's team:llama did not grow: $(jobs_of 1)"
 ok "team:llama now on node 1's GPUs 0-3"
+[ "$(gpu_state | awk '$1 == 1 && $2 <= 1 && $5 == 1' | wc -l)" = 2 ] ||
+    fail "node 1's GPUs 0-1 (still the job's) lost their cap: $(gpu_state)"
+ok "the GPUs the job keeps keep their cap"
+ctl_start "$WORK/ctl2.log" --db "$WORK/ctl.db" --period 0.5 --policy pfi \
+    --agents "${NODES[0]},${NODES[1]}" --agent-timeout-s 0.5
 one4() {
     local c
     c=$(gpu_state | awk '$1 == 1 && $5 == 1 {print $4}' | sort -u)
