@@ -27,6 +27,17 @@ struct MHD_Response;
 struct MHD_Connection;
 typedef struct http_guard http_guard;
 
+/* kubelet.c: jobs from Kubernetes' view of the node. */
+typedef struct agent_k8s_opts {
+    const char *socket;       /* --kubelet-socket: the PodResources API, NULL none */
+    int from_dcgm;            /* --k8s-from-dcgm: the dcgm-exporter page's pod labels */
+    double interval_s;        /* --kubelet-interval, 0: --interval */
+    const char *pods_url;     /* --pods-url: a PodList (labels, annotations), NULL none */
+    const char *pods_token;   /* --pods-token-file */
+    const char *pods_ca;      /* --pods-ca-file */
+    const char *group_labels; /* --k8s-group-labels, comma-separated; NULL the defaults */
+} agent_k8s_opts;
+
 typedef struct agent_opts {
     const char *backend;
     unsigned sim_gpus;
@@ -46,6 +57,7 @@ typedef struct agent_opts {
     const char *lock_dir; /* per-GPU lock files (lock.c) */
     unsigned http_max_conns, http_conns_per_ip;
     unsigned http_timeout_s; /* a connection idle this long is closed */
+    agent_k8s_opts k8s;
 } agent_opts;
 
 typedef struct agent_gpu {
@@ -148,6 +160,7 @@ typedef struct agent {
     int listen_fd;         /* bound at start, before anything else (http.c), -1 */
     int store_lock_fd;     /* the store file's lock (lock.c), -1 */
     pthread_t sampler;
+    struct agent_k8s *k8s; /* kubelet.c's poller, NULL when not configured */
 } agent;
 
 /* Clocks: wall (Unix s) for records that must survive a restart, monotonic
@@ -262,6 +275,14 @@ void agent_unlock_all(agent *a);
 int agent_http_bind(agent *a, pfi_error *err);
 int agent_http_start(agent *a, pfi_error *err);
 void agent_http_stop(agent *a);
+
+/* kubelet.c: with --kubelet-socket or --k8s-from-dcgm, a thread registers
+ * the node's pods as jobs every --kubelet-interval and ends them when their
+ * pods go (see there). start is a no-op without either option. */
+int agent_k8s_start(agent *a, pfi_error *err);
+void agent_k8s_stop(agent *a); /* NULL-safe on a->k8s; joins the thread */
+/* One poll, on the calling thread (start-up and tests). */
+void agent_k8s_poll(agent *a);
 
 /* render.c (caller holds mu) */
 char *agent_render_metrics(agent *a, size_t *len);
