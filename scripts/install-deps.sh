@@ -11,6 +11,7 @@ PKGS=(
   libcmocka-dev
   prometheus curl python3 python3-yaml python3-jsonschema
   slurm-wlm munge libslurm-dev
+  mandoc
 )
 
 missing=()
