@@ -2,7 +2,7 @@
  *
  * Every state-changing call (POST, PUT, DELETE) needs the bearer token; it is
  * checked on the request's first callback, before any body is read. Bodies
- * are bounded (PFI_API_MAX_BODY) and parsed by include/pfi/agent_api.h.
+ * are bounded (PFI_API_MAX_BODY) and parsed by include/io/pfi/agent_api.h.
  * Status codes: 400 bad body or a limit outside the device's constraints,
  * 401 no or wrong token, 404 no such job/GPU/path, 405 wrong method, 409 a
  * conflict (busy GPU, running id) or a limit call in --read-only mode, 413 a
