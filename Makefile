@@ -1,12 +1,14 @@
-# Plain wrapper over CMake: `make demo`, `make test`, `make bench`, `make fuzz`.
+# Plain wrapper over CMake: `make demo`, `make test`, `make install`, `make bench`, `make fuzz`.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all deps build asan demo test test-fast bench fuzz format clean golden-update
+.PHONY: all deps build asan demo test test-fast install bench fuzz format clean golden-update
 
 all: build
 
@@ -23,6 +25,12 @@ asan: deps
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)/pfi
+
+# pfi, pfid, the man pages, the dataset, the systemd units and the Slurm
+# plugin under $(DESTDIR)$(PREFIX) (bin/, share/man/, share/pfi/,
+# lib/systemd/system/, lib/pfi/).
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 # Every test twice: the optimised build, then the ASan+UBSan build; then
 # every fuzzer for a few seconds from its corpus (11 x 3 s), so a fuzzer

@@ -13,6 +13,7 @@ PKGS=(
   protobuf-compiler python3-protobuf python3-grpcio
   prometheus curl python3 python3-yaml python3-jsonschema
   slurm-wlm munge libslurm-dev
+  mandoc
 )
 
 # kubectl validates contrib/kubernetes (`kubectl apply --dry-run=client`):

@@ -2,7 +2,7 @@
 # pfi-slurm-job.sh prolog|epilog: registers a Slurm job with the node's pfid
 # (prolog) and ends it (epilog), for sites that do not load SPANK plugins.
 # slurm.conf: Prolog=/usr/local/lib/pfi/pfi-prolog  Epilog=/usr/local/lib/pfi/pfi-epilog
-# (two one-line wrappers: exec pfi-slurm-job.sh prolog|epilog; see README).
+# (two one-line wrappers: exec pfi-slurm-job.sh prolog|epilog; see docs/slurm.md).
 #
 # Reads, as slurmd gives them to a prolog: SLURM_JOB_ID, SLURM_JOB_GPUS (the
 # job's GRES GPU indices on this node) and SLURM_JOB_COMMENT, whose words

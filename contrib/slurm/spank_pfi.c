@@ -1,6 +1,6 @@
 /* spank_pfi: registers each Slurm job with the node's pfid, so that pfid
  * knows which job runs on which GPUs without any change to the training
- * script (see README, "Slurm integration").
+ * script (see docs/slurm.md).
  *
  * Hooks, all in slurmd's or slurmstepd's processes, as root:
  *   slurm_spank_job_prolog   once per job and node, when its first step (or

@@ -1,5 +1,5 @@
 /* Shared pieces of the pfi subcommands: each lives in cmd_<name>.c and is
- * listed in main.c's table. Subcommands stay thin: parse flags, call core,
+ * listed in pfi.c's table. Subcommands stay thin: parse flags, call core,
  * print. */
 #ifndef PFI_CLI_H
 #define PFI_CLI_H
@@ -34,6 +34,13 @@ int pfi_cli_parse_reductions(const char *s, double **out, size_t *n);
 int pfi_cli_parse_double(const char *s, double *out);
 /* Parses a whole non-negative integer; -1 on anything else. */
 int pfi_cli_parse_ulong(const char *s, unsigned long long *out);
+/* The source tree pfi was built in (the executable is <tree>/<build>/pfi);
+ * -1 when the executable's path is unknown. */
+int pfi_cli_source_tree(char *out, size_t len);
+/* The embedded dataset's folder (paper-h200): `given` (--data), else
+ * $PFI_DATA_DIR, else the installed share/pfi beside the executable, the
+ * source tree, the compiled-in install folder, ./data (cli_data.c). */
+int pfi_cli_data_dir(const char *given, char *out, size_t len);
 /* Worker threads for parallel loops: online CPUs, at most 8. */
 int pfi_cli_threads(void);
 

@@ -83,21 +83,6 @@ static void progress(void *ctx, int k, int n, const char *stage, double frac, do
     }
 }
 
-/* The source tree pfi was built in: the executable is <tree>/<build>/pfi. */
-static int source_tree(char *out, size_t len)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return -1;
-    exe[n] = 0;
-    for (int up = 0; up < 2; up++) {
-        char *s = strrchr(exe, '/');
-        if (!s) return -1;
-        *s = 0;
-    }
-    return snprintf(out, len, "%s", exe) < (int)len ? 0 : -1;
-}
-
 static int is_dir(const char *p)
 {
     struct stat st;
@@ -174,7 +159,7 @@ int pfi_cmd_report(int argc, char **argv)
 
     char tree[PATH_MAX] = "", shared[PATH_MAX + 16], s_path[PATH_MAX + 64], t_path[PATH_MAX + 64],
          h_path[PATH_MAX + 64], m_path[PATH_MAX + 64], pt[PATH_MAX + 64], pr[PATH_MAX + 64];
-    int have_tree = source_tree(tree, sizeof tree) == 0;
+    int have_tree = pfi_cli_source_tree(tree, sizeof tree) == 0;
     const char *env_shared = getenv("PFI_SHARED_DIR");
     if (env_shared && *env_shared)
         snprintf(shared, sizeof shared, "%s", env_shared);
@@ -183,18 +168,9 @@ int pfi_cmd_report(int argc, char **argv)
     else
         shared[0] = 0;
     if (nfiles == 0) {
-        const char *env = getenv("PFI_DATA_DIR");
         char dd[PATH_MAX + 32];
-        if (data)
-            snprintf(dd, sizeof dd, "%s", data);
-        else if (env && *env)
-            snprintf(dd, sizeof dd, "%s", env);
-        else if (have_tree)
-            snprintf(dd, sizeof dd, "%s/data/paper-h200", tree);
-        else
-            snprintf(dd, sizeof dd, "data/paper-h200");
-        if (!is_dir(dd) && !data && is_dir("data/paper-h200"))
-            snprintf(dd, sizeof dd, "data/paper-h200");
+        if (pfi_cli_data_dir(data, dd, sizeof dd))
+            return pfi_cli_usage_error("report", "--data: path too long");
         snprintf(s_path, sizeof s_path, "%s/sweeps.csv", dd);
         snprintf(t_path, sizeof t_path, "%s/telemetry.csv", dd);
         snprintf(h_path, sizeof h_path, "%s/heldout-sweeps.csv", dd);

@@ -1,4 +1,4 @@
-/* Power allocation, the problem (see include/pfi/alloc.h and alloc_problem.h).
+/* Power allocation, the problem (see include/core/pfi/alloc.h and alloc_problem.h).
  *
  * Layout: every job's curve, floor-restricted envelope and attributes live in
  * flat arrays indexed through offsets, so one problem of a million jobs is a

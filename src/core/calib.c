@@ -1,4 +1,4 @@
-/* Job calibration against published PFI (see include/pfi/calib.h). */
+/* Job calibration against published PFI (see include/core/pfi/calib.h). */
 #include "pfi/calib.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Builds the embedded paper dataset (see include/pfi/dataset.h).
+/* Builds the embedded paper dataset (see include/core/pfi/dataset.h).
  *
  * Per group, in this order (each group has its own RNG stream, so a group's
  * numbers do not depend on the others):

@@ -1,5 +1,5 @@
 /* Nonlinear least squares fit of the GPU model's power constants (see
- * include/pfi/gpumodel_fit.h and the model in gpumodel.c). */
+ * include/core/pfi/gpumodel_fit.h and the model in gpumodel.c). */
 #include "pfi/gpumodel_fit.h"
 
 #include <math.h>

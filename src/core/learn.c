@@ -1,4 +1,4 @@
-/* The learn policy replayed (include/pfi/learn.h): the live loop of
+/* The learn policy replayed (include/core/pfi/learn.h): the live loop of
  * learn_live.c driven period by period, each reading taken from observe().
  * pfi allocate --policy learn and pfi simulate run this; a controller runs
  * learn_live.h itself. */

@@ -1,4 +1,4 @@
-/* The paper's published per-group PFI (see include/pfi/paper_groups.h).
+/* The paper's published per-group PFI (see include/core/pfi/paper_groups.h).
  * Values as printed (two decimals). Active parameters from the model cards:
  * Llama-3.1-70B 70.6B, Qwen3-32B 32.8B, Mistral-Small-24B 23.6B, gpt-oss-20b
  * 3.6B active of 21B, Qwen3-30B-A3B 3.3B of 30.5B, gemma-4-26B-A4B 4B

@@ -1,4 +1,4 @@
-/* The Sec. 6 curtailment simulation (see include/pfi/sim.h). */
+/* The Sec. 6 curtailment simulation (see include/core/pfi/sim.h). */
 #include "pfi/sim.h"
 
 #include <gsl/gsl_randist.h>

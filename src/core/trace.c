@@ -1,4 +1,4 @@
-/* Phase segmentation and rolling top-10% aggregates (see include/pfi/trace.h). */
+/* Phase segmentation and rolling top-10% aggregates (see include/core/pfi/trace.h). */
 #include "pfi/trace.h"
 
 #include "pfi/quantile.h"

@@ -1,4 +1,4 @@
-/* Strict parsers of pfid's JSON request bodies (see include/pfi/agent_api.h). */
+/* Strict parsers of pfid's JSON request bodies (see include/io/pfi/agent_api.h). */
 #include "pfi/agent_api.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The h200-probe trace.csv reader (see include/pfi/probe_trace.h). */
+/* The h200-probe trace.csv reader (see include/io/pfi/probe_trace.h). */
 #include "pfi/probe_trace.h"
 
 #include <stdlib.h>

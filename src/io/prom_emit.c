@@ -1,4 +1,4 @@
-/* Prometheus text format writer (see include/pfi/prom_emit.h). */
+/* Prometheus text format writer (see include/io/pfi/prom_emit.h). */
 #include "pfi/prom_emit.h"
 
 #include <assert.h>

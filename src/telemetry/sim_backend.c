@@ -1,6 +1,6 @@
 /* The sim backend: H200s simulated through the GPU model, so that a power
  * limit set on one changes its power, clocks, activity and throughput as a
- * real card's would. Options and the jobs file: include/pfi/sim_backend.h.
+ * real card's would. Options and the jobs file: include/telemetry/pfi/sim_backend.h.
  *
  * Quantities the model does not give are the sim's own, taken from the H200
  * probe's run_trace.csv: idle framebuffer 615 MiB; once a process holds a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What real fleets do to caps (README "Cap safety"), against the fake NVML:
+# What real fleets do to caps (docs/pfid.md, "Cap safety"), against the fake NVML:
 # a site limit below the default is what a restore puts back; a limit the
 # driver reverts (a reload with persistence mode off) is re-applied and
 # counted, logged once; an out-of-band limiter below the cap is reported as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The live PFI estimate from uncapped telemetry only (README "Estimate basis
+# The live PFI estimate from uncapped telemetry only (docs/pfid.md, "Estimate basis
 # and curve points"), through the nvml backend (test_pfid_estimate_capped
 # runs on the sim): the fake NVML's cap slows the clocks and sets the
 # power-cap clock event, and the model uses the clock fraction, which a cap

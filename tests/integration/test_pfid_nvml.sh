@@ -11,7 +11,7 @@ export FAKE_NVML_GPUS=2
 export FAKE_NVML_JOB=0.8,0.9,0.4,0.6,16000 # compute_frac, sm, dram, tensor ratio, tok/s
 export FAKE_NVML_STATE=$WORK/nvml-state
 DB=$WORK/pfid.db
-# A one-feature predictor in the pfi-model format (include/pfi/model_json.h).
+# A one-feature predictor in the pfi-model format (include/io/pfi/model_json.h).
 cat >"$WORK/model.json" <<'EOF'
 {"format":"pfi-model","version":1,"kind":"ols","features":["dram_copy_product"],
  "intercept":0.93,"coefficients":[0.047],"boost_mhz":1980,"n_train":25,"r2_in":0.67,"rmse_in":0.2}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stopping restores, and says so when it cannot (README "Cap safety"): every
+# Stopping restores, and says so when it cannot (docs/pfid.md, "Cap safety"): every
 # catchable terminating signal restores the caps and exits 0; SIGHUP reloads
 # the model instead; a restore the device refuses is exit 3 with a line naming
 # the GPU and the watts, and /healthz is 503 with its reasons meanwhile (a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One writer per store and per GPU (README "Cap safety"): a second pfid on
+# One writer per store and per GPU (docs/pfid.md, "Cap safety"): a second pfid on
 # the same store, on the same GPUs through another store, or on a taken port
 # exits 1 with a clear message and changes nothing: the first one's caps stay
 # on the device, its cap records stay in the store as they were.

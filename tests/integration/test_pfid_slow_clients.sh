@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Misbehaving clients on loopback, bounded to seconds (README "HTTP API"):
+# Misbehaving clients on loopback, bounded to seconds (docs/pfid.md, "HTTP API"):
 # thousands of slow connections from one address do not take the API from
 # another; with every ordinary slot taken, an address that made an
 # authorized call still gets through (the reserve) and another does not;

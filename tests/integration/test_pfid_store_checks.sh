@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store is not trusted blindly (README "Crash recovery and the store"):
+# The store is not trusted blindly (docs/pfid.md, "Crash recovery and the store"):
 # a bad jobs row is skipped and logged and its id freed, the other jobs come
 # back; a stored cap expiring in 9e18 s is clamped to the week; a damaged, a
 # foreign and a non-SQLite file are refused at start with a clear message

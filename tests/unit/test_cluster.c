@@ -1,6 +1,6 @@
 /* pfid's listings as the controller reads them: the registration's SLA
  * floor and exempt flag, and a job's observed curve (GET /v1/jobs/ID/curve,
- * the README's example). */
+ * docs/pfid.md's example). */
 #include "test_util.h"
 
 #include <math.h>

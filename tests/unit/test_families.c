@@ -6,7 +6,7 @@
  *   - do no harm: in every cell learn keeps at least equal's throughput;
  *   - it recovers at least the cell's bar of equal's gap: the issue's
  *     (93% on the embedded dataset, 90% elsewhere with exact readings, 85%
- *     with noise) where it meets it, and where it does not (README "The
+ *     with noise) where it meets it, and where it does not (docs/learn.md, "The
  *     learn policy", "Where it still loses") 3 points under what it
  *     recovers today, so that a regression fails (today at 24 workloads
  *     with noise: sigmoid 5% 85.0% (84.99, under the bar here though

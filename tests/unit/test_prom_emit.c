@@ -71,7 +71,7 @@ static void test_non_finite_skipped(void **state)
     free(buf);
 }
 
-/* What the emitter writes, the parser (include/pfi/prom.h, the dcgm
+/* What the emitter writes, the parser (include/io/pfi/prom.h, the dcgm
  * backend's) reads back unchanged: awkward label values and help text. */
 static void test_round_trip(void **state)
 {
