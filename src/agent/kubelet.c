@@ -35,7 +35,7 @@
 typedef struct want {
     pfi_store_job rec;
     char pods[160];    /* "ns/pod, ..." for the log */
-    char warning[160]; /* a pod's bad annotation or label, logged at registration */
+    char warning[512]; /* a pod's bad annotation or label, logged at registration */
 } want;
 
 struct agent_k8s {
