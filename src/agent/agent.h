@@ -280,6 +280,9 @@ void agent_http_stop(agent *a);
  * the node's pods as jobs every --kubelet-interval and ends them when their
  * pods go (see there). start is a no-op without either option. */
 int agent_k8s_start(agent *a, pfi_error *err);
+extern const char agent_k8s_help[]; /* the options' part of pfid --help */
+/* A usage error in the options, NULL when they hold together. */
+const char *agent_k8s_check(const agent_opts *o);
 void agent_k8s_stop(agent *a); /* NULL-safe on a->k8s; joins the thread */
 /* One poll, on the calling thread (start-up and tests). */
 void agent_k8s_poll(agent *a);

@@ -35,7 +35,7 @@
 typedef struct want {
     pfi_store_job rec;
     char pods[160];    /* "ns/pod, ..." for the log */
-    char warning[160]; /* a pod's bad annotation or label, logged at registration */
+    char warning[512]; /* a pod's bad annotation or label, logged at registration */
 } want;
 
 struct agent_k8s {
@@ -52,6 +52,31 @@ struct agent_k8s {
     char (*failed)[PFI_STORE_JOB_ID_MAX + 1];
     size_t n_failed, n_failed_now;
 };
+
+const char agent_k8s_help[] =
+    "Kubernetes (docs/kubernetes.md):\n"
+    "  --kubelet-socket PATH  register the node's pods as jobs from the kubelet's\n"
+    "                    PodResources API (/var/lib/kubelet/pod-resources/kubelet.sock)\n"
+    "  --k8s-from-dcgm   the same from dcgm-exporter's pod labels (--backend dcgm)\n"
+    "  --kubelet-interval S  how often (default --interval)\n"
+    "  --pods-url URL    the pods' labels and annotations: a PodList (the API\n"
+    "                    server's .../pods?fieldSelector=spec.nodeName=NODE);\n"
+    "                    without it a pod is a job of its own\n"
+    "  --pods-token-file F, --pods-ca-file F  its bearer token and CA\n"
+    "  --k8s-group-labels L,...  label keys naming a pod's job (default JobSet,\n"
+    "                    Kueue pod group, Kubeflow, KubeRay, batch Job)\n"
+    "\n";
+
+const char *agent_k8s_check(const agent_opts *o)
+{
+    if (o->k8s.from_dcgm && (strcmp(o->backend, "dcgm") != 0 || o->k8s.socket))
+        return "--k8s-from-dcgm needs --backend dcgm and no --kubelet-socket";
+    if (!o->k8s.socket && !o->k8s.from_dcgm &&
+        (o->k8s.pods_url || o->k8s.pods_token || o->k8s.pods_ca || o->k8s.interval_s > 0 ||
+         o->k8s.group_labels))
+        return "the pod options need --kubelet-socket or --k8s-from-dcgm";
+    return NULL;
+}
 
 /* NAMESPACE:NAME with NAMESPACE a DNS label: the ids this poller owns. */
 static int k8s_id(const char *id)

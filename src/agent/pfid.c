@@ -51,19 +51,10 @@ static const char *help =
     "  --share-gpus      let several jobs register the same GPU (MPS,\n"
     "                    time-slicing); by default a busy GPU is a 409\n"
     "  --http-threads N  HTTP worker threads (default 4)\n"
-    "  --kubelet-socket PATH  register the node's pods as jobs from the kubelet's\n"
-    "                    PodResources API (/var/lib/kubelet/pod-resources/kubelet.sock)\n"
-    "  --k8s-from-dcgm   the same from dcgm-exporter's pod labels (--backend dcgm)\n"
-    "  --kubelet-interval S  how often (default --interval)\n"
-    "  --pods-url URL    the pods' labels and annotations: a PodList (the API\n"
-    "                    server's .../pods?fieldSelector=spec.nodeName=NODE);\n"
-    "                    without it a pod is a job of its own\n"
-    "  --pods-token-file F, --pods-ca-file F  its bearer token and CA\n"
-    "  --k8s-group-labels L,...  label keys naming a pod's job (default JobSet,\n"
-    "                    Kueue pod group, Kubeflow, KubeRay, batch Job)\n"
     "  -h, --help        show this help\n"
     "  -V, --version     print the version\n"
-    "\n"
+    "\n";
+static const char *help_api =
     "API (JSON; state-changing calls need \"Authorization: Bearer TOKEN\"):\n"
     "  GET /metrics  GET /v1/gpus  GET /v1/jobs  GET /v1/jobs/ID  GET /v1/jobs/ID/curve\n"
     "  GET /healthz\n"
@@ -465,6 +456,8 @@ int main(int argc, char **argv)
             break;
         case 'h':
             fputs(help, stdout);
+            fputs(agent_k8s_help, stdout);
+            fputs(help_api, stdout);
             return 0;
         case 'V':
             printf("pfid %s\n", PFI_VERSION);
@@ -482,11 +475,8 @@ int main(int argc, char **argv)
         return usage_error("%s", "--sim-gpus and --sim-jobs need --backend sim");
     if (a.o.dcgm_url && strcmp(a.o.backend, "dcgm") != 0)
         return usage_error("%s", "--dcgm-url needs --backend dcgm");
-    if (a.o.k8s.from_dcgm && (strcmp(a.o.backend, "dcgm") != 0 || a.o.k8s.socket))
-        return usage_error("%s", "--k8s-from-dcgm needs --backend dcgm and no --kubelet-socket");
-    if (!a.o.k8s.socket && !a.o.k8s.from_dcgm &&
-        (a.o.k8s.pods_url || a.o.k8s.interval_s > 0 || a.o.k8s.group_labels))
-        return usage_error("%s", "the pod options need --kubelet-socket or --k8s-from-dcgm");
+    const char *k8s_bad = agent_k8s_check(&a.o);
+    if (k8s_bad) return usage_error("%s", k8s_bad);
 
     pfi_error err;
     pfi_error_clear(&err);

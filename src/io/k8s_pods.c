@@ -92,10 +92,10 @@ int pfi_k8s_pod_list_parse(const char *buf, size_t len, const char *const *label
     json_t *items = json_object_get(root, "items");
     const char *kind = str_at(root, "kind");
     if (!json_is_array(items) || (kind && strcmp(kind, "PodList") != 0)) {
-        json_decref(root);
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0,
-                             "pod list: not a PodList (kind '%s', no items array)",
-                             kind ? kind : "");
+        pfi_error_set(err, PFI_EPARSE, NULL, 0, "pod list: not a PodList (kind '%.40s'%s)",
+                      kind ? kind : "", json_is_array(items) ? "" : ", no items array");
+        json_decref(root); /* after the message: kind is root's */
+        return PFI_EPARSE;
     }
     size_t m = json_array_size(items), k = 0;
     pfi_k8s_pod *v = calloc(m ? m : 1, sizeof *v);

@@ -24,6 +24,15 @@ ids() { curl -s "http://127.0.0.1:$PORT/v1/jobs" | python3 -c '
 import json, sys
 for j in json.load(sys.stdin)["jobs"]: print(j["id"], j["gpus"], j["sla_floor"])' | sort; }
 page
+# usage: the pod options need a source, --k8s-from-dcgm the dcgm backend
+for bad in "--backend sim --pods-url file:///x" "--backend sim --k8s-from-dcgm" \
+    "--backend dcgm --k8s-from-dcgm --kubelet-socket /x"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$PFID_BIN" $bad --db "$WORK/u.db" --token-file "$TOKEN_FILE" 2>"$WORK/usage" || rc=$?
+    [ "$rc" = 2 ] || fail "pfid $bad: exit $rc, expected 2: $(cat "$WORK/usage")"
+done
+ok "the Kubernetes options' usage errors exit 2"
 pfid_start "$WORK/a.log" --backend dcgm --db "$WORK/a.db" --interval 0.2 \
     --dcgm-url "url=file://$MIG,cache_ms=0" --k8s-from-dcgm
 [ "$(ids)" = "$NS:$EMB [0] None" ] || fail "jobs without --share-gpus: $(ids)"

@@ -128,3 +128,11 @@ grep -q "job team:eval restored from the store" "$WORK/node0.log" || fail "eval 
 [ "$(sqlite3 "$WORK/node0.db" "SELECT count(*) FROM jobs WHERE ended_at > 0")" -ge 2 ] ||
     fail "ended jobs not in the store"
 ok "restart: team:eval from the store ended (its pod is gone)"
+
+# --- a finished pod the kubelet still lists (phase Succeeded) is no job ---
+k8s_state 0 "{\"pods\":[${EVAL%\}},\"phase\":\"Succeeded\"}]}"
+sleep 1
+[ -z "$(jobs_of 0)" ] || fail "a Succeeded pod is a job: $(jobs_of 0)"
+k8s_state 0 "{\"pods\":[$EVAL]}"
+wait_until 3 bash -c "curl -s ${NODES[0]}/v1/jobs | grep -q team:eval" || fail "eval Running again not registered"
+ok "a pod in phase Succeeded is no job; Running again, it is"

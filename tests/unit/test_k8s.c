@@ -96,7 +96,9 @@ static void test_decode(void **state)
     pfi_k8s_gpu *v;
     size_t n;
     pfi_error err;
-    assert_int_equal(pfi_k8s_podresources_decode(r.b, r.n, &v, &n, &err), PFI_OK);
+    int rc = pfi_k8s_podresources_decode(r.b, r.n, &v, &n, &err);
+    if (rc == PFI_ENOTSUP) skip(); /* built without protobuf-c */
+    assert_int_equal(rc, PFI_OK);
     assert_int_equal(n, 3);
     assert_string_equal(v[0].ns, "team");
     assert_string_equal(v[0].pod, "llama-w-0-0");
