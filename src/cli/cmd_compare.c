@@ -1,6 +1,5 @@
 /* pfi compare: rank agreement of PFI between two platforms (paper Table 8,
  * Appendix D.2) or two grids (Table 9). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,28 +14,12 @@
 #include "pfi/stats.h"
 #include "pfi/sweeps_csv.h"
 
-static const char *help =
-    "Usage: pfi compare [OPTIONS] A.csv B.csv\n"
-    "       pfi compare --columns COL_A,COL_B [OPTIONS] FILE.csv\n"
-    "\n"
-    "How well two sets of PFI values agree in rank: Spearman rho (p from the t\n"
-    "approximation), and the absolute and relative differences. Each file is\n"
-    "a sweeps.csv (PFI is computed, ratio definition) or a CSV with `group`\n"
-    "and `pfi` columns. Groups are matched by name with the platform name\n"
-    "(the sweeps' platform column) blanked, so \"Dense PT H200x8 (M)\" in A\n"
-    "matches \"Dense PT H100x8 (M)\" in B. With --columns, one CSV holds both\n"
-    "values per row (e.g. the paper's table8_h100_vs_h200.csv).\n"
-    "\n"
-    "Options:\n"
-    "  --columns A,B  compare two numeric columns of one file\n"
-    "  --json         {\"n\",\"rho\",\"p\",\"max_abs_diff\",\"median_abs_diff\",\n"
-    "                 "
-    "\"median_rel_diff\",\"pairs\":[{\"group\",\"a\",\"b\"}],\"unmatched\":[...]}\n"
-    "  -h, --help     show this help\n"
-    "\n"
-    "Fewer than 3 matched pairs, or constant values, leave rho undefined (null).\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+static const char *about =
+    "How well two sets of PFI values agree in rank: Spearman rho and the absolute\n"
+    "and relative differences. Each file is a sweeps.csv (PFI computed) or a CSV\n"
+    "with group and pfi columns; groups match by name with the platform blanked.\n"
+    "With --columns, one CSV holds both values per row. Usage also:\n"
+    "  pfi compare --columns COL_A,COL_B [OPTIONS] FILE.csv\n";
 
 typedef struct {
     char **key;
@@ -141,80 +124,64 @@ static int load_columns(const char *path, const char *ca, const char *cb, pfi_li
     return rc;
 }
 
-int pfi_cmd_compare(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"columns", required_argument, 0, 'c'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    char *cols = NULL, *cb = NULL;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            cols = optarg;
-            cb = strchr(cols, ',');
-            if (!cb || cb == cols || !cb[1] || strchr(cb + 1, ','))
-                return pfi_cli_usage_error("compare", "bad --columns '%s' (want A,B)", optarg);
-            *cb++ = 0;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            return PFI_EXIT_OK;
-        default:
-            return pfi_cli_usage_error("compare", "bad option");
-        }
-    }
-    int want = cols ? 1 : 2;
-    if (argc - optind != want)
-        return pfi_cli_usage_error("compare", cols ? "expected one FILE with --columns"
-                                                   : "expected A.csv and B.csv");
-    pfi_error err = {0};
-    pfi_list a, b;
-    int rc;
-    if (cols) {
-        rc = load_columns(argv[optind], cols, cb, &a, &b, &err);
-    } else {
-        rc = load(argv[optind], "pfi", &a, &err);
-        if (rc == PFI_OK) {
-            rc = load(argv[optind + 1], "pfi", &b, &err);
-            if (rc != PFI_OK) list_free(&a);
-        }
-    }
-    if (rc != PFI_OK) return pfi_cli_fail("compare", &err);
+typedef struct {
+    char *a, *b; /* --columns A,B split in place */
+} cols_arg;
 
-    /* pair by key (with --columns, rows pair with themselves) */
-    size_t cap = a.n ? a.n : 1, m = 0;
-    double *xa = malloc(cap * sizeof *xa), *xb = malloc(cap * sizeof *xb);
-    double *ad = malloc(cap * sizeof *ad), *rd = malloc(cap * sizeof *rd);
-    size_t *ia = malloc(cap * sizeof *ia);
-    char *b_used = calloc(b.n ? b.n : 1, 1);
-    int ec = PFI_EXIT_OK;
-    if (!xa || !xb || !ad || !rd || !ia || !b_used) {
+static int set_columns(const pfi_cli_opt *o, const char *arg)
+{
+    cols_arg *c = o->dst;
+    char *cb = strchr(arg, ',');
+    if (!cb || cb == arg || !cb[1] || strchr(cb + 1, ',')) return -1;
+    *cb++ = 0;
+    c->a = (char *)arg;
+    c->b = cb;
+    return 0;
+}
+
+/* The matched pairs of a and b (with --columns, rows pair with themselves). */
+typedef struct {
+    double *xa, *xb, *ad, *rd;
+    size_t *ia, m;
+    char *b_used;
+} pair_set;
+
+static int pair_up(const pfi_list *a, const pfi_list *b, int cols, pair_set *P)
+{
+    size_t cap = a->n ? a->n : 1, m = 0;
+    P->xa = malloc(cap * sizeof *P->xa), P->xb = malloc(cap * sizeof *P->xb);
+    P->ad = malloc(cap * sizeof *P->ad), P->rd = malloc(cap * sizeof *P->rd);
+    P->ia = malloc(cap * sizeof *P->ia);
+    P->b_used = calloc(b->n ? b->n : 1, 1);
+    if (!P->xa || !P->xb || !P->ad || !P->rd || !P->ia || !P->b_used) {
         fprintf(stderr, "pfi compare: out of memory\n");
-        ec = PFI_EXIT_DATA;
-        goto done;
+        return PFI_EXIT_DATA;
     }
-    for (size_t i = 0; i < a.n; i++) {
+    for (size_t i = 0; i < a->n; i++) {
         size_t j = cols ? i : 0;
         if (!cols)
-            while (j < b.n && (b_used[j] || strcmp(a.key[i], b.key[j]) != 0))
+            while (j < b->n && (P->b_used[j] || strcmp(a->key[i], b->key[j]) != 0))
                 j++;
-        if (j >= b.n) continue;
-        b_used[j] = 1;
-        ia[m] = i;
-        xa[m] = a.pfi[i];
-        xb[m] = b.pfi[j];
-        ad[m] = fabs(xa[m] - xb[m]);
-        rd[m] = ad[m] / fabs(xa[m]);
+        if (j >= b->n) continue;
+        P->b_used[j] = 1;
+        P->ia[m] = i;
+        P->xa[m] = a->pfi[i];
+        P->xb[m] = b->pfi[j];
+        P->ad[m] = fabs(P->xa[m] - P->xb[m]);
+        P->rd[m] = P->ad[m] / fabs(P->xa[m]);
         m++;
     }
+    P->m = m;
+    return PFI_EXIT_OK;
+}
+
+static int report(const pfi_list *a, const pfi_list *b, int cols, const pair_set *P, int json)
+{
+    const double *xa = P->xa, *xb = P->xb;
+    double *ad = P->ad, *rd = P->rd;
+    const size_t *ia = P->ia, m = P->m;
+    const char *b_used = P->b_used;
+    int ec = PFI_EXIT_OK;
     double rho = 0, p = 0, mx = 0;
     int has = pfi_stats_spearman(xa, xb, m, &rho, &p) == PFI_OK;
     for (size_t k = 0; k < m; k++)
@@ -231,21 +198,21 @@ int pfi_cmd_compare(int argc, char **argv)
         pfi_json_set(root, "median_rel_diff", m ? pfi_json_num(med_rel) : json_null());
         for (size_t k = 0; k < m; k++) {
             json_t *o = json_object();
-            pfi_json_set(o, "group", json_string(a.key[ia[k]]));
+            pfi_json_set(o, "group", json_string(a->key[ia[k]]));
             pfi_json_set(o, "a", pfi_json_num(xa[k]));
             pfi_json_set(o, "b", pfi_json_num(xb[k]));
             json_array_append_new(pairs, o);
         }
         pfi_json_set(root, "pairs", pairs);
-        for (size_t i = 0, k = 0; i < a.n; i++) {
+        for (size_t i = 0, k = 0; i < a->n; i++) {
             if (k < m && ia[k] == i) {
                 k++;
                 continue;
             }
-            json_array_append_new(um, json_string(a.key[i]));
+            json_array_append_new(um, json_string(a->key[i]));
         }
-        for (size_t j = 0; !cols && j < b.n; j++)
-            if (!b_used[j]) json_array_append_new(um, json_string(b.key[j]));
+        for (size_t j = 0; !cols && j < b->n; j++)
+            if (!b_used[j]) json_array_append_new(um, json_string(b->key[j]));
         pfi_json_set(root, "unmatched", um);
         if (pfi_json_print(stdout, root) != 0) ec = PFI_EXIT_DATA;
         json_decref(root);
@@ -258,18 +225,58 @@ int pfi_cmd_compare(int argc, char **argv)
         if (m)
             printf("|A - B|: max %.3f, median %.3f; median relative difference %.1f%%\n", mx,
                    med_abs, 100 * med_rel);
-        for (size_t i = 0, k = 0; i < a.n; i++) {
+        for (size_t i = 0, k = 0; i < a->n; i++) {
             if (k < m && ia[k] == i) {
                 k++;
                 continue;
             }
-            printf("note: unmatched in A: %s\n", a.key[i]);
+            printf("note: unmatched in A: %s\n", a->key[i]);
         }
-        for (size_t j = 0; !cols && j < b.n; j++)
-            if (!b_used[j]) printf("note: unmatched in B: %s\n", b.key[j]);
+        for (size_t j = 0; !cols && j < b->n; j++)
+            if (!b_used[j]) printf("note: unmatched in B: %s\n", b->key[j]);
     }
-done:
-    free(xa), free(xb), free(ad), free(rd), free(ia), free(b_used);
+    return ec;
+}
+
+int pfi_cmd_compare(int argc, char **argv)
+{
+    cols_arg ca = {0};
+    int json = 0;
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("columns", "A,B", set_columns, &ca, "bad --columns '%s' (want A,B)",
+                "compare two numeric columns of one file"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &json, NULL,
+                "print one JSON object (n, rho, p, differences, pairs, unmatched)"),
+    };
+    const pfi_cli_spec spec = {.cmd = "compare",
+                               .usage = "[OPTIONS] A.csv B.csv",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int optind_, ec = pfi_cli_parse(&spec, argc, argv, &optind_);
+    if (ec >= 0) return ec;
+    char *cols = ca.a, *cb = ca.b;
+    int want = cols ? 1 : 2;
+    if (argc - optind_ != want)
+        return pfi_cli_usage_error("compare", cols ? "expected one FILE with --columns"
+                                                   : "expected A.csv and B.csv");
+    pfi_error err = {0};
+    pfi_list a, b;
+    int rc;
+    if (cols) {
+        rc = load_columns(argv[optind_], cols, cb, &a, &b, &err);
+    } else {
+        rc = load(argv[optind_], "pfi", &a, &err);
+        if (rc == PFI_OK) {
+            rc = load(argv[optind_ + 1], "pfi", &b, &err);
+            if (rc != PFI_OK) list_free(&a);
+        }
+    }
+    if (rc != PFI_OK) return pfi_cli_fail("compare", &err);
+    pair_set P = {0};
+    ec = pair_up(&a, &b, cols != NULL, &P);
+    if (ec == PFI_EXIT_OK) ec = report(&a, &b, cols != NULL, &P, json);
+    free(P.xa), free(P.xb), free(P.ad), free(P.rd), free(P.ia), free(P.b_used);
     list_free(&a);
     if (cols)
         free(b.pfi);

@@ -39,46 +39,12 @@ static const char *help =
     "Client options (status, plan, target): --url URL (" DEFAULT_URL "),\n"
     "--token-file F (for add and rm), --json.\n";
 
-static const char *run_help =
-    "Usage: pfi control run --db PATH --token-file F (--agents URL,... | --agents-file F |\n"
-    "                       --cluster-from prometheus --prometheus URL) [OPTIONS]\n"
-    "\n"
-    "Options:\n"
-    "  --db PATH                 the controller's SQLite store (created if missing)\n"
-    "  --token-file F            bearer token of this API's POST/DELETE (chmod 600)\n"
-    "  --agents URL,...          pfid base URLs (http://node1:9477,...)\n"
-    "  --agents-file F           or one URL a line ('#' comments)\n"
-    "  --agent-token-file F      pfid's token (default: --token-file)\n"
-    "  --listen A:P              HTTP address (127.0.0.1:9478; port 0: any free port)\n"
-    "  --period S                control period, 0.1-3600 s (5)\n"
-    "  --policy P                equal | pfi (default) | learn\n"
-    "  --learn-rounds N          learn: exploring periods after each budget change (8)\n"
-    "  --other-load-w W          the site's non-GPU load, W (0)\n"
-    "  --site-meter QUERY        or a Prometheus query for the site's metered power, W:\n"
-    "                            the non-GPU load is it less the GPUs' measured power\n"
-    "  --prometheus URL          the Prometheus that --site-meter and --cluster-from ask\n"
-    "  --cluster-from SRC        agents (default: poll every agent) | prometheus (read\n"
-    "                            jobs, GPUs and power from Prometheus; caps still go to\n"
-    "                            each agent, at http://INSTANCE or the https:// URL listed)\n"
-    "  --prometheus-match M      the label matchers of pfid's series (job=\"pfid\")\n"
-    "  --margin-w W              kept below every site limit, W (0)\n"
-    "  --ramp-w-per-s R          how fast the GPU budget may rise (0 = at once)\n"
-    "  --cap-margin-s S          caps expire this long after the target's end (60)\n"
-    "  --cap-max-s S             and at most this far ahead, renewed each period (3600)\n"
-    "  --agent-timeout-s S       per agent call (2)\n"
-    "  --schedule FILE           a schedule of targets (CSV; README)\n"
-    "  --jobs-file F             SLA floors: CSV job,sla (a fraction of uncapped throughput);\n"
-    "                            a registration's sla_floor counts where it is higher\n"
-    "  --vtn URL                 an OpenADR 3 VTN's base URL\n"
-    "  --program NAME|ID         its program\n"
-    "  --vtn-client-id ID        OAuth2 client id\n"
-    "  --vtn-client-secret-file F  its secret (chmod 600)\n"
-    "  --vtn-poll-s S            how often to poll the VTN (30)\n"
-    "  --http-threads N          HTTP worker threads (2)\n"
-    "  -h, --help                this help\n"
-    "\n"
-    "SIGTERM/SIGINT stop it; caps stay until they expire. Exit status 0 on a\n"
-    "clean stop, 1 when it cannot start, 2 on bad usage.\n";
+static const char *run_about =
+    "The controller's service: every --period it reads the jobs and GPUs (from the\n"
+    "agents or Prometheus), splits the GPU budget under the site's limits by the\n"
+    "policy and pushes one cap per job. SIGTERM/SIGINT stop it; caps stay until\n"
+    "they expire. Exit status 0 on a clean stop, 1 when it cannot start, 2 on bad\n"
+    "usage.\n";
 
 static double ctl_wall_now(void)
 {
@@ -102,183 +68,81 @@ static int parse_pos(const char *cmd, const char *flag, const char *v, double lo
     return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+/* A number in [lo, hi] (the table's bounds), the message naming them. */
+static int set_in(const pfi_cli_opt *o, const char *arg)
 {
-    static const struct option opts[] = {{"db", 1, 0, 'd'},
-                                         {"token-file", 1, 0, 't'},
-                                         {"agents", 1, 0, 'a'},
-                                         {"agents-file", 1, 0, 'A'},
-                                         {"agent-token-file", 1, 0, 'T'},
-                                         {"listen", 1, 0, 'l'},
-                                         {"period", 1, 0, 'p'},
-                                         {"policy", 1, 0, 'P'},
-                                         {"other-load-w", 1, 0, 'o'},
-                                         {"margin-w", 1, 0, 'm'},
-                                         {"ramp-w-per-s", 1, 0, 'r'},
-                                         {"cap-margin-s", 1, 0, 'M'},
-                                         {"cap-max-s", 1, 0, 'X'},
-                                         {"agent-timeout-s", 1, 0, 'O'},
-                                         {"schedule", 1, 0, 's'},
-                                         {"vtn", 1, 0, 'v'},
-                                         {"program", 1, 0, 'g'},
-                                         {"vtn-client-id", 1, 0, 'i'},
-                                         {"vtn-client-secret-file", 1, 0, 'S'},
-                                         {"vtn-poll-s", 1, 0, 'V'},
-                                         {"http-threads", 1, 0, 'H'},
-                                         {"jobs-file", 1, 0, 'J'},
-                                         {"prometheus", 1, 0, 'Q'},
-                                         {"site-meter", 1, 0, 'W'},
-                                         {"cluster-from", 1, 0, 'C'},
-                                         {"prometheus-match", 1, 0, 'N'},
-                                         {"learn-rounds", 1, 0, 'L'},
-                                         {"help", 0, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    pfi_ctl_opts o = {.listen = "127.0.0.1:9478",
-                      .period_s = 5,
-                      .agent_timeout_s = 2,
-                      .policy = PFI_PLAN_PFI,
-                      .cap_margin_s = 60,
-                      .cap_max_s = 3600,
-                      .vtn_poll_s = 30,
-                      .http_threads = 2};
-    const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL, *jobs_file = NULL;
-    char **urls = NULL;
-    size_t n_urls = 0;
-    int c, bad = 0;
+    double v;
+    char flag[64];
+    snprintf(flag, sizeof flag, "--%s", o->name);
+    if (parse_pos("control run", flag, arg, o->lo, o->hi, &v)) return -2;
+    *(double *)o->dst = v;
+    return 0;
+}
+
+static int set_in_size(const pfi_cli_opt *o, const char *arg)
+{
+    double v;
+    pfi_cli_opt t = *o;
+    t.dst = &v;
+    int r = set_in(&t, arg);
+    if (r == 0) *(size_t *)o->dst = (size_t)v;
+    return r;
+}
+
+static int set_in_int(const pfi_cli_opt *o, const char *arg)
+{
+    double v;
+    pfi_cli_opt t = *o;
+    t.dst = &v;
+    int r = set_in(&t, arg);
+    if (r == 0) *(int *)o->dst = (int)v;
+    return r;
+}
+
+typedef struct {
+    char **urls;
+    size_t n;
+} url_list;
+
+static int set_agents(const pfi_cli_opt *o, const char *arg)
+{
+    url_list *u = o->dst;
     pfi_error err;
     pfi_error_clear(&err);
-    optind = 1;
-    while (!bad && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            o.db = optarg;
-            break;
-        case 't':
-            token_file = optarg;
-            break;
-        case 'T':
-            agent_token_file = optarg;
-            break;
-        case 'a':
-            if (pfi_agents_split(optarg, &urls, &n_urls, &err) != PFI_OK)
-                bad = pfi_cli_usage_error("control run", "%s", err.msg);
-            break;
-        case 'A':
-            if (pfi_agents_read_file(optarg, &urls, &n_urls, &err) != PFI_OK) {
-                pfi_agents_free_urls(urls, n_urls);
-                return pfi_cli_fail("control run", &err);
-            }
-            break;
-        case 'l':
-            o.listen = optarg;
-            break;
-        case 'p':
-            bad = parse_pos("control run", "--period", optarg, 0.1, 3600, &o.period_s);
-            break;
-        case 'P':
-            if (pfi_plan_policy_parse(optarg, &o.policy) != PFI_OK)
-                bad = pfi_cli_usage_error("control run", "--policy must be equal, pfi or learn");
-            break;
-        case 'o':
-            bad = parse_pos("control run", "--other-load-w", optarg, 0, 1e12, &o.other_load_w);
-            break;
-        case 'm':
-            bad = parse_pos("control run", "--margin-w", optarg, 0, 1e12, &o.margin_w);
-            break;
-        case 'r':
-            bad = parse_pos("control run", "--ramp-w-per-s", optarg, 0, 1e12, &o.ramp_w_per_s);
-            break;
-        case 'M':
-            bad = parse_pos("control run", "--cap-margin-s", optarg, 1, 86400, &o.cap_margin_s);
-            break;
-        case 'X':
-            bad = parse_pos("control run", "--cap-max-s", optarg, 10, 604800, &o.cap_max_s);
-            break;
-        case 'O':
-            bad =
-                parse_pos("control run", "--agent-timeout-s", optarg, 0.05, 60, &o.agent_timeout_s);
-            break;
-        case 's':
-            o.schedule = optarg;
-            break;
-        case 'J':
-            jobs_file = optarg;
-            break;
-        case 'Q':
-            o.prometheus_url = optarg;
-            break;
-        case 'W':
-            o.site_meter = optarg;
-            break;
-        case 'C':
-            if (strcmp(optarg, "prometheus") == 0)
-                o.cluster_from_prometheus = 1;
-            else if (strcmp(optarg, "agents") != 0)
-                bad = pfi_cli_usage_error("control run",
-                                          "--cluster-from must be agents or prometheus");
-            break;
-        case 'N':
-            o.prometheus_match = optarg;
-            break;
-        case 'v':
-            o.vtn_url = optarg;
-            break;
-        case 'g':
-            o.vtn_program = optarg;
-            break;
-        case 'i':
-            o.vtn_client_id = optarg;
-            break;
-        case 'S':
-            secret_file = optarg;
-            break;
-        case 'V':
-            bad = parse_pos("control run", "--vtn-poll-s", optarg, 0.1, 86400, &o.vtn_poll_s);
-            break;
-        case 'L': {
-            double r;
-            bad = parse_pos("control run", "--learn-rounds", optarg, 1, 64, &r);
-            o.learn_rounds = (size_t)r;
-            break;
-        }
-        case 'H': {
-            double h;
-            bad = parse_pos("control run", "--http-threads", optarg, 1, 64, &h);
-            o.http_threads = (int)h;
-            break;
-        }
-        case 'h':
-            fputs(run_help, stdout);
-            pfi_agents_free_urls(urls, n_urls);
-            return PFI_EXIT_OK;
-        default:
-            bad = PFI_EXIT_USAGE;
-        }
-    }
-    if (!bad && optind < argc)
-        bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", argv[optind]);
-    if (!bad && (!o.db || !token_file))
-        bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
-    if (!bad && n_urls == 0 && !o.cluster_from_prometheus)
-        bad = pfi_cli_usage_error("control run",
-                                  "give --agents, --agents-file or --cluster-from prometheus");
-    if (!bad && o.cluster_from_prometheus && !o.prometheus_url)
-        bad =
-            pfi_cli_usage_error("control run", "--cluster-from prometheus needs --prometheus URL");
-    if (!bad && o.prometheus_match) {
-        char q[4096];
-        if (pfi_pc_query_text(PFI_PC_MEMBERS, o.prometheus_match, q, sizeof q, &err) != PFI_OK)
-            bad = pfi_cli_usage_error("control run", "--prometheus-match: %s", err.msg);
-    }
-    if (!bad && o.site_meter && !o.prometheus_url)
-        bad = pfi_cli_usage_error("control run", "--site-meter needs --prometheus URL");
-    if (!bad && o.vtn_url && (!o.vtn_program || !o.vtn_client_id || !secret_file))
-        bad = pfi_cli_usage_error(
-            "control run", "--vtn needs --program, --vtn-client-id and --vtn-client-secret-file");
-    if (bad) {
-        pfi_agents_free_urls(urls, n_urls);
-        return bad;
-    }
+    if (pfi_agents_split(arg, &u->urls, &u->n, &err) == PFI_OK) return 0;
+    pfi_cli_usage_error("control run", "%s", err.msg);
+    return -2;
+}
+
+static int set_agents_file(const pfi_cli_opt *o, const char *arg)
+{
+    url_list *u = o->dst;
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_agents_read_file(arg, &u->urls, &u->n, &err) == PFI_OK) return 0;
+    return pfi_cli_fail("control run", &err);
+}
+
+static int set_policy(const pfi_cli_opt *o, const char *arg)
+{
+    return pfi_plan_policy_parse(arg, o->dst) == PFI_OK ? 0 : -1;
+}
+
+static int set_cluster_from(const pfi_cli_opt *o, const char *arg)
+{
+    if (strcmp(arg, "prometheus") == 0)
+        *(int *)o->dst = 1;
+    else if (strcmp(arg, "agents") != 0)
+        return -1;
+    return 0;
+}
+
+/* Reads the secrets and the SLA file, then runs the service until a signal. */
+static int run_service(pfi_ctl_opts o, char **urls, size_t n_urls, const char *token_file,
+                       const char *agent_token_file, const char *secret_file, const char *jobs_file)
+{
+    pfi_error err;
+    pfi_error_clear(&err);
     static char token[4097], agent_token[4097], secret[SECRET_MAX];
     int rc = pfi_ctl_read_token(token_file, 16, token, sizeof token, &err);
     if (rc == PFI_OK)
@@ -315,6 +179,108 @@ static int cmd_run(int argc, char **argv)
     free(sla);
     pfi_agents_free_urls(urls, n_urls);
     return rc == PFI_OK ? PFI_EXIT_OK : pfi_cli_fail("control run", &err);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    pfi_ctl_opts o = {.listen = "127.0.0.1:9478",
+                      .period_s = 5,
+                      .agent_timeout_s = 2,
+                      .policy = PFI_PLAN_PFI,
+                      .cap_margin_s = 60,
+                      .cap_max_s = 3600,
+                      .vtn_poll_s = 30,
+                      .http_threads = 2};
+    const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL, *jobs_file = NULL;
+    url_list ul = {0};
+    int bad = 0;
+    pfi_error err;
+    pfi_error_clear(&err);
+#define STR(name, arg, dst, help) PFI_OPT(name, arg, pfi_cli_set_str, dst, NULL, help)
+#define IN(name, arg, set, dst, help, lo, hi) PFI_OPT_R(name, arg, set, dst, NULL, help, lo, hi)
+    const pfi_cli_opt opts[] = {
+        STR("db", "PATH", &o.db, "the controller's SQLite store (created if missing)"),
+        STR("token-file", "F", &token_file, "bearer token of this API's POST/DELETE (chmod 600)"),
+        PFI_OPT("agents", "URL,...", set_agents, &ul, NULL, "pfid base URLs"),
+        PFI_OPT("agents-file", "F", set_agents_file, &ul, NULL, "or one URL a line"),
+        STR("agent-token-file", "F", &agent_token_file, "pfid's token (default: --token-file)"),
+        STR("listen", "A:P", &o.listen, "HTTP address (127.0.0.1:9478; port 0: any)"),
+        IN("period", "S", set_in, &o.period_s, "control period, 0.1-3600 s (5)", 0.1, 3600),
+        PFI_OPT("policy", "P", set_policy, &o.policy, "--policy must be equal, pfi or learn",
+                "equal | pfi (default) | learn"),
+        IN("learn-rounds", "N", set_in_size, &o.learn_rounds,
+           "learn: exploring periods after each budget change (8)", 1, 64),
+        IN("other-load-w", "W", set_in, &o.other_load_w, "the site's non-GPU load, W (0)", 0, 1e12),
+        STR("site-meter", "QUERY", &o.site_meter,
+            "or a Prometheus query for the site's metered power, W"),
+        STR("prometheus", "URL", &o.prometheus_url,
+            "the Prometheus that --site-meter and --cluster-from ask"),
+        PFI_OPT("cluster-from", "SRC", set_cluster_from, &o.cluster_from_prometheus,
+                "--cluster-from must be agents or prometheus",
+                "agents (default) | prometheus (jobs, GPUs and power from Prometheus)"),
+        STR("prometheus-match", "M", &o.prometheus_match,
+            "the label matchers of pfid's series (job=\"pfid\")"),
+        IN("margin-w", "W", set_in, &o.margin_w, "kept below every site limit, W (0)", 0, 1e12),
+        IN("ramp-w-per-s", "R", set_in, &o.ramp_w_per_s,
+           "how fast the GPU budget may rise (0 = at once)", 0, 1e12),
+        IN("cap-margin-s", "S", set_in, &o.cap_margin_s,
+           "caps expire this long after the target's end (60)", 1, 86400),
+        IN("cap-max-s", "S", set_in, &o.cap_max_s,
+           "and at most this far ahead, renewed each period (3600)", 10, 604800),
+        IN("agent-timeout-s", "S", set_in, &o.agent_timeout_s, "per agent call (2)", 0.05, 60),
+        STR("schedule", "FILE", &o.schedule, "a schedule of targets (CSV)"),
+        STR("jobs-file", "F", &jobs_file, "SLA floors: CSV job,sla"),
+        STR("vtn", "URL", &o.vtn_url, "an OpenADR 3 VTN's base URL"),
+        STR("program", "NAME|ID", &o.vtn_program, "its program"),
+        STR("vtn-client-id", "ID", &o.vtn_client_id, "OAuth2 client id"),
+        STR("vtn-client-secret-file", "F", &secret_file, "its secret (chmod 600)"),
+        IN("vtn-poll-s", "S", set_in, &o.vtn_poll_s, "how often to poll the VTN (30)", 0.1, 86400),
+        IN("http-threads", "N", set_in_int, &o.http_threads, "HTTP worker threads (2)", 1, 64),
+    };
+#undef STR
+#undef IN
+    const pfi_cli_spec spec = {
+        .cmd = "control run",
+        .usage = "--db PATH --token-file F (--agents URL,... | --agents-file F |\n"
+                 "                       --cluster-from prometheus --prometheus URL) [OPTIONS]",
+        .about = run_about,
+        .opts = opts,
+        .n_opts = PFI_CLI_N(opts),
+        .page = "pfi-control(8)"};
+    int optind_;
+    bad = pfi_cli_parse(&spec, argc, argv, &optind_);
+    char **urls = ul.urls;
+    size_t n_urls = ul.n;
+    if (bad >= 0) {
+        pfi_agents_free_urls(urls, n_urls);
+        return bad;
+    }
+    bad = 0;
+    if (!bad && optind_ < argc)
+        bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", argv[optind_]);
+    if (!bad && (!o.db || !token_file))
+        bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
+    if (!bad && n_urls == 0 && !o.cluster_from_prometheus)
+        bad = pfi_cli_usage_error("control run",
+                                  "give --agents, --agents-file or --cluster-from prometheus");
+    if (!bad && o.cluster_from_prometheus && !o.prometheus_url)
+        bad =
+            pfi_cli_usage_error("control run", "--cluster-from prometheus needs --prometheus URL");
+    if (!bad && o.prometheus_match) {
+        char q[4096];
+        if (pfi_pc_query_text(PFI_PC_MEMBERS, o.prometheus_match, q, sizeof q, &err) != PFI_OK)
+            bad = pfi_cli_usage_error("control run", "--prometheus-match: %s", err.msg);
+    }
+    if (!bad && o.site_meter && !o.prometheus_url)
+        bad = pfi_cli_usage_error("control run", "--site-meter needs --prometheus URL");
+    if (!bad && o.vtn_url && (!o.vtn_program || !o.vtn_client_id || !secret_file))
+        bad = pfi_cli_usage_error(
+            "control run", "--vtn needs --program, --vtn-client-id and --vtn-client-secret-file");
+    if (bad) {
+        pfi_agents_free_urls(urls, n_urls);
+        return bad;
+    }
+    return run_service(o, urls, n_urls, token_file, agent_token_file, secret_file, jobs_file);
 }
 
 /* Client flags shared by status, plan and target. */
@@ -589,45 +555,28 @@ static int cmd_target(int argc, char **argv)
 
 static int cmd_events(int argc, char **argv)
 {
-    static const struct option opts[] = {{"vtn", 1, 0, 'v'},
-                                         {"program", 1, 0, 'g'},
-                                         {"vtn-client-id", 1, 0, 'i'},
-                                         {"vtn-client-secret-file", 1, 0, 'S'},
-                                         {"json", 0, 0, 'j'},
-                                         {"help", 0, 0, 'h'},
-                                         {0, 0, 0, 0}};
     pfi_ven_opts vo = {0};
     const char *secret_file = NULL;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'v':
-            vo.url = optarg;
-            break;
-        case 'g':
-            vo.program = optarg;
-            break;
-        case 'i':
-            vo.client_id = optarg;
-            break;
-        case 'S':
-            secret_file = optarg;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs("Usage: pfi control events --vtn URL --program NAME|ID --vtn-client-id ID\n"
-                  "                          --vtn-client-secret-file F [--json]\n\n"
-                  "Polls the VTN once (every page) and prints each event of the program: the\n"
-                  "limits the controller would act on, what it tolerated, what it refused.\n",
-                  stdout);
-            return PFI_EXIT_OK;
-        default:
-            return PFI_EXIT_USAGE;
-        }
-    }
+    int json = 0, first;
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("vtn", "URL", pfi_cli_set_str, &vo.url, NULL, "the VTN's base URL"),
+        PFI_OPT("program", "NAME|ID", pfi_cli_set_str, &vo.program, NULL, "its program"),
+        PFI_OPT("vtn-client-id", "ID", pfi_cli_set_str, &vo.client_id, NULL, "OAuth2 client id"),
+        PFI_OPT("vtn-client-secret-file", "F", pfi_cli_set_str, &secret_file, NULL,
+                "its secret (chmod 600)"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {
+        .cmd = "control events",
+        .usage = "--vtn URL --program NAME|ID --vtn-client-id ID\n"
+                 "                          --vtn-client-secret-file F [--json]",
+        .about = "Polls the VTN once (every page) and prints each event of the program: the\n"
+                 "limits the controller would act on, what it tolerated, what it refused.\n",
+        .opts = opts,
+        .n_opts = PFI_CLI_N(opts),
+        .page = "pfi-control(8)"};
+    int ec = pfi_cli_parse(&spec, argc, argv, &first);
+    if (ec >= 0) return ec;
     if (!vo.url || !vo.program || !vo.client_id || !secret_file)
         return pfi_cli_usage_error(
             "control events",

@@ -1,6 +1,5 @@
 /* pfi corr: Spearman correlation of every telemetry feature with PFI, with
  * Benjamini-Hochberg q-values across the features (paper Fig. 5 and 14). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,69 +8,35 @@
 #include "cli.h"
 #include "pfi/json.h"
 
-static const char *help =
-    "Usage: pfi corr [OPTIONS] SWEEPS.csv TELEMETRY.csv\n"
-    "\n"
-    "Spearman rank correlation between each group's PFI (ratio definition,\n"
-    "from SWEEPS.csv) and every telemetry feature of its uncapped run (from\n"
-    "TELEMETRY.csv): the 13 DCGM metrics and the composites of the paper's\n"
-    "Fig. 14 (DRAM copy product, arithmetic intensity, tensor/SM, DRAM/SM,\n"
-    "power per SM, clock fraction of boost, NVLink per SM and per DRAM,\n"
-    "copy/util fraction). p is two-sided (t approximation, n-2 df); q is the\n"
-    "Benjamini-Hochberg FDR-adjusted p over all features with a defined rho.\n"
-    "\n"
-    "Options:\n"
-    "  --holdout FILE   validation groups, left out of every fit and test: a\n"
-    "                   sweeps.csv of extra groups whose telemetry rows are in\n"
-    "                   TELEMETRY.csv (e.g. data/paper-h200/heldout-sweeps.csv),\n"
-    "                   or a CSV whose `group` column names groups of SWEEPS.csv\n"
-    "  --boost-mhz MHZ  maximum SM clock for the clock fraction (default 1980, H200)\n"
-    "  --json           {\"n_groups\",\"features\":[{\"feature\",\"label\",\"n\",\"rho\",\n"
-    "                   \"p\",\"q\"}]}; an undefined rho is null with a \"note\"\n"
-    "  -h, --help       show this help\n"
-    "\n"
-    "Every telemetry row must name a sweep group and every group needs a row.\n"
-    "A feature whose denominator activity is 0 for a group is undefined there\n"
-    "and that group is left out of that feature's correlation (n shows it).\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+static const char *about =
+    "Spearman rank correlation between each group's PFI (from SWEEPS.csv) and every\n"
+    "telemetry feature of its uncapped run (from TELEMETRY.csv): the 13 DCGM metrics\n"
+    "and the composites of the paper's Fig. 14, with two-sided p and the\n"
+    "Benjamini-Hochberg q over all features with a defined rho.\n";
 
 int pfi_cmd_corr(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"holdout", required_argument, 0, 'H'},
-        {"boost-mhz", required_argument, 0, 'B'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     const char *holdout = NULL;
     double boost = PFI_FEAT_H200_BOOST_MHZ;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'H':
-            holdout = optarg;
-            break;
-        case 'B':
-            if (pfi_cli_parse_positive(optarg, &boost))
-                return pfi_cli_usage_error("corr", "bad --boost-mhz '%s'", optarg);
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            return PFI_EXIT_OK;
-        default:
-            return pfi_cli_usage_error("corr", "bad option");
-        }
-    }
-    if (optind != argc - 2)
+    int json = 0, first;
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("holdout", "FILE", pfi_cli_set_str, &holdout, NULL,
+                "validation groups, left out of every fit and test"),
+        PFI_OPT("boost-mhz", "MHZ", pfi_cli_set_pos, &boost, NULL,
+                "maximum SM clock for the clock fraction (1980, H200)"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {.cmd = "corr",
+                               .usage = "[OPTIONS] SWEEPS.csv TELEMETRY.csv",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int pec = pfi_cli_parse(&spec, argc, argv, &first);
+    if (pec >= 0) return pec;
+    if (first != argc - 2)
         return pfi_cli_usage_error("corr", "expected SWEEPS.csv and TELEMETRY.csv");
     pfi_cli_dataset d;
-    int ec = pfi_cli_dataset_load("corr", argv[optind], argv[optind + 1], holdout, boost, &d);
+    int ec = pfi_cli_dataset_load("corr", argv[first], argv[first + 1], holdout, boost, &d);
     if (ec != PFI_EXIT_OK) return ec;
     pfi_corr corr[PFI_FEAT_N_TELEMETRY];
     if (pfi_analysis_corr(d.obs, d.n, corr) != PFI_OK) {

@@ -3,7 +3,6 @@
  * and its uncapped telemetry (the samples of its GPUs while it ran at its
  * largest cap, top 10% by power) as a telemetry.csv row. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,34 +17,11 @@
 #include "pfi/telemetry_csv.h"
 #include "pfi/tm_aggregate.h"
 
-static const char *help =
-    "Usage: pfi export --db PFID.db --out DIR [OPTIONS]\n"
-    "\n"
-    "Writes DIR/sweeps.csv and DIR/telemetry.csv (each all or nothing; DIR is\n"
-    "created if missing) from a pfid store: every job with at least two\n"
-    "steady-state points (the caps it ran at, as pfid saw them) is a group,\n"
-    "one run per point (power and tokens/s are the job's totals; the\n"
-    "throughput SEM is the points' sd / sqrt(n)); its telemetry row is the\n"
-    "top 10% by power of its GPUs' samples while it ran at its largest cap.\n"
-    "pfi index, fit and report then work on the fleet's history.\n"
-    "\n"
-    "Options:\n"
-    "  --db FILE        pfid's SQLite store (must exist; opened read-only)\n"
-    "  --out DIR        where sweeps.csv and telemetry.csv go\n"
-    "  --job ID         only this job\n"
-    "  --since T        only points seen at or after T (Unix seconds)\n"
-    "  --platform P     sweeps.csv platform (default ''; 'H200' makes pfi index\n"
-    "                   require the 700 W uncapped run)\n"
-    "  --model M        sweeps.csv model (default '')\n"
-    "  --arch A, --task T  for jobs registered without them (default: such a\n"
-    "                   job is left out with a note)\n"
-    "  --json           {\"out\",\"jobs\":[{\"job\",\"points\",\"exported\",\"note\"}]}\n"
-    "  -h, --help       show this help\n"
-    "\n"
-    "Jobs left out (fewer than two points, no metadata) are listed on\n"
-    "standard error. Exit status: 0 on success (also when nothing could be\n"
-    "exported: the files then hold only headers), 1 on a store or write\n"
-    "error, 2 on bad usage.\n";
+static const char *about =
+    "Writes DIR/sweeps.csv and DIR/telemetry.csv (each all or nothing) from a pfid\n"
+    "store: every job with two or more steady-state points is a group, one run per\n"
+    "point; its telemetry row is the top 10% by power of its GPUs' samples at its\n"
+    "largest cap. Jobs left out are listed on standard error.\n";
 
 typedef struct {
     const char *db, *out, *job, *platform, *model, *arch, *task;
@@ -176,100 +152,62 @@ static int job_telemetry(pfi_store *s, exp_job *j, pfi_error *err)
     return rc;
 }
 
-static int parse(int argc, char **argv, opts_t *o)
+static int set_arch(const pfi_cli_opt *o, const char *arg)
 {
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},
-        {"out", required_argument, 0, 'o'},
-        {"job", required_argument, 0, 'J'},
-        {"since", required_argument, 0, 's'},
-        {"platform", required_argument, 0, 'p'},
-        {"model", required_argument, 0, 'm'},
-        {"arch", required_argument, 0, 'a'},
-        {"task", required_argument, 0, 't'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    *o = (opts_t){.platform = "", .model = "", .arch = "", .task = "", .since = -INFINITY};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            o->db = optarg;
-            break;
-        case 'o':
-            o->out = optarg;
-            break;
-        case 'J':
-            o->job = optarg;
-            break;
-        case 's':
-            if (pfi_cli_parse_double(optarg, &o->since))
-                return pfi_cli_usage_error("export", "bad --since '%s'", optarg);
-            break;
-        case 'p':
-            o->platform = optarg;
-            break;
-        case 'm':
-            o->model = optarg;
-            break;
-        case 'a':
-            if (strcmp(optarg, "dense") && strcmp(optarg, "moe"))
-                return pfi_cli_usage_error("export", "--arch must be dense or moe");
-            o->arch = optarg;
-            break;
-        case 't':
-            if (strcmp(optarg, "pt") && strcmp(optarg, "ft"))
-                return pfi_cli_usage_error("export", "--task must be pt or ft");
-            o->task = optarg;
-            break;
-        case 'j':
-            o->json = 1;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            return -1;
-        default:
-            return pfi_cli_usage_error("export", "bad option");
-        }
-    }
-    if (optind != argc)
-        return pfi_cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
-    if (!o->db) return pfi_cli_usage_error("export", "--db is required");
-    if (!o->out) return pfi_cli_usage_error("export", "--out is required");
-    return PFI_EXIT_OK;
+    if (strcmp(arg, "dense") && strcmp(arg, "moe")) return -1;
+    *(const char **)o->dst = arg;
+    return 0;
 }
 
-int pfi_cmd_export(int argc, char **argv)
+static int set_task(const pfi_cli_opt *o, const char *arg)
 {
-    opts_t o;
-    int ec = parse(argc, argv, &o);
-    if (ec == -1) return PFI_EXIT_OK;
-    if (ec != PFI_EXIT_OK) return ec;
+    if (strcmp(arg, "pt") && strcmp(arg, "ft")) return -1;
+    *(const char **)o->dst = arg;
+    return 0;
+}
+
+/* -1: go on; else the exit status. */
+static int parse(int argc, char **argv, opts_t *o)
+{
+    *o = (opts_t){.platform = "", .model = "", .arch = "", .task = "", .since = -INFINITY};
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("db", "FILE", pfi_cli_set_str, &o->db, NULL,
+                "pfid's SQLite store (must exist; opened read-only)"),
+        PFI_OPT("out", "DIR", pfi_cli_set_str, &o->out, NULL,
+                "where sweeps.csv and telemetry.csv go"),
+        PFI_OPT("job", "ID", pfi_cli_set_str, &o->job, NULL, "only this job"),
+        PFI_OPT("since", "T", pfi_cli_set_num, &o->since, NULL,
+                "only points seen at or after T (Unix seconds)"),
+        PFI_OPT("platform", "P", pfi_cli_set_str, &o->platform, NULL,
+                "sweeps.csv platform (default '')"),
+        PFI_OPT("model", "M", pfi_cli_set_str, &o->model, NULL, "sweeps.csv model (default '')"),
+        PFI_OPT("arch", "A", set_arch, &o->arch, "--arch must be dense or moe",
+                "arch of jobs registered without one"),
+        PFI_OPT("task", "T", set_task, &o->task, "--task must be pt or ft",
+                "task of jobs registered without one"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &o->json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {.cmd = "export",
+                               .usage = "--db PFID.db --out DIR [OPTIONS]",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int first, ec = pfi_cli_parse(&spec, argc, argv, &first);
+    if (ec >= 0) return ec;
+    if (first != argc)
+        return pfi_cli_usage_error("export", "unexpected argument '%s'", argv[first]);
+    if (!o->db) return pfi_cli_usage_error("export", "--db is required");
+    if (!o->out) return pfi_cli_usage_error("export", "--out is required");
+    return -1;
+}
+
+/* The jobs to export, each with its points and (when it can be) its telemetry. */
+static int gather(pfi_store *s, const opts_t *op, pfi_store_job *jobs, size_t nj,
+                  pfi_store_point *pts, size_t np, exp_job *ex, size_t *ne_out)
+{
+    const opts_t o = *op;
     pfi_error err;
-    pfi_store *s = NULL;
-    pfi_store_job *jobs = NULL;
-    pfi_store_point *pts = NULL;
-    exp_job *ex = NULL;
-    size_t nj = 0, np = 0, ne = 0;
-    /* Read-only: never creates a missing store (an empty export would hide a
-     * typo), never migrates one, and reads beside a running pfid; jobs,
-     * points and samples from one moment (a snapshot) */
-    if (pfi_store_open_readonly(o.db, &s, &err) != PFI_OK ||
-        pfi_store_snapshot_begin(s, &err) != PFI_OK ||
-        pfi_store_jobs(s, &jobs, &nj, &err) != PFI_OK ||
-        pfi_store_points(s, o.job, &pts, &np, &err) != PFI_OK) {
-        ec = pfi_cli_fail("export", &err);
-        goto done;
-    }
-    ex = calloc(nj ? nj : 1, sizeof *ex);
-    if (!ex) {
-        fprintf(stderr, "pfi export: out of memory\n");
-        ec = PFI_EXIT_DATA;
-        goto done;
-    }
+    size_t ne = 0;
     /* Points come by job then cap; keep those seen since --since in place. */
     size_t kept = 0;
     for (size_t i = 0; i < np; i++)
@@ -294,12 +232,71 @@ int pfi_cmd_export(int argc, char **argv)
             j->note = "fewer than two steady-state points";
         else if (!arch_of(j, &o)[0] || !task_of(j, &o)[0])
             j->note = "registered without arch/task (pass --arch and --task)";
-        else if (job_telemetry(s, j, &err) != PFI_OK) {
-            ec = pfi_cli_fail("export", &err);
-            goto done;
-        }
+        else if (job_telemetry(s, j, &err) != PFI_OK)
+            return pfi_cli_fail("export", &err);
         if (j->note) fprintf(stderr, "pfi export: %s left out: %s\n", j->job->id, j->note);
     }
+    *ne_out = ne;
+    return PFI_EXIT_OK;
+}
+
+static int print(const opts_t *o, const exp_job *ex, size_t ne)
+{
+    int ec = PFI_EXIT_OK;
+    if (o->json) {
+        json_t *root = json_object(), *arr = json_array();
+        pfi_json_set(root, "out", json_string(o->out));
+        for (size_t i = 0; i < ne; i++) {
+            json_t *j = json_object();
+            pfi_json_set(j, "job", json_string(ex[i].job->id));
+            pfi_json_set(j, "points", json_integer((json_int_t)ex[i].n_pts));
+            pfi_json_set(j, "exported", json_boolean(!ex[i].note));
+            pfi_json_set(j, "note", ex[i].note ? json_string(ex[i].note) : json_null());
+            json_array_append_new(arr, j);
+        }
+        pfi_json_set(root, "jobs", arr);
+        if (pfi_json_print(stdout, root) != 0) ec = PFI_EXIT_DATA;
+        json_decref(root);
+    } else {
+        size_t n_ok = 0;
+        for (size_t i = 0; i < ne; i++)
+            n_ok += !ex[i].note;
+        printf("pfi export: %zu of %zu jobs to %s/sweeps.csv and %s/telemetry.csv\n", n_ok, ne,
+               o->out, o->out);
+    }
+    return ec;
+}
+
+int pfi_cmd_export(int argc, char **argv)
+{
+    opts_t o;
+    int ec = parse(argc, argv, &o);
+    if (ec >= 0) return ec;
+    ec = PFI_EXIT_OK;
+    pfi_error err;
+    pfi_store *s = NULL;
+    pfi_store_job *jobs = NULL;
+    pfi_store_point *pts = NULL;
+    exp_job *ex = NULL;
+    size_t nj = 0, np = 0, ne = 0;
+    /* Read-only: never creates a missing store (an empty export would hide a
+     * typo), never migrates one, and reads beside a running pfid; jobs,
+     * points and samples from one moment (a snapshot) */
+    if (pfi_store_open_readonly(o.db, &s, &err) != PFI_OK ||
+        pfi_store_snapshot_begin(s, &err) != PFI_OK ||
+        pfi_store_jobs(s, &jobs, &nj, &err) != PFI_OK ||
+        pfi_store_points(s, o.job, &pts, &np, &err) != PFI_OK) {
+        ec = pfi_cli_fail("export", &err);
+        goto done;
+    }
+    ex = calloc(nj ? nj : 1, sizeof *ex);
+    if (!ex) {
+        fprintf(stderr, "pfi export: out of memory\n");
+        ec = PFI_EXIT_DATA;
+        goto done;
+    }
+    ec = gather(s, &o, jobs, nj, pts, np, ex, &ne);
+    if (ec != PFI_EXIT_OK) goto done;
     if (o.job && ne == 0) {
         fprintf(stderr, "pfi export: no job '%s' in %s\n", o.job, o.db);
         ec = PFI_EXIT_DATA;
@@ -323,27 +320,7 @@ int pfi_cmd_export(int argc, char **argv)
         ec = pfi_cli_fail("export", &err);
         goto done;
     }
-    if (o.json) {
-        json_t *root = json_object(), *arr = json_array();
-        pfi_json_set(root, "out", json_string(o.out));
-        for (size_t i = 0; i < ne; i++) {
-            json_t *j = json_object();
-            pfi_json_set(j, "job", json_string(ex[i].job->id));
-            pfi_json_set(j, "points", json_integer((json_int_t)ex[i].n_pts));
-            pfi_json_set(j, "exported", json_boolean(!ex[i].note));
-            pfi_json_set(j, "note", ex[i].note ? json_string(ex[i].note) : json_null());
-            json_array_append_new(arr, j);
-        }
-        pfi_json_set(root, "jobs", arr);
-        if (pfi_json_print(stdout, root) != 0) ec = PFI_EXIT_DATA;
-        json_decref(root);
-    } else {
-        size_t n_ok = 0;
-        for (size_t i = 0; i < ne; i++)
-            n_ok += !ex[i].note;
-        printf("pfi export: %zu of %zu jobs to %s/sweeps.csv and %s/telemetry.csv\n", n_ok, ne,
-               o.out, o.out);
-    }
+    ec = print(&o, ex, ne);
 done:
     free(ex);
     free(pts);

@@ -1,6 +1,5 @@
 /* pfi fit: the PFI predictor ablation of the paper's Table 3, validation on
  * held-out groups, and the sensitivity checks of Tables 12 and 13. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,46 +9,12 @@
 #include "pfi/json.h"
 #include "pfi/model_json.h"
 
-static const char *help =
-    "Usage: pfi fit [OPTIONS] SWEEPS.csv TELEMETRY.csv\n"
-    "\n"
-    "Fits least-squares predictors of PFI from telemetry (paper Sec. 5) and\n"
-    "reports, for the seven predictor sets of the paper's Table 3 plus any set\n"
-    "named with --features: in-sample R2, leave-one-out (LOO) and\n"
-    "leave-one-cluster-out (LOCO, clusters = arch x task) R2, RMSE and\n"
-    "Spearman rho, and the validation R2 on held-out groups.\n"
-    "\n"
-    "  out-of-sample R2 = 1 - sum (y_i - yhat_-i)^2 / sum (y_i - ybar)^2, with\n"
-    "  yhat_-i predicted without i's fold and ybar the full-sample mean: it is\n"
-    "  negative when held-out predictions are worse than the mean.\n"
-    "\n"
-    "Also prints the Spearman rho of the DRAM copy product with PFI as the k\n"
-    "highest-leverage groups are dropped (k = 0..5, Table 12) and within\n"
-    "subgroups (Table 13).\n"
-    "\n"
-    "Options:\n"
-    "  --features LIST  another predictor set: feature names joined by ',' or '+'\n"
-    "                   (see pfi corr), job_metadata (arch_moe, task_ft,\n"
-    "                   log2_gpus) or all_dcgm (the 13 DCGM metrics)\n"
-    "  --out FILE       save the fitted model (the --features set, else the\n"
-    "                   DRAM copy product) as JSON for pfi predict\n"
-    "  --holdout FILE   validation groups, left out of every fit and test: a\n"
-    "                   sweeps.csv of extra groups whose telemetry rows are in\n"
-    "                   TELEMETRY.csv (e.g. data/paper-h200/heldout-sweeps.csv),\n"
-    "                   or a CSV whose `group` column names groups of SWEEPS.csv\n"
-    "  --boost-mhz MHZ  maximum SM clock for the clock fraction (default 1980)\n"
-    "  --json           one JSON object: {\"n_train\",\"n_holdout\",\"sets\":[{\"predictors\",\n"
-    "                   \"p\",\"r2_in\",\"intercept\",\"coefficients\",\"loo\":{\"r2\",\"rmse\",\n"
-    "                   \"rho\"},\"loco\":{...},\"validation\":{\"n\",\"r2\",\"rmse\",\"rho\"}}],\n"
-    "                   \"leverage\":[...],\"subgroups\":[...]}\n"
-    "  -h, --help       show this help\n"
-    "\n"
-    "A set that cannot be fitted or cross-validated (a constant feature, a\n"
-    "singular design, too few groups, a feature undefined for some group) is\n"
-    "reported as undefined with the reason (null in JSON), never as NaN.\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data (or when the model for\n"
-    "--out cannot be fitted), 2 on bad usage.\n";
+static const char *about =
+    "Fits least-squares predictors of PFI from telemetry (paper Sec. 5): for the\n"
+    "seven predictor sets of Table 3 and any --features set, in-sample R2, LOO and\n"
+    "LOCO (arch x task) R2, RMSE and Spearman rho, and the validation R2 on held-out\n"
+    "groups; then the DRAM copy product's rho as high-leverage groups are dropped\n"
+    "(Table 12) and within subgroups (Table 13).\n";
 
 static json_t *cv_json(const pfi_cv_outcome *o)
 {
@@ -122,54 +87,142 @@ static void print_set(const pfi_ablation *a)
            lh, cr, cm, ch, a->has_val ? vr : "-");
 }
 
-int pfi_cmd_fit(int argc, char **argv)
+/* What the command prints. */
+typedef struct {
+    const pfi_cli_dataset *d;
+    const pfi_ablation *ab;
+    size_t nsets, nh, kmax;
+    const pfi_leverage_step *lev;
+    int lev_ok;
+    const size_t *idx;
+    const pfi_subgroup_rho *sub;
+    const char *out;
+} fit_out;
+
+static int print_json(const fit_out *F)
 {
-    static const struct option opts[] = {
-        {"features", required_argument, 0, 'f'},
-        {"out", required_argument, 0, 'o'},
-        {"holdout", required_argument, 0, 'H'},
-        {"boost-mhz", required_argument, 0, 'B'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *holdout = NULL, *out = NULL, *features = NULL;
-    double boost = PFI_FEAT_H200_BOOST_MHZ;
-    int json = 0, c;
-    pfi_feature_set extra;
-    pfi_error err = {0};
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            features = optarg;
-            if (pfi_analysis_parse_set(optarg, &extra, &err) != PFI_OK)
-                return pfi_cli_usage_error("fit", "--features: %s", err.msg);
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'H':
-            holdout = optarg;
-            break;
-        case 'B':
-            if (pfi_cli_parse_positive(optarg, &boost))
-                return pfi_cli_usage_error("fit", "bad --boost-mhz '%s'", optarg);
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            return PFI_EXIT_OK;
-        default:
-            return pfi_cli_usage_error("fit", "bad option");
+    const pfi_cli_dataset d = *F->d;
+    const pfi_ablation *ab = F->ab;
+    const pfi_leverage_step *lev = F->lev;
+    const pfi_subgroup_rho *sub = F->sub;
+    const size_t *idx = F->idx, nsets = F->nsets, nh = F->nh, kmax = F->kmax;
+    int lev_ok = F->lev_ok, ec = PFI_EXIT_OK;
+    const char *out = F->out;
+    json_t *root = json_object(), *arr = json_array();
+    pfi_json_set(root, "n_train", json_integer((json_int_t)(d.n - nh)));
+    pfi_json_set(root, "n_holdout", json_integer((json_int_t)nh));
+    pfi_json_set(root, "r2_oos_definition",
+                 json_string("1 - SS_res(held-out predictions) / SS_tot(full-sample mean)"));
+    for (size_t i = 0; i < nsets; i++)
+        json_array_append_new(arr, set_json(&ab[i]));
+    pfi_json_set(root, "sets", arr);
+    json_t *lj = json_array();
+    for (size_t k = 0; lev_ok && k <= kmax; k++) {
+        json_t *o = json_object();
+        pfi_json_set(o, "k", json_integer((json_int_t)k));
+        pfi_json_set(o, "n", json_integer((json_int_t)lev[k].n));
+        pfi_json_set(o, "rho", lev[k].has ? pfi_json_num(lev[k].rho) : json_null());
+        pfi_json_set(o, "p", lev[k].has ? pfi_json_num(lev[k].p) : json_null());
+        if (k > 0) pfi_json_set(o, "dropped", json_string(d.obs[idx[lev[k].dropped]].name));
+        json_array_append_new(lj, o);
+    }
+    pfi_json_set(root, "leverage", lj);
+    json_t *sj = json_array();
+    for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
+        json_t *o = json_object();
+        pfi_json_set(o, "subgroup", json_string(sub[s].name));
+        pfi_json_set(o, "n", json_integer((json_int_t)sub[s].n));
+        pfi_json_set(o, "rho", sub[s].has ? pfi_json_num(sub[s].rho) : json_null());
+        pfi_json_set(o, "p", sub[s].has ? pfi_json_num(sub[s].p) : json_null());
+        json_array_append_new(sj, o);
+    }
+    pfi_json_set(root, "subgroups", sj);
+    if (out) pfi_json_set(root, "model", json_string(out));
+    if (pfi_json_print(stdout, root) != 0) ec = PFI_EXIT_DATA;
+    json_decref(root);
+    return ec;
+}
+
+static void print_text(const fit_out *F)
+{
+    const pfi_cli_dataset d = *F->d;
+    const pfi_ablation *ab = F->ab;
+    const pfi_leverage_step *lev = F->lev;
+    const pfi_subgroup_rho *sub = F->sub;
+    const size_t *idx = F->idx, nsets = F->nsets, nh = F->nh, kmax = F->kmax;
+    int lev_ok = F->lev_ok;
+    printf("PFI predictor ablation (Table 3): %zu training groups, %zu held out\n", d.n - nh, nh);
+    printf("%-40s %2s %6s | %7s %6s %6s | %8s %6s %6s | %6s\n", "predictors", "p", "R2in", "LOO R2",
+           "RMSE", "rho", "LOCO R2", "RMSE", "rho", "R2val");
+    for (size_t i = 0; i < nsets; i++)
+        print_set(&ab[i]);
+    for (size_t i = 0; i < nsets; i++) {
+        if (ab[i].fit_rc != PFI_OK)
+            printf("note: %s: %s\n", ab[i].set.name, ab[i].fit_msg);
+        else if (ab[i].loo.rc != PFI_OK)
+            printf("note: %s: LOO: %s\n", ab[i].set.name, ab[i].loo.msg);
+        if (ab[i].fit_rc == PFI_OK && ab[i].loco.rc != PFI_OK)
+            printf("note: %s: LOCO: %s\n", ab[i].set.name, ab[i].loco.msg);
+    }
+    printf("out-of-sample R2 = 1 - SS_res(held-out) / SS_tot(full-sample mean)\n");
+    if (lev_ok) {
+        printf("\nDRAM copy product vs PFI, k highest-leverage groups dropped (Table 12):\n");
+        for (size_t k = 0; k <= kmax; k++) {
+            char r[16];
+            fmt(r, sizeof r, lev[k].has, lev[k].rho, "%.3f");
+            printf("  k=%zu n=%-3zu rho=%s%s%s\n", k, lev[k].n, r, k ? "  dropped " : "",
+                   k ? d.obs[idx[lev[k].dropped]].name : "");
         }
     }
-    if (optind != argc - 2)
+    printf("\nDRAM copy product vs PFI by subgroup (Table 13):\n");
+    for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
+        char r[16], p[16];
+        fmt(r, sizeof r, sub[s].has, sub[s].rho, "%.3f");
+        fmt(p, sizeof p, sub[s].has, sub[s].p, "%.3g");
+        printf("  %-15s n=%-3zu rho=%-6s p=%s\n", sub[s].name, sub[s].n, r, p);
+    }
+}
+
+static int set_features(const pfi_cli_opt *o, const char *arg)
+{
+    pfi_error err = {0};
+    if (pfi_analysis_parse_set(arg, o->dst, &err) != PFI_OK) {
+        pfi_cli_usage_error("fit", "--features: %s", err.msg);
+        return -2;
+    }
+    return 0;
+}
+
+int pfi_cmd_fit(int argc, char **argv)
+{
+    const char *holdout = NULL, *out = NULL, *features = NULL;
+    double boost = PFI_FEAT_H200_BOOST_MHZ;
+    int json = 0;
+    pfi_feature_set extra = {0};
+    pfi_error err = {0};
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("features", "LIST", set_features, &extra, NULL,
+                "another predictor set: names joined by ',' or '+', job_metadata, all_dcgm"),
+        PFI_OPT("out", "FILE", pfi_cli_set_str, &out, NULL,
+                "save the fitted model (--features, else DRAM copy product) for pfi predict"),
+        PFI_OPT("holdout", "FILE", pfi_cli_set_str, &holdout, NULL,
+                "validation groups, left out of every fit (sweeps.csv or a group list)"),
+        PFI_OPT("boost-mhz", "MHZ", pfi_cli_set_pos, &boost, NULL,
+                "maximum SM clock for the clock fraction (1980)"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {.cmd = "fit",
+                               .usage = "[OPTIONS] SWEEPS.csv TELEMETRY.csv",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int optind_, pec = pfi_cli_parse(&spec, argc, argv, &optind_);
+    if (pec >= 0) return pec;
+    features = extra.p ? "set" : NULL;
+    if (optind_ != argc - 2)
         return pfi_cli_usage_error("fit", "expected SWEEPS.csv and TELEMETRY.csv");
     pfi_cli_dataset d;
-    int ec = pfi_cli_dataset_load("fit", argv[optind], argv[optind + 1], holdout, boost, &d);
+    int ec = pfi_cli_dataset_load("fit", argv[optind_], argv[optind_ + 1], holdout, boost, &d);
     if (ec != PFI_EXIT_OK) return ec;
 
     pfi_feature_set sets[PFI_TABLE3_SETS + 1];
@@ -185,7 +238,7 @@ int pfi_cmd_fit(int argc, char **argv)
         }
     const pfi_ablation *chosen = features ? &ab[nsets - 1] : &ab[0];
     if (out && chosen->fit_rc != PFI_OK) {
-        fprintf(stderr, "pfi fit: %s: cannot fit %s: %s\n", argv[optind + 1], chosen->set.name,
+        fprintf(stderr, "pfi fit: %s: cannot fit %s: %s\n", argv[optind_ + 1], chosen->set.name,
                 chosen->fit_msg);
         pfi_cli_dataset_free(&d);
         return PFI_EXIT_DATA;
@@ -211,72 +264,11 @@ int pfi_cmd_fit(int argc, char **argv)
     size_t nh = 0;
     for (size_t i = 0; i < d.n; i++)
         nh += d.obs[i].holdout;
-    if (json) {
-        json_t *root = json_object(), *arr = json_array();
-        pfi_json_set(root, "n_train", json_integer((json_int_t)(d.n - nh)));
-        pfi_json_set(root, "n_holdout", json_integer((json_int_t)nh));
-        pfi_json_set(root, "r2_oos_definition",
-                     json_string("1 - SS_res(held-out predictions) / SS_tot(full-sample mean)"));
-        for (size_t i = 0; i < nsets; i++)
-            json_array_append_new(arr, set_json(&ab[i]));
-        pfi_json_set(root, "sets", arr);
-        json_t *lj = json_array();
-        for (size_t k = 0; lev_ok && k <= kmax; k++) {
-            json_t *o = json_object();
-            pfi_json_set(o, "k", json_integer((json_int_t)k));
-            pfi_json_set(o, "n", json_integer((json_int_t)lev[k].n));
-            pfi_json_set(o, "rho", lev[k].has ? pfi_json_num(lev[k].rho) : json_null());
-            pfi_json_set(o, "p", lev[k].has ? pfi_json_num(lev[k].p) : json_null());
-            if (k > 0) pfi_json_set(o, "dropped", json_string(d.obs[idx[lev[k].dropped]].name));
-            json_array_append_new(lj, o);
-        }
-        pfi_json_set(root, "leverage", lj);
-        json_t *sj = json_array();
-        for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
-            json_t *o = json_object();
-            pfi_json_set(o, "subgroup", json_string(sub[s].name));
-            pfi_json_set(o, "n", json_integer((json_int_t)sub[s].n));
-            pfi_json_set(o, "rho", sub[s].has ? pfi_json_num(sub[s].rho) : json_null());
-            pfi_json_set(o, "p", sub[s].has ? pfi_json_num(sub[s].p) : json_null());
-            json_array_append_new(sj, o);
-        }
-        pfi_json_set(root, "subgroups", sj);
-        if (out) pfi_json_set(root, "model", json_string(out));
-        if (pfi_json_print(stdout, root) != 0) ec = PFI_EXIT_DATA;
-        json_decref(root);
-    } else {
-        printf("PFI predictor ablation (Table 3): %zu training groups, %zu held out\n", d.n - nh,
-               nh);
-        printf("%-40s %2s %6s | %7s %6s %6s | %8s %6s %6s | %6s\n", "predictors", "p", "R2in",
-               "LOO R2", "RMSE", "rho", "LOCO R2", "RMSE", "rho", "R2val");
-        for (size_t i = 0; i < nsets; i++)
-            print_set(&ab[i]);
-        for (size_t i = 0; i < nsets; i++) {
-            if (ab[i].fit_rc != PFI_OK)
-                printf("note: %s: %s\n", ab[i].set.name, ab[i].fit_msg);
-            else if (ab[i].loo.rc != PFI_OK)
-                printf("note: %s: LOO: %s\n", ab[i].set.name, ab[i].loo.msg);
-            if (ab[i].fit_rc == PFI_OK && ab[i].loco.rc != PFI_OK)
-                printf("note: %s: LOCO: %s\n", ab[i].set.name, ab[i].loco.msg);
-        }
-        printf("out-of-sample R2 = 1 - SS_res(held-out) / SS_tot(full-sample mean)\n");
-        if (lev_ok) {
-            printf("\nDRAM copy product vs PFI, k highest-leverage groups dropped (Table 12):\n");
-            for (size_t k = 0; k <= kmax; k++) {
-                char r[16];
-                fmt(r, sizeof r, lev[k].has, lev[k].rho, "%.3f");
-                printf("  k=%zu n=%-3zu rho=%s%s%s\n", k, lev[k].n, r, k ? "  dropped " : "",
-                       k ? d.obs[idx[lev[k].dropped]].name : "");
-            }
-        }
-        printf("\nDRAM copy product vs PFI by subgroup (Table 13):\n");
-        for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
-            char r[16], p[16];
-            fmt(r, sizeof r, sub[s].has, sub[s].rho, "%.3f");
-            fmt(p, sizeof p, sub[s].has, sub[s].p, "%.3g");
-            printf("  %-15s n=%-3zu rho=%-6s p=%s\n", sub[s].name, sub[s].n, r, p);
-        }
-    }
+    fit_out F = {&d, ab, nsets, nh, kmax, lev, lev_ok, idx, sub, out};
+    if (json)
+        ec = print_json(&F);
+    else
+        print_text(&F);
     if (out && ec == PFI_EXIT_OK) {
         pfi_model_file mf = {.set = chosen->set, .ols = chosen->ols, .boost_mhz = boost};
         if (pfi_model_save(out, &mf, &err) != PFI_OK)

@@ -1,7 +1,6 @@
 /* pfi index: each sweep group's PFI (ratio, area, constant elasticity) with a
  * Monte Carlo CI. Everything is computed before anything is printed, so a bad
  * group never leaves half a table behind. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,42 +11,11 @@
 #include "pfi/json.h"
 #include "pfi/sweeps_csv.h"
 
-static const char *help =
-    "Usage: pfi index [OPTIONS] SWEEPS.csv\n"
-    "\n"
-    "Prints the Power Flexibility Index of every sweep group in SWEEPS.csv\n"
-    "(\"-\" reads standard input). PFI (ratio, the paper's Eq. 1) is the mean over\n"
-    "capped runs of (1 - P/Pmax) / (1 - T/Tmax): above 1 a job loses throughput\n"
-    "more slowly than power.\n"
-    "\n"
-    "Options:\n"
-    "  --method M     ratio (default), area (Eq. 4-5), ce (constant elasticity,\n"
-    "                 1 - alpha of log T = alpha log P + c), or all\n"
-    "  --grid W,W,..  use only the runs at these per-GPU caps (must include the\n"
-    "                 uncapped one): PFI on a sub-grid, as in the paper's Table 9\n"
-    "  --ci DRAWS     95% Monte Carlo CI of the ratio PFI from DRAWS draws\n"
-    "                 (default 0 = none; the paper uses 10000; at most 10^6).\n"
-    "                 Each run's power and throughput are resampled from\n"
-    "                 power_sem_w and throughput_sem_tok_s (normal noise); a run\n"
-    "                 without them adds no noise. Intervals depend only on a\n"
-    "                 group's runs and --seed, not on file order or --threads\n"
-    "  --level L      confidence level of the CI (default 0.95)\n"
-    "  --seed N       random seed of the CI (default 1)\n"
-    "  --tdp W        the uncapped cap; default from the platform column\n"
-    "                 (H200/H100 700 W, B200 1000 W, A100 400 W); a group whose\n"
-    "                 largest cap is below it has no uncapped run and is an error\n"
-    "  --threads N    worker threads for the CI (default: CPUs, at most 8)\n"
-    "  --allow-implausible\n"
-    "                 accept runs no GPU job can have (power above cap x GPUs, a\n"
-    "                 capped run above the uncapped one, > 10 kW a GPU), which\n"
-    "                 are otherwise errors naming the file and line\n"
-    "  --json         print one JSON object instead of a table\n"
-    "  -h, --help     show this help\n"
-    "\n"
-    "A capped run whose throughput is at or above the uncapped run's has no\n"
-    "defined ratio: it is left out and listed as excluded.\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+static const char *about =
+    "Prints the Power Flexibility Index of every sweep group in SWEEPS.csv (\"-\"\n"
+    "reads standard input): the mean over capped runs of (1 - P/Pmax) / (1 - T/Tmax)\n"
+    "(the paper's Eq. 1). A capped run at or above the uncapped throughput has no\n"
+    "defined ratio: it is left out and listed as excluded.\n";
 
 typedef struct {
     const pfi_group *g;
@@ -156,81 +124,13 @@ static void print_table(const row *rows, size_t n, unsigned methods, int with_ci
                        rows[i].g->runs[k].cap_w, pfi_index_exclusion_reason(rows[i].excl[k]));
 }
 
-int pfi_cmd_index(int argc, char **argv)
+/* Reads, computes every group, then prints (nothing printed on a failure). */
+static int run(const char *path, unsigned methods, unsigned rflags, double level, double tdp,
+               pfi_cli_list *gl, unsigned long long draws, unsigned long long seed,
+               unsigned long long threads, int json)
 {
-    static const struct option opts[] = {
-        {"method", required_argument, 0, 'm'},
-        {"grid", required_argument, 0, 'g'},
-        {"ci", required_argument, 0, 'c'},
-        {"seed", required_argument, 0, 's'},
-        {"level", required_argument, 0, 'l'},
-        {"tdp", required_argument, 0, 'T'},
-        {"threads", required_argument, 0, 't'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {"allow-implausible", no_argument, 0, 'A'},
-        {0, 0, 0, 0},
-    };
-    unsigned methods = PFI_METHOD_RATIO;
-    double *grid = NULL, level = 0.95, tdp = 0;
-    size_t n_grid = 0;
-    unsigned long long draws = 0, seed = 1, threads = 0;
-    int json = 0, c;
-    unsigned rflags = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            if (!(methods = parse_method(optarg)))
-                return pfi_cli_usage_error("index", "unknown --method '%s'", optarg);
-            break;
-        case 'g':
-            free(grid);
-            if (pfi_cli_parse_doubles(optarg, &grid, &n_grid))
-                return pfi_cli_usage_error("index", "bad --grid '%s' (want W,W,...)", optarg);
-            break;
-        case 'c':
-            if (pfi_cli_parse_ulong(optarg, &draws) || draws > 1000000ULL)
-                return pfi_cli_usage_error("index", "bad --ci '%s'", optarg);
-            break;
-        case 's':
-            if (pfi_cli_parse_ulong(optarg, &seed))
-                return pfi_cli_usage_error("index", "bad --seed '%s'", optarg);
-            break;
-        case 't':
-            if (pfi_cli_parse_ulong(optarg, &threads) || threads == 0 || threads > 256)
-                return pfi_cli_usage_error("index", "bad --threads '%s'", optarg);
-            break;
-        case 'l':
-        case 'T':
-            if (pfi_cli_parse_double(optarg, c == 'l' ? &level : &tdp))
-                return pfi_cli_usage_error("index", "bad --%s '%s'", c == 'l' ? "level" : "tdp",
-                                           optarg);
-            if (c == 'l' && !(level > 0 && level < 1))
-                return pfi_cli_usage_error("index", "--level must be in (0, 1)");
-            if (c == 'T' && !(tdp > 0)) return pfi_cli_usage_error("index", "--tdp must be > 0");
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'A':
-            rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            free(grid);
-            return PFI_EXIT_OK;
-        default:
-            free(grid);
-            return pfi_cli_usage_error("index", "bad option");
-        }
-    }
-    if (optind != argc - 1) {
-        free(grid);
-        return pfi_cli_usage_error("index", "expected one SWEEPS.csv argument");
-    }
-    const char *path = argv[optind];
-
+    double *grid = gl->v;
+    size_t n_grid = gl->n;
     pfi_error err = {0};
     pfi_sweeps *s = NULL, *sub = NULL;
     int rc = pfi_sweeps_read_opts(path, tdp, rflags, &s, &err);
@@ -295,4 +195,73 @@ done:
     free(cis);
     pfi_sweeps_destroy(s);
     return exit_code;
+}
+static int set_method(const pfi_cli_opt *o, const char *arg)
+{
+    unsigned m = parse_method(arg);
+    if (!m) return -1;
+    *(unsigned *)o->dst = m;
+    return 0;
+}
+
+static int set_level(const pfi_cli_opt *o, const char *arg)
+{
+    double v;
+    if (pfi_cli_parse_double(arg, &v)) return -1;
+    if (!(v > 0 && v < 1)) {
+        pfi_cli_usage_error("index", "--level must be in (0, 1)");
+        return -2;
+    }
+    *(double *)o->dst = v;
+    return 0;
+}
+
+static int set_tdp(const pfi_cli_opt *o, const char *arg)
+{
+    double v;
+    if (pfi_cli_parse_double(arg, &v)) return -1;
+    if (!(v > 0)) {
+        pfi_cli_usage_error("index", "--tdp must be > 0");
+        return -2;
+    }
+    *(double *)o->dst = v;
+    return 0;
+}
+
+int pfi_cmd_index(int argc, char **argv)
+{
+    unsigned methods = PFI_METHOD_RATIO, rflags = 0;
+    double level = 0.95, tdp = 0;
+    pfi_cli_list grid = {0};
+    unsigned long long draws = 0, seed = 1, threads = 0;
+    int json = 0;
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("method", "M", set_method, &methods, "unknown --method '%s'",
+                "ratio (default), area (Eq. 4-5), ce (constant elasticity) or all"),
+        PFI_OPT("grid", "W,W,..", pfi_cli_set_doubles, &grid, "bad --grid '%s' (want W,W,...)",
+                "only the runs at these per-GPU caps (with the uncapped one): Table 9"),
+        PFI_OPT_R("ci", "DRAWS", pfi_cli_set_ull, &draws, NULL,
+                  "95% Monte Carlo CI of the ratio PFI from DRAWS draws (0: none)", 0, 1e6),
+        PFI_OPT("level", "L", set_level, &level, NULL, "confidence level of the CI (0.95)"),
+        PFI_OPT("seed", "N", pfi_cli_set_ull, &seed, NULL, "random seed of the CI (1)"),
+        PFI_OPT("tdp", "W", set_tdp, &tdp, NULL, "the uncapped cap (default: by platform)"),
+        PFI_OPT_R("threads", "N", pfi_cli_set_ull, &threads, NULL,
+                  "worker threads for the CI (default: CPUs, at most 8)", 1, 256),
+        PFI_OPT_R("allow-implausible", NULL, pfi_cli_set_bits, &rflags, NULL,
+                  "accept runs no GPU job can have", PFI_SWEEPS_ALLOW_IMPLAUSIBLE, 0),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {.cmd = "index",
+                               .usage = "[OPTIONS] SWEEPS.csv",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int first, ec = pfi_cli_parse(&spec, argc, argv, &first);
+    if (ec >= 0) return ec;
+    if (first != argc - 1) {
+        free(grid.v);
+        return pfi_cli_usage_error("index", "expected one SWEEPS.csv argument");
+    }
+    const char *path = argv[first];
+    return run(path, methods, rflags, level, tdp, &grid, draws, seed, threads, json);
 }

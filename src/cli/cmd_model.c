@@ -1,7 +1,6 @@
 /* pfi model: the GPU power-cap model's prediction for one job at one or more
  * caps, and (--fit-probe) the least squares fit of its constants to a probe
  * trace. The model itself lives in src/core/gpumodel.c. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,38 +13,12 @@
 #include "pfi/json.h"
 #include "pfi/probe_trace.h"
 
-static const char *help =
-    "Usage: pfi model [--gpu h200|h100] --job JOB [--cap W[,W...]] [--json]\n"
-    "       pfi model --fit-probe DIR [--json]\n"
-    "\n"
+static const char *about =
     "Prints the GPU model's steady state for a training job under per-GPU power\n"
-    "caps: SM clock, power, throughput and DCGM-like activity. The model (see\n"
-    "src/core/gpumodel.c): a cap lowers the SM clock until power meets it, the\n"
-    "memory clock stays; the job's compute-bound share of step time slows with\n"
-    "the clock, the rest does not.\n"
-    "\n"
-    "JOB is one of\n"
-    "  a probe load:   gemm, stream, dense_train, moe_train (the loads of the\n"
-    "                  real H200 trace in ../shared/data/h200-probe)\n"
-    "  a paper group:  a sweep group name of the embedded dataset, e.g.\n"
-    "                  'MoE FT H200x8 (Qwen3-30B-A3B)' (its calibrated job)\n"
-    "  parameters:     compute=C,sm=A,dram=D,tensor=R,tput=T[,spread=S]\n"
-    "                  compute-bound share of step time, SM activity, DRAM\n"
-    "                  activity, tensor/SM ratio (all 0-1, at max clock),\n"
-    "                  tokens/s per GPU at max clock, slowest-GPU clock lag\n"
-    "\n"
-    "Options:\n"
-    "  --gpu NAME        h200 (default) or h100\n"
-    "  --job JOB         the job (see above)\n"
-    "  --cap W[,W...]    per-GPU power caps in W (default: the TDP, 700)\n"
-    "  --gpus N          GPUs of the job: power and throughput are also printed\n"
-    "                    for all N (default 1; a paper group uses its own)\n"
-    "  --fit-probe DIR   fit the power constants to DIR/trace.csv by nonlinear\n"
-    "                    least squares and compare the fit with each probe load\n"
-    "  --json            print one JSON object instead of a table\n"
-    "  -h, --help        show this help\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+    "caps: SM clock, power, throughput and DCGM-like activity. JOB is a probe load\n"
+    "(gemm, stream, dense_train, moe_train), a sweep group of the embedded dataset,\n"
+    "or compute=C,sm=A,dram=D,tensor=R,tput=T[,spread=S]. Usage also:\n"
+    "  pfi model --fit-probe DIR [--json]\n";
 
 static const char *const probe_phases[] = {"gemm", "stream", "dense_train", "moe_train", NULL};
 
@@ -190,69 +163,122 @@ static int run_fit(const char *dir, int json)
     return PFI_EXIT_OK;
 }
 
+static int set_gpu(const pfi_cli_opt *o, const char *arg)
+{
+    const pfi_gpu_spec **g = o->dst;
+    if (strcmp(arg, "h200") == 0)
+        *g = pfi_gpumodel_h200();
+    else if (strcmp(arg, "h100") == 0)
+        *g = pfi_gpumodel_h100();
+    else
+        return -1;
+    return 0;
+}
+
+/* JOB (a probe load, a paper group, or parameters) into job, with the
+ * group's GPU and GPU count. */
+static int resolve_job(const char *job_arg, pfi_job_model *job, const pfi_gpu_spec **gpu,
+                       unsigned long long *gpus)
+{
+    const pfi_job_model *preset = pfi_gpumodel_preset(job_arg);
+    const pfi_paper_group *grp = preset ? NULL : pfi_paper_group_find(job_arg);
+    if (preset) {
+        *job = *preset;
+    } else if (grp) {
+        /* The group's calibrated job, as the committed dataset has it. */
+        pfi_dataset *d = NULL;
+        pfi_error err = {0};
+        if (pfi_dataset_build(PFI_DATASET_SEED, &d, &err) != PFI_OK)
+            return pfi_cli_fail("model", &err);
+        for (size_t i = 0; i < d->n; i++)
+            if (d->groups[i].paper == grp) {
+                *job = d->groups[i].job;
+                *gpu = d->groups[i].gpu;
+            }
+        pfi_dataset_destroy(d);
+        if (!*gpus) *gpus = (unsigned long long)grp->gpus;
+    } else if (strchr(job_arg, '=')) {
+        if (parse_job_params(job_arg, job))
+            return pfi_cli_usage_error("model",
+                                       "bad --job '%s' (want compute=C,sm=A,dram=D,"
+                                       "tensor=R,tput=T[,spread=S])",
+                                       job_arg);
+    } else {
+        return pfi_cli_usage_error("model",
+                                   "unknown --job '%s' (a probe load, a paper group "
+                                   "or key=value parameters)",
+                                   job_arg);
+    }
+    return PFI_EXIT_OK;
+}
+
+static void print_points(const pfi_gpu_spec *gpu, const pfi_job_model *jp,
+                         const pfi_gpumodel_point *pts, size_t ncaps, unsigned long long gpus,
+                         int json)
+{
+    const pfi_job_model job = *jp;
+    if (json) {
+        json_t *root = json_object(), *arr = json_array();
+        pfi_json_set(root, "gpu", json_string(gpu->name));
+        pfi_json_set(root, "gpus", json_integer((json_int_t)gpus));
+        json_t *jj = json_object();
+        pfi_json_set(jj, "compute_frac", pfi_json_num(job.compute_frac));
+        pfi_json_set(jj, "sm_activity", pfi_json_num(job.sm_activity));
+        pfi_json_set(jj, "dram_activity", pfi_json_num(job.dram_activity));
+        pfi_json_set(jj, "tensor_ratio", pfi_json_num(job.tensor_ratio));
+        pfi_json_set(jj, "tput_per_gpu", pfi_json_num(job.tput_per_gpu));
+        pfi_json_set(jj, "clock_spread", pfi_json_num(job.clock_spread));
+        pfi_json_set(root, "job", jj);
+        for (size_t i = 0; i < ncaps; i++)
+            json_array_append_new(arr, point_json(&pts[i], (int)gpus));
+        pfi_json_set(root, "points", arr);
+        pfi_json_print(stdout, root);
+        json_decref(root);
+        return;
+    }
+    printf("%s, %llu GPU%s\n", gpu->name, gpus, gpus == 1 ? "" : "s");
+    printf("%7s %8s %8s %8s %12s %9s %12s %6s %6s %6s %6s %6s\n", "cap_w", "power_w", "sm_mhz",
+           "mem_mhz", "tput/gpu", "power_kw", "tput_total", "sm", "tensor", "dram", "copy%",
+           "util%");
+    for (size_t i = 0; i < ncaps; i++) {
+        const pfi_gpumodel_point *p = &pts[i];
+        printf("%7.0f %8.1f %8.0f %8.0f %12.1f %9.3f %12.1f %6.3f %6.3f %6.3f %6.1f %6.1f\n",
+               p->cap_w, p->power_w, p->sm_clock_mhz, p->mem_clock_mhz, p->tput,
+               p->power_w * (double)gpus / 1000.0, p->tput * (double)gpus, p->sm_active,
+               p->tensor_active, p->dram_active, p->mem_copy_util_pct, p->gpu_util_pct);
+    }
+}
+
 int pfi_cmd_model(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"gpu", required_argument, 0, 'g'},
-        {"job", required_argument, 0, 'J'},
-        {"cap", required_argument, 0, 'c'},
-        {"gpus", required_argument, 0, 'n'},
-        {"fit-probe", required_argument, 0, 'f'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     const pfi_gpu_spec *gpu = pfi_gpumodel_h200();
     const char *job_arg = NULL, *fit_dir = NULL;
-    double *caps = NULL;
-    size_t ncaps = 0;
+    pfi_cli_list cl = {0};
     unsigned long long gpus = 0;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'g':
-            if (strcmp(optarg, "h200") == 0)
-                gpu = pfi_gpumodel_h200();
-            else if (strcmp(optarg, "h100") == 0)
-                gpu = pfi_gpumodel_h100();
-            else {
-                free(caps);
-                return pfi_cli_usage_error("model", "unknown --gpu '%s'", optarg);
-            }
-            break;
-        case 'J':
-            job_arg = optarg;
-            break;
-        case 'c':
-            free(caps);
-            if (pfi_cli_parse_doubles(optarg, &caps, &ncaps) || ncaps == 0)
-                return pfi_cli_usage_error("model", "bad --cap '%s' (want W[,W...])", optarg);
-            break;
-        case 'n':
-            if (pfi_cli_parse_ulong(optarg, &gpus) || gpus == 0 || gpus > 100000) {
-                free(caps);
-                return pfi_cli_usage_error("model", "bad --gpus '%s'", optarg);
-            }
-            break;
-        case 'f':
-            fit_dir = optarg;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            free(caps);
-            fputs(help, stdout);
-            return PFI_EXIT_OK;
-        default:
-            free(caps);
-            return pfi_cli_usage_error("model", "bad option");
-        }
-    }
-    if (optind != argc) {
+    int json = 0;
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("gpu", "NAME", set_gpu, &gpu, "unknown --gpu '%s'", "h200 (default) or h100"),
+        PFI_OPT("job", "JOB", pfi_cli_set_str, &job_arg, NULL, "the job (see above)"),
+        PFI_OPT("cap", "W[,W...]", pfi_cli_set_doubles, &cl, "bad --cap '%s' (want W[,W...])",
+                "per-GPU power caps in W (default: the TDP)"),
+        PFI_OPT_R("gpus", "N", pfi_cli_set_ull, &gpus, NULL,
+                  "GPUs of the job, for the totals (1; a paper group: its own)", 1, 100000),
+        PFI_OPT("fit-probe", "DIR", pfi_cli_set_str, &fit_dir, NULL,
+                "fit the power constants to DIR/trace.csv and compare with each load"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {.cmd = "model",
+                               .usage = "[--gpu h200|h100] --job JOB [--cap W[,W...]] [--json]",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int first, ec = pfi_cli_parse(&spec, argc, argv, &first);
+    if (ec >= 0) return ec;
+    double *caps = cl.v;
+    size_t ncaps = cl.n;
+    if (first != argc) {
         free(caps);
-        return pfi_cli_usage_error("model", "unexpected argument '%s'", argv[optind]);
+        return pfi_cli_usage_error("model", "unexpected argument '%s'", argv[first]);
     }
     if (fit_dir) {
         free(caps);
@@ -264,39 +290,10 @@ int pfi_cmd_model(int argc, char **argv)
         return pfi_cli_usage_error("model", "--job is required");
     }
     pfi_job_model job;
-    const pfi_job_model *preset = pfi_gpumodel_preset(job_arg);
-    const pfi_paper_group *grp = preset ? NULL : pfi_paper_group_find(job_arg);
-    if (preset) {
-        job = *preset;
-    } else if (grp) {
-        /* The group's calibrated job, as the committed dataset has it. */
-        pfi_dataset *d = NULL;
-        pfi_error err = {0};
-        if (pfi_dataset_build(PFI_DATASET_SEED, &d, &err) != PFI_OK) {
-            free(caps);
-            return pfi_cli_fail("model", &err);
-        }
-        for (size_t i = 0; i < d->n; i++)
-            if (d->groups[i].paper == grp) {
-                job = d->groups[i].job;
-                gpu = d->groups[i].gpu;
-            }
-        pfi_dataset_destroy(d);
-        if (!gpus) gpus = (unsigned long long)grp->gpus;
-    } else if (strchr(job_arg, '=')) {
-        if (parse_job_params(job_arg, &job)) {
-            free(caps);
-            return pfi_cli_usage_error("model",
-                                       "bad --job '%s' (want compute=C,sm=A,dram=D,"
-                                       "tensor=R,tput=T[,spread=S])",
-                                       job_arg);
-        }
-    } else {
+    ec = resolve_job(job_arg, &job, &gpu, &gpus);
+    if (ec != PFI_EXIT_OK) {
         free(caps);
-        return pfi_cli_usage_error("model",
-                                   "unknown --job '%s' (a probe load, a paper group "
-                                   "or key=value parameters)",
-                                   job_arg);
+        return ec;
     }
     if (!gpus) gpus = 1;
     if (!caps) {
@@ -327,36 +324,7 @@ int pfi_cmd_model(int argc, char **argv)
             return pfi_cli_fail("model", &err);
         }
     }
-    if (json) {
-        json_t *root = json_object(), *arr = json_array();
-        pfi_json_set(root, "gpu", json_string(gpu->name));
-        pfi_json_set(root, "gpus", json_integer((json_int_t)gpus));
-        json_t *jj = json_object();
-        pfi_json_set(jj, "compute_frac", pfi_json_num(job.compute_frac));
-        pfi_json_set(jj, "sm_activity", pfi_json_num(job.sm_activity));
-        pfi_json_set(jj, "dram_activity", pfi_json_num(job.dram_activity));
-        pfi_json_set(jj, "tensor_ratio", pfi_json_num(job.tensor_ratio));
-        pfi_json_set(jj, "tput_per_gpu", pfi_json_num(job.tput_per_gpu));
-        pfi_json_set(jj, "clock_spread", pfi_json_num(job.clock_spread));
-        pfi_json_set(root, "job", jj);
-        for (size_t i = 0; i < ncaps; i++)
-            json_array_append_new(arr, point_json(&pts[i], (int)gpus));
-        pfi_json_set(root, "points", arr);
-        pfi_json_print(stdout, root);
-        json_decref(root);
-    } else {
-        printf("%s, %llu GPU%s\n", gpu->name, gpus, gpus == 1 ? "" : "s");
-        printf("%7s %8s %8s %8s %12s %9s %12s %6s %6s %6s %6s %6s\n", "cap_w", "power_w", "sm_mhz",
-               "mem_mhz", "tput/gpu", "power_kw", "tput_total", "sm", "tensor", "dram", "copy%",
-               "util%");
-        for (size_t i = 0; i < ncaps; i++) {
-            const pfi_gpumodel_point *p = &pts[i];
-            printf("%7.0f %8.1f %8.0f %8.0f %12.1f %9.3f %12.1f %6.3f %6.3f %6.3f %6.1f %6.1f\n",
-                   p->cap_w, p->power_w, p->sm_clock_mhz, p->mem_clock_mhz, p->tput,
-                   p->power_w * (double)gpus / 1000.0, p->tput * (double)gpus, p->sm_active,
-                   p->tensor_active, p->dram_active, p->mem_copy_util_pct, p->gpu_util_pct);
-        }
-    }
+    print_points(gpu, &job, pts, ncaps, gpus, json);
     free(pts);
     free(caps);
     return PFI_EXIT_OK;

@@ -1,5 +1,4 @@
 /* pfi predict: a fitted PFI predictor (pfi fit --out) applied to telemetry. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,42 +12,13 @@
 #include "pfi/sweeps_csv.h"
 #include "pfi/tm_aggregate.h"
 
-static const char *help =
-    "Usage: pfi predict --model MODEL.json [OPTIONS] TELEMETRY.csv\n"
-    "       pfi predict --model MODEL.json --trace TRACE.csv --phases A,B [OPTIONS]\n"
-    "\n"
-    "Estimates each telemetry row's PFI with a model saved by `pfi fit --out`:\n"
-    "the intercept plus the coefficients times the row's features.\n"
-    "\n"
-    "With --trace, the rows come from a per-sample NVML/GPM probe trace (the\n"
-    "format of ../shared/data/h200-probe/trace.csv: phase, power_mW, sm_clock,\n"
-    "sm_util, tensor_util, dram_bw_util, util_mem, util_gpu), one row per phase,\n"
-    "averaged over the phase's top --top share of samples by power. GPM maps to\n"
-    "DCGM as SM_ACTIVE = sm_util/100, PIPE_TENSOR_ACTIVE = tensor_util/100,\n"
-    "DRAM_ACTIVE = dram_bw_util/100, MEM_COPY_UTIL = util_mem, GPU_UTIL =\n"
-    "util_gpu, POWER_USAGE = power_mW/1000.\n"
-    "\n"
-    "Options:\n"
-    "  --model FILE     the model (required)\n"
-    "  --sweeps FILE    sweeps.csv of the groups: their arch, task and GPU count\n"
-    "                   (needed by models with job metadata features) and their\n"
-    "                   measured PFI, printed next to the estimate with the\n"
-    "                   validation R2 (around the groups' own mean), RMSE and\n"
-    "                   Spearman rho (the paper's H100 check, Appendix D.2)\n"
-    "  --trace FILE     a probe trace instead of TELEMETRY.csv\n"
-    "  --phases LIST    the trace phases to estimate, comma-separated (with --trace)\n"
-    "  --top FRAC       share of each phase's samples, by power, to average\n"
-    "                   (default 0.1, the paper's steady state; 1 = all)\n"
-    "  --json           {\"model\":{\"features\",\"intercept\",\"coefficients\"},\n"
-    "                   \"predictions\":[{\"group\",\"pfi\"}]}\n"
-    "  -h, --help       show this help\n"
-    "\n"
-    "A row missing a feature the model needs, or where it is undefined (a zero\n"
-    "activity in a denominator), gets no estimate: \"undefined\" (null in JSON)\n"
-    "with the reason. Estimates outside the model's training range are\n"
-    "extrapolations; linear models do not know their limits.\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+static const char *about =
+    "Estimates each telemetry row's PFI with a model saved by `pfi fit --out`: the\n"
+    "intercept plus the coefficients times the row's features. With --trace, the\n"
+    "rows come from a per-sample NVML/GPM probe trace, one per phase, averaged\n"
+    "over the phase's top --top share of samples by power. A row missing a\n"
+    "feature gets no estimate (\"undefined\", with the reason). Usage also:\n"
+    "  pfi predict --model MODEL.json --trace TRACE.csv --phases A,B [OPTIONS]\n";
 
 /* One telemetry row per phase of a probe trace (see the help text). */
 static int read_trace(const char *path, const char *list, double top, pfi_telemetry **out,
@@ -112,89 +82,71 @@ done:
     return rc;
 }
 
-int pfi_cmd_predict(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'}, {"sweeps", required_argument, 0, 's'},
-        {"trace", required_argument, 0, 't'}, {"phases", required_argument, 0, 'p'},
-        {"top", required_argument, 0, 'T'},   {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
-    };
-    const char *model = NULL, *sweeps = NULL, *trace = NULL, *phases = NULL;
-    double top = 0.1;
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            model = optarg;
-            break;
-        case 's':
-            sweeps = optarg;
-            break;
-        case 't':
-            trace = optarg;
-            break;
-        case 'p':
-            phases = optarg;
-            break;
-        case 'T':
-            if (pfi_cli_parse_positive(optarg, &top) || top > 1)
-                return pfi_cli_usage_error("predict", "bad --top '%s' (want 0 < FRAC <= 1)",
-                                           optarg);
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            return PFI_EXIT_OK;
-        default:
-            return pfi_cli_usage_error("predict", "bad option");
-        }
-    }
-    if (!model) return pfi_cli_usage_error("predict", "--model is required");
-    if (trace && !phases) return pfi_cli_usage_error("predict", "--trace needs --phases");
-    if (!trace && phases) return pfi_cli_usage_error("predict", "--phases needs --trace");
-    if (optind != argc - (trace ? 0 : 1))
-        return pfi_cli_usage_error("predict", trace ? "no TELEMETRY.csv with --trace"
-                                                    : "expected one TELEMETRY.csv");
-    const char *tpath = trace ? trace : argv[optind];
+typedef struct {
+    const char *model, *sweeps, *trace, *phases;
+    double top;
+    int json;
+} args;
 
+static int set_top(const pfi_cli_opt *o, const char *arg)
+{
+    double v;
+    if (pfi_cli_parse_positive(arg, &v) || v > 1) return -1;
+    *(double *)o->dst = v;
+    return 0;
+}
+
+static int parse(int argc, char **argv, args *a, const char **tpath)
+{
+    *a = (args){.top = 0.1};
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("model", "FILE", pfi_cli_set_str, &a->model, NULL,
+                "the model from `pfi fit --out` (required)"),
+        PFI_OPT("sweeps", "FILE", pfi_cli_set_str, &a->sweeps, NULL,
+                "sweeps.csv: job metadata, and measured PFI with the validation"),
+        PFI_OPT("trace", "FILE", pfi_cli_set_str, &a->trace, NULL,
+                "a probe trace instead of TELEMETRY.csv"),
+        PFI_OPT("phases", "LIST", pfi_cli_set_str, &a->phases, NULL,
+                "the trace phases to estimate, comma-separated (with --trace)"),
+        PFI_OPT("top", "FRAC", set_top, &a->top, "bad --top '%s' (want 0 < FRAC <= 1)",
+                "share of each phase's samples, by power, to average (0.1)"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &a->json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {.cmd = "predict",
+                               .usage = "--model MODEL.json [OPTIONS] TELEMETRY.csv",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int first, ec = pfi_cli_parse(&spec, argc, argv, &first);
+    if (ec >= 0) return ec;
+    if (!a->model) return pfi_cli_usage_error("predict", "--model is required");
+    if (a->trace && !a->phases) return pfi_cli_usage_error("predict", "--trace needs --phases");
+    if (!a->trace && a->phases) return pfi_cli_usage_error("predict", "--phases needs --trace");
+    if (first != argc - (a->trace ? 0 : 1))
+        return pfi_cli_usage_error("predict", a->trace ? "no TELEMETRY.csv with --trace"
+                                                       : "expected one TELEMETRY.csv");
+    *tpath = a->trace ? a->trace : argv[first];
+    return -1;
+}
+
+/* The estimates (and, with --sweeps, the measured PFI) of every row. */
+typedef struct {
+    double *est, *actual, *vx, *vy;
+    char (*why)[200];
+    char *has_actual;
+    size_t nv;
+} preds;
+
+static int estimate(const args *A, const char *tpath, const pfi_model_file *mfp, int need_meta,
+                    const pfi_telemetry *tm, const pfi_sweeps *sw, preds *P)
+{
+    const pfi_model_file mf = *mfp;
+    const char *sweeps = A->sweeps, *trace = A->trace;
+    double *est = P->est, *actual = P->actual, *vx = P->vx, *vy = P->vy;
+    char(*why)[200] = P->why;
+    char *has_actual = P->has_actual;
+    size_t n = tm->n, nv = 0;
     pfi_error err = {0};
-    pfi_model_file mf;
-    pfi_telemetry *tm = NULL;
-    pfi_sweeps *sw = NULL;
-    if (pfi_model_load(model, &mf, &err) != PFI_OK) return pfi_cli_fail("predict", &err);
-    int need_meta = 0;
-    for (size_t j = 0; j < mf.set.p; j++)
-        need_meta |= mf.set.ids[j] >= PFI_FEAT_N_TELEMETRY;
-    if (need_meta && !sweeps) {
-        pfi_error_set(&err, PFI_EINVAL, model, 0,
-                      "the model uses job metadata (arch, task, GPUs): pass --sweeps");
-        return pfi_cli_fail("predict", &err);
-    }
-    int rc =
-        trace ? read_trace(trace, phases, top, &tm, &err) : pfi_telemetry_read(tpath, &tm, &err);
-    if (rc == PFI_OK && sweeps) rc = pfi_sweeps_read(sweeps, 0, &sw, &err);
-    if (rc != PFI_OK) {
-        pfi_telemetry_destroy(tm);
-        return pfi_cli_fail("predict", &err);
-    }
-    size_t n = tm->n;
-    double *est = calloc(n ? n : 1, sizeof *est), *actual = calloc(n ? n : 1, sizeof *actual);
-    double *vx = calloc(n ? n : 1, sizeof *vx), *vy = calloc(n ? n : 1, sizeof *vy);
-    char(*why)[200] = calloc(n ? n : 1, sizeof *why);
-    char *has_actual = calloc(n ? n : 1, 1);
-    size_t nv = 0;
-    pfi_validation val = {0};
-    int has_val = 0;
-    int ec = PFI_EXIT_OK;
-    if (!est || !why || !actual || !vx || !vy || !has_actual) {
-        fprintf(stderr, "pfi predict: out of memory\n");
-        ec = PFI_EXIT_DATA;
-        goto done;
-    }
     for (size_t i = 0; i < n; i++) {
         const pfi_tm_row *r = &tm->rows[i];
         pfi_features f;
@@ -204,15 +156,13 @@ int pfi_cmd_predict(int argc, char **argv)
             if (!g) {
                 pfi_error_set(&err, PFI_ENOTFOUND, tpath, r->line, "group '%s' is not in %s",
                               r->group, sweeps);
-                ec = pfi_cli_fail("predict", &err);
-                goto done;
+                return pfi_cli_fail("predict", &err);
             }
             if (pfi_features_set_meta(&f, g->meta.arch, g->meta.task, g->meta.gpus, &err) !=
                 PFI_OK) {
                 snprintf(err.file, sizeof err.file, "%s", sweeps);
                 err.line = g->line;
-                ec = pfi_cli_fail("predict", &err);
-                goto done;
+                return pfi_cli_fail("predict", &err);
             }
         }
         double x[PFI_MODEL_MAX_P];
@@ -237,10 +187,21 @@ int pfi_cmd_predict(int argc, char **argv)
             }
         }
     }
-    if (nv > 0) {
-        pfi_ols ident = {.p = 1, .n = nv, .coef = {0, 1}};
-        has_val = pfi_model_validate(&ident, vx, vy, nv, &val) == PFI_OK;
-    }
+    P->nv = nv;
+    return PFI_EXIT_OK;
+}
+
+static int print(const args *A, pfi_model_file *mfp, const pfi_telemetry *tm, const pfi_sweeps *sw,
+                 const preds *P, int has_val, const pfi_validation *valp)
+{
+    pfi_model_file mf = *mfp;
+    const pfi_validation val = *valp;
+    const char *trace = A->trace;
+    int json = A->json, ec = PFI_EXIT_OK;
+    size_t n = tm->n;
+    const double *est = P->est, *actual = P->actual;
+    const char(*why)[200] = (const char(*)[200])P->why;
+    const char *has_actual = P->has_actual;
     if (json) {
         json_t *root = pfi_model_to_json(&mf), *arr = json_array();
         json_t *wrap = json_object();
@@ -295,6 +256,59 @@ int pfi_cmd_predict(int argc, char **argv)
                    r2, val.rmse, rho);
         }
     }
+    return ec;
+}
+
+int pfi_cmd_predict(int argc, char **argv)
+{
+    args A;
+    const char *tpath = NULL;
+    int ec = parse(argc, argv, &A, &tpath);
+    if (ec >= 0) return ec;
+    const char *model = A.model, *sweeps = A.sweeps, *trace = A.trace, *phases = A.phases;
+    double top = A.top;
+    pfi_error err = {0};
+    pfi_model_file mf;
+    pfi_telemetry *tm = NULL;
+    pfi_sweeps *sw = NULL;
+    if (pfi_model_load(model, &mf, &err) != PFI_OK) return pfi_cli_fail("predict", &err);
+    int need_meta = 0;
+    for (size_t j = 0; j < mf.set.p; j++)
+        need_meta |= mf.set.ids[j] >= PFI_FEAT_N_TELEMETRY;
+    if (need_meta && !sweeps) {
+        pfi_error_set(&err, PFI_EINVAL, model, 0,
+                      "the model uses job metadata (arch, task, GPUs): pass --sweeps");
+        return pfi_cli_fail("predict", &err);
+    }
+    int rc =
+        trace ? read_trace(trace, phases, top, &tm, &err) : pfi_telemetry_read(tpath, &tm, &err);
+    if (rc == PFI_OK && sweeps) rc = pfi_sweeps_read(sweeps, 0, &sw, &err);
+    if (rc != PFI_OK) {
+        pfi_telemetry_destroy(tm);
+        return pfi_cli_fail("predict", &err);
+    }
+    size_t n = tm->n;
+    double *est = calloc(n ? n : 1, sizeof *est), *actual = calloc(n ? n : 1, sizeof *actual);
+    double *vx = calloc(n ? n : 1, sizeof *vx), *vy = calloc(n ? n : 1, sizeof *vy);
+    char(*why)[200] = calloc(n ? n : 1, sizeof *why);
+    char *has_actual = calloc(n ? n : 1, 1);
+    pfi_validation val = {0};
+    int has_val = 0;
+    ec = PFI_EXIT_OK;
+    if (!est || !why || !actual || !vx || !vy || !has_actual) {
+        fprintf(stderr, "pfi predict: out of memory\n");
+        ec = PFI_EXIT_DATA;
+        goto done;
+    }
+    preds P = {est, actual, vx, vy, why, has_actual, 0};
+    ec = estimate(&A, tpath, &mf, need_meta, tm, sw, &P);
+    if (ec != PFI_EXIT_OK) goto done;
+    size_t nv = P.nv;
+    if (nv > 0) {
+        pfi_ols ident = {.p = 1, .n = nv, .coef = {0, 1}};
+        has_val = pfi_model_validate(&ident, vx, vy, nv, &val) == PFI_OK;
+    }
+    ec = print(&A, &mf, tm, sw, &P, has_val, &val);
 done:
     free(est);
     free(actual);

@@ -1,5 +1,4 @@
 /* pfi simulate: the paper's Sec. 6 curtailment experiment (Fig. 8). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,45 +11,11 @@
 #include "pfi/sim.h"
 #include "pfi/sim_groups.h"
 
-static const char *help =
-    "Usage: pfi simulate [OPTIONS] SWEEPS.csv TELEMETRY.csv\n"
-    "\n"
-    "The paper's Sec. 6 experiment: workloads of jobs sampled with replacement\n"
-    "from the sweep groups, a cluster power reduction, every allocation policy\n"
-    "(equal, pfi, moe-ft, dram-copy, learn) and the throughput each loses against\n"
-    "the exact oracle, in tokens/s per job, with the share of the equal-weight\n"
-    "policy's gap it recovers. The pfi policy uses the PFI predicted from the\n"
-    "uncapped runs' telemetry by an OLS model fitted on the groups (as the paper).\n"
-    "\n"
-    "Options:\n"
-    "  --mix M          random (groups drawn uniformly, default) or production\n"
-    "                   (many small fine-tuning jobs, few large pretraining ones)\n"
-    "  --ft-share F     production: probability that a job is fine-tuning\n"
-    "                   (default 0.8); FT groups are drawn with weight 1/GPUs, PT\n"
-    "                   groups with weight GPUs\n"
-    "  --workloads W    workloads (default 500)\n"
-    "  --jobs J         jobs per workload (default 100)\n"
-    "  --reductions L   power reductions, each a fraction of the cluster's\n"
-    "                   uncapped power in [0, 1) or a percent with its sign, as\n"
-    "                   in allocate --reduction (default 5%,10%,20%,30%,40%)\n"
-    "  --seed N         random seed (default 1)\n"
-    "  --predictor S    features of the PFI model (default dram_copy_product;\n"
-    "                   names as in pfi fit, joined by ',')\n"
-    "  --holdout FILE   CSV whose `group` column names validation groups: left\n"
-    "                   out of the model fit and of the workloads\n"
-    "  --rounds K       learn: measured rounds before it keeps the best (default 8)\n"
-    "  --round-s S      learn: seconds per round (default 30)\n"
-    "  --event-s S      learn: length of the curtailment, seconds (default 3600);\n"
-    "                   learn's throughput is averaged over it, rounds included\n"
-    "  --noise SD       learn reads throughput with this relative Gaussian error\n"
-    "                   (default 0; e.g. 0.01); it is scored on the true values\n"
-    "  --no-learn       leave the learn policy out (it costs most of the time)\n"
-    "  --threads N      worker threads (default: CPUs, at most 8)\n"
-    "  --progress       progress on stderr even when it is not a terminal\n"
-    "  --json           print one JSON object instead of a table\n"
-    "  -h, --help       show this help\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+static const char *about =
+    "The paper's Sec. 6 experiment: workloads of jobs sampled with replacement from\n"
+    "the sweep groups, a cluster power reduction, every allocation policy (equal,\n"
+    "pfi, moe-ft, dram-copy, learn) and the throughput each loses against the exact\n"
+    "oracle, with the share of the equal policy's gap it recovers.\n";
 
 static void progress(void *ctx, size_t done, size_t total)
 {
@@ -141,136 +106,100 @@ static void print_table(const pfi_sim_opts *o, const pfi_feature_set *set, const
     printf("\n");
 }
 
-static int parse_num(const char *s, double lo, double hi, double *out)
+static int set_mix(const pfi_cli_opt *o, const char *arg)
 {
-    return pfi_cli_parse_double(s, out) == 0 && *out >= lo && *out <= hi ? 0 : -1;
+    return pfi_sim_mix_parse(arg, o->dst) ? -1 : 0;
+}
+
+static int set_reductions(const pfi_cli_opt *o, const char *arg)
+{
+    pfi_cli_list *l = o->dst;
+    free(l->v);
+    l->v = NULL;
+    return pfi_cli_parse_reductions(arg, &l->v, &l->n) ? -1 : 0;
+}
+
+/* -1: go on, with *first the first argument; else the exit status. */
+static int parse(int argc, char **argv, pfi_sim_opts *o, pfi_cli_list *red, const char **predictor,
+                 const char **holdout, int *json, int *force_progress, int *first)
+{
+    unsigned long long workloads = o->workloads, jobs = o->jobs, seed = o->seed,
+                       rounds = o->learn.rounds, threads = (unsigned long long)o->threads;
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("mix", "M", set_mix, &o->mix, "unknown --mix '%s' (random, production)",
+                "random (default) or production (many small FT jobs, few large PT)"),
+        PFI_OPT_R("ft-share", "F", pfi_cli_set_num, &o->ft_share, "--ft-share must be in [0, 1]",
+                  "production: probability that a job is fine-tuning (0.8)", 0, 1),
+        PFI_OPT_R("workloads", "W", pfi_cli_set_ull, &workloads, "bad value '%s' for --workloads",
+                  "workloads (500)", 1, 1e7),
+        PFI_OPT_R("jobs", "J", pfi_cli_set_ull, &jobs, "bad value '%s' for --jobs",
+                  "jobs per workload (100)", 1, 1e7),
+        PFI_OPT("reductions", "L", set_reductions, red,
+                "bad --reductions '%s': each a fraction in [0, 1) (0.3) or a percent (30%%), "
+                "joined by ','",
+                "power reductions, fractions or percents (5%,10%,20%,30%,40%)"),
+        PFI_OPT("seed", "N", pfi_cli_set_ull, &seed, "bad value '%s' for --seed",
+                "random seed (1)"),
+        PFI_OPT("predictor", "S", pfi_cli_set_str, predictor, NULL,
+                "features of the PFI model (dram_copy_product; names as in pfi fit)"),
+        PFI_OPT("holdout", "FILE", pfi_cli_set_str, holdout, NULL,
+                "validation groups, out of the model fit and of the workloads"),
+        PFI_OPT_R("rounds", "K", pfi_cli_set_ull, &rounds, "bad value '%s' for --rounds",
+                  "learn: measured rounds before it keeps the best (8)", 1, 64),
+        PFI_OPT_R("round-s", "S", pfi_cli_set_num, &o->learn.round_s,
+                  "--round-s must be a positive number of seconds", "learn: seconds per round (30)",
+                  1e-9, 1e9),
+        PFI_OPT_R("event-s", "S", pfi_cli_set_num, &o->learn.event_s,
+                  "--event-s must be a positive number of seconds",
+                  "learn: the curtailment's length, s (3600)", 1e-9, 1e9),
+        PFI_OPT_R("noise", "SD", pfi_cli_set_num, &o->noise_rel, "--noise must be in [0, 0.5]",
+                  "learn reads throughput with this relative Gaussian error (0)", 0, 0.5),
+        PFI_OPT("no-learn", NULL, pfi_cli_set_flag, &o->no_learn, NULL,
+                "leave the learn policy out"),
+        PFI_OPT_R("threads", "N", pfi_cli_set_ull, &threads, "bad value '%s' for --threads",
+                  "worker threads (default: CPUs, at most 8)", 1, 64),
+        PFI_OPT("progress", NULL, pfi_cli_set_flag, force_progress, NULL,
+                "progress on stderr even when it is not a terminal"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, json, NULL, "print one JSON object"),
+    };
+    const pfi_cli_spec spec = {.cmd = "simulate",
+                               .usage = "[OPTIONS] SWEEPS.csv TELEMETRY.csv",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int ec = pfi_cli_parse(&spec, argc, argv, first);
+    if (ec >= 0) {
+        free(red->v);
+        return ec;
+    }
+    o->workloads = (size_t)workloads;
+    o->jobs = (size_t)jobs;
+    o->seed = (unsigned long)seed;
+    o->learn.rounds = (size_t)rounds;
+    o->threads = (int)threads;
+    if (*first != argc - 2) {
+        free(red->v);
+        return pfi_cli_usage_error("simulate", "expected SWEEPS.csv and TELEMETRY.csv");
+    }
+    if ((double)o->learn.rounds * o->learn.round_s > o->learn.event_s) {
+        free(red->v);
+        return pfi_cli_usage_error("simulate", "--rounds x --round-s must fit in --event-s");
+    }
+    return -1;
 }
 
 int pfi_cmd_simulate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"mix", required_argument, 0, 'm'},
-        {"ft-share", required_argument, 0, 'f'},
-        {"workloads", required_argument, 0, 'W'},
-        {"jobs", required_argument, 0, 'J'},
-        {"reductions", required_argument, 0, 'r'},
-        {"seed", required_argument, 0, 's'},
-        {"predictor", required_argument, 0, 'P'},
-        {"holdout", required_argument, 0, 'H'},
-        {"rounds", required_argument, 0, 'K'},
-        {"round-s", required_argument, 0, 'R'},
-        {"event-s", required_argument, 0, 'E'},
-        {"threads", required_argument, 0, 't'},
-        {"progress", no_argument, 0, 'p'},
-        {"json", no_argument, 0, 'j'},
-        {"no-learn", no_argument, 0, 'N'},
-        {"noise", required_argument, 0, 'n'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     pfi_sim_opts o = pfi_sim_defaults();
     o.threads = pfi_cli_threads();
-    double defred[] = {0.05, 0.10, 0.20, 0.30, 0.40}, *red = NULL;
-    size_t nred = 0;
+    double defred[] = {0.05, 0.10, 0.20, 0.30, 0.40};
+    pfi_cli_list rl = {0};
     const char *predictor = "dram_copy_product", *holdout = NULL;
-    int json = 0, force_progress = 0, c;
-    unsigned long long u;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-            if (pfi_sim_mix_parse(optarg, &o.mix)) {
-                free(red);
-                return pfi_cli_usage_error("simulate", "unknown --mix '%s' (random, production)",
-                                           optarg);
-            }
-            break;
-        case 'f':
-            if (parse_num(optarg, 0, 1, &o.ft_share)) {
-                free(red);
-                return pfi_cli_usage_error("simulate", "--ft-share must be in [0, 1]");
-            }
-            break;
-        case 'W':
-        case 'J':
-        case 's':
-        case 'K':
-        case 't':
-            if (pfi_cli_parse_ulong(optarg, &u) || (c != 's' && u == 0) ||
-                (c != 's' && u > 10000000ULL) || (c == 'K' && u > 64) || (c == 't' && u > 64)) {
-                free(red);
-                return pfi_cli_usage_error("simulate", "bad value '%s' for --%s", optarg,
-                                           c == 'W'   ? "workloads"
-                                           : c == 'J' ? "jobs"
-                                           : c == 's' ? "seed"
-                                           : c == 'K' ? "rounds"
-                                                      : "threads");
-            }
-            if (c == 'W')
-                o.workloads = (size_t)u;
-            else if (c == 'J')
-                o.jobs = (size_t)u;
-            else if (c == 's')
-                o.seed = (unsigned long)u;
-            else if (c == 'K')
-                o.learn.rounds = (size_t)u;
-            else
-                o.threads = (int)u;
-            break;
-        case 'r':
-            free(red);
-            if (pfi_cli_parse_reductions(optarg, &red, &nred))
-                return pfi_cli_usage_error("simulate",
-                                           "bad --reductions '%s': each a fraction in [0, 1) "
-                                           "(0.3) or a percent (30%%), joined by ','",
-                                           optarg);
-            break;
-        case 'R':
-        case 'E':
-            if (parse_num(optarg, 1e-9, 1e9, c == 'R' ? &o.learn.round_s : &o.learn.event_s)) {
-                free(red);
-                return pfi_cli_usage_error("simulate", "--%s must be a positive number of seconds",
-                                           c == 'R' ? "round-s" : "event-s");
-            }
-            break;
-        case 'P':
-            predictor = optarg;
-            break;
-        case 'H':
-            holdout = optarg;
-            break;
-        case 'p':
-            force_progress = 1;
-            break;
-        case 'N':
-            o.no_learn = 1;
-            break;
-        case 'n':
-            if (parse_num(optarg, 0, 0.5, &o.noise_rel)) {
-                free(red);
-                return pfi_cli_usage_error("simulate", "--noise must be in [0, 0.5]");
-            }
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            free(red);
-            fputs(help, stdout);
-            return PFI_EXIT_OK;
-        default:
-            free(red);
-            return pfi_cli_usage_error("simulate", "bad option");
-        }
-    }
-    if (optind != argc - 2) {
-        free(red);
-        return pfi_cli_usage_error("simulate", "expected SWEEPS.csv and TELEMETRY.csv");
-    }
-    if ((double)o.learn.rounds * o.learn.round_s > o.learn.event_s) {
-        free(red);
-        return pfi_cli_usage_error("simulate", "--rounds x --round-s must fit in --event-s");
-    }
+    int json = 0, force_progress = 0, optind_;
+    int pec = parse(argc, argv, &o, &rl, &predictor, &holdout, &json, &force_progress, &optind_);
+    if (pec >= 0) return pec;
+    double *red = rl.v;
+    size_t nred = rl.n;
     o.reductions = red ? red : defred;
     o.n_reductions = red ? nred : sizeof defred / sizeof *defred;
     pfi_error err = {0};
@@ -281,7 +210,7 @@ int pfi_cmd_simulate(int argc, char **argv)
     }
 
     pfi_cli_dataset d;
-    int ec = pfi_cli_alloc_dataset_load("simulate", argv[optind], argv[optind + 1], holdout, &d);
+    int ec = pfi_cli_alloc_dataset_load("simulate", argv[optind_], argv[optind_ + 1], holdout, &d);
     if (ec != PFI_EXIT_OK) {
         free(red);
         return ec;

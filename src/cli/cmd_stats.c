@@ -1,6 +1,5 @@
 /* pfi stats: PFI by task/architecture regime with Kruskal-Wallis and Dunn's
  * post-hoc test (paper Appendix D.4, Tables 10 and 11). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,37 +12,11 @@
 #include "pfi/stats.h"
 #include "pfi/sweeps_csv.h"
 
-static const char *help =
-    "Usage: pfi stats [--by KEYS] [--json] FILE\n"
-    "\n"
-    "PFI by job regime, and whether the regimes differ (paper Appendix D.4).\n"
-    "FILE is a sweeps.csv (PFI is computed, ratio definition) or a CSV with\n"
-    "columns group,arch,task,pfi (e.g. the paper's Table 6); \"-\" reads stdin.\n"
-    "\n"
-    "Prints each regime's n, median and mean PFI, the Kruskal-Wallis H test\n"
-    "(tie-corrected, p from the chi-square with groups-1 df) and Dunn's test\n"
-    "for every pair (tie-corrected z, two-sided normal p, Holm-Bonferroni\n"
-    "adjusted over the pairs).\n"
-    "\n"
-    "Options:\n"
-    "  --by KEYS   how to group: regime (default: dense with pt and ft pooled,\n"
-    "              moe-pt, moe-ft, as in the paper), arch,task (four groups),\n"
-    "              arch, or task\n"
-    "  --json      print one JSON object:\n"
-    "              {\"groups\":[{\"name\",\"n\",\"median\",\"mean\"}],\n"
-    "               \"kruskal\":{\"H\",\"df\",\"p\"},\n"
-    "               \"dunn\":[{\"a\",\"b\",\"z\",\"p_raw\",\"p_holm\"}]}\n"
-    "  --allow-implausible\n"
-    "              accept sweep runs no GPU job can have (power above cap x\n"
-    "              GPUs, a capped run above the uncapped one, > 10 kW a GPU)\n"
-    "  -h, --help  show this help\n"
-    "\n"
-    "Groups without members are left out. With fewer than two groups, or when\n"
-    "every PFI is equal, the tests are undefined: \"kruskal\" is null, \"dunn\"\n"
-    "is empty and \"note\" says why. A sweep group whose PFI is undefined is\n"
-    "left out with a note.\n"
-    "\n"
-    "Exit status: 0 on success, 1 on bad input data, 2 on bad usage.\n";
+static const char *about =
+    "PFI by job regime, and whether the regimes differ (paper Appendix D.4): each\n"
+    "regime's n, median and mean, Kruskal-Wallis H and Dunn's test for every pair\n"
+    "(Holm-Bonferroni). FILE is a sweeps.csv (PFI computed) or a CSV with columns\n"
+    "group,arch,task,pfi (the paper's Table 6); \"-\" reads stdin.\n";
 
 typedef struct {
     double *x; /* PFI per observation */
@@ -123,65 +96,27 @@ static int load(const char *path, unsigned rflags, sample *s, pfi_error *err)
     return rc;
 }
 
-int pfi_cmd_stats(int argc, char **argv)
+static int set_by(const pfi_cli_opt *o, const char *arg)
 {
-    static const struct option opts[] = {
-        {"by", required_argument, 0, 'b'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {"allow-implausible", no_argument, 0, 'A'},
-        {0, 0, 0, 0},
-    };
-    pfi_regime_by by = PFI_REGIME_BY_REGIME;
-    int json = 0, c;
-    unsigned rflags = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b':
-            if (strcmp(optarg, "regime") == 0)
-                by = PFI_REGIME_BY_REGIME;
-            else if (strcmp(optarg, "arch,task") == 0 || strcmp(optarg, "task,arch") == 0)
-                by = PFI_REGIME_BY_ARCH_TASK;
-            else if (strcmp(optarg, "arch") == 0)
-                by = PFI_REGIME_BY_ARCH;
-            else if (strcmp(optarg, "task") == 0)
-                by = PFI_REGIME_BY_TASK;
-            else
-                return pfi_cli_usage_error("stats", "unknown --by '%s'", optarg);
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'A':
-            rflags |= PFI_SWEEPS_ALLOW_IMPLAUSIBLE;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            return PFI_EXIT_OK;
-        default:
-            return pfi_cli_usage_error("stats", "bad option");
-        }
-    }
-    if (optind != argc - 1) return pfi_cli_usage_error("stats", "expected one FILE argument");
+    pfi_regime_by *by = o->dst;
+    if (strcmp(arg, "regime") == 0)
+        *by = PFI_REGIME_BY_REGIME;
+    else if (strcmp(arg, "arch,task") == 0 || strcmp(arg, "task,arch") == 0)
+        *by = PFI_REGIME_BY_ARCH_TASK;
+    else if (strcmp(arg, "arch") == 0)
+        *by = PFI_REGIME_BY_ARCH;
+    else if (strcmp(arg, "task") == 0)
+        *by = PFI_REGIME_BY_TASK;
+    else
+        return -1;
+    return 0;
+}
 
-    sample s = {0};
-    pfi_error err = {0};
+static int print(const sample *sp, const pfi_regime_stats *rsp, int json)
+{
+    const sample s = *sp;
+    const pfi_regime_stats rs = *rsp;
     int exit_code = PFI_EXIT_OK;
-    if (load(argv[optind], rflags, &s, &err) != PFI_OK) {
-        exit_code = pfi_cli_fail("stats", &err);
-        goto done;
-    }
-    pfi_regime_stats rs;
-    int src = s.n ? pfi_regime_stats_compute(s.x, s.moe, s.ft, s.n, by, &rs) : PFI_ENODATA;
-    if (src == PFI_ENODATA) {
-        memset(&rs, 0, sizeof rs);
-        rs.test_rc = PFI_ENODATA;
-    } else if (src != PFI_OK) {
-        fprintf(stderr, "pfi stats: %s\n", pfi_strerror(src));
-        exit_code = PFI_EXIT_DATA;
-        goto done;
-    }
     size_t k = rs.k, npairs = rs.npairs;
     int trc = rs.test_rc;
     const char *const *name = rs.name;
@@ -251,6 +186,48 @@ int pfi_cmd_stats(int argc, char **argv)
         for (size_t i = 0; i < s.n_notes; i++)
             printf("note: %s\n", s.notes[i]);
     }
+    return exit_code;
+}
+
+int pfi_cmd_stats(int argc, char **argv)
+{
+    pfi_regime_by by = PFI_REGIME_BY_REGIME;
+    int json = 0;
+    unsigned rflags = 0;
+    const pfi_cli_opt opts[] = {
+        PFI_OPT("by", "KEYS", set_by, &by, "unknown --by '%s'",
+                "regime (default: dense, moe-pt, moe-ft), arch,task, arch or task"),
+        PFI_OPT("json", NULL, pfi_cli_set_flag, &json, NULL,
+                "print one JSON object (groups, kruskal, dunn, notes)"),
+        PFI_OPT_R("allow-implausible", NULL, pfi_cli_set_bits, &rflags, NULL,
+                  "accept sweep runs no GPU job can have", PFI_SWEEPS_ALLOW_IMPLAUSIBLE, 0),
+    };
+    const pfi_cli_spec spec = {.cmd = "stats",
+                               .usage = "[--by KEYS] [--json] FILE",
+                               .about = about,
+                               .opts = opts,
+                               .n_opts = PFI_CLI_N(opts)};
+    int first, ec = pfi_cli_parse(&spec, argc, argv, &first);
+    if (ec >= 0) return ec;
+    if (first != argc - 1) return pfi_cli_usage_error("stats", "expected one FILE argument");
+    sample s = {0};
+    pfi_error err = {0};
+    int exit_code = PFI_EXIT_OK;
+    if (load(argv[first], rflags, &s, &err) != PFI_OK) {
+        exit_code = pfi_cli_fail("stats", &err);
+        goto done;
+    }
+    pfi_regime_stats rs;
+    int src = s.n ? pfi_regime_stats_compute(s.x, s.moe, s.ft, s.n, by, &rs) : PFI_ENODATA;
+    if (src == PFI_ENODATA) {
+        memset(&rs, 0, sizeof rs);
+        rs.test_rc = PFI_ENODATA;
+    } else if (src != PFI_OK) {
+        fprintf(stderr, "pfi stats: %s\n", pfi_strerror(src));
+        exit_code = PFI_EXIT_DATA;
+        goto done;
+    }
+    exit_code = print(&s, &rs, json);
 done:
     free(s.x);
     free(s.moe);

@@ -311,6 +311,32 @@ static int run_caps(const sweep_opts *o, sweep_gpu *g, sweep_state *st, const pf
 }
 
 /* sweeps.csv, telemetry.csv and the PFI of the measured caps. */
+/* After the runs: the prior limits back, the state closed, the report; the
+ * exit status (130 when interrupted). */
+static int finish(const sweep_opts *o, sweep_gpu *g, sweep_state *st, int fatal)
+{
+    pfi_error err = {0};
+    int ec = PFI_EXIT_OK;
+    int failed = restore_all(g, st);
+    if (!failed) {
+        st->active = 0;
+        if (sweep_state_save(o->out, st, &err) != PFI_OK) pfi_cli_fail("sweep", &err);
+        for (size_t k = 0; k < st->n_gpus; k++)
+            fprintf(stderr, "pfi sweep: GPU %u restored to %.0f W\n", st->gpus[k], st->prior_w[k]);
+    } else {
+        fprintf(stderr, "pfi sweep: the next 'pfi sweep --out %s' retries the restore\n", o->out);
+    }
+    int complete = 0;
+    if (!fatal && !g_stop) ec = sweep_report(o, st, &complete);
+    if (g_stop) {
+        fprintf(stderr, "pfi sweep: interrupted; caps restored; --resume continues\n");
+        ec = 130;
+    } else if (fatal || failed || !complete) {
+        if (ec == PFI_EXIT_OK) ec = PFI_EXIT_DATA;
+    }
+    return ec;
+}
+
 int pfi_cmd_sweep(int argc, char **argv)
 {
     sweep_opts o;
@@ -391,23 +417,7 @@ int pfi_cmd_sweep(int argc, char **argv)
         goto done;
     }
     int fatal = run_caps(&o, g, &st, m, port);
-    int failed = restore_all(g, &st);
-    if (!failed) {
-        st.active = 0;
-        if (sweep_state_save(o.out, &st, &err) != PFI_OK) pfi_cli_fail("sweep", &err);
-        for (size_t k = 0; k < st.n_gpus; k++)
-            fprintf(stderr, "pfi sweep: GPU %u restored to %.0f W\n", st.gpus[k], st.prior_w[k]);
-    } else {
-        fprintf(stderr, "pfi sweep: the next 'pfi sweep --out %s' retries the restore\n", o.out);
-    }
-    int complete = 0;
-    if (!fatal && !g_stop) ec = sweep_report(&o, &st, &complete);
-    if (g_stop) {
-        fprintf(stderr, "pfi sweep: interrupted; caps restored; --resume continues\n");
-        ec = 130;
-    } else if (fatal || failed || !complete) {
-        if (ec == PFI_EXIT_OK) ec = PFI_EXIT_DATA;
-    }
+    ec = finish(&o, g, &st, fatal);
 done:
     sweep_port_stop(port);
     sweep_gpu_close(g);

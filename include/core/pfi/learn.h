@@ -35,6 +35,7 @@
 
 #include <stddef.h>
 
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 
 enum { PFI_LEARN_MAX_PERIODS = 1024 };
@@ -80,6 +81,14 @@ typedef struct pfi_learn_result { /* totals count every job an entry stands for 
 int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pfi_learn_opts *o,
                   pfi_learn_observe observe, void *ctx, double *power_w, pfi_learn_result *res,
                   pfi_error *err);
+
+/* learn replayed against prob's own curves (they answer for the jobs, as
+ * `pfi allocate --policy learn` replays sweeps): pfi_hat[i] is entry i's
+ * prior PFI (NaN is an error). Fills out[] (per entry) and res like
+ * pfi_alloc_run, and lr with the loop's figures. */
+int pfi_learn_replay(pfi_alloc_problem *prob, const double *pfi_hat, double budget_w,
+                     const pfi_learn_opts *o, pfi_alloc_out *out, pfi_alloc_result *res,
+                     pfi_learn_result *lr, pfi_error *err);
 
 /* The same, in two steps, for callers that allocate many budgets over one
  * set of jobs (the simulation: 41 reductions per workload): a plan keeps
