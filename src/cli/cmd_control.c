@@ -74,6 +74,8 @@ static const char *run_help =
     "  --vtn-client-id ID        OAuth2 client id\n"
     "  --vtn-client-secret-file F  its secret (chmod 600)\n"
     "  --vtn-poll-s S            how often to poll the VTN (30)\n"
+    "  --vtn-max-failures N      /healthz fails after N failed polls in a row (3)\n"
+    "  --cut-ramp-s S            a known step down is cut a period plus S early (1)\n"
     "  --http-threads N          HTTP worker threads (2)\n"
     "  -h, --help                this help\n"
     "\n"
@@ -124,6 +126,8 @@ static int cmd_run(int argc, char **argv)
                                          {"vtn-client-id", 1, 0, 'i'},
                                          {"vtn-client-secret-file", 1, 0, 'S'},
                                          {"vtn-poll-s", 1, 0, 'V'},
+                                         {"vtn-max-failures", 1, 0, 'F'},
+                                         {"cut-ramp-s", 1, 0, 'K'},
                                          {"http-threads", 1, 0, 'H'},
                                          {"jobs-file", 1, 0, 'J'},
                                          {"prometheus", 1, 0, 'Q'},
@@ -140,6 +144,8 @@ static int cmd_run(int argc, char **argv)
                       .cap_margin_s = 60,
                       .cap_max_s = 3600,
                       .vtn_poll_s = 30,
+                      .vtn_max_failures = 3,
+                      .cut_lead_ramp_s = 1,
                       .http_threads = 2};
     const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL, *jobs_file = NULL;
     char **urls = NULL;
@@ -234,6 +240,15 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'V':
             bad = parse_pos("control run", "--vtn-poll-s", optarg, 0.1, 86400, &o.vtn_poll_s);
+            break;
+        case 'F': {
+            double f;
+            bad = parse_pos("control run", "--vtn-max-failures", optarg, 1, 1000, &f);
+            o.vtn_max_failures = (unsigned)f;
+            break;
+        }
+        case 'K':
+            bad = parse_pos("control run", "--cut-ramp-s", optarg, 0, 3600, &o.cut_lead_ramp_s);
             break;
         case 'L': {
             double r;
