@@ -132,7 +132,7 @@ static void confirm_gone(ctl *c, double now, pfi_oadr_event **ev, size_t *n)
         int rc = pfi_ven_event_get(c->ven, old->id, now, &got, &gone, &err);
         pfi_oadr_event_free(&got); /* kept as it was: a list-less answer changes nothing */
         if (rc == PFI_OK && gone) {
-            pfi_log("VTN event %s is gone (404): cancelled", old->id);
+            pfi_log("VTN event %s is gone: cancelled (GET /events/{id}: 404)", old->id);
             report_cancelled(c, old, now);
             continue;
         }
