@@ -112,7 +112,7 @@ static void health(pfi_ven *v, double now, int rc, const pfi_error *err)
     }
     v->hl.consecutive_failures++;
     v->hl.last_error_at = now;
-    snprintf(v->hl.last_error, sizeof v->hl.last_error, "%s",
+    snprintf(v->hl.last_error, sizeof v->hl.last_error, "%.255s",
              err && err->msg[0] ? err->msg : pfi_strerror(rc));
 }
 

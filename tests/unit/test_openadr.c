@@ -222,7 +222,7 @@ static void test_target_ids_unique(void **st)
     assert_string_not_equal(t[1].id, t[2].id);
     assert_near(t[1].limit_w, 50000, 0);
     pfi_oadr_events_free(e, 1);
-    char a[200], b[200];
+    char a[101], b[101];
     memset(a, 'x', 100);
     memcpy(b, a, 100);
     a[100] = b[100] = '\0';
