@@ -99,6 +99,16 @@ static int set_in_int(const pfi_cli_opt *o, const char *arg)
     return r;
 }
 
+static int set_in_unsigned(const pfi_cli_opt *o, const char *arg)
+{
+    double v;
+    pfi_cli_opt t = *o;
+    t.dst = &v;
+    int r = set_in(&t, arg);
+    if (r == 0) *(unsigned *)o->dst = (unsigned)v;
+    return r;
+}
+
 typedef struct {
     char **urls;
     size_t n;
@@ -190,6 +200,8 @@ static int cmd_run(int argc, char **argv)
                       .cap_margin_s = 60,
                       .cap_max_s = 3600,
                       .vtn_poll_s = 30,
+                      .vtn_max_failures = 3,
+                      .cut_lead_ramp_s = 1,
                       .http_threads = 2};
     const char *token_file = NULL, *agent_token_file = NULL, *secret_file = NULL, *jobs_file = NULL;
     url_list ul = {0};
@@ -235,6 +247,10 @@ static int cmd_run(int argc, char **argv)
         STR("vtn-client-id", "ID", &o.vtn_client_id, "OAuth2 client id"),
         STR("vtn-client-secret-file", "F", &secret_file, "its secret (chmod 600)"),
         IN("vtn-poll-s", "S", set_in, &o.vtn_poll_s, "how often to poll the VTN (30)", 0.1, 86400),
+        IN("vtn-max-failures", "N", set_in_unsigned, &o.vtn_max_failures,
+           "/healthz fails after N failed polls in a row (3)", 1, 1000),
+        IN("cut-ramp-s", "S", set_in, &o.cut_lead_ramp_s,
+           "a known step down is cut a period plus S early (1)", 0, 3600),
         IN("http-threads", "N", set_in_int, &o.http_threads, "HTTP worker threads (2)", 1, 64),
     };
 #undef STR

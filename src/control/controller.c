@@ -141,6 +141,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
                            .client_secret = o->vtn_client_secret,
                            .timeout_s = 10};
         rc = pfi_ven_create(&vo, &c.ven, err);
+        if (rc == PFI_OK) pfi_ven_get_health(c.ven, &c.vtn_health);
     }
     if (rc == PFI_OK) rc = ctl_server_start(&c, err);
     if (rc != PFI_OK) {

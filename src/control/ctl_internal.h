@@ -52,7 +52,8 @@ typedef struct ctl_acc {
     char event[PFI_OADR_ID_MAX + 1];
     long interval;
     int sub;
-    double sum;
+    double wsum, wdur;     /* sum of power x time held, and the time, inside the interval */
+    double last_t, last_w; /* the last sample inside it (held until the next) */
     long n;
     int sent;
 } ctl_acc;
@@ -112,7 +113,8 @@ typedef struct ctl {
     ctl_acc *accs;
     size_t n_accs, cap_accs;
     double next_vtn_poll;
-    double budget_w; /* the budget after the ramp, NaN when none */
+    pfi_ven_health vtn_health; /* the last poll's, for the HTTP thread (under mu) */
+    double budget_w;           /* the budget after the ramp, NaN when none */
     double trim_w;
     double last_ramp; /* ramp of the last target in force */
     int prev_active, prev_push_ok;
@@ -173,6 +175,10 @@ int ctl_targets_del(ctl *c, pfi_target_source src, const char *id);
 int ctl_targets_replace(ctl *c, pfi_target_source src, const pfi_target *ts, size_t n);
 /* ctl_ven_task.c: polls the VTN when due and sends the reports due. */
 void ctl_ven_task(ctl *c, double now, double site_w);
+/* ctl_ven_health.c: the VTN's health; NULL, 0 and nothing without a VEN. */
+json_t *ctl_vtn_json(ctl *c);                         /* /v1/status "vtn" */
+int ctl_vtn_unhealthy(ctl *c, char *why, size_t len); /* /healthz: 1 and why */
+void ctl_vtn_metrics(ctl *c, FILE *f);                /* loop thread only */
 /* ctl_server.c */
 int ctl_server_start(ctl *c, pfi_error *err);
 void ctl_server_stop(ctl *c);

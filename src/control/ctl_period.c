@@ -581,7 +581,8 @@ void ctl_period(ctl *c)
     pfi_target win;
     memset(&win, 0, sizeof win);
     pthread_mutex_lock(&c->mu);
-    pfi_target_eval(c->targets, c->n_targets, now, c->other_w, c->o.margin_w, &tn);
+    pfi_target_eval_ahead(c->targets, c->n_targets, now, c->o.period_s + c->o.cut_lead_ramp_s,
+                          c->other_w, c->o.margin_w, &tn);
     if (tn.active) win = c->targets[tn.winner];
     pthread_mutex_unlock(&c->mu);
 

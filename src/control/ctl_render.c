@@ -105,6 +105,7 @@ char *ctl_render_metrics(ctl *c, const json_t *st, size_t *len)
     counter(f, "pfi_control_vtn_reports_total", "reports the VTN accepted", cnt, "vtn_reports");
     counter(f, "pfi_control_vtn_report_errors_total", "reports that failed", cnt,
             "vtn_report_errors");
+    ctl_vtn_metrics(c, f);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

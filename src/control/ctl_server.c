@@ -164,9 +164,19 @@ static enum MHD_Result delete_target(ctl *c, struct MHD_Connection *conn, const 
     return pfi_http_send_json(conn, MHD_HTTP_OK, v);
 }
 
+/* 200 "ok", or 503 with the reason: a VTN that refuses the credentials or
+ * has failed --vtn-max-failures polls in a row (the grid's requests no
+ * longer arrive). */
 static enum MHD_Result r_healthz(void *c, const pfi_http_req *r)
 {
-    (void)c;
+    char why[512];
+    if (ctl_vtn_unhealthy(c, why, sizeof why)) {
+        json_t *o = json_object(), *reasons = json_array();
+        json_array_append_new(reasons, json_string(why));
+        pfi_json_set(o, "status", json_string("failing"));
+        pfi_json_set(o, "reasons", reasons);
+        return pfi_http_send_json(r->conn, MHD_HTTP_SERVICE_UNAVAILABLE, o);
+    }
     char *ok = strdup("ok\n");
     return ok ? pfi_http_send_text(r->conn, MHD_HTTP_OK, "text/plain", ok, 3) : MHD_NO;
 }
@@ -176,9 +186,18 @@ static enum MHD_Result r_metrics(void *c, const pfi_http_req *r)
     return metrics(c, r->conn);
 }
 
-static enum MHD_Result r_status(void *c, const pfi_http_req *r)
+/* The period's snapshot, and the VTN's health as of now. */
+static enum MHD_Result r_status(void *cv, const pfi_http_req *r)
 {
-    return snapshot(c, r->conn, &((ctl *)c)->status);
+    ctl *c = cv;
+    pthread_mutex_lock(&c->mu);
+    json_t *v = c->status ? json_deep_copy(c->status) : NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (!v)
+        return pfi_http_send_error(r->conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no period has run yet");
+    json_t *vtn = ctl_vtn_json(c);
+    if (vtn) pfi_json_set(v, "vtn", vtn);
+    return pfi_http_send_json(r->conn, MHD_HTTP_OK, v);
 }
 
 static enum MHD_Result r_flex(void *c, const pfi_http_req *r)

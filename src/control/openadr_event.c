@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,7 @@ static int read_interval(pfi_oadr_event *e, const json_t *in, size_t k, const js
     const json_t *pls = json_object_get(in, "payloads");
     if (!json_is_array(pls)) return refuse(e, PFI_EINVAL, "%s has no payloads array", where);
     size_t i;
+    int acted = 0;
     const json_t *pl;
     json_array_foreach(pls, i, pl)
     {
@@ -248,6 +250,7 @@ static int read_interval(pfi_oadr_event *e, const json_t *in, size_t k, const js
             pfi_oadr_interval iv = {
                 .id = id,
                 .sub = (int)v,
+                .payload = acted,
                 .kind = (pfi_oadr_kind)kind,
                 .start = v == 0 ? s : s + d * (double)v / (double)nv, /* inf * 0 is NaN */
                 .end = v + 1 == nv ? s + d : s + d * (double)(v + 1) / (double)nv,
@@ -258,6 +261,7 @@ static int read_interval(pfi_oadr_event *e, const json_t *in, size_t k, const js
             }
             if ((rc = push_iv(e, &iv)) != PFI_OK) return rc;
         }
+        acted++;
     }
     return PFI_OK;
 }
@@ -369,15 +373,44 @@ int pfi_oadr_events_parse(const char *text, size_t len, double now, pfi_oadr_eve
     return PFI_OK;
 }
 
+/* The event id as targets carry it: as it is up to 80 characters, else its
+ * first 71 and a hash of the whole (FNV-1a), so that two long ids that
+ * share a prefix stay two. */
+static void short_id(const char *id, char *dst, size_t cap)
+{
+    size_t n = strlen(id);
+    if (n <= 80) {
+        snprintf(dst, cap, "%s", id);
+        return;
+    }
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)id[i]) * 16777619u;
+    snprintf(dst, cap, "%.71s~%08x", id, (unsigned)h);
+}
+
 size_t pfi_oadr_event_targets(const pfi_oadr_event *e, pfi_target *out, size_t cap)
 {
     if (e->status != PFI_OK) return 0;
+    char ev[96];
+    short_id(e->id, ev, sizeof ev);
     for (size_t i = 0; i < e->n_iv && i < cap; i++) {
         const pfi_oadr_interval *iv = &e->iv[i];
         pfi_target *t = &out[i];
         memset(t, 0, sizeof *t);
-        /* The id fits: "oadr:" + 128 + ":" + 20 + "." + 10 > 128, so cut the event id. */
-        snprintf(t->id, sizeof t->id, "oadr:%.80s:%ld.%d", e->id, iv->id, iv->sub);
+        /* One id per limit: the sub-interval, the payload when an interval
+         * has two limits, and the position when the event repeats an
+         * interval id (targets of one id replace each other). */
+        if (iv->payload)
+            snprintf(t->id, sizeof t->id, "oadr:%s:%ld.%d.%d", ev, iv->id, iv->sub, iv->payload);
+        else
+            snprintf(t->id, sizeof t->id, "oadr:%s:%ld.%d", ev, iv->id, iv->sub);
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(out[k].id, t->id) == 0) {
+                size_t n = strlen(t->id);
+                snprintf(t->id + n, sizeof t->id - n, "#%zu", i);
+                break;
+            }
         t->source = PFI_TARGET_OPENADR;
         t->kind = PFI_TARGET_SITE;
         t->limit_w = iv->value_w;

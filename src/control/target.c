@@ -94,6 +94,23 @@ void pfi_target_eval(const pfi_target *ts, size_t n, double t, double other_w, d
     out->ramp_w_per_s = w->ramp_w_per_s;
 }
 
+void pfi_target_eval_ahead(const pfi_target *ts, size_t n, double t, double lead_s, double other_w,
+                           double margin_w, pfi_target_now *out)
+{
+    pfi_target_eval(ts, n, t, other_w, margin_w, out);
+    /* The answer changes only where a target starts or ends: look at each
+     * such instant in (t, t + lead_s]. A raise is never taken early: the
+     * lower budget in force now stays the minimum until it ends. */
+    for (double at = t; lead_s > 0;) {
+        double next = pfi_target_next_change(ts, n, at);
+        if (!(next <= t + lead_s)) break;
+        pfi_target_now o;
+        pfi_target_eval(ts, n, next, other_w, margin_w, &o);
+        if (o.active && (!out->active || o.gpu_budget_w < out->gpu_budget_w)) *out = o;
+        at = next;
+    }
+}
+
 double pfi_target_next_change(const pfi_target *ts, size_t n, double t)
 {
     double next = INFINITY;

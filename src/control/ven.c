@@ -18,6 +18,7 @@ struct pfi_ven {
     double timeout_s;
     CURL *h;
     pfi_ven_stats st;
+    pfi_ven_health hl;
 };
 
 static double mono(void)
@@ -57,6 +58,8 @@ int pfi_ven_create(const pfi_ven_opts *o, pfi_ven **out, pfi_error *err)
     v->secret = strdup(o->client_secret);
     v->client_name = strdup(o->client_name ? o->client_name : "pfi-control");
     v->timeout_s = o->timeout_s > 0 ? o->timeout_s : 10;
+    v->hl.last_ok = v->hl.last_error_at = NAN;
+    v->hl.auth_ok = 1; /* until the VTN refuses the credentials */
     v->h = pfi_http_handle();
     if (!v->url || !v->program || !v->client_id || !v->secret || !v->client_name || !v->h) {
         pfi_ven_destroy(v);
@@ -87,6 +90,30 @@ const char *pfi_ven_program_id(const pfi_ven *v)
 void pfi_ven_get_stats(const pfi_ven *v, pfi_ven_stats *out)
 {
     *out = v->st;
+}
+
+void pfi_ven_get_health(const pfi_ven *v, pfi_ven_health *out)
+{
+    *out = v->hl;
+}
+
+const char *pfi_ven_url(const pfi_ven *v)
+{
+    return v->url;
+}
+
+/* One poll's outcome into the health record. */
+static void health(pfi_ven *v, double now, int rc, const pfi_error *err)
+{
+    if (rc == PFI_OK) {
+        v->hl.last_ok = now;
+        v->hl.consecutive_failures = 0;
+        return;
+    }
+    v->hl.consecutive_failures++;
+    v->hl.last_error_at = now;
+    snprintf(v->hl.last_error, sizeof v->hl.last_error, "%.255s",
+             err && err->msg[0] ? err->msg : pfi_strerror(rc));
 }
 
 /* POST /auth/token. */
@@ -125,9 +152,13 @@ static int fetch_token(pfi_ven *v, pfi_error *err)
     }
     if (status != 200) {
         pfi_http_buf_free(&b);
+        /* RFC 6749 5.2: invalid_client is 401 (or 400); either way the
+         * credentials, not the network. */
+        if (status == 400 || status == 401 || status == 403) v->hl.auth_ok = 0;
         return pfi_error_set(err, PFI_EIO, NULL, 0,
                              "POST %s: HTTP %ld (client id or secret refused?)", url, status);
     }
+    v->hl.auth_ok = 1;
     json_t *o = json_loadb(b.data, b.len, 0, NULL);
     memset(b.data, 0, b.len);
     pfi_http_buf_free(&b);
@@ -248,7 +279,15 @@ int pfi_ven_poll(pfi_ven *v, double now, pfi_oadr_event **events, size_t *n, pfi
                  PFI_VEN_PAGE);
         json_t *page;
         if ((rc = get_array(v, url, &page, err)) != PFI_OK) break;
-        size_t k = json_array_size(page);
+        size_t k = json_array_size(page), i;
+        json_t *x;
+        json_array_foreach(page, i, x) if (!json_is_object(x)) break;
+        if (i < k) {
+            json_decref(page);
+            rc = pfi_error_set(err, PFI_EPARSE, NULL, 0,
+                               "GET %s: element %zu of the page is not an event object", url, i);
+            break;
+        }
         json_array_extend(all, page);
         json_decref(page);
         if (json_array_size(all) > PFI_VEN_MAX_EVENTS) {
@@ -278,10 +317,52 @@ int pfi_ven_poll(pfi_ven *v, double now, pfi_oadr_event **events, size_t *n, pfi
         }
     }
     json_decref(all);
-    if (rc == PFI_OK) return PFI_OK;
+    if (rc == PFI_OK) {
+        health(v, now, rc, err);
+        return PFI_OK;
+    }
 fail:
     v->st.poll_errors++;
+    health(v, now, rc, err);
     return rc;
+}
+
+int pfi_ven_event_get(pfi_ven *v, const char *id, double now, pfi_oadr_event *out, int *gone,
+                      pfi_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *gone = 0;
+    char *eid = curl_easy_escape(v->h, id, 0);
+    if (!eid) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    char url[2048];
+    snprintf(url, sizeof url, "%s/events/%s", v->url, eid);
+    curl_free(eid);
+    long status;
+    pfi_http_buf b = {0};
+    int rc = call(v, "GET", url, NULL, &status, &b, err);
+    if (rc != PFI_OK) return rc;
+    if (status == 404) {
+        pfi_http_buf_free(&b);
+        *gone = 1;
+        return PFI_OK;
+    }
+    if (status != 200) {
+        pfi_http_buf_free(&b);
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "GET %s: HTTP %ld", url, status);
+    }
+    json_t *o = json_loadb(b.data, b.len, 0, NULL);
+    pfi_http_buf_free(&b);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "GET %s: not an event object", url);
+    }
+    pfi_oadr_event_from_json(o, now, out);
+    json_decref(o);
+    if (out->status == PFI_OK && strcmp(out->id, id) != 0) {
+        pfi_oadr_event_free(out);
+        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "GET %s: the answer is another event", url);
+    }
+    return PFI_OK;
 }
 
 int pfi_ven_report(pfi_ven *v, const json_t *report, pfi_error *err)

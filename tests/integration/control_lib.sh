@@ -109,7 +109,8 @@ agent_death() {
 }
 
 # vtn_start: the test VTN (tests/vtn/vtn.py) serving $WORK/events.json (an
-# empty list for now; rewrite it atomically to change what it serves),
+# empty list for now; rewrite it atomically to change what it serves; while
+# $WORK/list.json exists the list is that file, raw),
 # writing $WORK/reports.jsonl and $WORK/vtn.log. Sets SECRET (its client
 # secret, also in $WORK/secret) and VURL.
 vtn_start() {
@@ -119,7 +120,8 @@ vtn_start() {
     echo '[]' >"$WORK/events.json"
     python3 "$PFI_SOURCE_DIR/tests/vtn/vtn.py" --spec "$PFI_SHARED_DIR/data/openadr3/openadr3-3.1.0.yaml" \
         --events "$WORK/events.json" --reports "$WORK/reports.jsonl" --log "$WORK/vtn.log" \
-        --port-file "$WORK/vtn.port" --client-secret "$SECRET" 2>"$WORK/vtn.err" &
+        --port-file "$WORK/vtn.port" --client-secret "$SECRET" --list-file "$WORK/list.json" \
+        2>"$WORK/vtn.err" &
     PIDS+=($!)
     wait_until 20 test -s "$WORK/vtn.port" || fail "the VTN did not start: $(cat "$WORK/vtn.err")"
     VURL=http://127.0.0.1:$(cat "$WORK/vtn.port")

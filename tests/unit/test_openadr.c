@@ -201,6 +201,48 @@ static void test_rule_override(void **st)
     pfi_oadr_events_free(e, 1);
 }
 
+/* Issue 27: each limit gets its own target id (the timeline keeps one
+ * target per id, so a shared id dropped a limit): two limit payloads in one
+ * interval, an interval id the event repeats, two long event ids that
+ * share their first 80 characters. */
+static void test_target_ids_unique(void **st)
+{
+    pfi_oadr_event *e = parse_str(
+        HEAD "\"intervalPeriod\":{\"start\":\"2023-02-10T00:00:00Z\",\"duration\":\"PT1H\"},"
+             "\"intervals\":[{\"id\":0,\"payloads\":[" LIMIT("[70]") "," LIMIT(
+                 "[50]") "]},"
+                         "{\"id\":0,\"payloads\":[" LIMIT("[60]") "]}]}");
+    assert_int_equal(e->status, PFI_OK);
+    assert_int_equal(e->n_iv, 3);
+    pfi_target t[3];
+    assert_int_equal(pfi_oadr_event_targets(e, t, 3), 3);
+    assert_string_equal(t[0].id, "oadr:e:0.0");
+    assert_string_not_equal(t[0].id, t[1].id);
+    assert_string_not_equal(t[0].id, t[2].id);
+    assert_string_not_equal(t[1].id, t[2].id);
+    assert_near(t[1].limit_w, 50000, 0);
+    pfi_oadr_events_free(e, 1);
+    char a[101], b[101];
+    memset(a, 'x', 100);
+    memcpy(b, a, 100);
+    a[100] = b[100] = '\0';
+    a[99] = 'a';
+    b[99] = 'b';
+    pfi_oadr_event ea, eb;
+    memset(&ea, 0, sizeof ea);
+    pfi_oadr_interval iv = {.id = 0, .start = T0, .end = T0 + 60, .value_w = 1};
+    ea.iv = &iv;
+    ea.n_iv = 1;
+    eb = ea;
+    snprintf(ea.id, sizeof ea.id, "%s", a);
+    snprintf(eb.id, sizeof eb.id, "%s", b);
+    pfi_target ta, tb;
+    pfi_oadr_event_targets(&ea, &ta, 1);
+    pfi_oadr_event_targets(&eb, &tb, 1);
+    assert_string_not_equal(ta.id, tb.id);
+    assert_true(strlen(ta.id) <= PFI_TARGET_ID_MAX);
+}
+
 /* Rule: N values are N equal sub-intervals. */
 static void test_rule_split(void **st)
 {
@@ -318,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_not_events),
         cmocka_unit_test(test_rule_override),
         cmocka_unit_test(test_rule_split),
+        cmocka_unit_test(test_target_ids_unique),
         cmocka_unit_test(test_rule_now_infinite),
         cmocka_unit_test(test_units),
         cmocka_unit_test(test_refusals),

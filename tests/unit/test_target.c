@@ -234,14 +234,47 @@ static void test_schedule(void **st)
     unlink(p);
 }
 
+/* Issue 27: a known step down is cut lead_s ahead of its start; a raise
+ * waits for the lower target's end. */
+static void test_eval_ahead(void **st)
+{
+    (void)st;
+    pfi_target ts[3];
+    memset(ts, 0, sizeof ts);
+    for (int i = 0; i < 3; i++) {
+        ts[i].kind = PFI_TARGET_GPU;
+        ts[i].priority = PFI_TARGET_NO_PRIORITY;
+        snprintf(ts[i].id, sizeof ts[i].id, "t%d", i);
+    }
+    ts[0].limit_w = 5000, ts[0].start = 10, ts[0].end = 20; /* low */
+    ts[1].limit_w = 8000, ts[1].start = 20, ts[1].end = 40; /* a raise after it */
+    pfi_target_now n;
+    pfi_target_eval_ahead(ts, 2, 6, 3, 0, 0, &n);
+    assert_false(n.active);
+    pfi_target_eval_ahead(ts, 2, 7.5, 3, 0, 0, &n);
+    assert_true(n.active);
+    assert_near(n.gpu_budget_w, 5000, 0); /* cut 2.5 s before its start */
+    pfi_target_eval_ahead(ts, 2, 19, 3, 0, 0, &n);
+    assert_near(n.gpu_budget_w, 5000, 0); /* the raise not early */
+    pfi_target_eval_ahead(ts, 2, 20, 3, 0, 0, &n);
+    assert_near(n.gpu_budget_w, 8000, 0);                   /* and on time */
+    ts[2].limit_w = 6000, ts[2].start = 30, ts[2].end = 35; /* a step down inside ts[1] */
+    pfi_target_eval_ahead(ts, 3, 27.5, 3, 0, 0, &n);
+    assert_near(n.gpu_budget_w, 6000, 0);
+    pfi_target_eval_ahead(ts, 3, 26.9, 3, 0, 0, &n);
+    assert_near(n.gpu_budget_w, 8000, 0);
+    pfi_target_eval_ahead(ts, 3, 27.5, 0, 0, 0, &n); /* no lead: the old rule */
+    assert_near(n.gpu_budget_w, 8000, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_window),      cmocka_unit_test(test_lowest_wins),
-        cmocka_unit_test(test_priority),    cmocka_unit_test(test_default),
-        cmocka_unit_test(test_next_change), cmocka_unit_test(test_ramp),
-        cmocka_unit_test(test_validate),    cmocka_unit_test(test_json),
-        cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_eval_ahead),  cmocka_unit_test(test_window),
+        cmocka_unit_test(test_lowest_wins), cmocka_unit_test(test_priority),
+        cmocka_unit_test(test_default),     cmocka_unit_test(test_next_change),
+        cmocka_unit_test(test_ramp),        cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_json),        cmocka_unit_test(test_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

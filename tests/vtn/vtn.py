@@ -14,10 +14,14 @@ what the VTN serves by rewriting that file (atomically: write + rename).
 Reports are appended, one JSON line each, to --reports. Requests are logged
 to --log as JSON lines {"method","path","query","status","error"?}.
 --token-uses N makes each token good for N calls (then 401), to test the
-client's refresh. Binds 127.0.0.1 on a free port and writes it to --port-file.
+client's refresh. GET /events/{id} serves one event of --events (404 when
+it has none of that id). While the file --list-file exists, the event list
+(GET /events) is its raw JSON instead, neither checked nor filtered: a VTN
+whose list glitches ([] or [1,2]) while its events are still there. Binds 127.0.0.1 on a free port and writes it to --port-file.
 """
 import argparse
 import json
+import os
 import secrets
 import sys
 import threading
@@ -156,10 +160,22 @@ def make_handler(st):
         def do_GET(self):
             u = urllib.parse.urlsplit(self.path)
             q = dict(urllib.parse.parse_qsl(u.query))
-            if u.path not in (a.prefix + "/events", a.prefix + "/programs"):
+            one = u.path.startswith(a.prefix + "/events/")
+            if u.path not in (a.prefix + "/events", a.prefix + "/programs") and not one:
                 return self.problem(404, "no such path")
             if not self.authorized():
                 return self.problem(401, "no or expired token")
+            if one:
+                eid = urllib.parse.unquote(u.path[len(a.prefix + "/events/"):])
+                with open(a.events) as f:
+                    hit = [e for e in json.load(f) if e.get("id") == eid]
+                if not hit:
+                    return self.problem(404, "no event %s" % eid)
+                return self.reply(200, hit[0])
+            if u.path.endswith("/events") and a.list_file and os.path.exists(a.list_file):
+                with open(a.list_file) as f:
+                    raw = json.load(f)
+                return self.reply(200, raw)
             try:
                 skip = int(q.get("skip", 0))
                 limit = int(q.get("limit", 50))
@@ -201,12 +217,12 @@ def main():
     p.add_argument("--program-id", default="prog-1")
     p.add_argument("--program-name", default="dc-flex")
     p.add_argument("--token-uses", type=int, default=1000000)
+    p.add_argument("--list-file", default=None)
     a = p.parse_args()
     st = State(a)
     srv = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(st))
     with open(a.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
-    import os
     os.replace(a.port_file + ".tmp", a.port_file)
     srv.serve_forever()
 

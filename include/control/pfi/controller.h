@@ -43,9 +43,11 @@ typedef struct pfi_ctl_opts {
     size_t n_sla;
     const char *vtn_url; /* OpenADR VTN, or NULL */
     const char *vtn_program, *vtn_client_id, *vtn_client_secret;
-    double vtn_poll_s;   /* 30 */
-    int http_threads;    /* 2 */
-    size_t learn_rounds; /* learn: exploring proposals per epoch; 0 = its default (8) */
+    double vtn_poll_s;         /* 30 */
+    unsigned vtn_max_failures; /* /healthz fails after this many failed polls in a row (0: 3) */
+    double cut_lead_ramp_s;    /* a known step down is cut a period plus this early (s) */
+    int http_threads;          /* 2 */
+    size_t learn_rounds;       /* learn: exploring proposals per epoch; 0 = its default (8) */
 } pfi_ctl_opts;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). On stop the

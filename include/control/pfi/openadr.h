@@ -42,6 +42,7 @@ typedef enum { PFI_OADR_LIMIT, PFI_OADR_SUBSCRIPTION } pfi_oadr_kind;
 typedef struct pfi_oadr_interval {
     long id;           /* the interval's id (a sub-interval keeps its parent's) */
     int sub;           /* which of the parent's N values, 0-based */
+    int payload;       /* which payload acted on in the parent interval, 0-based */
     double start, end; /* Unix s; end may be INFINITY */
     pfi_oadr_kind kind;
     double value_w; /* the limit, W (converted from the event's units) */
@@ -74,8 +75,12 @@ int pfi_oadr_events_parse(const char *text, size_t len, double now, pfi_oadr_eve
 void pfi_oadr_events_free(pfi_oadr_event *ev, size_t n);
 
 /* The event's intervals as targets (source OPENADR, kind SITE, the event's
- * priority, ids "oadr:EVENT:INTERVAL[.SUB]"), at most cap of them written;
- * returns how many there are. Refused events have none. */
+ * priority, ids "oadr:EVENT:INTERVAL.SUB", ".PAYLOAD" added for a second
+ * limit in one interval, "#N" for an interval id the event repeats; an
+ * event id over 80 characters is cut to 71 and a hash of the whole), at
+ * most cap of them written; returns how many there are. Each limit gets
+ * its own id: the timeline keeps one target per id. Refused events have
+ * none. */
 size_t pfi_oadr_event_targets(const pfi_oadr_event *e, pfi_target *out, size_t cap);
 
 /* One interval's measurement for a report. */

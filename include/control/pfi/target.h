@@ -66,6 +66,14 @@ double pfi_target_gpu_budget(const pfi_target *t, double other_w, double margin_
 void pfi_target_eval(const pfi_target *ts, size_t n, double t, double other_w, double margin_w,
                      pfi_target_now *out);
 
+/* What the plan uses at t: the lowest GPU budget in force anywhere in
+ * [t, t + lead_s] (the rule above at t and at every start or end in the
+ * window), so that a step down already known is cut lead_s ahead of its
+ * start (a period plus the time caps take to bite) while a raise still
+ * waits for the lower target's end. lead_s <= 0 is pfi_target_eval. */
+void pfi_target_eval_ahead(const pfi_target *ts, size_t n, double t, double lead_s, double other_w,
+                           double margin_w, pfi_target_now *out);
+
 /* The earliest start or end of any target strictly after t (INFINITY when
  * none): when the answer of pfi_target_eval may next change. */
 double pfi_target_next_change(const pfi_target *ts, size_t n, double t);

@@ -4,12 +4,13 @@
  *                        is renewed before its expires_in and on any 401
  *   GET  /programs       once, to resolve --program NAME to its ID
  *   GET  /events?programID=ID&skip=K&limit=50   every page, each poll
+ *   GET  /events/{id}    to confirm that an event gone from the list is gone
  *   POST /reports        a reportRequest (pfi_oadr_report_json)
  *
  * A poll either returns the program's whole event list or fails (then the
  * caller keeps the last good list: a VTN that does not answer cancels
- * nothing). The client secret and the access token are never written to a
- * message, a log or the store.
+ * nothing). A page holding anything but objects fails the poll. The client secret and the access
+ * token are never written to a message, a log or the store.
  *
  * Ownership: pfi_ven copies its options; destroy is NULL-safe. One thread
  * at a time per pfi_ven.
@@ -48,6 +49,12 @@ const char *pfi_ven_program_id(const pfi_ven *v);
  * pfi_oadr_events_free); now is for the "0001-01-01" start. */
 int pfi_ven_poll(pfi_ven *v, double now, pfi_oadr_event **events, size_t *n, pfi_error *err);
 
+/* GET /events/{id}: *gone = 1 on a 404 (the VTN deleted it); else the event
+ * in *out (free with pfi_oadr_event_free). An error (transport, another
+ * status, not an event) means "not known": the caller keeps the event. */
+int pfi_ven_event_get(pfi_ven *v, const char *id, double now, pfi_oadr_event *out, int *gone,
+                      pfi_error *err);
+
 /* Sends one report (not stolen). */
 int pfi_ven_report(pfi_ven *v, const json_t *report, pfi_error *err);
 
@@ -56,5 +63,16 @@ typedef struct pfi_ven_stats {
     unsigned long long polls, poll_errors, tokens, reports, report_errors;
 } pfi_ven_stats;
 void pfi_ven_get_stats(const pfi_ven *v, pfi_ven_stats *out);
+
+/* How the VTN answers polls: for /v1/status, /healthz and /metrics. */
+typedef struct pfi_ven_health {
+    double last_ok;       /* wall s of the last good poll; NaN none yet */
+    double last_error_at; /* wall s of the last failed poll; NaN none */
+    char last_error[256]; /* its message (never the secret) */
+    unsigned consecutive_failures;
+    int auth_ok; /* 0 once the VTN refused the client credentials, until it takes them */
+} pfi_ven_health;
+void pfi_ven_get_health(const pfi_ven *v, pfi_ven_health *out);
+const char *pfi_ven_url(const pfi_ven *v); /* the base URL, no trailing '/' */
 
 #endif
