@@ -88,7 +88,7 @@ typedef struct agent_gpu {
     long long cap_epoch;
     agent_state st;          /* (cap_mu; read under mu) the state file as last written */
     int release_pending;     /* (mu) the prior is back but the release is not recorded */
-    char release_error[256]; /* (mu) why, while release_pending */
+    char release_error[512]; /* (mu) why, while release_pending */
     int below_prior;         /* (mu) found below its recorded prior at start, not restored */
     char refused_owner[AGENT_OWNER_MAX + 1]; /* (cap_mu) the last refusal logged */
     int refused_logged;
