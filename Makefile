@@ -24,10 +24,14 @@ asan: deps
 demo: build
 	@bash scripts/demo.sh $(BUILD)/pfi
 
-# Every test twice: the optimised build, then the ASan+UBSan build.
+# Every test twice: the optimised build, then the ASan+UBSan build; then
+# every fuzzer for a few seconds from its corpus (11 x 3 s), so a fuzzer
+# that traps on what it finds fails the suite rather than `make fuzz` alone.
+FUZZ_TEST_SECONDS ?= 3
 test: build asan
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 
 # The only way golden expectations change (ctest only compares):
 # `make golden-update` for all, `make golden-update GOLDEN="a b"` for some.

@@ -10,7 +10,11 @@
  *   pfid_metrics_saturated  the same 200 connections scraping back to back:
  *                 the throughput ceiling (latency there is queueing);
  *   pfid_reports  1,000 throughput reports/s paced for a while: every one
- *                 answered 200, counted by pfid and stored in SQLite.
+ *                 answered 200, counted by pfid and stored in SQLite;
+ *   pfid_job_rounds  pfid's resident set after rounds of 3,000 jobs
+ *                 registered at once, each reporting once, a tick later all
+ *                 ended (issue 27: 10 -> 441 MB before the job windows grew
+ *                 on demand; target: under the systemd unit's MemoryMax=128M).
  *
  * pfid is found next to this binary (or at $PFID_BIN). The load generator
  * is libcurl's multi interface in this process. PFID_BENCH_SCALE (default 1)
@@ -462,6 +466,33 @@ static void bench_reports(CURL *h, double rate, double secs)
     free(lat);
 }
 
+static void bench_job_rounds(CURL *h, int rounds, int jobs)
+{
+    long before = proc_kb("VmRSS"), errors = 0;
+    double t0 = mono();
+    char path[64], body[128];
+    for (int r = 0; r < rounds; r++) {
+        for (int j = 0; j < jobs; j++) {
+            snprintf(body, sizeof body, "{\"id\":\"round%d-%d\",\"gpus\":[%d,%d]}", r, j,
+                     j % N_GPUS, (j + 1) % N_GPUS);
+            errors += request(h, "POST", "/v1/jobs", body) != 201;
+            snprintf(path, sizeof path, "/v1/jobs/round%d-%d/throughput", r, j);
+            errors += request(h, "POST", path, "{\"tokens_per_s\":1000}") != 200;
+        }
+        usleep(1200000); /* a tick into every job's window */
+        for (int j = 0; j < jobs; j++) {
+            snprintf(path, sizeof path, "/v1/jobs/round%d-%d", r, j);
+            errors += request(h, "DELETE", path, NULL) != 200;
+        }
+    }
+    printf("{\"name\":\"pfid_job_rounds\",\"seconds\":%.3f,\"rounds\":%d,\"jobs_per_round\":%d,"
+           "\"rss_before_mb\":%.2f,\"rss_after_mb\":%.2f,\"rss_peak_mb\":%.2f,\"errors\":%ld,"
+           "\"target_rss_mb\":128,\"loadavg\":%.2f}\n",
+           mono() - t0, rounds, jobs, before / 1024.0, proc_kb("VmRSS") / 1024.0,
+           proc_kb("VmHWM") / 1024.0, errors, loadavg());
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     const char *sc = getenv("PFID_BENCH_SCALE");
@@ -488,6 +519,7 @@ int main(int argc, char **argv)
     bench_scrapes("pfid_metrics_paced", 200, 2000, 10 * scale);
     bench_scrapes("pfid_metrics_saturated", 200, 0, 5 * scale);
     bench_reports(h, 1000, 10 * scale);
+    bench_job_rounds(h, 3, (int)(3000 * scale));
     curl_easy_cleanup(h);
     stop_pfid();
     curl_global_cleanup();

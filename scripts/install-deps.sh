@@ -9,9 +9,16 @@ PKGS=(
   libmicrohttpd-dev libcurl4-openssl-dev
   libplplot-dev plplot-driver-cairo
   libcmocka-dev
+  libprotobuf-c-dev protobuf-c-compiler
+  protobuf-compiler python3-protobuf python3-grpcio
   prometheus curl python3 python3-yaml python3-jsonschema
   slurm-wlm munge libslurm-dev
 )
+
+# kubectl validates contrib/kubernetes (`kubectl apply --dry-run=client`):
+# Debian's is kubernetes-client, which conflicts with another kubectl
+# package (Google Cloud's) that a machine may already have.
+command -v kubectl >/dev/null || PKGS+=(kubernetes-client)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -16,6 +16,7 @@
 
 #include "pfi/backend.h"
 #include "pfi/clock.h"
+#include "pfi/http_server.h"
 #include "pfi/log.h"
 #include "pfi/store.h"
 #include "pfi/telemetry_csv.h"
@@ -25,6 +26,17 @@ struct MHD_Daemon;
 struct MHD_Response;
 struct MHD_Connection;
 typedef struct http_guard http_guard;
+
+/* kubelet.c: jobs from Kubernetes' view of the node. */
+typedef struct agent_k8s_opts {
+    const char *socket;       /* --kubelet-socket: the PodResources API, NULL none */
+    int from_dcgm;            /* --k8s-from-dcgm: the dcgm-exporter page's pod labels */
+    double interval_s;        /* --kubelet-interval, 0: --interval */
+    const char *pods_url;     /* --pods-url: a PodList (labels, annotations), NULL none */
+    const char *pods_token;   /* --pods-token-file */
+    const char *pods_ca;      /* --pods-ca-file */
+    const char *group_labels; /* --k8s-group-labels, comma-separated; NULL the defaults */
+} agent_k8s_opts;
 
 typedef struct agent_opts {
     const char *backend;
@@ -46,6 +58,7 @@ typedef struct agent_opts {
     const char *state_dir; /* per-GPU state files (cap_state.c); NULL: none */
     unsigned http_max_conns, http_conns_per_ip;
     unsigned http_timeout_s; /* a connection idle this long is closed */
+    agent_k8s_opts k8s;
 } agent_opts;
 
 /* Who may change a GPU's cap (the HTTP headers Pfi-Owner and Pfi-Epoch): an
@@ -176,10 +189,12 @@ typedef struct agent {
     unsigned long long metrics_gen;
 
     struct MHD_Daemon *httpd;
-    http_guard *guard; /* http_guard.c */
-    int listen_fd;     /* bound at start, before anything else (http.c), -1 */
-    int store_lock_fd; /* the store file's lock (lock.c), -1 */
+    pfi_http_service http; /* http.c's routes, served by httpd */
+    http_guard *guard;     /* http_guard.c */
+    int listen_fd;         /* bound at start, before anything else (http.c), -1 */
+    int store_lock_fd;     /* the store file's lock (lock.c), -1 */
     pthread_t sampler;
+    struct agent_k8s *k8s; /* kubelet.c's poller, NULL when not configured */
 } agent;
 
 /* The clock cap expiry runs on: the boot clock (pfi_clock_mono) moved
@@ -246,7 +261,8 @@ typedef struct agent_holder {
 } agent_holder;
 
 /* caps.c (each takes cap_mu and mu itself). by: the caller (NULL: the
- * anonymous owner at epoch 0); holder, when non-NULL, is filled on a 409. A
+ * anonymous owner at epoch 0; a clear by NULL is pfid's own, never fenced);
+ * holder, when non-NULL, is filled on a 409. A
  * cap above the GPU's prior limit is PFI_ERANGE (400); a release the store
  * or the state file cannot record is PFI_EIO (500), retried. */
 int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, const agent_caller *by,
@@ -359,6 +375,14 @@ void agent_unlock_all(agent *a);
 int agent_http_bind(agent *a, pfi_error *err);
 int agent_http_start(agent *a, pfi_error *err);
 void agent_http_stop(agent *a);
+
+/* kubelet.c: with --kubelet-socket or --k8s-from-dcgm, a thread registers
+ * the node's pods as jobs every --kubelet-interval and ends them when their
+ * pods go (see there). start is a no-op without either option. */
+int agent_k8s_start(agent *a, pfi_error *err);
+void agent_k8s_stop(agent *a); /* NULL-safe on a->k8s; joins the thread */
+/* One poll, on the calling thread (start-up and tests). */
+void agent_k8s_poll(agent *a);
 
 /* render.c (caller holds mu) */
 char *agent_render_metrics(agent *a, size_t *len);

@@ -422,12 +422,13 @@ int agent_cap_clear(agent *a, unsigned gpu, const char *why, const agent_caller 
                     agent_holder *holder, pfi_error *err)
 {
     static const agent_caller anon = {"", 0};
-    if (!by) by = &anon;
     if (gpu >= a->n_gpus)
         return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "GPU %u does not exist (%u GPUs)", gpu,
                              a->n_gpus);
     pthread_mutex_lock(&a->cap_mu);
-    int rc = agent_cap_fence(a, gpu, by, holder, err);
+    /* pfid's own release (by NULL: a job's pod is gone) is not fenced. */
+    int rc = by ? agent_cap_fence(a, gpu, by, holder, err) : PFI_OK;
+    if (!by) by = &anon;
     pthread_mutex_lock(&a->mu);
     int capped = a->gpus[gpu].capped, pending = a->gpus[gpu].release_pending;
     double def = a->gpus[gpu].cap_prior_w;

@@ -1,8 +1,9 @@
-/* pfid's HTTP API on libmicrohttpd (a pool of internal epoll threads).
+/* pfid's HTTP API: its routes on the shared skeleton (include/io/pfi/http_server.h,
+ * a pool of internal epoll threads).
  *
  * Every state-changing call (POST, PUT, DELETE) needs the bearer token; it is
  * checked on the request's first callback, before any body is read. Bodies
- * are bounded (PFI_API_MAX_BODY) and parsed by include/pfi/agent_api.h.
+ * are bounded (PFI_API_MAX_BODY) and parsed by include/io/pfi/agent_api.h.
  * Status codes: 400 bad body or a limit outside the device's constraints,
  * 401 no or wrong token, 404 no such job/GPU/path, 405 wrong method, 409 a
  * conflict (busy GPU, running id) or a limit call in --read-only mode, 413 a
@@ -11,14 +12,10 @@
  * or did not enforce the limit. A limit call's 409 for another owner or an
  * old epoch (cap_fence.c) names the holder: {"error", "owner", "epoch"}.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -52,11 +49,6 @@ static unsigned status_of(int rc)
 static enum MHD_Result send_pfi_error(struct MHD_Connection *c, int rc, const pfi_error *err)
 {
     return pfi_http_send_error(c, status_of(rc), err->msg[0] ? err->msg : pfi_strerror(rc));
-}
-
-static int authorized(const agent *a, struct MHD_Connection *c)
-{
-    return pfi_http_authorized(c, a->token);
 }
 
 static enum MHD_Result metrics(agent *a, struct MHD_Connection *c)
@@ -175,12 +167,12 @@ static enum MHD_Result job_curve(agent *a, struct MHD_Connection *c, const char 
     return rc == PFI_OK ? pfi_http_send_json(c, MHD_HTTP_OK, v) : send_pfi_error(c, rc, &err);
 }
 
-static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const pfi_http_body *r)
+static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const pfi_http_req *r)
 {
     pfi_store_job j;
     pfi_error err;
     pfi_error_clear(&err);
-    int rc = pfi_api_parse_job(r->body ? r->body : "", r->len, &j, &err);
+    int rc = pfi_api_parse_job(r->body, r->len, &j, &err);
     if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     j.registered_at = pfi_clock_wall();
     rc = agent_job_register(a, &j, 1, &err);
@@ -191,12 +183,12 @@ static enum MHD_Result post_job(agent *a, struct MHD_Connection *c, const pfi_ht
 }
 
 static enum MHD_Result post_throughput(agent *a, struct MHD_Connection *c, const char *id,
-                                       const pfi_http_body *r)
+                                       const pfi_http_req *r)
 {
     double tps;
     pfi_error err;
     pfi_error_clear(&err);
-    int rc = pfi_api_parse_throughput(r->body ? r->body : "", r->len, &tps, &err);
+    int rc = pfi_api_parse_throughput(r->body, r->len, &tps, &err);
     if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     unsigned long long n = 0;
     rc = agent_job_report(a, id, tps, &n, &err);
@@ -239,7 +231,7 @@ static enum MHD_Result send_limit_error(struct MHD_Connection *c, int rc, const 
 }
 
 static enum MHD_Result put_limit(agent *a, struct MHD_Connection *c, unsigned gpu,
-                                 const pfi_http_body *r)
+                                 const pfi_http_req *r)
 {
     double w, e;
     pfi_error err;
@@ -247,7 +239,7 @@ static enum MHD_Result put_limit(agent *a, struct MHD_Connection *c, unsigned gp
     agent_caller by;
     if (limit_caller(c, &by, &err) != PFI_OK)
         return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
-    int rc = pfi_api_parse_limit(r->body ? r->body : "", r->len, &w, &e, &err);
+    int rc = pfi_api_parse_limit(r->body, r->len, &w, &e, &err);
     if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     json_t *resp = NULL;
     agent_holder h = {0};
@@ -270,23 +262,17 @@ static enum MHD_Result delete_limit(agent *a, struct MHD_Connection *c, unsigned
     return pfi_http_send_json(c, MHD_HTTP_OK, resp);
 }
 
-/* "/v1/gpus/N/limit" -> N; -1 when the path is not that shape. */
-static long gpu_limit_path(const char *url)
+/* A GPU's index as a path segment: digits without leading zeros (one name per
+ * GPU); -1 when it is not that. */
+static long gpu_index(const char *p)
 {
-    const char *p = url + strlen("/v1/gpus/");
     if (*p < '0' || *p > '9') return -1;
     char *end;
     errno = 0;
     long n = strtol(p, &end, 10);
-    if (errno || n < 0 || n > 1000000 || strcmp(end, "/limit") != 0) return -1;
-    if (p[0] == '0' && end != p + 1) return -1; /* no leading zeros: one name per GPU */
+    if (errno || n < 0 || n > 1000000 || *end) return -1;
+    if (p[0] == '0' && end != p + 1) return -1;
     return n;
-}
-
-/* Whether a request will change state: the token is needed before the body. */
-static int is_write(const char *method)
-{
-    return strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0;
 }
 
 static int is_limit_call(const char *url)
@@ -294,155 +280,146 @@ static int is_limit_call(const char *url)
     return strncmp(url, "/v1/gpus/", 9) == 0;
 }
 
-static enum MHD_Result route(agent *a, struct MHD_Connection *c, const char *url,
-                             const char *method, const pfi_http_body *r)
+static enum MHD_Result r_metrics(void *a, const pfi_http_req *r)
 {
-    int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-    int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-    int put = strcmp(method, MHD_HTTP_METHOD_PUT) == 0;
-    int del = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
-
-    if (strcmp(url, "/metrics") == 0)
-        return get ? metrics(a, c) : pfi_http_not_allowed(c, "GET, HEAD");
-    if (strcmp(url, "/healthz") == 0)
-        return get ? healthz(a, c) : pfi_http_not_allowed(c, "GET, HEAD");
-    if (strcmp(url, "/v1/gpus") == 0)
-        return get ? get_locked(a, c, agent_gpus_json) : pfi_http_not_allowed(c, "GET, HEAD");
-    if (strcmp(url, "/v1/jobs") == 0) {
-        if (get) return get_locked(a, c, agent_jobs_json);
-        if (post) return post_job(a, c, r);
-        return pfi_http_not_allowed(c, "GET, HEAD, POST");
-    }
-    if (strncmp(url, "/v1/jobs/", 9) == 0) {
-        char id[PFI_STORE_JOB_ID_MAX + 16];
-        const char *p = url + 9;
-        const char *slash = strchr(p, '/');
-        size_t n = slash ? (size_t)(slash - p) : strlen(p);
-        if (n >= sizeof id) return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
-        memcpy(id, p, n);
-        id[n] = '\0';
-        if (!pfi_api_job_id_valid(id))
-            return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such job");
-        if (!slash) {
-            if (get) return job_reply(a, c, id, MHD_HTTP_OK);
-            if (del) return delete_job(a, c, id);
-            return pfi_http_not_allowed(c, "GET, HEAD, DELETE");
-        }
-        if (strcmp(slash, "/throughput") == 0)
-            return post ? post_throughput(a, c, id, r) : pfi_http_not_allowed(c, "POST");
-        if (strcmp(slash, "/curve") == 0)
-            return get ? job_curve(a, c, id) : pfi_http_not_allowed(c, "GET, HEAD");
-        return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
-    }
-    if (is_limit_call(url)) {
-        long g = gpu_limit_path(url);
-        if (g < 0) return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
-        if (put) return put_limit(a, c, (unsigned)g, r);
-        if (del) return delete_limit(a, c, (unsigned)g);
-        return pfi_http_not_allowed(c, "PUT, DELETE");
-    }
-    return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+    return metrics(a, r->conn);
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
-                               const char *method, const char *version, const char *upload,
-                               size_t *upload_size, void **con_cls)
+static enum MHD_Result r_healthz(void *a, const pfi_http_req *r)
 {
-    agent *a = cls;
-    pfi_http_body *r = *con_cls;
-    if (!r) {
-        /* First call: headers only. Refuse what needs no body to refuse. */
-        const char *bad = agent_guard_framing(c);
-        if (bad) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, bad);
-        if (is_write(method)) {
-            if (!authorized(a, c))
-                return pfi_http_send_error(c, MHD_HTTP_UNAUTHORIZED,
-                                           "missing or wrong bearer token");
-            agent_guard_trust(a->guard, c);
-            if (a->o.read_only && is_limit_call(url))
-                return pfi_http_send_error(c, MHD_HTTP_CONFLICT,
-                                           "pfid runs --read-only: power limits are not changed");
-            if (pfi_http_declared_too_large(c, PFI_API_MAX_BODY))
-                return pfi_http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-        }
-        r = calloc(1, sizeof *r);
-        if (!r) return MHD_NO;
-        *con_cls = r;
-        return MHD_YES;
+    return healthz(a, r->conn);
+}
+
+static enum MHD_Result r_gpus(void *a, const pfi_http_req *r)
+{
+    return get_locked(a, r->conn, agent_gpus_json);
+}
+
+static enum MHD_Result r_jobs(void *a, const pfi_http_req *r)
+{
+    return get_locked(a, r->conn, agent_jobs_json);
+}
+
+static enum MHD_Result r_post_job(void *a, const pfi_http_req *r)
+{
+    return post_job(a, r->conn, r);
+}
+
+/* The job routes' id: NULL (and a 404 sent) when it cannot name a job. */
+static int bad_job(const pfi_http_req *r, enum MHD_Result *ret)
+{
+    if (pfi_api_job_id_valid(r->arg[0])) return 0;
+    *ret = pfi_http_send_error(r->conn, MHD_HTTP_NOT_FOUND, "no such job");
+    return 1;
+}
+
+static enum MHD_Result r_job(void *a, const pfi_http_req *r)
+{
+    enum MHD_Result ret;
+    return bad_job(r, &ret) ? ret : job_reply(a, r->conn, r->arg[0], MHD_HTTP_OK);
+}
+
+static enum MHD_Result r_delete_job(void *a, const pfi_http_req *r)
+{
+    enum MHD_Result ret;
+    return bad_job(r, &ret) ? ret : delete_job(a, r->conn, r->arg[0]);
+}
+
+static enum MHD_Result r_throughput(void *a, const pfi_http_req *r)
+{
+    enum MHD_Result ret;
+    return bad_job(r, &ret) ? ret : post_throughput(a, r->conn, r->arg[0], r);
+}
+
+static enum MHD_Result r_curve(void *a, const pfi_http_req *r)
+{
+    enum MHD_Result ret;
+    return bad_job(r, &ret) ? ret : job_curve(a, r->conn, r->arg[0]);
+}
+
+static enum MHD_Result r_put_limit(void *a, const pfi_http_req *r)
+{
+    long g = gpu_index(r->arg[0]);
+    if (g < 0) return pfi_http_send_error(r->conn, MHD_HTTP_NOT_FOUND, "no such path");
+    return put_limit(a, r->conn, (unsigned)g, r);
+}
+
+static enum MHD_Result r_delete_limit(void *a, const pfi_http_req *r)
+{
+    long g = gpu_index(r->arg[0]);
+    if (g < 0) return pfi_http_send_error(r->conn, MHD_HTTP_NOT_FOUND, "no such path");
+    return delete_limit(a, r->conn, (unsigned)g);
+}
+
+static const pfi_http_route routes[] = {
+    {"GET", "/metrics", r_metrics},
+    {"GET", "/healthz", r_healthz},
+    {"GET", "/v1/gpus", r_gpus},
+    {"GET", "/v1/jobs", r_jobs},
+    {"POST", "/v1/jobs", r_post_job},
+    {"GET", "/v1/jobs/{}", r_job},
+    {"DELETE", "/v1/jobs/{}", r_delete_job},
+    {"POST", "/v1/jobs/{}/throughput", r_throughput},
+    {"GET", "/v1/jobs/{}/curve", r_curve},
+    {"PUT", "/v1/gpus/{}/limit", r_put_limit},
+    {"DELETE", "/v1/gpus/{}/limit", r_delete_limit},
+};
+
+static const char *screen(void *a, struct MHD_Connection *c)
+{
+    (void)a;
+    return agent_guard_framing(c);
+}
+
+static unsigned admit(void *ctx, struct MHD_Connection *c, const char *url, const char **msg)
+{
+    agent *a = ctx;
+    agent_guard_trust(a->guard, c);
+    if (a->o.read_only && is_limit_call(url)) {
+        *msg = "pfid runs --read-only: power limits are not changed";
+        return MHD_HTTP_CONFLICT;
     }
-    if (*upload_size > 0)
-        return pfi_http_body_add(r, upload, upload_size, PFI_API_MAX_BODY) == 0 ? MHD_YES : MHD_NO;
-    if (r->too_big) return pfi_http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-    return route(a, c, url, method, r);
+    return 0;
 }
 
 int agent_http_bind(agent *a, pfi_error *err)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = 0;
-    int rc = pfi_http_parse_listen(a->o.listen, &ss, &sl, err);
-    if (rc != PFI_OK) return rc;
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return pfi_error_set(err, PFI_EIO, NULL, 0, "--listen %s: socket: %s", a->o.listen,
-                             strerror(errno));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
-        int e = errno;
-        close(fd);
-        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s: %s", a->o.listen,
-                             strerror(e));
-    }
-    a->listen_fd = fd;
-    return PFI_OK;
+    return pfi_http_bind(a->o.listen, &a->listen_fd, err);
 }
 
 int agent_http_start(agent *a, pfi_error *err)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    if (a->listen_fd < 0 || getsockname(a->listen_fd, (struct sockaddr *)&ss, &sl) != 0)
+    char url[80];
+    int loopback = 1;
+    if (a->listen_fd < 0 || pfi_http_fd_url(a->listen_fd, url, sizeof url, &loopback) != PFI_OK)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "no listening socket for %s", a->o.listen);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-    if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     if (!a->guard && !(a->guard = agent_guard_create(a->o.http_max_conns)))
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    a->http = (pfi_http_service){
+        routes, sizeof routes / sizeof *routes, a, a->token, PFI_API_MAX_BODY, screen, admit};
     /* Bounds a client cannot push past: connections in all and per address
      * (a few thousand slow connections from one host took the API away),
      * idle time of a connection, a reserve for authorized clients (the
-     * accept policy), and STRICT_FOR_CLIENT 1 (malformed requests refused,
-     * not guessed at). */
-    a->httpd = MHD_start_daemon(
-        flags, 0, agent_guard_accept, a->guard, handler, a, MHD_OPTION_EXTERNAL_LOGGER,
-        agent_guard_log, a->guard, MHD_OPTION_LISTEN_SOCKET, a->listen_fd,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)a->o.http_threads, MHD_OPTION_CONNECTION_LIMIT,
-        a->o.http_max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, a->o.http_conns_per_ip,
-        MHD_OPTION_CONNECTION_TIMEOUT, a->o.http_timeout_s, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-        MHD_OPTION_NOTIFY_CONNECTION, agent_guard_notify, a->guard, MHD_OPTION_NOTIFY_COMPLETED,
-        pfi_http_completed, NULL, MHD_OPTION_END);
+     * accept policy). */
+    pfi_http_limits lim = {.threads = (unsigned)a->o.http_threads,
+                           .max_conns = a->o.http_max_conns,
+                           .conns_per_ip = a->o.http_conns_per_ip,
+                           .timeout_s = a->o.http_timeout_s,
+                           .accept = agent_guard_accept,
+                           .accept_cls = a->guard,
+                           .log = agent_guard_log,
+                           .log_cls = a->guard,
+                           .notify = agent_guard_notify,
+                           .notify_cls = a->guard};
+    a->httpd = pfi_http_start(&a->http, a->listen_fd, &lim, err);
     if (!a->httpd)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP on %s", a->o.listen);
     a->listen_fd = -1; /* MHD owns it now and closes it when it stops */
-    char addr[INET6_ADDRSTRLEN] = "?";
-    unsigned port;
-    if (ss.ss_family == AF_INET6) {
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof addr);
-        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    } else {
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof addr);
-        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    }
-    int loopback = ss.ss_family == AF_INET6
-                       ? IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr)
-                       : (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
     if (!loopback)
         pfi_log("warning: listening beyond loopback without TLS: the bearer token "
                 "crosses the network in clear text; restrict access (firewall, "
                 "NetworkPolicy) or put a TLS proxy in front");
-    pfi_log("listening on http://%s%s%s:%u%s", ss.ss_family == AF_INET6 ? "[" : "", addr,
-            ss.ss_family == AF_INET6 ? "]" : "", port, a->o.read_only ? " (read-only)" : "");
+    pfi_log("listening on %s%s", url, a->o.read_only ? " (read-only)" : "");
     return PFI_OK;
 }
 
@@ -450,7 +427,7 @@ void agent_http_stop(agent *a)
 {
     if (a->listen_fd >= 0) close(a->listen_fd); /* bound but never served */
     a->listen_fd = -1;
-    if (a->httpd) MHD_stop_daemon(a->httpd);
+    pfi_http_stop(a->httpd);
     a->httpd = NULL;
     if (a->metrics_resp) MHD_destroy_response(a->metrics_resp);
     a->metrics_resp = NULL;

@@ -56,6 +56,16 @@ static const char *help =
     "                    with nvml; other backends keep none unless given)\n"
     "  --lock-dir DIR    per-GPU lock files a pfi sweep meets (default /run/pfid);\n"
     "                    one pfid per GPU holds whatever the flags\n"
+    "  --kubelet-socket PATH  register the node's pods as jobs from the kubelet's\n"
+    "                    PodResources API (/var/lib/kubelet/pod-resources/kubelet.sock)\n"
+    "  --k8s-from-dcgm   the same from dcgm-exporter's pod labels (--backend dcgm)\n"
+    "  --kubelet-interval S  how often (default --interval)\n"
+    "  --pods-url URL    the pods' labels and annotations: a PodList (the API\n"
+    "                    server's .../pods?fieldSelector=spec.nodeName=NODE);\n"
+    "                    without it a pod is a job of its own\n"
+    "  --pods-token-file F, --pods-ca-file F  its bearer token and CA\n"
+    "  --k8s-group-labels L,...  label keys naming a pod's job (default JobSet,\n"
+    "                    Kueue pod group, Kubeflow, KubeRay, batch Job)\n"
     "  -h, --help        show this help\n"
     "  -V, --version     print the version\n"
     "\n"
@@ -326,7 +336,14 @@ int main(int argc, char **argv)
         O_MAXC,
         O_PERIP,
         O_HTO,
-        O_STATE
+        O_STATE,
+        O_KSOCK,
+        O_KDCGM,
+        O_KINT,
+        O_KURL,
+        O_KTOK,
+        O_KCA,
+        O_KLAB
     };
     static const struct option lo[] = {{"backend", required_argument, 0, 'b'},
                                        {"sim-gpus", required_argument, 0, O_SIMG},
@@ -348,6 +365,13 @@ int main(int argc, char **argv)
                                        {"http-conns-per-ip", required_argument, 0, O_PERIP},
                                        {"http-timeout", required_argument, 0, O_HTO},
                                        {"state-dir", required_argument, 0, O_STATE},
+                                       {"kubelet-socket", required_argument, 0, O_KSOCK},
+                                       {"k8s-from-dcgm", no_argument, 0, O_KDCGM},
+                                       {"kubelet-interval", required_argument, 0, O_KINT},
+                                       {"pods-url", required_argument, 0, O_KURL},
+                                       {"pods-token-file", required_argument, 0, O_KTOK},
+                                       {"pods-ca-file", required_argument, 0, O_KCA},
+                                       {"k8s-group-labels", required_argument, 0, O_KLAB},
                                        {"help", no_argument, 0, 'h'},
                                        {"version", no_argument, 0, 'V'},
                                        {0, 0, 0, 0}};
@@ -433,6 +457,29 @@ int main(int argc, char **argv)
                 return usage_error("--http-threads must be an integer 1-64, not '%s'", optarg);
             a.o.http_threads = (unsigned)v;
             break;
+        case O_KSOCK:
+            a.o.k8s.socket = optarg;
+            break;
+        case O_KDCGM:
+            a.o.k8s.from_dcgm = 1;
+            break;
+        case O_KINT:
+            if (parse_seconds(optarg, 0.05, 3600, &a.o.k8s.interval_s))
+                return usage_error("--kubelet-interval must be 0.05-3600 seconds, not '%s'",
+                                   optarg);
+            break;
+        case O_KURL:
+            a.o.k8s.pods_url = optarg;
+            break;
+        case O_KTOK:
+            a.o.k8s.pods_token = optarg;
+            break;
+        case O_KCA:
+            a.o.k8s.pods_ca = optarg;
+            break;
+        case O_KLAB:
+            a.o.k8s.group_labels = optarg;
+            break;
         case 'h':
             fputs(help, stdout);
             return 0;
@@ -456,6 +503,11 @@ int main(int argc, char **argv)
      * read-only pfid changes nothing, the state files included. */
     if (!a.o.state_dir && strcmp(a.o.backend, "nvml") == 0) a.o.state_dir = "/var/lib/pfid";
     if (a.o.read_only) a.o.state_dir = NULL;
+    if (a.o.k8s.from_dcgm && (strcmp(a.o.backend, "dcgm") != 0 || a.o.k8s.socket))
+        return usage_error("%s", "--k8s-from-dcgm needs --backend dcgm and no --kubelet-socket");
+    if (!a.o.k8s.socket && !a.o.k8s.from_dcgm &&
+        (a.o.k8s.pods_url || a.o.k8s.interval_s > 0 || a.o.k8s.group_labels))
+        return usage_error("%s", "the pod options need --kubelet-socket or --k8s-from-dcgm");
 
     pfi_error err;
     pfi_error_clear(&err);
@@ -515,8 +567,16 @@ int main(int argc, char **argv)
     agent_caps_check_persistence(&a);
     reload_jobs(&a);
     agent_tick(&a); /* the first sample is there before the first request */
+    if (agent_k8s_start(&a, &err) != PFI_OK) {
+        pfi_error_format(&err, msg, sizeof msg);
+        pfi_log("%s", msg);
+        agent_caps_restore_all(&a);
+        cleanup(&a);
+        return 1;
+    }
     if (agent_sampler_start(&a) != 0) {
         pfi_log("cannot start the sampler thread");
+        agent_k8s_stop(&a);
         agent_caps_restore_all(&a);
         cleanup(&a);
         return 1;
@@ -524,6 +584,7 @@ int main(int argc, char **argv)
     if (agent_http_start(&a, &err) != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
         pfi_log("%s", msg);
+        agent_k8s_stop(&a);
         agent_sampler_stop(&a);
         agent_caps_restore_all(&a);
         cleanup(&a);
@@ -545,8 +606,10 @@ int main(int argc, char **argv)
     }
     char name[32];
     pfi_log("%s: shutting down", signal_name(sig, name, sizeof name));
-    /* HTTP first (no new caps), then the sampler, then restore. */
+    /* HTTP first (no new caps), then the pod poller and the sampler, then
+     * restore. */
     agent_http_stop(&a);
+    agent_k8s_stop(&a);
     agent_sampler_stop(&a);
     unsigned failed = agent_caps_restore_all(&a);
     cleanup(&a);

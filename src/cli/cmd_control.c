@@ -463,7 +463,7 @@ static int cmd_plan(int argc, char **argv)
 typedef struct add_args {
     double site, gpu, dur, ramp;
     const char *start, *id;
-    int have_site, have_gpu, have_dur, have_ramp, bad;
+    int have_site, have_gpu, have_dur, have_ramp, bad, replace;
 } add_args;
 
 static int on_add(int c, const char *v, void *ctx)
@@ -489,6 +489,8 @@ static int on_add(int c, const char *v, void *ctx)
         a->start = v;
     else if (c == 'I')
         a->id = v;
+    else if (c == 'X')
+        a->replace = 1;
     else
         return 1;
     return 0;
@@ -498,10 +500,14 @@ static int cmd_target(int argc, char **argv)
 {
     static const char *usage =
         "Usage: pfi control target add (--site-power-w W | --gpu-power-w W) --duration-s S\n"
-        "                              [--start RFC3339|UNIX] [--id ID] [--ramp-w-per-s R]\n"
-        "       pfi control target list\n"
+        "                              [--start RFC3339|UNIX] [--id ID [--replace]]\n"
+        "                              [--ramp-w-per-s R]\n"
+        "       pfi control target list   (state: active, scheduled or ended)\n"
         "       pfi control target rm ID\n"
-        "Common: --url URL (" DEFAULT_URL "), --token-file F (add, rm), --json\n";
+        "Common: --url URL (" DEFAULT_URL "), --token-file F (add, rm), --json\n"
+        "An --id of a target still scheduled or active is refused (409) unless\n"
+        "--replace is given (PUT /v1/targets/ID); a target that has ended, or a\n"
+        "duration over 31 days, is refused.\n";
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? PFI_EXIT_USAGE : PFI_EXIT_OK;
@@ -511,13 +517,11 @@ static int cmd_target(int argc, char **argv)
     json_t *v;
     int rc;
     if (strcmp(verb, "add") == 0) {
-        static const struct option extra[] = {{"site-power-w", 1, 0, 'S'},
-                                              {"gpu-power-w", 1, 0, 'G'},
-                                              {"duration-s", 1, 0, 'D'},
-                                              {"ramp-w-per-s", 1, 0, 'R'},
-                                              {"start", 1, 0, 'B'},
-                                              {"id", 1, 0, 'I'},
-                                              {0, 0, 0, 0}};
+        static const struct option extra[] = {
+            {"site-power-w", 1, 0, 'S'}, {"gpu-power-w", 1, 0, 'G'},
+            {"duration-s", 1, 0, 'D'},   {"ramp-w-per-s", 1, 0, 'R'},
+            {"start", 1, 0, 'B'},        {"id", 1, 0, 'I'},
+            {"replace", 0, 0, 'X'},      {0, 0, 0, 0}};
         add_args a = {0};
         rc = parse_client("control target add", argc - 1, argv + 1, &cl, usage, extra, on_add, &a);
         if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
@@ -525,6 +529,8 @@ static int cmd_target(int argc, char **argv)
             return pfi_cli_usage_error(
                 "control target add",
                 "give one of --site-power-w and --gpu-power-w, and --duration-s");
+        if (a.replace && !a.id)
+            return pfi_cli_usage_error("control target add", "--replace needs the --id to replace");
         json_t *b = json_object();
         if (a.id) pfi_json_set(b, "id", json_string(a.id));
         pfi_json_set(b, a.have_site ? "site_power_w" : "gpu_power_w",
@@ -540,7 +546,9 @@ static int cmd_target(int argc, char **argv)
         if (a.have_ramp) pfi_json_set(b, "ramp_w_per_s", json_real(a.ramp));
         char *body = json_dumps(b, JSON_COMPACT);
         json_decref(b);
-        rc = call("control target add", &cl, "POST", "/v1/targets", body, &v);
+        char path[300] = "/v1/targets";
+        if (a.replace) snprintf(path, sizeof path, "/v1/targets/%.200s", a.id);
+        rc = call("control target add", &cl, a.replace ? "PUT" : "POST", path, body, &v);
         free(body);
     } else if (strcmp(verb, "list") == 0) {
         rc = parse_client("control target list", argc - 1, argv + 1, &cl, usage, NULL, NULL, NULL);
@@ -561,15 +569,19 @@ static int cmd_target(int argc, char **argv)
     if (cl.json || strcmp(verb, "list") != 0) {
         pfi_json_print(stdout, v);
     } else {
-        printf("%-40s %-9s %-5s %12s %12s %12s\n", "id", "source", "kind", "limit_w", "start",
-               "duration_s");
+        printf("%-40s %-9s %-5s %-9s %12s %12s %12s\n", "id", "source", "kind", "state", "limit_w",
+               "start", "duration_s");
         size_t i;
         const json_t *t;
-        json_array_foreach(json_object_get(v, "targets"), i, t) printf(
-            "%-40s %-9s %-5s %12.0f %12.0f %12.0f\n", json_string_value(json_object_get(t, "id")),
-            json_string_value(json_object_get(t, "source")),
-            json_string_value(json_object_get(t, "kind")), num(t, "limit_w"), num(t, "start"),
-            num(t, "duration_s"));
+        json_array_foreach(json_object_get(v, "targets"), i, t)
+        {
+            const char *st = json_string_value(json_object_get(t, "state"));
+            printf("%-40s %-9s %-5s %-9s %12.0f %12.0f %12.0f\n",
+                   json_string_value(json_object_get(t, "id")),
+                   json_string_value(json_object_get(t, "source")),
+                   json_string_value(json_object_get(t, "kind")), st ? st : "?", num(t, "limit_w"),
+                   num(t, "start"), num(t, "duration_s"));
+        }
     }
     json_decref(v);
     return PFI_EXIT_OK;

@@ -46,6 +46,9 @@ static const char *help =
     "                     platform changed (\"Dense PT H100x8 (M)\" for \"Dense PT\n"
     "                     H200x8 (M)\"): Table 8 (default with the embedded dataset:\n"
     "                     its paper-h100/sweeps.csv)\n"
+    "  --tdp W            the per-GPU TDP (default power limit) of groups on a\n"
+    "                     platform pfi does not know (H200, H100, B200, A100 and\n"
+    "                     GH200 it knows): their largest cap must reach it\n"
     "  --threads N        worker threads (default: CPUs, at most 8)\n"
     "  --json             print {\"report\",\"url\",\"summary\"} on stdout at the end\n"
     "  -h, --help         show this help\n"
@@ -104,17 +107,12 @@ static int is_dir(const char *p)
 int pfi_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},
-        {"workloads", required_argument, 0, 'W'},
-        {"ci", required_argument, 0, 'c'},
-        {"paper-tables", required_argument, 0, 'P'},
-        {"probe", required_argument, 0, 'p'},
-        {"data", required_argument, 0, 'd'},
-        {"threads", required_argument, 0, 't'},
-        {"json", no_argument, 0, 'j'},
-        {"matched", required_argument, 0, 'm'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"out", required_argument, 0, 'o'},     {"workloads", required_argument, 0, 'W'},
+        {"ci", required_argument, 0, 'c'},      {"paper-tables", required_argument, 0, 'P'},
+        {"probe", required_argument, 0, 'p'},   {"data", required_argument, 0, 'd'},
+        {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
+        {"matched", required_argument, 0, 'm'}, {"tdp", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
     };
     pfi_report_opts o = pfi_report_defaults();
     o.threads = pfi_cli_threads();
@@ -159,6 +157,10 @@ int pfi_cmd_report(int argc, char **argv)
             break;
         case 'j':
             json = 1;
+            break;
+        case 'T':
+            if (pfi_cli_parse_double(optarg, &o.tdp_w) || !(o.tdp_w > 0 && o.tdp_w <= 10000))
+                return pfi_cli_usage_error("report", "bad value '%s' for --tdp (watts)", optarg);
             break;
         case 'h':
             fputs(help, stdout);

@@ -2,6 +2,7 @@
 #include "sweep_pfid.h"
 
 #include "pfi/gpu_field.h"
+#include "pfi/http_client.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,35 +10,15 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 struct sweep_pfid {
     CURL *curl;
     char url[512];
-    char auth[600];
+    char token[512];
     json_t *gpus;  /* the last GET /v1/gpus "gpus" array */
     double got_at; /* monotonic s */
 };
-
-typedef struct {
-    char *buf;
-    size_t len;
-} body;
-
-static size_t on_data(char *d, size_t sz, size_t nm, void *ctx)
-{
-    body *b = ctx;
-    size_t n = sz * nm;
-    if (b->len + n > (1u << 24)) return 0; /* 16 MiB: not pfid */
-    char *p = realloc(b->buf, b->len + n + 1);
-    if (!p) return 0;
-    memcpy(p + b->len, d, n);
-    b->buf = p;
-    b->len += n;
-    b->buf[b->len] = '\0';
-    return n;
-}
 
 static double mono_s(void)
 {
@@ -52,27 +33,18 @@ static int call(sweep_pfid *p, const char *method, const char *path, const char 
 {
     char url[1024];
     snprintf(url, sizeof url, "%s%s", p->url, path);
-    body b = {0};
-    struct curl_slist *h = NULL;
-    h = curl_slist_append(h, p->auth);
-    h = curl_slist_append(h, "Content-Type: application/json");
-    curl_easy_reset(p->curl);
-    curl_easy_setopt(p->curl, CURLOPT_URL, url);
-    curl_easy_setopt(p->curl, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, 10000L);
-    curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
-    if (send) curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, send);
-    CURLcode cc = curl_easy_perform(p->curl);
+    pfi_http_buf b = {0};
+    pfi_http_req r = {.method = method,
+                      .url = url,
+                      .bearer = p->token,
+                      .body = send,
+                      .timeout_s = 10,
+                      .user_agent = "pfi-sweep/" PFI_VERSION};
     long code = 0;
-    curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &code);
-    curl_slist_free_all(h);
-    int rc = PFI_OK;
-    json_t *j = b.buf ? json_loads(b.buf, 0, NULL) : NULL;
-    if (cc != CURLE_OK) {
-        rc = pfi_error_set(err, PFI_EIO, url, 0, "%s", curl_easy_strerror(cc));
+    int rc = pfi_http_do(p->curl, &r, &code, &b, err);
+    json_t *j = rc == PFI_OK && b.len ? json_loads(b.data, 0, NULL) : NULL;
+    if (rc != PFI_OK) {
+        /* the wrapper's message names method and URL */
     } else if (code < 200 || code >= 300) {
         const char *why = json_string_value(json_object_get(j, "error"));
         rc = pfi_error_set(err, code == 400 ? PFI_ERANGE : PFI_EBACKEND, url, 0,
@@ -84,7 +56,7 @@ static int call(sweep_pfid *p, const char *method, const char *path, const char 
         *resp = j;
     else
         json_decref(j);
-    free(b.buf);
+    pfi_http_buf_free(&b);
     return rc;
 }
 
@@ -119,7 +91,7 @@ int sweep_pfid_open(const char *url, const char *token_file, sweep_pfid **out, p
     tok[strcspn(tok, "\r\n")] = '\0';
     if (!tok[0]) return pfi_error_set(err, PFI_EINVAL, token_file, 1, "empty token");
     sweep_pfid *p = calloc(1, sizeof *p);
-    if (!p || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(p->curl = curl_easy_init())) {
+    if (!p || !(p->curl = pfi_http_handle())) {
         free(p);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "cannot start libcurl");
     }
@@ -127,7 +99,7 @@ int sweep_pfid_open(const char *url, const char *token_file, sweep_pfid **out, p
     size_t L = strlen(p->url);
     while (L > 0 && p->url[L - 1] == '/')
         p->url[--L] = '\0';
-    snprintf(p->auth, sizeof p->auth, "Authorization: Bearer %s", tok);
+    snprintf(p->token, sizeof p->token, "%s", tok);
     int rc = refresh(p, 0, err);
     if (rc != PFI_OK) {
         sweep_pfid_close(p);

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "ctl_http.h"
+#include "pfi/http_client.h"
 #include "ctl_index.h"
 #include "pfi/fileio.h"
 
@@ -26,7 +26,7 @@ struct pfi_agents {
 typedef struct xfer {
     CURL *h;
     struct curl_slist *hdrs;
-    ctl_buf buf;
+    pfi_http_buf buf;
     char body[96];
     char method[8];
     char url[600];
@@ -154,11 +154,15 @@ int pfi_agents_add(pfi_agents *a, const char *url, size_t *index, pfi_error *err
 static void run_all(pfi_agents *a, xfer *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        x[i].h = curl_easy_init();
+        x[i].h = pfi_http_handle();
         if (!x[i].h) continue;
-        ctl_http_setup(x[i].h, x[i].method, x[i].url, strcmp(x[i].method, "GET") ? a->token : NULL,
-                       x[i].body[0] ? x[i].body : NULL, "application/json", a->timeout_s, &x[i].buf,
-                       &x[i].hdrs);
+        pfi_http_req r = {.method = x[i].method,
+                          .url = x[i].url,
+                          .bearer = strcmp(x[i].method, "GET") ? a->token : NULL,
+                          .body = x[i].body[0] ? x[i].body : NULL,
+                          .timeout_s = a->timeout_s,
+                          .user_agent = "pfi-control/" PFI_VERSION};
+        pfi_http_setup(x[i].h, &r, &x[i].buf, &x[i].hdrs);
         curl_easy_setopt(x[i].h, CURLOPT_PRIVATE, &x[i]);
         curl_multi_add_handle(a->m, x[i].h);
     }
@@ -184,15 +188,13 @@ static long status_of(xfer *x, char *why, size_t len)
         snprintf(why, len, "out of memory");
         return 0;
     }
-    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &st);
-    if (st == 0 || x->cc != CURLE_OK)
-        snprintf(why, len, "%s %.200s: %s", x->method, x->url,
-                 x->cc != CURLE_OK ? curl_easy_strerror(x->cc) : "no answer");
-    if (x->cc != CURLE_OK) st = 0;
-    if (x->buf.too_big) {
-        snprintf(why, len, "%s %.200s: answer too large", x->method, x->url);
-        st = 0;
+    pfi_http_req r = {.method = x->method, .url = x->url};
+    pfi_error e = {0};
+    if (pfi_http_finish(x->h, x->cc, &r, &x->buf, &st, &e) != PFI_OK) {
+        snprintf(why, len, "%s", e.msg);
+        return 0;
     }
+    if (st == 0) snprintf(why, len, "%s %.200s: no answer", x->method, x->url);
     return st;
 }
 
@@ -204,7 +206,7 @@ static void finish(pfi_agents *a, xfer *x, size_t n)
             curl_easy_cleanup(x[i].h);
         }
         curl_slist_free_all(x[i].hdrs);
-        ctl_buf_free(&x[i].buf);
+        pfi_http_buf_free(&x[i].buf);
     }
     free(x);
 }

@@ -17,6 +17,7 @@
 #include "pfi/log.h"
 #include "pfi/controller.h"
 #include "pfi/ctl_store.h"
+#include "pfi/http_server.h"
 #include "pfi/plan.h"
 #include "pfi/target.h"
 #include "pfi/ven.h"
@@ -86,6 +87,7 @@ typedef struct ctl {
     pfi_plan *plan;
     pfi_ven *ven;
     struct MHD_Daemon *httpd;
+    pfi_http_service http; /* ctl_server.c's routes, served by httpd */
 
     /* targets of every source (under mu: the server adds API ones) */
     pfi_target *targets;

@@ -6,6 +6,7 @@
 
 #include "ctl_internal.h"
 #include "ctl_spread.h"
+#include "pfi/curve.h"
 #include "pfi/json.h"
 #include "pfi/prom_query.h"
 #include "pfi/target_io.h"
@@ -57,12 +58,12 @@ static void jobs_clear(ctl *c)
 }
 
 /* The power a GPU is counted at when it cannot be moved: its maximum limit
- * (what it may draw), else its measured power, else 700 W (an H200's TDP). */
+ * (what it may draw), else its measured power, else PFI_GPU_DEFAULT_W. */
 static double counted_max(const pfi_cl_gpu *g)
 {
     if (isfinite(g->max_w)) return g->max_w;
     if (isfinite(g->power_w)) return g->power_w;
-    return 700.0;
+    return PFI_GPU_DEFAULT_W;
 }
 
 typedef struct old_job {
@@ -607,7 +608,7 @@ void ctl_period(ctl *c)
         pj[i] = (pfi_plan_job){.id = j->id,
                                .n_gpus = j->n_gpus,
                                .min_w = j->min_w,
-                               .max_w = isfinite(j->max_w) ? j->max_w : 700,
+                               .max_w = isfinite(j->max_w) ? j->max_w : PFI_GPU_DEFAULT_W,
                                .pmax_w = k ? k->pmax_w : NAN,
                                .tmax = k ? k->tmax : NAN,
                                .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN,

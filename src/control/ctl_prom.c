@@ -22,9 +22,8 @@
 #include <string.h>
 
 #include "ctl_internal.h"
+#include "pfi/curve.h"
 #include "pfi/prom_cluster.h"
-
-#define UNKNOWN_GPU_W 700.0 /* an H200's TDP: a GPU whose limits are not exported */
 
 /* The agent of instance inst, added when new; SIZE_MAX if unusable. */
 static size_t agent_of(ctl *c, const char *inst)
@@ -106,7 +105,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
             /* no agent to cap it through (an instance no URL can be made
              * of): all it may draw is fixed */
             double w = isfinite(nd->max_sum_w) ? nd->max_sum_w
-                       : isfinite(nd->n_gpus)  ? nd->n_gpus * UNKNOWN_GPU_W
+                       : isfinite(nd->n_gpus)  ? nd->n_gpus * PFI_GPU_DEFAULT_W
                                                : 0;
             *fixed_w += w;
             *measured_w += w;
@@ -126,7 +125,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         if (isfinite(nd->max_sum_w))
             g->max_sum_w = nd->max_sum_w;
         else
-            g->max_sum_w = (double)g->n_gpus * UNKNOWN_GPU_W;
+            g->max_sum_w = (double)g->n_gpus * PFI_GPU_DEFAULT_W;
         if (nd->read_only) g->cannot_cap = 1;
         (*up)++;
     }
@@ -154,7 +153,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         if (v.jobs[mb->job].exempt) {
             ex_gpus[mb->job] += (double)mb->n_gpus;
             ex_max_w[mb->job] +=
-                (double)mb->n_gpus * (isfinite(nd->hi_w) ? nd->hi_w : UNKNOWN_GPU_W);
+                (double)mb->n_gpus * (isfinite(nd->hi_w) ? nd->hi_w : PFI_GPU_DEFAULT_W);
             continue;
         }
         ctl_job *m = ctl_job_get(c, carry, v.jobs[mb->job].id);
@@ -189,7 +188,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
         /* The aggregates cover the job on every node; a part on a node that
          * refuses caps is already counted at that node's maximum. */
         double frac = all_gpus[j] > 0 ? (double)m->n_gpus / all_gpus[j] : 1;
-        double per_gpu = isfinite(m->max_w) ? m->max_w : UNKNOWN_GPU_W;
+        double per_gpu = isfinite(m->max_w) ? m->max_w : PFI_GPU_DEFAULT_W;
         m->power_w = isfinite(vj->power_w) ? vj->power_w * frac : (double)m->n_gpus * per_gpu;
         if (isfinite(vj->power_w)) *live_w += m->power_w;
         *measured_w += m->power_w;
@@ -213,7 +212,7 @@ void ctl_prom_read(ctl *c, double now, double *fixed_w, double *measured_w, doub
             *live_w += idle;
         } else {
             double free_gpus = isfinite(nd->n_gpus) ? fmax(0, nd->n_gpus - in_jobs[n]) : 0;
-            idle = free_gpus * (isfinite(nd->hi_w) ? nd->hi_w : UNKNOWN_GPU_W);
+            idle = free_gpus * (isfinite(nd->hi_w) ? nd->hi_w : PFI_GPU_DEFAULT_W);
         }
         *fixed_w += idle;
         *measured_w += idle;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_http.h"
+#include "pfi/http_client.h"
 #include "ctl_index.h"
 
 /* %s is the matcher ({M} or {M,extra}); each query names its rows' labels. */
@@ -333,7 +333,7 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
     struct {
         CURL *h;
         struct curl_slist *hdrs;
-        ctl_buf buf;
+        pfi_http_buf buf;
         char *body;
         CURLcode cc;
     } x[PFI_PC_NQ];
@@ -351,7 +351,7 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
         char text[4096];
         rc = pfi_pc_query_text((pfi_pc_query)q, match, text, sizeof text, err);
         if (rc != PFI_OK) break;
-        x[q].h = curl_easy_init();
+        x[q].h = pfi_http_handle();
         char *e = x[q].h ? curl_easy_escape(x[q].h, text, 0) : NULL;
         x[q].body = e ? malloc(strlen(e) + 8) : NULL;
         if (!x[q].body) {
@@ -362,8 +362,13 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
         /* POST: long queries do not fit every proxy's URL limit */
         sprintf(x[q].body, "query=%s", e);
         curl_free(e);
-        ctl_http_setup(x[q].h, "POST", url, NULL, x[q].body, "application/x-www-form-urlencoded",
-                       timeout_s, &x[q].buf, &x[q].hdrs);
+        pfi_http_req r = {.method = "POST",
+                          .url = url,
+                          .body = x[q].body,
+                          .content_type = "application/x-www-form-urlencoded",
+                          .timeout_s = timeout_s,
+                          .user_agent = "pfi-control/" PFI_VERSION};
+        pfi_http_setup(x[q].h, &r, &x[q].buf, &x[q].hdrs);
         curl_easy_setopt(x[q].h, CURLOPT_PRIVATE, (char *)&x[q]);
         if (q != PFI_PC_JEXEMPT) curl_multi_add_handle(mh, x[q].h);
     }
@@ -387,18 +392,15 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
     }
     for (int q = 0; q < PFI_PC_NQ && rc == PFI_OK; q++) {
         long st = 0;
-        curl_easy_getinfo(x[q].h, CURLINFO_RESPONSE_CODE, &st);
         size_t nl;
         const char *const *labels = pfi_pc_query_labels((pfi_pc_query)q, &nl);
         pfi_error pe;
         pfi_error_clear(&pe);
         char text[4096]; /* said in an error: which query */
         pfi_pc_query_text((pfi_pc_query)q, match, text, sizeof text, NULL);
-        if (x[q].cc != CURLE_OK)
-            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "%.200s: %s", url,
-                               curl_easy_strerror(x[q].cc));
-        else if (x[q].buf.too_big)
-            rc = pfi_error_set(err, PFI_EIO, NULL, 0, "%.200s: answer too large", url);
+        pfi_http_req r = {.method = "POST", .url = url};
+        if ((rc = pfi_http_finish(x[q].h, x[q].cc, &r, &x[q].buf, &st, err)) != PFI_OK)
+            ;
         else if ((rc = pfi_prom_vec_parse(x[q].buf.data, x[q].buf.len, labels, nl, &a[q], &pe)) !=
                  PFI_OK)
             pfi_error_set(err, rc, NULL, 0, "'%.120s' (HTTP %ld): %.300s", text, st, pe.msg);
@@ -411,7 +413,7 @@ int pfi_pc_fetch(const char *base, const char *match, double timeout_s, pfi_prom
             curl_easy_cleanup(x[q].h);
         }
         curl_slist_free_all(x[q].hdrs);
-        ctl_buf_free(&x[q].buf);
+        pfi_http_buf_free(&x[q].buf);
         free(x[q].body);
         if (rc != PFI_OK) pfi_prom_vec_free(&a[q]);
     }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_http.h"
+#include "pfi/http_client.h"
 #include "pfi/prom_vector.h"
 
 int pfi_prom_query_parse(const char *text, size_t len, double *value, pfi_error *err)
@@ -29,8 +29,8 @@ int pfi_prom_query_parse(const char *text, size_t len, double *value, pfi_error 
 int pfi_prom_query(const char *base, const char *query, double timeout_s, double *value,
                    pfi_error *err)
 {
-    CURL *h = curl_easy_init();
-    if (!h) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    CURL *h = pfi_http_handle();
+    if (!h) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "cannot start libcurl");
     char *q = curl_easy_escape(h, query, 0);
     size_t n = strlen(base);
     while (n > 0 && base[n - 1] == '/')
@@ -39,11 +39,11 @@ int pfi_prom_query(const char *base, const char *query, double timeout_s, double
     snprintf(url, sizeof url, "%.*s/api/v1/query?query=%s", (int)n, base, q ? q : "");
     curl_free(q);
     long status;
-    ctl_buf b;
-    int rc = ctl_http_do(h, "GET", url, NULL, NULL, NULL, timeout_s, &status, &b, err);
+    pfi_http_buf b = {0};
+    pfi_http_req r = {.url = url, .timeout_s = timeout_s, .user_agent = "pfi-control/" PFI_VERSION};
+    int rc = pfi_http_do(h, &r, &status, &b, err);
     curl_easy_cleanup(h);
-    if (rc != PFI_OK) return rc;
-    rc = pfi_prom_query_parse(b.data, b.len, value, err);
-    ctl_buf_free(&b);
+    if (rc == PFI_OK) rc = pfi_prom_query_parse(b.data, b.len, value, err);
+    pfi_http_buf_free(&b);
     return rc;
 }

@@ -1,4 +1,9 @@
-/* Prometheus instant-query answers in one pass (include/control/pfi/prom_vector.h). */
+/* Prometheus instant-query answers in one pass (include/control/pfi/prom_vector.h).
+ * Kept over Jansson because it pays in the controller's period
+ * (bench/bench_json_choice, json_prom_vector, 2 loaded cores, medians of 7):
+ * a vector of 100,000 series (13.2 MB) read in 0.076 s against 1.24 s with
+ * Jansson's DOM (16x, 11.7 us a series); parsing is 46 of the period's 80 ms
+ * at 10,000 jobs (bench_control_prom), so Jansson would make it ~0.8 s. */
 #include "pfi/prom_vector.h"
 
 #include <math.h>

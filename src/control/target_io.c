@@ -62,6 +62,10 @@ static int parse_obj(json_t *root, pfi_target *out, int *has_id, pfi_error *err)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the power must be in [0, 1e12] W");
     if (!hd || !(dur > 0))
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"duration_s\" must be a number > 0");
+    if (dur > PFI_TARGET_MAX_DURATION_S)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                             "\"duration_s\" %.6g is over 31 days (%.0f s): refused", dur,
+                             PFI_TARGET_MAX_DURATION_S);
     if (hr && !(ramp >= 0))
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"ramp_w_per_s\" must be >= 0");
     out->ramp_w_per_s = ramp;
@@ -118,6 +122,12 @@ json_t *pfi_target_to_json(const pfi_target *t)
                                                        : json_integer((json_int_t)t->priority));
     pfi_json_set(o, "default", json_boolean(t->is_default));
     return o;
+}
+
+const char *pfi_target_state(const pfi_target *t, double now)
+{
+    if (now < t->start) return "scheduled";
+    return now < t->end ? "active" : "ended";
 }
 
 /* A field as an RFC 3339 time or Unix seconds. */
@@ -190,8 +200,10 @@ int pfi_schedule_read(const char *path, pfi_target **out, size_t *n, pfi_error *
         } else {
             snprintf(t->id, sizeof t->id, "line-%ld", line);
         }
-        if (!(dur > 0)) {
-            rc = pfi_error_set(err, PFI_EINVAL, path, line, "duration_s must be > 0");
+        if (!(dur > 0) || dur > PFI_TARGET_MAX_DURATION_S) {
+            rc = pfi_error_set(err, PFI_EINVAL, path, line,
+                               "duration_s must be > 0 and at most 31 days (%.0f s)",
+                               PFI_TARGET_MAX_DURATION_S);
             break;
         }
         t->end = t->start + dur;

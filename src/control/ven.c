@@ -8,7 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "ctl_http.h"
+#include "pfi/http_client.h"
 
 struct pfi_ven {
     char *url, *program, *client_id, *secret, *client_name;
@@ -57,7 +57,7 @@ int pfi_ven_create(const pfi_ven_opts *o, pfi_ven **out, pfi_error *err)
     v->secret = strdup(o->client_secret);
     v->client_name = strdup(o->client_name ? o->client_name : "pfi-control");
     v->timeout_s = o->timeout_s > 0 ? o->timeout_s : 10;
-    v->h = curl_easy_init();
+    v->h = pfi_http_handle();
     if (!v->url || !v->program || !v->client_id || !v->secret || !v->client_name || !v->h) {
         pfi_ven_destroy(v);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
@@ -109,20 +109,28 @@ static int fetch_token(pfi_ven *v, pfi_error *err)
     char url[2048];
     snprintf(url, sizeof url, "%s/auth/token", v->url);
     long status;
-    ctl_buf b;
-    int rc = ctl_http_do(v->h, "POST", url, NULL, body, "application/x-www-form-urlencoded",
-                         v->timeout_s, &status, &b, err);
+    pfi_http_buf b = {0};
+    pfi_http_req r = {.method = "POST",
+                      .url = url,
+                      .body = body,
+                      .content_type = "application/x-www-form-urlencoded",
+                      .timeout_s = v->timeout_s,
+                      .user_agent = "pfi-control/" PFI_VERSION};
+    int rc = pfi_http_do(v->h, &r, &status, &b, err);
     memset(body, 0, strlen(body));
     free(body);
-    if (rc != PFI_OK) return rc;
+    if (rc != PFI_OK) {
+        pfi_http_buf_free(&b);
+        return rc;
+    }
     if (status != 200) {
-        ctl_buf_free(&b);
+        pfi_http_buf_free(&b);
         return pfi_error_set(err, PFI_EIO, NULL, 0,
                              "POST %s: HTTP %ld (client id or secret refused?)", url, status);
     }
     json_t *o = json_loadb(b.data, b.len, 0, NULL);
     memset(b.data, 0, b.len);
-    ctl_buf_free(&b);
+    pfi_http_buf_free(&b);
     const json_t *tok = json_object_get(o, "access_token"), *ty = json_object_get(o, "token_type");
     const json_t *exp = json_object_get(o, "expires_in");
     if (!json_is_string(tok) || !json_string_length(tok) || json_string_length(tok) > 4096 ||
@@ -146,17 +154,25 @@ static int fetch_token(pfi_ven *v, pfi_error *err)
 
 /* One authenticated call; a 401 fetches a new token and tries once more. */
 static int call(pfi_ven *v, const char *method, const char *url, const char *body, long *status,
-                ctl_buf *out, pfi_error *err)
+                pfi_http_buf *out, pfi_error *err)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         int rc;
         if (!v->token || mono() >= v->token_until)
             if ((rc = fetch_token(v, err)) != PFI_OK) return rc;
-        rc = ctl_http_do(v->h, method, url, v->token, body, "application/json", v->timeout_s,
-                         status, out, err);
-        if (rc != PFI_OK) return rc;
+        pfi_http_req r = {.method = method,
+                          .url = url,
+                          .bearer = v->token,
+                          .body = body,
+                          .timeout_s = v->timeout_s,
+                          .user_agent = "pfi-control/" PFI_VERSION};
+        rc = pfi_http_do(v->h, &r, status, out, err);
+        if (rc != PFI_OK) {
+            pfi_http_buf_free(out);
+            return rc;
+        }
         if (*status != 401) return PFI_OK;
-        ctl_buf_free(out);
+        pfi_http_buf_free(out);
         free_secret(v->token);
         v->token = NULL;
     }
@@ -167,16 +183,16 @@ static int call(pfi_ven *v, const char *method, const char *url, const char *bod
 static int get_array(pfi_ven *v, const char *url, json_t **out, pfi_error *err)
 {
     long status;
-    ctl_buf b;
+    pfi_http_buf b = {0};
     int rc = call(v, "GET", url, NULL, &status, &b, err);
     if (rc != PFI_OK) return rc;
     if (status != 200) {
-        ctl_buf_free(&b);
+        pfi_http_buf_free(&b);
         return pfi_error_set(err, PFI_EIO, NULL, 0, "GET %s: HTTP %ld", url, status);
     }
     json_error_t je;
     *out = json_loadb(b.data, b.len, 0, &je);
-    ctl_buf_free(&b);
+    pfi_http_buf_free(&b);
     if (!*out || !json_is_array(*out)) {
         json_decref(*out);
         *out = NULL;
@@ -275,14 +291,14 @@ int pfi_ven_report(pfi_ven *v, const json_t *report, pfi_error *err)
     char url[2048];
     snprintf(url, sizeof url, "%s/reports", v->url);
     long status;
-    ctl_buf b;
+    pfi_http_buf b = {0};
     int rc = call(v, "POST", url, body, &status, &b, err);
     free(body);
     if (rc == PFI_OK) {
         if (status != 200 && status != 201)
             rc = pfi_error_set(err, PFI_EIO, NULL, 0, "POST %s: HTTP %ld %.200s", url, status,
                                b.data ? b.data : "");
-        ctl_buf_free(&b);
+        pfi_http_buf_free(&b);
     }
     if (rc == PFI_OK)
         v->st.reports++;

@@ -16,8 +16,9 @@
 #include "pfi/alloc.h"
 
 struct kv {
-    double key; /* sort key */
-    size_t i;   /* job */
+    double key;    /* sort key */
+    size_t i;      /* job */
+    double sp, sw; /* water-fill's sweep: sums of count x Pmax and x weight from here on */
 };
 
 struct seg {

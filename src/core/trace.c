@@ -190,12 +190,18 @@ int pfi_trace_top_mean(const double *v, size_t n, double frac, double *scratch, 
     return PFI_OK;
 }
 
+/* The ring starts small and doubles up to max_samples as samples come: a
+ * job that ends after a few ticks holds a few hundred bytes, not the whole
+ * window's worth (pfid registers and ends thousands of jobs). */
+#define ROLL_FIRST_CAP 16
+
 struct pfi_trace_roll {
-    size_t n_fields, cap, head, n; /* ring: oldest at head */
+    size_t n_fields, max, cap, head, n; /* ring of cap <= max slots: oldest at head */
     double window_s;
     double *t;       /* cap */
     double *vals;    /* cap * n_fields */
-    double *scratch; /* 2 * cap */
+    double *scratch; /* 2 * scratch_cap, allocated by the first top mean */
+    size_t scratch_cap;
 };
 
 int pfi_trace_roll_create(size_t n_fields, double window_s, size_t max_samples,
@@ -206,12 +212,12 @@ int pfi_trace_roll_create(size_t n_fields, double window_s, size_t max_samples,
     pfi_trace_roll *r = calloc(1, sizeof *r);
     if (!r) return PFI_ENOMEM;
     r->n_fields = n_fields;
-    r->cap = max_samples;
+    r->max = max_samples;
+    r->cap = max_samples < ROLL_FIRST_CAP ? max_samples : ROLL_FIRST_CAP;
     r->window_s = window_s;
-    r->t = malloc(max_samples * sizeof *r->t);
-    r->vals = malloc(max_samples * n_fields * sizeof *r->vals);
-    r->scratch = malloc(2 * max_samples * sizeof *r->scratch);
-    if (!r->t || !r->vals || !r->scratch) {
+    r->t = malloc(r->cap * sizeof *r->t);
+    r->vals = malloc(r->cap * n_fields * sizeof *r->vals);
+    if (!r->t || !r->vals) {
         pfi_trace_roll_destroy(r);
         return PFI_ENOMEM;
     }
@@ -228,9 +234,35 @@ void pfi_trace_roll_destroy(pfi_trace_roll *r)
     free(r);
 }
 
+/* Doubles the ring (at most to max), oldest sample first in the new one;
+ * -1 when memory runs out (the ring then stays full and drops its oldest). */
+static int roll_grow(pfi_trace_roll *r)
+{
+    size_t cap = r->cap * 2 < r->max ? r->cap * 2 : r->max;
+    double *t = malloc(cap * sizeof *t);
+    double *v = malloc(cap * r->n_fields * sizeof *v);
+    if (!t || !v) {
+        free(t);
+        free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        size_t slot = (r->head + i) % r->cap;
+        t[i] = r->t[slot];
+        memcpy(v + i * r->n_fields, r->vals + slot * r->n_fields, r->n_fields * sizeof *v);
+    }
+    free(r->t);
+    free(r->vals);
+    r->t = t;
+    r->vals = v;
+    r->cap = cap;
+    r->head = 0;
+    return 0;
+}
+
 void pfi_trace_roll_push(pfi_trace_roll *r, double t, const double *vals)
 {
-    if (r->n == r->cap) {
+    if (r->n == r->cap && (r->cap == r->max || roll_grow(r) != 0)) {
         r->head = (r->head + 1) % r->cap;
         r->n--;
     }
@@ -264,12 +296,18 @@ int pfi_trace_roll_top_mean(pfi_trace_roll *r, size_t field, double since, doubl
                             size_t *used)
 {
     if (field >= r->n_fields) return PFI_EINVAL;
+    if (r->scratch_cap < r->cap) {
+        double *s = realloc(r->scratch, 2 * r->cap * sizeof *s);
+        if (!s) return PFI_ENOMEM;
+        r->scratch = s;
+        r->scratch_cap = r->cap;
+    }
     size_t m = gather(r, field, since, r->scratch);
     size_t finite = 0;
     for (size_t i = 0; i < m; i++)
         finite += isfinite(r->scratch[i]) != 0;
     if (used) *used = finite;
-    return pfi_trace_top_mean(r->scratch, m, frac, r->scratch + r->cap, out);
+    return pfi_trace_top_mean(r->scratch, m, frac, r->scratch + r->scratch_cap, out);
 }
 
 int pfi_trace_roll_mean(const pfi_trace_roll *r, size_t field, double since, double *out,

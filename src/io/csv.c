@@ -156,8 +156,13 @@ int pfi_csv_parse(const char *buf, size_t len, const char *name, pfi_csv **out, 
         if (g.nrows == 1) {
             c->cols = row_fields;
         } else if (row_fields != c->cols) {
+            /* a semicolon file with decimal commas: one header field, ragged rows */
+            int semi = c->cols == 1 && strchr(g.fields[0], ';') != NULL;
             rc = pfi_error_set(err, PFI_EPARSE, name, row_line,
-                               "row has %zu fields, the header has %zu", row_fields, c->cols);
+                               "row has %zu fields, the header has %zu%s", row_fields, c->cols,
+                               semi ? "; the header is separated by ';': pfi reads "
+                                      "comma-separated files"
+                                    : "");
             goto fail;
         }
         row_fields = 0;
@@ -221,12 +226,36 @@ int pfi_csv_col(const pfi_csv *c, const char *name)
     return -1;
 }
 
+/* Why a header that lacks columns was probably written so: a spreadsheet's
+ * semicolons (one field holding them all) or ", " between the names. */
+static const char *header_hint(const pfi_csv *c)
+{
+    for (size_t k = 0; k < c->cols; k++) {
+        const char *h = c->fields[k];
+        if (strchr(h, ';'))
+            return "; the header is separated by ';': pfi reads comma-separated files "
+                   "(export as CSV with ',' or replace the semicolons)";
+        if (h[0] == ' ' || h[0] == '\t' || (h[0] && (h[strlen(h) - 1] == ' ')))
+            return "; the header has spaces around its names (\", \" between them): write "
+                   "the names separated by ',' alone";
+    }
+    return "";
+}
+
 int pfi_csv_require(const pfi_csv *c, const char *const *names, pfi_error *err)
 {
+    /* every missing column in one message: fixing them one run at a time is slow */
+    char miss[400] = "";
+    size_t n = 0, len = 0;
     for (; *names; names++)
-        if (pfi_csv_col(c, *names) < 0)
-            return pfi_error_set(err, PFI_EPARSE, c->name, 1, "missing column \"%s\"", *names);
-    return PFI_OK;
+        if (pfi_csv_col(c, *names) < 0 && len < sizeof miss) {
+            int w = snprintf(miss + len, sizeof miss - len, "%s\"%s\"", n ? ", " : "", *names);
+            if (w > 0) len += (size_t)w;
+            n++;
+        }
+    if (n == 0) return PFI_OK;
+    return pfi_error_set(err, PFI_EPARSE, c->name, 1, "missing column%s %s%s", n > 1 ? "s" : "",
+                         miss, header_hint(c));
 }
 
 const char *pfi_csv_field(const pfi_csv *c, size_t row, size_t col)

@@ -3,11 +3,14 @@
 #include "pfi/http_server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pfi/json.h"
 
@@ -179,4 +182,177 @@ void pfi_http_url(const struct sockaddr_storage *ss, unsigned port, char *buf, s
     else
         inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, addr, sizeof addr);
     snprintf(buf, len, "http://%s%s%s:%u", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+}
+
+/* Whether path matches pattern; the "{}" segments go to r->arg. */
+static int path_match(const char *pat, const char *path, pfi_http_req *r)
+{
+    size_t k = 0;
+    while (*pat) {
+        if (pat[0] == '{' && pat[1] == '}') {
+            size_t n = strcspn(path, "/");
+            if (n == 0 || n > PFI_HTTP_ARG_MAX || k >= PFI_HTTP_MAX_ARGS) return 0;
+            if (r) {
+                memcpy(r->argbuf[k], path, n);
+                r->argbuf[k][n] = '\0';
+                r->arg[k] = r->argbuf[k];
+            }
+            k++;
+            path += n;
+            pat += 2;
+        } else if (*pat++ != *path++) {
+            return 0;
+        }
+    }
+    return *path == '\0';
+}
+
+static int method_is(const char *route, const char *method)
+{
+    if (strcmp(route, method) == 0) return 1;
+    return strcmp(route, MHD_HTTP_METHOD_GET) == 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+}
+
+static enum MHD_Result route(const pfi_http_service *s, struct MHD_Connection *c, const char *url,
+                             const char *method, const pfi_http_body *b)
+{
+    pfi_http_req r;
+    memset(&r, 0, sizeof r);
+    r.conn = c;
+    r.url = url;
+    r.method = method;
+    r.body = b->body ? b->body : "";
+    r.len = b->len;
+    char allow[128] = "";
+    for (size_t i = 0; i < s->n_routes; i++) {
+        const pfi_http_route *rt = &s->routes[i];
+        if (!path_match(rt->path, url, NULL)) continue;
+        if (method_is(rt->method, method)) {
+            path_match(rt->path, url, &r);
+            return rt->fn(s->ctx, &r);
+        }
+        size_t n = strlen(allow);
+        snprintf(allow + n, sizeof allow - n, "%s%s%s", n ? ", " : "", rt->method,
+                 strcmp(rt->method, MHD_HTTP_METHOD_GET) == 0 ? ", HEAD" : "");
+    }
+    if (allow[0]) return pfi_http_not_allowed(c, allow);
+    return pfi_http_send_error(c, MHD_HTTP_NOT_FOUND, "no such path");
+}
+
+static int is_write(const char *method)
+{
+    return strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0;
+}
+
+/* libmicrohttpd's access handler for a pfi_http_service (cls). */
+static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char *url,
+                                const char *method, const char *version, const char *upload,
+                                size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    const pfi_http_service *s = cls;
+    pfi_http_body *b = *con_cls;
+    if (!b) {
+        /* First call: headers only. Refuse what needs no body to refuse. */
+        const char *bad = s->screen ? s->screen(s->ctx, c) : NULL;
+        if (bad) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, bad);
+        if (is_write(method)) {
+            if (!pfi_http_authorized(c, s->token))
+                return pfi_http_send_error(c, MHD_HTTP_UNAUTHORIZED,
+                                           "missing or wrong bearer token");
+            const char *msg = NULL;
+            unsigned st = s->admit ? s->admit(s->ctx, c, url, &msg) : 0;
+            if (st) return pfi_http_send_error(c, st, msg ? msg : "refused");
+            if (pfi_http_declared_too_large(c, s->max_body))
+                return pfi_http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+        }
+        b = calloc(1, sizeof *b);
+        if (!b) return MHD_NO;
+        *con_cls = b;
+        return MHD_YES;
+    }
+    if (*upload_size > 0)
+        return pfi_http_body_add(b, upload, upload_size, s->max_body) == 0 ? MHD_YES : MHD_NO;
+    if (b->too_big) return pfi_http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+    return route(s, c, url, method, b);
+}
+
+struct MHD_Daemon *pfi_http_start(const pfi_http_service *svc, int fd, const pfi_http_limits *lim,
+                                  pfi_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+        pfi_error_set(err, PFI_EIO, NULL, 0, "no listening socket");
+        return NULL;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    struct MHD_OptionItem opt[12];
+    size_t n = 0;
+#define OPT(o, v, p) opt[n++] = (struct MHD_OptionItem){(o), (intptr_t)(v), (p)}
+    OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
+    OPT(MHD_OPTION_THREAD_POOL_SIZE, lim->threads ? lim->threads : 2, NULL);
+    OPT(MHD_OPTION_CONNECTION_TIMEOUT, lim->timeout_s ? lim->timeout_s : 30, NULL);
+    OPT(MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL);
+    OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)pfi_http_completed, NULL);
+    if (lim->max_conns) OPT(MHD_OPTION_CONNECTION_LIMIT, lim->max_conns, NULL);
+    if (lim->conns_per_ip) OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, lim->conns_per_ip, NULL);
+    if (lim->log) OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)lim->log, lim->log_cls);
+    if (lim->notify) OPT(MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)lim->notify, lim->notify_cls);
+    OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+    struct MHD_Daemon *d = MHD_start_daemon(flags, 0, lim->accept, lim->accept_cls, dispatch,
+                                            (void *)svc, MHD_OPTION_ARRAY, opt, MHD_OPTION_END);
+    if (!d) pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP");
+    return d;
+}
+
+void pfi_http_stop(struct MHD_Daemon *d)
+{
+    if (d) MHD_stop_daemon(d);
+}
+
+int pfi_http_bind(const char *listen_addr, int *fd_out, pfi_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = 0;
+    int rc = pfi_http_parse_listen(listen_addr, &ss, &sl, err);
+    if (rc != PFI_OK) return rc;
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "--listen %s: socket: %s", listen_addr,
+                             strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
+        int e = errno;
+        close(fd);
+        return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s: %s", listen_addr,
+                             strerror(e));
+    }
+    *fd_out = fd;
+    return PFI_OK;
+}
+
+int pfi_http_fd_url(int fd, char *buf, size_t len, int *loopback)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) return PFI_EIO;
+    unsigned port;
+    int lo;
+    if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+        port = ntohs(s6->sin6_port);
+        lo = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+    } else {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+        port = ntohs(s4->sin_port);
+        lo = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+    }
+    pfi_http_url(&ss, port, buf, len);
+    if (loopback) *loopback = lo;
+    return PFI_OK;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <plplot.h>
 
@@ -70,11 +71,27 @@ int rp_figure_available(pfi_plot_kind k, const rd_data *d, const char **why)
             *why = "it needs telemetry";
             return 0;
         }
-        if (k == PFI_PLOT_PREDICTED && d->ab[0].fit_rc != PFI_OK) {
+        if (k == PFI_PLOT_FEATURES) {
+            for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++)
+                if (d->corr[f].has) return 1;
+            *why = "no feature has a Spearman rho: it needs at least " RD_MIN_RHO_S " groups";
+            return 0;
+        }
+        if (d->ab[0].fit_rc != PFI_OK) {
             *why = "the DRAM copy product predictor could not be fitted";
             return 0;
         }
+        if (d->ab[0].loo.rc != PFI_OK) { /* "leave-one-out ... needs at least 4 groups" */
+            *why = d->ab[0].loo.msg;
+            return 0;
+        }
         return 1;
+    case PFI_PLOT_CLOCKS:
+        for (size_t i = 0; i < d->ng + d->nh; i++)
+            if (strcasecmp(d->grp[i].g->meta.platform, "H200") == 0) return 1;
+        if (d->ng + d->nh == 0) return 1; /* pfi plot clocks: the model and the probe alone */
+        *why = "it shows the H200's GPU model and probe, and no group here ran on an H200";
+        return 0;
     case PFI_PLOT_GAP:
         if (!d->has_sim[0] && !d->has_sim[1]) {
             *why = "it needs the allocation simulation (telemetry)";
@@ -208,12 +225,12 @@ static void draw_pfi(void *ctx)
     plwind(0.4, 3.6, lo, hi);
     plcol0(RP_BLACK);
     plbox("bc", 0, 0, "bcnstv", 0, 0);
-    plmtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
-    plmtex("t", 1.0, 0.5, 0.5, "(b) by regime");
+    rp_mtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
+    rp_mtex("t", 1.0, 0.5, 0.5, "(b) by regime");
     static const char *const rname[3] = {"dense", "MoE PT", "MoE FT"};
     plschr(0, 0.6);
     for (int r = 0; r < 3; r++)
-        plmtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
+        rp_mtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
     plschr(0, 0.78);
     for (size_t i = 0; i < n; i++) {
         const rd_group *g = &d->grp[i];
@@ -257,13 +274,13 @@ static void draw_pfi(void *ctx)
     plwidth(1);
     plcol0(RP_BLACK);
     plbox("bc", 0, 0, "bcnstv", 0, 0);
-    plmtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
-    plmtex("t", 1.0, 0.5, 0.5, "(c) by cluster size");
-    plmtex("b", 3.0, 0.5, 0.5, "GPUs in the job");
+    rp_mtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
+    rp_mtex("t", 1.0, 0.5, 0.5, "(c) by cluster size");
+    rp_mtex("b", 3.0, 0.5, 0.5, "GPUs in the job");
     for (size_t k = 0; k < ns; k++) {
         char lab[16];
         snprintf(lab, sizeof lab, "%d", sizes[k]);
-        plmtex("b", 1.4, ((double)k + 0.5) / (double)ns, 0.5, lab);
+        rp_mtex("b", 1.4, ((double)k + 0.5) / (double)ns, 0.5, lab);
     }
     for (size_t i = 0; i < n; i++) {
         const rd_group *g = &d->grp[i];
@@ -294,7 +311,7 @@ static void xlabel_fit(const char *lab, double base)
     const char *paren = strstr(lab, " (");
     if (n <= 26 || !paren) {
         plschr(0, n > 26 ? base * 26.0 / (double)n : base);
-        plmtex("b", 3.0 * base / (n > 26 ? base * 26.0 / (double)n : base), 0.5, 0.5, lab);
+        rp_mtex("b", 3.0 * base / (n > 26 ? base * 26.0 / (double)n : base), 0.5, 0.5, lab);
         return;
     }
     char l1[128];
@@ -304,8 +321,8 @@ static void xlabel_fit(const char *lab, double base)
     double sc = 0.85 * base;
     if (m > 28) sc = sc * 28.0 / (double)m;
     plschr(0, sc);
-    plmtex("b", 3.0 * base / sc, 0.5, 0.5, l1);
-    plmtex("b", 3.0 * base / sc + 1.1, 0.5, 0.5, l2);
+    rp_mtex("b", 3.0 * base / sc, 0.5, 0.5, l1);
+    rp_mtex("b", 3.0 * base / sc + 1.1, 0.5, 0.5, l2);
 }
 static void draw_features(void *ctx)
 {
@@ -451,8 +468,7 @@ static void draw_predicted(void *ctx)
     pladv(0);
     char t[160];
     const pfi_ablation *a = &d->ab[0];
-    snprintf(t, sizeof t, "DRAM copy product predictor: LOO R² %.2f%s",
-             a->loo.rc == PFI_OK ? a->loo.cv.r2_oos : NAN, a->has_val && a->val.has_r2 ? "" : "");
+    snprintf(t, sizeof t, "DRAM copy product predictor: LOO R² %.2f", a->loo.cv.r2_oos);
     rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Measured PFI (ratio)", "Predicted PFI",
              t);
     diagonal(lo, hi);
@@ -671,9 +687,9 @@ static void draw_groups(void *ctx)
          * two lines a fixed distance apart whatever their sizes */
         double s1 = fit_scale(t, 0.5), s2 = fit_scale(t2, 0.5);
         plschr(0, s2);
-        plmtex("t", 0.9, 0.5, 0.5, t2);
+        rp_mtex("t", 0.9, 0.5, 0.5, t2);
         plschr(0, s1);
-        plmtex("t", (0.9 + 1.4) * s2 / s1, 0.5, 0.5, t);
+        rp_mtex("t", (0.9 + 1.4) * s2 / s1, 0.5, 0.5, t);
         plschr(0, 0.55);
         rp_text(0.96, 0.16, 1.0, 0.5, sub);
         diagonal(0, 1.05);

@@ -62,7 +62,10 @@ static const char *css =
     "th,td{border:1px solid #ddd;padding:3px 7px;text-align:right;white-space:nowrap}"
     "th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}"
     "td.paper,th.paper{background:#f3f0fa}td.diff,th.diff{background:#fbf7ee}"
-    ".tnote{font-size:13px;color:#555;max-width:1100px}.scroll{overflow-x:auto}"
+    ".tnote{font-size:13px;color:#555;max-width:1100px}"
+    ".scroll{overflow-x:auto;max-width:100%;border:1px solid #eee}"
+    ".toc{background:#fafafa;border:1px solid #e3e3e3;border-radius:6px;padding:6px 18px;"
+    "font-size:14px;margin:12px 0}.toc ol{margin:4px 0;padding-left:22px}.toc li{margin:2px 0}"
     "code{background:#f2f2f2;padding:0 3px}";
 
 static const rp_table *find_table(const rp_page *p, const char *id)
@@ -75,7 +78,7 @@ static const rp_table *find_table(const rp_page *p, const char *id)
 static void table_html(FILE *f, const rp_table *t)
 {
     if (!t) return;
-    fputs("<h3>", f);
+    fprintf(f, "<h3 id=\"%s\">", t->id);
     html_text(f, t->title);
     fprintf(
         f, " <small>(<code>tables/%s.csv</code>)</small></h3>\n<div class=\"scroll\"><table>\n<tr>",
@@ -203,8 +206,15 @@ static void summary_html(FILE *f, const rp_page *p)
         const pfi_ablation *a = &d->ab[d->best_set];
         fputs("<li><b>Best predictor</b> (leave-one-cluster-out R&sup2;): <code>", f);
         html_text(f, a->set.name);
-        fprintf(f, "</code>, LOCO R&sup2; %.2f, LOO R&sup2; %.2f, in-sample R&sup2; %.2f.</li>\n",
-                a->loco.cv.r2_oos, a->loo.rc == PFI_OK ? a->loo.cv.r2_oos : NAN, a->ols.r2);
+        fprintf(f, "</code>, LOCO R&sup2; %.2f, ", a->loco.cv.r2_oos);
+        if (a->loo.rc == PFI_OK)
+            fprintf(f, "LOO R&sup2; %.2f", a->loo.cv.r2_oos);
+        else {
+            fputs("LOO R&sup2; undefined (", f);
+            html_text(f, a->loo.msg);
+            fputs(")", f);
+        }
+        fprintf(f, ", in-sample R&sup2; %.2f.</li>\n", a->ols.r2);
     }
     for (int mix = 0; mix < 2; mix++) {
         if (!d->has_sim[mix]) continue;
@@ -225,6 +235,71 @@ static void summary_html(FILE *f, const rp_page *p)
         fputs(".</li>\n", f);
     }
     fputs("</ul></div>\n", f);
+}
+
+/* The page's sections: each a list of figures (fig >= 0) and tables (by id). */
+typedef struct item {
+    int fig; /* pfi_plot_kind, or -1 for a table */
+    const char *id;
+} item;
+#define FIG(k)                                                                                     \
+    {                                                                                              \
+        k, #k                                                                                      \
+    }
+#define TAB(id)                                                                                    \
+    {                                                                                              \
+        -1, id                                                                                     \
+    }
+static const struct {
+    const char *title;
+    item items[10];
+} sections[] = {
+    {"The Power Flexibility Index of each job",
+     {FIG(PFI_PLOT_CURVES), FIG(PFI_PLOT_PFI), TAB("table6_pfi"), FIG(PFI_PLOT_GROUPS), {0, 0}}},
+    {"Definitions, the cap grid and the GPU generation",
+     {FIG(PFI_PLOT_CE),
+      FIG(PFI_PLOT_DEFINITIONS),
+      TAB("table9_grid"),
+      TAB("table8_generations"),
+      {0, 0}}},
+    {"PFI by regime", {TAB("table10_regimes"), TAB("table11_dunn"), {0, 0}}},
+    {"Predicting PFI from telemetry",
+     {FIG(PFI_PLOT_FEATURES),
+      TAB("fig5_correlations"),
+      TAB("table3_ablation"),
+      FIG(PFI_PLOT_PREDICTED),
+      TAB("table7_heldout"),
+      TAB("table12_leverage"),
+      TAB("table13_subgroups"),
+      {0, 0}}},
+    {"Why: the SM clock under a cap", {FIG(PFI_PLOT_CLOCKS), {0, 0}}},
+    {"Allocating a power cut", {FIG(PFI_PLOT_GAP), TAB("fig8_simulation"), {0, 0}}},
+};
+#define N_SECTIONS (sizeof sections / sizeof sections[0])
+
+static const char *item_anchor(const item *it)
+{
+    return it->fig >= 0 ? rp_figure_of((pfi_plot_kind)it->fig)->name : it->id;
+}
+
+/* "Fig. 3" or "Table 6": the title up to its colon; NULL when the page
+ * has no such figure or table. */
+static const char *item_label(const rp_page *p, const item *it)
+{
+    static char buf[64];
+    const char *t;
+    if (it->fig >= 0) {
+        if (!p->fig_ok[it->fig]) return NULL;
+        t = rp_figure_of((pfi_plot_kind)it->fig)->title;
+    } else {
+        const rp_table *tb = find_table(p, it->id);
+        if (!tb) return NULL;
+        t = tb->title;
+    }
+    const char *colon = strchr(t, ':');
+    snprintf(buf, sizeof buf, "%.*s%s", colon ? (int)(colon - t) : (int)strlen(t), t,
+             it->fig < 0 && strncmp(t, "Fig", 3) == 0 ? " table" : "");
+    return buf;
 }
 
 int rp_page_write_html(FILE *f, void *ctx)
@@ -262,32 +337,35 @@ int rp_page_write_html(FILE *f, void *ctx)
         html_text(f, d->notes[i]);
         fputs("</p>\n", f);
     }
-    fputs("<h2>1. The Power Flexibility Index of each job</h2>\n", f);
-    figure_html(f, p, PFI_PLOT_CURVES);
-    figure_html(f, p, PFI_PLOT_PFI);
-    table_html(f, find_table(p, "table6_pfi"));
-    figure_html(f, p, PFI_PLOT_GROUPS);
-    fputs("<h2>2. Definitions, the cap grid and the GPU generation</h2>\n", f);
-    figure_html(f, p, PFI_PLOT_CE);
-    figure_html(f, p, PFI_PLOT_DEFINITIONS);
-    table_html(f, find_table(p, "table9_grid"));
-    table_html(f, find_table(p, "table8_generations"));
-    fputs("<h2>3. PFI by regime</h2>\n", f);
-    table_html(f, find_table(p, "table10_regimes"));
-    table_html(f, find_table(p, "table11_dunn"));
-    fputs("<h2>4. Predicting PFI from telemetry</h2>\n", f);
-    figure_html(f, p, PFI_PLOT_FEATURES);
-    table_html(f, find_table(p, "fig5_correlations"));
-    table_html(f, find_table(p, "table3_ablation"));
-    figure_html(f, p, PFI_PLOT_PREDICTED);
-    table_html(f, find_table(p, "table7_heldout"));
-    table_html(f, find_table(p, "table12_leverage"));
-    table_html(f, find_table(p, "table13_subgroups"));
-    fputs("<h2>5. Why: the SM clock under a cap</h2>\n", f);
-    figure_html(f, p, PFI_PLOT_CLOCKS);
-    fputs("<h2>6. Allocating a power cut</h2>\n", f);
-    figure_html(f, p, PFI_PLOT_GAP);
-    table_html(f, find_table(p, "fig8_simulation"));
+    /* the table of contents first, then the sections in the same order */
+    fputs("<nav class=\"toc\"><b>Contents</b><ol>\n", f);
+    for (size_t i = 0; i < N_SECTIONS; i++) {
+        fprintf(f, "<li><a href=\"#sec%zu\">", i + 1);
+        html_text(f, sections[i].title);
+        fputs("</a>", f);
+        const char *sep = ": ";
+        for (const item *it = sections[i].items; it->id; it++) {
+            const char *label = item_label(p, it);
+            if (!label) continue;
+            fprintf(f, "%s<a href=\"#%s\">", sep, item_anchor(it));
+            html_text(f, label);
+            fputs("</a>", f);
+            sep = ", ";
+        }
+        fputs("</li>\n", f);
+    }
+    fputs("</ol></nav>\n", f);
+    for (size_t i = 0; i < N_SECTIONS; i++) {
+        fprintf(f, "<h2 id=\"sec%zu\">%zu. ", i + 1, i + 1);
+        html_text(f, sections[i].title);
+        fputs("</h2>\n", f);
+        for (const item *it = sections[i].items; it->id; it++) {
+            if (it->fig >= 0)
+                figure_html(f, p, (pfi_plot_kind)it->fig);
+            else
+                table_html(f, find_table(p, it->id));
+        }
+    }
     fputs("</body></html>\n", f);
     return ferror(f) ? PFI_EIO : PFI_OK;
 }

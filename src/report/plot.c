@@ -56,8 +56,44 @@ static void palette(void)
         plscol0(RP_POLICY0 + p, policy_rgb[p][0], policy_rgb[p][1], policy_rgb[p][2]);
 }
 
+/* The texts of the figure being drawn, one a line: the SVG holds its text as
+ * glyph outlines, so this is what tests and readers can search. */
+static char *texts;
+static size_t texts_len, texts_cap;
+
+static void texts_add(const char *s)
+{
+    size_t n = strlen(s);
+    if (texts_len + n + 2 > texts_cap) {
+        size_t cap = texts_cap ? 2 * texts_cap : 1024;
+        while (cap < texts_len + n + 2)
+            cap *= 2;
+        char *t = realloc(texts, cap);
+        if (!t) return; /* the log is lost, never the figure */
+        texts = t;
+        texts_cap = cap;
+    }
+    memcpy(texts + texts_len, s, n);
+    texts_len += n;
+    texts[texts_len++] = '\n';
+    texts[texts_len] = 0;
+}
+
+const char *rp_texts(void)
+{
+    return texts ? texts : "";
+}
+
+void rp_mtex(const char *side, double disp, double pos, double just, const char *text)
+{
+    texts_add(text);
+    plmtex(side, disp, pos, just, text);
+}
+
 int rp_render(const char *path, int w, int h, rp_draw_fn draw, void *ctx, pfi_error *err)
 {
+    texts_len = 0;
+    if (texts) texts[0] = 0;
     const char *dev = device_of(path);
     if (!dev)
         return pfi_error_set(err, PFI_EINVAL, path, 0,
@@ -164,9 +200,9 @@ static void panel(double x0, double x1, double y0, double y1, double wx0, double
     plwidth(1);
     plcol0(RP_BLACK);
     plbox(logx ? "bcnstl" : "bcnst", xt, 0, logy ? "bcnstvl" : counts ? "bcntv" : "bcnstv", yt, 0);
-    if (xlabel) plmtex("b", 3.0, 0.5, 0.5, xlabel);
-    if (ylabel) plmtex("l", 5.0, 0.5, 0.5, ylabel);
-    if (title) plmtex("t", 1.0, 0.5, 0.5, title);
+    if (xlabel) rp_mtex("b", 3.0, 0.5, 0.5, xlabel);
+    if (ylabel) rp_mtex("l", 5.0, 0.5, 0.5, ylabel);
+    if (title) rp_mtex("t", 1.0, 0.5, 0.5, title);
 }
 
 void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
@@ -203,7 +239,7 @@ void rp_line(size_t n, const double *x, const double *y, int style, double width
     plwidth(1);
 }
 
-void rp_legend(size_t n, const int *colours, const char *const *glyphs, const char *const *texts)
+void rp_legend(size_t n, const int *colours, const char *const *glyphs, const char *const *labels)
 {
     if (!n || n > 16) return;
     PLINT opt[16], tc[16], lc[16], ls[16], sc[16], sn[16];
@@ -218,11 +254,12 @@ void rp_legend(size_t n, const int *colours, const char *const *glyphs, const ch
         ss[i] = 0.6;
         sn[i] = 1;
         sym[i] = glyphs && glyphs[i] ? glyphs[i] : "";
+        texts_add(labels[i]);
     }
     PLFLT w, h;
     pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
              PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.02, 0.0, 0.06, 0, RP_LIGHT, 1, (PLINT)n, 1,
-             (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, texts, NULL, NULL, NULL, NULL, lc, ls, lw, sc,
+             (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, labels, NULL, NULL, NULL, NULL, lc, ls, lw, sc,
              ss, sn, sym);
 }
 
@@ -247,6 +284,7 @@ void rp_text(double fx, double fy, double just, double scale, const char *s)
     PLFLT def, cur;
     plgchr(&def, &cur);
     plschr(0, scale);
+    texts_add(s);
     plptex(xmin + fx * (xmax - xmin), ymin + fy * (ymax - ymin), 1, 0, just, s);
     plschr(0, cur / def);
 }

@@ -15,6 +15,11 @@ typedef void (*rp_draw_fn)(void *ctx);
  * .png: pngcairo, .pdf: pdfcairo). w x h pixels (points for PDF). Written to
  * a temporary name and renamed: never half a file. */
 int rp_render(const char *path, int w, int h, rp_draw_fn draw, void *ctx, pfi_error *err);
+/* Every text the last rp_render drew (titles, labels, legend entries, texts
+ * placed with rp_mtex or rp_text), one a line; valid until the next render. */
+const char *rp_texts(void);
+/* plmtex, with the text kept for rp_texts. */
+void rp_mtex(const char *side, double disp, double pos, double just, const char *text);
 /* 1 when the suffix names a format rp_render draws. */
 int rp_format_known(const char *path);
 
@@ -42,7 +47,7 @@ void rp_points(int cluster, size_t n, const double *x, const double *y);
 void rp_line(size_t n, const double *x, const double *y, int style, double width);
 /* A legend outside the current panel's right edge: n entries with colours,
  * markers (NULL for a line entry) and texts. */
-void rp_legend(size_t n, const int *colours, const char *const *glyphs, const char *const *texts);
+void rp_legend(size_t n, const int *colours, const char *const *glyphs, const char *const *labels);
 /* The legend of the four arch x task clusters (those with present[c] set). */
 void rp_legend_clusters(const int present[4]);
 /* Text in viewport fractions of the current panel, justification 0..1. */

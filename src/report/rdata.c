@@ -2,6 +2,7 @@
 #include "rdata.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,32 @@ static int check_arch_task(const pfi_group *g, const char *file, pfi_error *err)
     return PFI_OK;
 }
 
+/* A group on a platform without a known TDP: its largest cap may not be its
+ * uncapped run, so the caller's --tdp says what uncapped is (core checks the
+ * known platforms the same way). tdp_w < 0: not checked (pfi plot). */
+static int check_unknown_tdp(const pfi_sweeps *s, const char *file, double tdp_w, pfi_error *err)
+{
+    for (size_t i = 0; tdp_w >= 0 && s && i < pfi_sweeps_count(s); i++) {
+        const pfi_group *g = pfi_sweeps_group(s, i);
+        double top = g->runs[g->n_runs - 1].cap_w;
+        if (pfi_platform_tdp_w(g->meta.platform) > 0) continue;
+        if (tdp_w == 0)
+            return pfi_error_set(err, PFI_EINVAL, file, g->line,
+                                 "group \"%s\": platform \"%s\" has no TDP pfi knows, so its "
+                                 "largest cap (%g W) may not be its uncapped run; pass --tdp W "
+                                 "(the GPU's default power limit)",
+                                 g->name, g->meta.platform, top);
+        if (top < tdp_w - 0.5)
+            return pfi_error_set(err, PFI_EINVAL, file, g->line,
+                                 "group \"%s\" has no uncapped run: its largest cap is %g W, "
+                                 "below the %g W TDP (--tdp)",
+                                 g->name, top, tdp_w);
+    }
+    return PFI_OK;
+}
+
 int rd_load(rd_data *d, const char *sweeps, const char *telemetry, const char *heldout,
-            pfi_error *err)
+            double tdp_w, pfi_error *err)
 {
     memset(d, 0, sizeof *d);
     if (!sweeps) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no sweeps file");
@@ -52,6 +77,8 @@ int rd_load(rd_data *d, const char *sweeps, const char *telemetry, const char *h
                              "held-out groups need the telemetry file too");
     int rc = pfi_sweeps_read(sweeps, 0, &d->s, err);
     if (rc == PFI_OK && heldout) rc = pfi_sweeps_read(heldout, 0, &d->held, err);
+    if (rc == PFI_OK) rc = check_unknown_tdp(d->s, sweeps, tdp_w, err);
+    if (rc == PFI_OK) rc = check_unknown_tdp(d->held, heldout, tdp_w, err);
     if (rc == PFI_OK && telemetry) rc = pfi_telemetry_read(telemetry, &d->tm, err);
     if (rc != PFI_OK) return rc;
     size_t ns = pfi_sweeps_count(d->s), nh = d->held ? pfi_sweeps_count(d->held) : 0;
@@ -126,6 +153,13 @@ static void ce_line(rd_group *r)
     r->ce_logk = mt - r->ce_alpha * mp;
 }
 
+static int has_noise(const pfi_group *g)
+{
+    for (size_t k = 0; k < g->n_runs; k++)
+        if (g->runs[k].power_sem_w > 0 || g->runs[k].tput_sem > 0) return 1;
+    return 0;
+}
+
 int rd_index(rd_data *d, size_t ci_draws, int threads, pfi_error *err)
 {
     size_t n = d->ng + d->nh;
@@ -144,9 +178,28 @@ int rd_index(rd_data *d, size_t ci_draws, int threads, pfi_error *err)
         pfi_ci_opts o = {.draws = ci_draws, .seed = 1, .level = 0.95, .method = PFI_METHOD_RATIO};
         rc = pfi_ci_batch(gs, n, &o, threads, cis);
         if (rc != PFI_OK) pfi_error_set(err, rc, NULL, 0, "confidence intervals failed");
-        for (size_t i = 0; rc == PFI_OK && i < n; i++)
+        size_t quiet = 0;
+        for (size_t i = 0; rc == PFI_OK && i < n; i++) {
             d->grp[i].ci = cis[i];
+            /* no run's noise known: every draw is the point, a CI of zero width */
+            if (!has_noise(d->grp[i].g)) {
+                d->grp[i].ci.has = 0;
+                quiet++;
+            }
+        }
+        if (quiet)
+            rd_note(
+                d,
+                "%zu group%s have no SEM columns (power_sem_w, throughput_sem_tok_s): a 95%% CI "
+                "needs each run's noise, so their CI cells are empty.",
+                quiet, quiet > 1 ? "s" : "");
     }
+    size_t n4 = 0;
+    for (size_t i = 0; i < d->ng; i++)
+        n4 += d->grp[i].has4 && d->grp[i].idx.has_pfi;
+    if (rc == PFI_OK && d->ng && !n4)
+        rd_note(d, "Table 9 (the cap grid) needs groups measured at 200, 500, 600 and 700 W and at "
+                   "more caps; none is, so it is left out.");
     for (size_t i = 0; rc == PFI_OK && i < d->ng; i++)
         if (!d->grp[i].idx.has_pfi)
             rd_note(d,
@@ -164,6 +217,7 @@ int rd_regimes(rd_data *d, pfi_error *err)
     int *moe = calloc(d->ng ? d->ng : 1, sizeof *moe), *ft = calloc(d->ng ? d->ng : 1, sizeof *ft);
     int rc = x && moe && ft ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     size_t m = 0;
+    int small = 0;
     for (size_t i = 0; rc == PFI_OK && i < d->ng; i++) {
         const rd_group *r = &d->grp[i];
         if (!r->idx.has_pfi) continue;
@@ -175,7 +229,18 @@ int rd_regimes(rd_data *d, pfi_error *err)
         rc = pfi_regime_stats_compute(x, moe, ft, m, PFI_REGIME_BY_REGIME, &d->regimes);
         if (rc != PFI_OK) pfi_error_set(err, rc, NULL, 0, "group tests failed");
         d->has_regimes = rc == PFI_OK;
-        if (rc == PFI_OK && d->regimes.test_rc != PFI_OK)
+        /* a rank test on a regime of one group says nothing about the regime */
+        for (size_t j = 0; rc == PFI_OK && d->regimes.test_rc == PFI_OK && j < d->regimes.k; j++)
+            if (d->regimes.n[j] < RD_MIN_REGIME) {
+                rd_note(d,
+                        "Kruskal-Wallis and Dunn tests (Tables 10-11) need at least %d groups in "
+                        "every regime and %s has %zu: the medians are shown, no test.",
+                        RD_MIN_REGIME, d->regimes.name[j], d->regimes.n[j]);
+                d->regimes.test_rc = PFI_EUNDEFINED;
+                d->regimes.npairs = 0;
+                small = 1;
+            }
+        if (rc == PFI_OK && !small && d->regimes.test_rc != PFI_OK)
             rd_note(d, "Kruskal-Wallis and Dunn tests (Tables 10-11) are undefined: %s.",
                     d->regimes.test_rc == PFI_ENODATA ? "fewer than two regimes have groups"
                                                       : "every PFI is equal");
@@ -242,6 +307,20 @@ int rd_telemetry(rd_data *d, pfi_error *err)
     if (!d->has_tm) return PFI_OK;
     if (pfi_analysis_corr(d->obs, d->nobs, d->corr) != PFI_OK)
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "correlations failed");
+    size_t few = 0, fewest = SIZE_MAX;
+    for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++)
+        if (d->corr[f].has && d->corr[f].n < RD_MIN_RHO) {
+            d->corr[f].has = 0;
+            snprintf(d->corr[f].why, sizeof d->corr[f].why, "needs at least %d groups, has %zu",
+                     RD_MIN_RHO, d->corr[f].n);
+            few++;
+            if (d->corr[f].n < fewest) fewest = d->corr[f].n;
+        }
+    if (few)
+        rd_note(d,
+                "Spearman rho (Fig. 5/14, Tables 12-13) needs at least %d groups (with fewer no "
+                "rank correlation can reach p < 0.05); %zu feature%s ha%s only %zu: left empty.",
+                RD_MIN_RHO, few, few > 1 ? "s" : "", few > 1 ? "ve" : "s", fewest);
     pfi_feature_set sets[PFI_TABLE3_SETS];
     pfi_analysis_table3_sets(sets);
     d->best_set = -1;
@@ -266,11 +345,19 @@ int rd_telemetry(rd_data *d, pfi_error *err)
         y[m++] = d->obs[i].pfi;
     }
     d->kmax = m > 8 ? 5 : 0;
-    d->has_lev = ok && m >= 3 && pfi_model_leverage_drop(x, y, m, d->kmax, d->lev, NULL) == PFI_OK;
+    d->has_lev =
+        ok && m >= RD_MIN_RHO && pfi_model_leverage_drop(x, y, m, d->kmax, d->lev, NULL) == PFI_OK;
     for (size_t k = 1; d->has_lev && k <= d->kmax; k++)
         d->lev_dropped[k] = d->obs[idx[d->lev[k].dropped]].name;
-    if (!d->has_lev) rd_note(d, "Table 12 (leverage) is undefined on these groups.");
+    if (!d->has_lev)
+        rd_note(d,
+                ok && m < RD_MIN_RHO
+                    ? "Table 12 (leverage) needs at least %d training groups, these are %zu."
+                    : "Table 12 (leverage) is undefined on these groups (%d needed, %zu given).",
+                RD_MIN_RHO, m);
     pfi_analysis_subgroups(d->obs, d->nobs, PFI_FEAT_DRAM_COPY_PRODUCT, d->sub);
+    for (int k = 0; k < PFI_TABLE13_SUBGROUPS; k++)
+        if (d->sub[k].n < RD_MIN_RHO) d->sub[k].has = 0;
     free(idx);
     free(x);
     free(y);

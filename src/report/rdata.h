@@ -30,7 +30,14 @@ typedef struct rd_group {
     double pred;
 } rd_group;
 
-#define RD_MAX_NOTES 16
+#define RD_MAX_NOTES 24
+/* The fewest groups a statistic is shown for; below it a note says so. A
+ * Spearman test of fewer than 5 pairs cannot reach p < 0.05 (its smallest
+ * exact two-sided p with 4 is 1/12), and a rank test on a regime of one
+ * group says nothing about the regime. */
+#define RD_MIN_RHO 5
+#define RD_MIN_RHO_S "5"
+#define RD_MIN_REGIME 2
 
 /* Table 8: one of our groups and the same job swept on another GPU. */
 typedef struct rd_pair {
@@ -83,9 +90,11 @@ typedef struct rd_data {
 void rd_note(rd_data *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reads the inputs (sweeps required; telemetry and heldout may be NULL) and
- * joins them; every problem with a file is reported here. */
+ * joins them; every problem with a file is reported here. tdp_w: the TDP of
+ * groups on platforms pfi does not know (0: such a group is an error, < 0:
+ * not checked). */
 int rd_load(rd_data *d, const char *sweeps, const char *telemetry, const char *heldout,
-            pfi_error *err);
+            double tdp_w, pfi_error *err);
 /* The stages, in order; each needs rd_load. */
 int rd_index(rd_data *d, size_t ci_draws, int threads, pfi_error *err);
 int rd_regimes(rd_data *d, pfi_error *err);

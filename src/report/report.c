@@ -145,6 +145,13 @@ static int write_table(FILE *f, void *ctx)
     return rp_table_write_csv(f, ((csv_job *)ctx)->t);
 }
 
+static int write_texts(FILE *f, void *ctx)
+{
+    (void)ctx;
+    fputs(rp_texts(), f);
+    return ferror(f) ? PFI_EIO : PFI_OK;
+}
+
 static int compute(rd_data *d, const pfi_report_opts *o, run *r, pfi_error *err)
 {
     stage(r, ST_INDEX, 0, -1);
@@ -189,6 +196,10 @@ static int write_all(const rd_data *d, const pfi_report_opts *o, const run *r, c
         for (int e = 0; rc == PFI_OK && e < 3; e++) {
             snprintf(path, sizeof path, "%s/figures/%s.%s", tmp, rp_figure_of(k)->name, ext[e]);
             rc = rp_figure_draw(k, d, path, 0, 0, err);
+            if (rc == PFI_OK && e == 0) { /* the figure's texts: the SVG draws them as outlines */
+                snprintf(path, sizeof path, "%s/figures/%s.txt", tmp, rp_figure_of(k)->name);
+                rc = pfi_file_write_atomic(path, write_texts, NULL, err);
+            }
         }
         page.fig_ok[k] = rc == PFI_OK;
     }
@@ -210,7 +221,7 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
     if (!o || !o->sweeps || !o->out_dir || o->threads < 1 || o->workloads == 0)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "bad report options");
     rd_data d;
-    int rc = rd_load(&d, o->sweeps, o->telemetry, o->heldout, err);
+    int rc = rd_load(&d, o->sweeps, o->telemetry, o->heldout, o->tdp_w, err);
     if (rc == PFI_OK) rc = rd_load_matched(&d, o->matched, err);
     char tmp[4096] = "";
     if (rc == PFI_OK) rc = make_temp(o->out_dir, tmp, sizeof tmp, err);
@@ -274,7 +285,7 @@ int pfi_report_plot(pfi_plot_kind kind, const pfi_plot_opts *o, pfi_error *err)
         memset(&d, 0, sizeof d);
         rc = rd_probe(&d, o->probe_dir, err);
     } else {
-        rc = rd_load(&d, o->sweeps, o->telemetry, o->heldout, err);
+        rc = rd_load(&d, o->sweeps, o->telemetry, o->heldout, -1, err);
         if (rc == PFI_OK) rc = rd_index(&d, 0, 1, err);
         if (rc == PFI_OK) rc = rd_regimes(&d, err);
         if (rc == PFI_OK && (kind == PFI_PLOT_FEATURES || kind == PFI_PLOT_PREDICTED))

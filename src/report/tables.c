@@ -268,6 +268,10 @@ static void table8(const rd_data *d, const paper *pp, rp_tables *ts)
 
 static void table9(const rd_data *d, const paper *pp, rp_tables *ts)
 {
+    size_t n4 = 0;
+    for (size_t i = 0; i < d->ng; i++)
+        n4 += d->grp[i].has4 && d->grp[i].idx.has_pfi;
+    if (!n4) return; /* rd_index's note says why */
     static const char *const h[] = {"group",     "pfi_all_caps",    "paper_pfi_6caps",
                                     "pfi_4caps", "paper_pfi_4caps", "diff_4caps",
                                     "delta",     "delta_pct",       NULL};
@@ -321,6 +325,12 @@ static void tables10_11(const rd_data *d, const paper *pp, int is_paper, rp_tabl
         snprintf(t->note, sizeof t->note,
                  "Kruskal-Wallis (tie-corrected): H = %.2f, df = %d, p = %.4f%s", s->kw.H, s->kw.df,
                  s->kw.p, is_paper ? "; the paper: H = 12.37, df = 2, p = 0.0021." : ".");
+    else
+        snprintf(t->note, sizeof t->note,
+                 "No Kruskal-Wallis or Dunn test: it needs at least %d groups in each of two "
+                 "regimes or more (see the notes at the top).",
+                 RD_MIN_REGIME);
+    if (s->npairs == 0) return;
     static const char *const h2[] = {"pair",        "z",      "paper_z",      "diff_z", "p_raw",
                                      "paper_p_raw", "p_holm", "paper_p_holm", NULL};
     rp_table *u =
@@ -348,23 +358,50 @@ static void tables10_11(const rd_data *d, const paper *pp, int is_paper, rp_tabl
     (void)PAPER_KW_P;
 }
 
+/* ours and the paper's, side by side (the difference only for R2: the
+ * table is wide enough) */
+static void ours_paper(rp_table *t, int has, double ours, const pfi_csv *c, const char *key,
+                       const char *col)
+{
+    double p = 0;
+    int hp = paper_value(c, "predictors", key, col, &p);
+    num(t, has, ours, 3);
+    num(t, hp, p, 3);
+}
+
 static void cv_cells(rp_table *t, const pfi_cv_outcome *o, const pfi_csv *c, const char *key,
                      const char *r2, const char *rmse, const char *rho)
 {
     int ok = o->rc == PFI_OK;
     vs_paper(t, ok, o->cv.r2_oos, c, "predictors", key, r2, 3);
-    num(t, ok, o->cv.rmse, 3);
-    (void)rmse;
-    num(t, ok && o->cv.has_rho, o->cv.rho, 3);
-    (void)rho;
+    ours_paper(t, ok, o->cv.rmse, c, key, rmse);
+    ours_paper(t, ok && o->cv.has_rho, o->cv.rho, c, key, rho);
 }
 
 static void table3(const rd_data *d, const paper *pp, rp_tables *ts)
 {
-    static const char *const h[] = {
-        "predictors",   "p",           "r2_in",    "paper_r2_in",   "diff_r2_in", "loo_r2",
-        "paper_loo_r2", "diff_loo_r2", "loo_rmse", "loo_rho",       "loco_r2",    "paper_loco_r2",
-        "diff_loco_r2", "loco_rmse",   "loco_rho", "validation_r2", NULL};
+    static const char *const h[] = {"predictors",
+                                    "p",
+                                    "r2_in",
+                                    "paper_r2_in",
+                                    "diff_r2_in",
+                                    "loo_r2",
+                                    "paper_loo_r2",
+                                    "diff_loo_r2",
+                                    "loo_rmse",
+                                    "paper_loo_rmse",
+                                    "loo_rho",
+                                    "paper_loo_rho",
+                                    "loco_r2",
+                                    "paper_loco_r2",
+                                    "diff_loco_r2",
+                                    "loco_rmse",
+                                    "paper_loco_rmse",
+                                    "loco_rho",
+                                    "paper_loco_rho",
+                                    "validation_r2",
+                                    "undefined_because",
+                                    NULL};
     rp_table *t = table_new(ts, "table3_ablation", "Table 3: the PFI predictor ablation", h);
     snprintf(t->note, sizeof t->note,
              "OLS on the uncapped runs' telemetry. Out-of-sample R2 = 1 - SS_res(held-out "
@@ -378,54 +415,151 @@ static void table3(const rd_data *d, const paper *pp, rp_tables *ts)
         cv_cells(t, &a->loo, pp->t3, a->set.name, "loo_r2", "loo_rmse", "loo_rho");
         cv_cells(t, &a->loco, pp->t3, a->set.name, "loco_r2", "loco_rmse", "loco_rho");
         num(t, a->has_val && a->val.has_r2, a->val.r2, 3);
+        /* what an empty cell lacks, in core's words */
+        if (a->fit_rc != PFI_OK)
+            cell(t, "%s", a->fit_msg);
+        else if (a->loo.rc != PFI_OK || a->loco.rc != PFI_OK)
+            cell(t, "%s%s%s%s%s", a->loo.rc != PFI_OK ? "LOO: " : "",
+                 a->loo.rc != PFI_OK ? a->loo.msg : "",
+                 a->loo.rc != PFI_OK && a->loco.rc != PFI_OK ? "; " : "",
+                 a->loco.rc != PFI_OK ? "LOCO: " : "", a->loco.rc != PFI_OK ? a->loco.msg : "");
+        else
+            cell(t, "%s", "");
+    }
+}
+
+/* The paper's Spearman rho per feature, read from Figs. 5 and 14 (two
+ * decimals as printed; DRAM copy product from Table 13). The PDF's text
+ * gives the panels' numbers and labels interleaved: only the features whose
+ * panel could be told are here, the others are NaN (empty cells). */
+double rp_paper_rho(int f)
+{
+    switch (f) {
+    case PFI_FEAT_SM_ACTIVE:
+        return -0.27;
+    case PFI_FEAT_TENSOR_ACTIVE:
+        return -0.64;
+    case PFI_FEAT_DRAM_ACTIVE:
+        return 0.54;
+    case PFI_FEAT_NVLINK_TX:
+    case PFI_FEAT_NVLINK_RX:
+        return -0.13;
+    case PFI_FEAT_DRAM_COPY_PRODUCT:
+        return 0.535;
+    case PFI_FEAT_ARITH_INTENSITY:
+        return -0.61;
+    case PFI_FEAT_TENSOR_SM_RATIO:
+        return -0.67;
+    case PFI_FEAT_DRAM_SM_RATIO:
+        return 0.63;
+    case PFI_FEAT_SM_CLOCK:
+    case PFI_FEAT_CLOCK_FRAC_BOOST:
+        return 0.79;
+    default:
+        return NAN;
     }
 }
 
 static void corr(const rd_data *d, rp_tables *ts)
 {
-    static const char *const h[] = {"feature", "label", "n", "rho", "p", "q", "stars", NULL};
+    static const char *const h[] = {"feature",  "label", "n", "rho",   "paper_rho",
+                                    "diff_rho", "p",     "q", "stars", "undefined_because",
+                                    NULL};
     rp_table *t = table_new(ts, "fig5_correlations",
                             "Fig. 5/14: Spearman rho of each telemetry feature with PFI", h);
     snprintf(t->note, sizeof t->note,
              "Over the training groups; q: Benjamini-Hochberg over the "
-             "features with a defined rho; * q < 0.05, ** q < 0.01.");
+             "features with a defined rho; * q < 0.05, ** q < 0.01.%s",
+             d->paper ? " paper_rho: the paper's Figs. 5 and 14 (2 decimals; DRAM copy product "
+                        "from Table 13), empty where its panel cannot be told from the PDF's "
+                        "text."
+                      : "");
     for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++) {
         const pfi_corr *c = &d->corr[f];
         cell(t, "%s", pfi_feature_name(f));
         cell(t, "%s", pfi_feature_label(f));
         cell(t, "%zu", c->n);
+        double pr = d->paper ? rp_paper_rho(f) : NAN;
         num(t, c->has, c->rho, 3);
+        num(t, isfinite(pr), pr, f == PFI_FEAT_DRAM_COPY_PRODUCT ? 3 : 2);
+        num(t, c->has && isfinite(pr), c->rho - pr, 3);
         gnum(t, c->has, c->p);
         gnum(t, c->has, c->q);
         cell(t, "%s", !c->has ? "" : c->q < 0.01 ? "**" : c->q < 0.05 ? "*" : "");
+        cell(t, "%s", c->has ? "" : c->why);
     }
 }
+
+/* The paper's Tables 12 and 13 (Appendix D.5), as printed. */
+static const double paper_t12_rho[6] = {0.535, 0.477, 0.406, 0.321, 0.438, 0.463};
+static const char *const paper_t12_dropped[6] = {"",
+                                                 "Qwen3-30B-A3B (MoE, fine-tuning, 8 GPU)",
+                                                 "gpt-oss-20b (MoE, fine-tuning, 8 GPU)",
+                                                 "Qwen3-30B-A3B (MoE, fine-tuning, 16 GPU)",
+                                                 "Qwen3-32B (dense, pretraining, 8 GPU)",
+                                                 "Llama-3.1-70B (dense, pretraining, 16 GPU)"};
+static const struct {
+    const char *name;
+    size_t n;
+    double rho;
+} paper_t13[PFI_TABLE13_SUBGROUPS] = {
+    {"dense", 14, -0.178}, {"moe", 11, 0.509}, {"all-but-moe-ft", 21, 0.347}, {"all", 25, 0.535}};
 
 static void tables12_13(const rd_data *d, rp_tables *ts)
 {
     if (d->has_lev) {
-        static const char *const h[] = {"k", "n", "rho", "p", "dropped", NULL};
+        static const char *const h[] = {"k", "n",       "rho",           "paper_rho", "diff_rho",
+                                        "p", "dropped", "paper_dropped", NULL};
         rp_table *t =
             table_new(ts, "table12_leverage",
                       "Table 12: DRAM copy product vs PFI as high-leverage groups are dropped", h);
+        snprintf(t->note, sizeof t->note,
+                 "Spearman rho over the training groups as the k highest-leverage groups (by the "
+                 "predictor alone) are dropped in turn.%s",
+                 d->paper ? " paper_*: the paper's Table 12 (its drop order names model, arch, "
+                            "task and GPUs only)."
+                          : "");
         for (size_t k = 0; k <= d->kmax; k++) {
+            int hp = d->paper && k < 6;
             cell(t, "%zu", k);
             cell(t, "%zu", d->lev[k].n);
             num(t, d->lev[k].has, d->lev[k].rho, 3);
+            num(t, hp, hp ? paper_t12_rho[k] : 0, 3);
+            num(t, hp && d->lev[k].has, d->lev[k].rho - (hp ? paper_t12_rho[k] : 0), 3);
             gnum(t, d->lev[k].has, d->lev[k].p);
             cell(t, "%s", k ? d->lev_dropped[k] : "");
+            cell(t, "%s", hp ? paper_t12_dropped[k] : "");
         }
     }
-    static const char *const h[] = {"subgroup", "n", "rho", "p", NULL};
+    static const char *const h[] = {"subgroup",  "n",        "paper_n", "rho",
+                                    "paper_rho", "diff_rho", "p",       NULL};
     rp_table *t = table_new(ts, "table13_subgroups",
                             "Table 13: DRAM copy product vs PFI within subgroups", h);
+    snprintf(t->note, sizeof t->note,
+             "Spearman rho within each subgroup of the training groups; empty where a subgroup "
+             "has fewer than %d groups.%s",
+             RD_MIN_RHO,
+             d->paper ? " paper_*: the paper's Table 13 (moe: p = 0.11; all: p = 0.006)." : "");
     for (int s = 0; s < PFI_TABLE13_SUBGROUPS; s++) {
+        int hp = d->paper && strcmp(paper_t13[s].name, d->sub[s].name) == 0;
         cell(t, "%s", d->sub[s].name);
         cell(t, "%zu", d->sub[s].n);
+        if (hp)
+            cell(t, "%zu", paper_t13[s].n);
+        else
+            cell(t, "%s", "");
         num(t, d->sub[s].has, d->sub[s].rho, 3);
+        num(t, hp, paper_t13[s].rho, 3);
+        num(t, hp && d->sub[s].has, d->sub[s].rho - paper_t13[s].rho, 3);
         gnum(t, d->sub[s].has, d->sub[s].p);
     }
 }
+
+/* Sec. 6: "Under a 30% power reduction on the production mix, PFI-aware
+ * power allocation recovers ~1.5k tokens/s per job, 63% of the performance
+ * gap between an equal-weight allocation and an oracle". */
+#define PAPER_F8_RECOVERED 1500
+#define PAPER_F8_RECOVERED_PCT 63
 
 static void sim_table(const rd_data *d, rp_tables *ts)
 {
@@ -437,13 +571,18 @@ static void sim_table(const rd_data *d, rp_tables *ts)
                                     "gap_tok_s_per_job",
                                     "recovered_tok_s_per_job",
                                     "gap_recovered_pct",
+                                    "paper_recovered_tok_s_per_job",
+                                    "paper_gap_recovered_pct",
                                     NULL};
     rp_table *t = table_new(ts, "fig8_simulation", "Fig. 8: the curtailment simulation", h);
     snprintf(t->note, sizeof t->note,
              "%zu workloads of %zu jobs per mix, seed 1. keeps: the policy's throughput as a "
              "share of the uncapped cluster's; gap: the oracle's throughput minus the policy's; "
-             "recovered: the share of equal weight's gap the policy closes.",
-             d->workloads, d->jobs);
+             "recovered: the share of equal weight's gap the policy closes.%s",
+             d->workloads, d->jobs,
+             d->paper ? " paper_*: the one cell the paper prints (Sec. 6: production mix, 30%, "
+                        "PFI-aware: ~1.5k tokens/s per job, 63% of the gap)."
+                      : "");
     for (int mix = 0; mix < 2; mix++) {
         if (!d->has_sim[mix]) continue;
         const pfi_sim_result *r = &d->sim[mix];
@@ -460,6 +599,11 @@ static void sim_table(const rd_data *d, rp_tables *ts)
                 num(t, 1, c->gap_per_job, 1);
                 num(t, c->has_recovered, c->recovered_per_job, 1);
                 num(t, c->has_recovered, 100 * c->gap_recovered, 1);
+                /* the one cell the paper prints (Sec. 6): production, 30%, PFI-aware */
+                int hp = d->paper && mix == 1 && p == PFI_POLICY_PFI &&
+                         fabs(r->reductions[k] - 0.30) < 1e-9;
+                num(t, hp, PAPER_F8_RECOVERED, 0);
+                num(t, hp, PAPER_F8_RECOVERED_PCT, 0);
             }
     }
 }

@@ -11,7 +11,7 @@
 #include "pfi/error.h"
 #include "rdata.h"
 
-#define RP_MAX_COLS 20
+#define RP_MAX_COLS 28
 #define RP_MAX_TABLES 12
 
 typedef struct rp_table {
@@ -34,5 +34,8 @@ typedef struct rp_tables {
 int rp_tables_build(const rd_data *d, const char *paper_dir, rp_tables *out, pfi_error *err);
 void rp_tables_free(rp_tables *t);
 int rp_table_write_csv(FILE *f, const rp_table *t);
+/* The paper's Spearman rho of a telemetry feature with PFI (Figs. 5/14), NaN
+ * where it is not known. */
+double rp_paper_rho(int feature);
 
 #endif

@@ -28,7 +28,6 @@
  * 4.x prints e.g. 9223372036854775794 for a field the GPU does not support),
  * leaves the field's bit clear.
  */
-#include <curl/curl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -38,6 +37,7 @@
 
 #include "backend_impl.h"
 #include "pfi/gpu_field.h"
+#include "pfi/http_client.h"
 #include "pfi/prom.h"
 
 #define MAX_BODY (32u << 20) /* a scrape larger than this is refused */
@@ -73,24 +73,13 @@ typedef struct {
     char url[1024];
     long timeout_ms, cache_ms, collect_ms, stale_after;
     CURL *curl;
-    char curl_err[CURL_ERROR_SIZE];
-    char *body;
-    size_t body_len, body_cap;
-    int body_overflow;
+    pfi_http_buf body;  /* the last scrape, its memory reused */
     double scraped_at;  /* monotonic seconds, < 0 never */
     uint64_t page_hash; /* of the last body, to see when the page changes */
     double page_t;      /* Unix s the page's content last changed */
     unsigned n;         /* max gpu label + 1 */
     dcgm_gpu *gpus;     /* MAX_GPUS entries */
 } dcgm_state;
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_global_rc;
-
-static void curl_global(void)
-{
-    curl_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static double mono_s(void)
 {
@@ -113,28 +102,6 @@ static uint64_t hash(const char *p, size_t n)
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
     return h;
-}
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
-{
-    dcgm_state *s = ctx;
-    size_t n = size * nmemb;
-    if (s->body_len + n + 1 > MAX_BODY) {
-        s->body_overflow = 1;
-        return 0; /* aborts the transfer */
-    }
-    if (s->body_len + n + 1 > s->body_cap) {
-        size_t cap = s->body_cap ? s->body_cap : 65536;
-        while (cap < s->body_len + n + 1)
-            cap *= 2;
-        char *p = realloc(s->body, cap);
-        if (!p) return 0;
-        s->body = p;
-        s->body_cap = cap;
-    }
-    memcpy(s->body + s->body_len, data, n);
-    s->body_len += n;
-    return n;
 }
 
 static int gpu_index(const char *v, unsigned *out)
@@ -214,20 +181,22 @@ static int map_scrape(const pfi_prom_doc *doc, dcgm_gpu *gpus, unsigned *n, doub
 static int scrape(pfi_backend *b, pfi_error *err)
 {
     dcgm_state *s = b->priv;
-    s->body_len = 0;
-    s->body_overflow = 0;
-    s->curl_err[0] = '\0';
-    CURLcode cc = curl_easy_perform(s->curl);
-    if (cc != CURLE_OK) {
-        const char *why = s->body_overflow ? "the response is larger than 32 MiB"
-                          : s->curl_err[0] ? s->curl_err
-                                           : curl_easy_strerror(cc);
-        pfi_backend_set_error(b, "dcgm: cannot scrape %s: %s", s->url, why);
+    pfi_http_req r = {.url = s->url,
+                      .timeout_s = (double)s->timeout_ms / 1000.0,
+                      .user_agent = "pfid/" PFI_VERSION,
+                      .file_and_redirects = 1};
+    pfi_error herr = {0};
+    long status = 0;
+    if (pfi_http_do(s->curl, &r, &status, &s->body, &herr) != PFI_OK || status >= 400) {
+        if (status >= 400)
+            pfi_backend_set_error(b, "dcgm: cannot scrape %s: HTTP %ld", s->url, status);
+        else
+            pfi_backend_set_error(b, "dcgm: cannot scrape: %s", herr.msg);
         return pfi_error_set(err, PFI_EBACKEND, NULL, 0, "%s", b->last_error);
     }
     pfi_prom_doc *doc = NULL;
     pfi_error perr = {0};
-    int rc = pfi_prom_parse(s->body ? s->body : "", s->body_len, s->url, &doc, &perr);
+    int rc = pfi_prom_parse(s->body.data, s->body.len, s->url, &doc, &perr);
     if (rc != PFI_OK) {
         char msg[600];
         pfi_error_format(&perr, msg, sizeof msg);
@@ -236,7 +205,7 @@ static int scrape(pfi_backend *b, pfi_error *err)
     }
     /* The exporter serves the same page until its next collect: a page
      * that changed is as old as this scrape. */
-    uint64_t h = hash(s->body ? s->body : "", s->body_len);
+    uint64_t h = hash(s->body.data, s->body.len);
     if (s->scraped_at < 0 || h != s->page_hash) s->page_t = wall_s();
     s->page_hash = h;
     rc = map_scrape(doc, s->gpus, &s->n, s->page_t);
@@ -258,7 +227,7 @@ static void dcgm_close(pfi_backend *b)
     dcgm_state *s = b->priv;
     if (s) {
         if (s->curl) curl_easy_cleanup(s->curl);
-        free(s->body);
+        pfi_http_buf_free(&s->body);
         free(s->gpus);
         free(s);
     }
@@ -331,28 +300,15 @@ static int dcgm_init(pfi_backend **out, const char *opts, pfi_error *err)
     s->scraped_at = -1;
     int rc = parse_opts(s, opts, err);
     if (rc != PFI_OK) goto fail;
-    pthread_once(&curl_once, curl_global);
     s->gpus = calloc(MAX_GPUS, sizeof *s->gpus);
     for (unsigned g = 0; s->gpus && g < MAX_GPUS; g++)
         s->gpus[g].age_s = NAN; /* no sample yet */
-    s->curl = curl_global_rc == CURLE_OK ? curl_easy_init() : NULL;
+    s->curl = pfi_http_handle();
+    s->body.max = MAX_BODY;
     if (!s->gpus || !s->curl) {
         rc = pfi_error_set(err, PFI_EBACKEND, NULL, 0, "dcgm: cannot initialise libcurl");
         goto fail;
     }
-    curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
-    curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https,file");
-    curl_easy_setopt(s->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(s->curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(s->curl, CURLOPT_MAXREDIRS, 3L);
-    curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, s->timeout_ms);
-    curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms);
-    curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L); /* safe in a threaded daemon */
-    curl_easy_setopt(s->curl, CURLOPT_FAILONERROR, 1L);
-    curl_easy_setopt(s->curl, CURLOPT_ERRORBUFFER, s->curl_err);
-    curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(s->curl, CURLOPT_USERAGENT, "pfid/" PFI_VERSION);
     /* The first scrape proves the endpoint and finds the GPUs. */
     rc = scrape(b, err);
     if (rc != PFI_OK) goto fail;

@@ -26,7 +26,8 @@ reqo() {
 }
 CAP='{"watts":400,"expires_s":600}'
 
-"$PFID_BIN" --help | grep -q '"Pfi-Owner: ID" and "Pfi-Epoch: E"' || fail "--help does not document the headers"
+"$PFID_BIN" --help >"$WORK/help.txt"
+grep -q '"Pfi-Owner: ID" and "Pfi-Epoch: E"' "$WORK/help.txt" || fail "--help does not document the headers"
 
 # --- item 2: the prior limit is the ceiling of every cap ---
 printf '0 600000\n1 700000\n' >"$FAKE_NVML_STATE"

@@ -30,7 +30,8 @@ chmod 600 "$TOKEN_FILE"
 ok "group-readable token file refused"
 set +e
 "$PFID_BIN" --backend sim --db "$DB" 2>/dev/null; [ $? -eq 2 ] || fail "missing --token-file is not a usage error"
-"$PFID_BIN" --help | grep -q -- "--token-file" || fail "--help"
+"$PFID_BIN" --help >"$WORK/help.txt" # a file: grep -q would close a pipe mid-help (SIGPIPE)
+grep -q -- "--token-file" "$WORK/help.txt" || fail "--help"
 set -e
 ok "usage errors"
 

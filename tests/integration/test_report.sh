@@ -56,6 +56,27 @@ for pol, c in cells.items():
     assert close(prod[pol]["keeps_pct"], 100 * c["tput_tok_s_per_job"] / base["tput_tok_s_per_job"]), pol
 assert set(prod) >= {"equal", "pfi", "moe-ft", "dram-copy", "learn", "oracle"}
 assert S["notes"] == [], S["notes"]
+import csv
+tab = lambda n: list(csv.DictReader(open(f"{rep}/tables/{n}.csv")))
+# the paper's values wherever it prints them (Tables 3, 12, 13, Figs. 5/14 and 8)
+t12 = tab("table12_leverage")
+assert [r["paper_rho"] for r in t12] == ["0.535", "0.477", "0.406", "0.321", "0.438", "0.463"], t12
+t13 = {r["subgroup"]: r for r in tab("table13_subgroups")}
+assert t13["dense"]["paper_rho"] == "-0.178" and t13["all"]["paper_n"] == "25", t13
+rho = {r["feature"]: r for r in tab("fig5_correlations")}
+assert rho["sm_active"]["paper_rho"] == "-0.27" and rho["clock_frac_boost"]["paper_rho"] == "0.79", rho
+assert rho["dram_copy_product"]["paper_rho"] == "0.535"
+t3 = {r["predictors"]: r for r in tab("table3_ablation")}
+assert t3["dram_copy_product"]["paper_loco_rmse"] == "0.303" and t3["all_dcgm"]["paper_loo_rho"] == "0.323", t3
+f8 = [r for r in tab("fig8_simulation") if r["paper_gap_recovered_pct"]]
+assert len(f8) == 1 and (f8[0]["mix"], f8[0]["reduction_pct"], f8[0]["policy"]) == ("production", "30", "pfi"), f8
+assert f8[0]["paper_gap_recovered_pct"] == "63" and f8[0]["paper_recovered_tok_s_per_job"] == "1500"
+html = open(f"{rep}/report.html", encoding="utf-8").read()
+toc = html[html.index('<nav class="toc">'):html.index("</nav>")]
+for a in ("#fig3_curves", "#table6_pfi", "#table12_leverage", "#fig8_simulation", "#sec6"):
+    assert f'href="{a}"' in toc and f'id="{a[1:]}"' in html, a
+assert html.index("</nav>") < html.index('<h2 id="sec1">')
+assert ".scroll{overflow-x:auto" in html and html.count('<div class="scroll">') == len(S["tables"])
 
 def check_png(p):
     b = open(p, "rb").read()

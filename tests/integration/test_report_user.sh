@@ -47,6 +47,65 @@ print("ok: user report", S["figures"])
 PY
 
 fail() { echo "FAIL: $*"; exit 1; }
+
+# The same three jobs with telemetry: every statistic they cannot support is a
+# note saying what is missing, never a number, and no "nan" or "inf" anywhere
+# (figures/*.txt hold the texts each figure draws; its SVG has glyph outlines).
+python3 - "$WORK/tm.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open("data/paper-h200/telemetry.csv")))
+out = [rows[0]] + [[n] + r[1:] for n, r in zip("abc", rows[1:4])]
+csv.writer(open(sys.argv[1], "w", newline="")).writerows(out)
+PY
+"$PFI_BIN" report --workloads 10 -o "$WORK/rep3" "$S" "$WORK/tm.csv" >"$WORK/out3" 2>"$WORK/err3"
+python3 - "$WORK/rep3" "$WORK/out3" "$WORK/err3" <<'PY'
+import csv, glob, json, os, re, sys
+rep = sys.argv[1]
+bad = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.I)
+texts = [p for p in glob.glob(f"{rep}/**/*", recursive=True)
+         if os.path.isfile(p) and p.endswith((".txt", ".csv", ".json", ".html"))] + sys.argv[2:]
+assert len(glob.glob(f"{rep}/figures/*.txt")) >= 5, "no figure texts"
+for p in texts:
+    s = open(p, encoding="utf-8").read()
+    s = re.sub(r'src="data:[^"]*"', "", s)  # base64 figures
+    m = bad.search(s)
+    assert not m, f"{p}: {s[max(0, m.start() - 60):m.end() + 20]!r}"
+S = json.load(open(f"{rep}/summary.json"))
+notes = " | ".join(S["notes"])
+for want in ("no SEM columns", "Table 9 (the cap grid) needs", "need at least 2 groups in every regime",
+             "needs at least 5 groups", "Table 12 (leverage) needs at least 5"):
+    assert want in notes, (want, notes)
+assert "kruskal" not in S and "table11_dunn" not in S["tables"] and "table9_grid" not in S["tables"]
+assert "fig7_predicted" not in S["figures"] and "fig5_features" not in S["figures"], S["figures"]
+html = open(f"{rep}/report.html", encoding="utf-8").read()
+assert "Fig. 7: predicted against actual PFI is not drawn: leave-one-out with 1 feature(s) needs at least 4 groups" in html
+t3 = {r["predictors"]: r for r in csv.DictReader(open(f"{rep}/tables/table3_ablation.csv"))}
+assert t3["dram_copy_product"]["loo_r2"] == "" and "needs at least 4 groups" in t3["dram_copy_product"]["undefined_because"], t3
+assert "need at least 15" in t3["all_dcgm"]["undefined_because"]
+t6 = list(csv.DictReader(open(f"{rep}/tables/table6_pfi.csv")))
+assert all(r["ci_low"] == "" and r["pfi"] != "" for r in t6), t6
+rho = list(csv.DictReader(open(f"{rep}/tables/fig5_correlations.csv")))
+assert all(r["rho"] == "" and r["p"] == "" and r["stars"] == "" for r in rho), rho[0]
+assert all("needs at least 5 groups, has 3" in r["undefined_because"] for r in rho)
+t10 = open(f"{rep}/tables/table10_regimes.csv").read()
+assert "dense,2,3.178" in t10, t10
+print("ok: 3 jobs with telemetry: notes, no nan")
+PY
+
+# A platform pfi has no TDP for: its largest cap may not be its uncapped run.
+sed -e 's/,H200,/,MI300X,/' -e 's/,700,/,750,/' "$S" >"$WORK/mi.csv"
+if "$PFI_BIN" report -o "$WORK/mi" "$WORK/mi.csv" >/dev/null 2>"$WORK/e"; then fail "MI300X without --tdp accepted"; fi
+grep -q 'platform "MI300X" has no TDP pfi knows.*pass --tdp' "$WORK/e" || { cat "$WORK/e"; fail "MI300X error"; }
+if "$PFI_BIN" report --tdp 800 -o "$WORK/mi" "$WORK/mi.csv" >/dev/null 2>"$WORK/e"; then fail "cap below --tdp accepted"; fi
+grep -q 'largest cap is 750 W, below the 800 W TDP' "$WORK/e" || { cat "$WORK/e"; fail "--tdp 800 error"; }
+"$PFI_BIN" report --tdp 750 -o "$WORK/mi" "$WORK/mi.csv" >/dev/null 2>&1 || fail "--tdp 750"
+grep -q "Fig. 6: SM and memory clock against the power cap is not drawn: it shows the H200" "$WORK/mi/report.html" ||
+    fail "Fig. 6 drawn for an MI300X dataset"
+# semicolons: an error that says so
+tr ',' ';' <"$S" >"$WORK/semi.csv"
+if "$PFI_BIN" report -o "$WORK/semi" "$WORK/semi.csv" >/dev/null 2>"$WORK/e"; then fail "semicolons accepted"; fi
+grep -q "separated by ';'" "$WORK/e" || { cat "$WORK/e"; fail "semicolon error"; }
+echo "ok: unknown platform needs --tdp; semicolons"
 expect_error() { # rc pattern args...
     local pat=$1; shift
     if "$PFI_BIN" report "$@" >"$WORK/o" 2>"$WORK/e"; then fail "report $* succeeded"; fi

@@ -179,6 +179,79 @@ static int flat_observe(void *ctx, size_t job, double power_w, size_t jobs, doub
     return 0;
 }
 
+/* fuzz_alloc's case: a job of Pmax 1.6e11 W with a 50 W floor (x2), a
+ * weighted 300 W job, and a zero-weight (PFI 0) 200 W job, at a budget equal
+ * to the floors (201.5 W). The weighted jobs go to their floors; what the
+ * zero-weight job sheds was the remainder after subtracting the big job's
+ * room, off by an ulp of 3e11 (1e-4 W), so it kept 1e-4 W too much and the
+ * pfi policy called a budget the oracle meets infeasible. */
+static void test_huge_pmax_at_floors(void **state)
+{
+    (void)state;
+    double Pa[] = {100, 200.00686082844334}, Ta[] = {10, 30}, Ca[] = {100, 200};
+    double Pb[] = {1.5, 300.00005054473877}, Tb[] = {0.2, 40}, Cb[] = {100, 300};
+    double Pc[] = {50, 156845639300.51764}, Tc[] = {5, 1e6}, Cc[] = {100, 700};
+    pfi_alloc_job j[3] = {{.name = "a", .P = Pa, .T = Ta, .cap = Ca, .n = 2, .pfi = 0},
+                          {.name = "b", .P = Pb, .T = Tb, .cap = Cb, .n = 2, .pfi = 1.2},
+                          {.name = "c", .P = Pc, .T = Tc, .cap = Cc, .n = 2, .pfi = 1, .count = 2}};
+    pfi_alloc_problem *p = make(j, 3);
+    double fl = pfi_alloc_problem_floor_total(p);
+    assert_true(fl == 201.5);
+    for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+        pfi_alloc_out o[3];
+        pfi_alloc_result r;
+        pfi_error err;
+        pfi_error_clear(&err);
+        int rc = pfi_alloc_run(p, (pfi_alloc_policy)pol, fl, o, &r, &err);
+        if (rc != PFI_OK)
+            fail_msg("%s at the floors' %.1f W: %s", pfi_alloc_policy_name((pfi_alloc_policy)pol),
+                     fl, err.msg);
+        assert_true(r.total_power_w <= fl * (1 + 1e-12));
+        assert_near(o[0].power_w, 100, 1e-9);
+        assert_near(o[1].power_w, 1.5, 1e-9);
+        assert_near(o[2].power_w, 50, 1e-9);
+    }
+    pfi_alloc_problem_destroy(p);
+}
+
+/* The same at a weighted 200 W job (a tiny share, PFI 2e-311 over Tmax
+ * 2e-307): it is the last to reach its floor inside the water-fill, where
+ * what was left to shed had been carried over through the big job's room
+ * (fuzz_alloc's second case, tests/fuzz/corpus/alloc/huge-pmax-weighted). */
+static void test_huge_pmax_weighted_at_floors(void **state)
+{
+    (void)state;
+    double Pa[] = {100.00006031990051, 200, 200.00698289875584},
+           Ta[] = {10, 30, 1.6688056060799801e-307}, Ca[] = {0, 1, 2};
+    double Pb[] = {50, 150, 300.00005054473877, 1.5}, Tb[] = {5, 20, 40, 0.2}, Cb[] = {0, 1, 2, 3};
+    double Pc[] = {50, 150, 300, 156845639300.51764},
+           Tc[] = {5, 24, 156833415168.0, 2.671218231e-314}, Cc[] = {0, 1, 2, 3};
+    pfi_alloc_job j[3] = {
+        {.name = "a", .P = Pa, .T = Ta, .cap = Ca, .n = 3, .pfi = 2.28157624665e-311},
+        {.name = "b", .P = Pb, .T = Tb, .cap = Cb, .n = 4, .pfi = 1.199951171875, .count = 1},
+        {.name = "c",
+         .P = Pc,
+         .T = Tc,
+         .cap = Cc,
+         .n = 4,
+         .pfi = 1.6688053939211605e-308,
+         .count = 2}};
+    pfi_alloc_problem *p = make(j, 3);
+    double fl = pfi_alloc_problem_floor_total(p);
+    for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+        pfi_alloc_out o[3];
+        pfi_alloc_result r;
+        pfi_error err;
+        pfi_error_clear(&err);
+        int rc = pfi_alloc_run(p, (pfi_alloc_policy)pol, fl, o, &r, &err);
+        if (rc != PFI_OK)
+            fail_msg("%s at the floors' %.6f W: %s", pfi_alloc_policy_name((pfi_alloc_policy)pol),
+                     fl, err.msg);
+        assert_true(r.total_power_w <= fl * (1 + 1e-12));
+    }
+    pfi_alloc_problem_destroy(p);
+}
+
 static void test_budget_below_floors(void **state)
 {
     (void)state;
@@ -1053,6 +1126,8 @@ int main(void)
         cmocka_unit_test(test_huge_weights),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_budget_below_floors),
+        cmocka_unit_test(test_huge_pmax_at_floors),
+        cmocka_unit_test(test_huge_pmax_weighted_at_floors),
         cmocka_unit_test(test_oracle_budget_at_vertices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -190,11 +190,35 @@ static void quantiles_type7(void **state)
     assert_near(pfi_quantile_select(e, 1001, 0.025), f[25] + (h - 25) * (f[26] - f[25]), 1e-12);
 }
 
+/* A capped run that ties the uncapped throughput (T == Tmax) has no defined
+ * ratio: it is excluded, and n_terms (the capped runs in the ratio) must not
+ * count it. Runs: (400, 700), (600, 1000) tied, (800, 1000) tied, (1000, 1000)
+ * uncapped: one term, (1 - .4)/(1 - .7) = 2. */
+static void n_terms_skips_ties(void **state)
+{
+    pfi_sweeps *s = pfi_sweeps_create();
+    pfi_group_meta m = {"", "m", "dense", "pt", "", 1};
+    const double P[] = {400, 600, 800, 1000}, T[] = {700, 1000, 1000, 1000};
+    for (int i = 0; i < 4; i++) {
+        pfi_run r = {.cap_w = 200.0 * (i + 2), .power_w = P[i], .tput = T[i]};
+        assert_int_equal(pfi_sweeps_add_run(s, "g", &m, &r, NULL, NULL), PFI_OK);
+    }
+    assert_int_equal(pfi_sweeps_finalize(s, 0, NULL, NULL), PFI_OK);
+    pfi_index_result r;
+    int excl[4] = {0};
+    assert_int_equal(pfi_index_group(pfi_sweeps_group(s, 0), PFI_METHOD_ALL, excl, &r), PFI_OK);
+    assert_true(r.has_pfi);
+    assert_near(r.pfi, 2.0, 1e-12);
+    assert_int_equal(r.n_terms, 1);
+    pfi_sweeps_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(linear_job),
         cmocka_unit_test(many_runs),
+        cmocka_unit_test(n_terms_skips_ties),
         cmocka_unit_test(keeps_98_at_95),
         cmocka_unit_test(paper_section2_examples),
         cmocka_unit_test(ratio_mean_of_terms),

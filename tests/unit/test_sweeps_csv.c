@@ -91,6 +91,22 @@ static void bad_inputs(void **state)
          "group,platform,model,arch,task,gpus,config,cap_w,power_w\n"
          "g,H200,m,dense,pt,8,,700,5600\n",
          0, PFI_EPARSE, 1, "missing column \"throughput_tok_s\""},
+        {"every missing column named",
+         "group,platform,model,arch,task,gpus,config,cap_w\n"
+         "g,H200,m,dense,pt,8,,700\n",
+         0, PFI_EPARSE, 1, "missing columns \"power_w\", \"throughput_tok_s\""},
+        {"semicolons",
+         "group;platform;model;arch;task;gpus;config;cap_w;power_w;throughput_tok_s\n"
+         "g;H200;m;dense;pt;8;;700;5600;10000\n",
+         0, PFI_EPARSE, 1, "separated by ';'"},
+        {"semicolons with decimal commas",
+         "group;platform;model;arch;task;gpus;config;cap_w;power_w;throughput_tok_s\n"
+         "g;H200;m;dense;pt;8;;700;5600,5;10000\n",
+         0, PFI_EPARSE, 2, "separated by ';'"},
+        {"comma and space",
+         "group, platform, model, arch, task, gpus, config, cap_w, power_w, throughput_tok_s\n"
+         "g,H200,m,dense,pt,8,,700,5600,10000\n",
+         0, PFI_EPARSE, 1, "spaces around its names"},
         {"non-numeric", HDR "g,H200,m,dense,pt,8,,600,abc,9000\n" ROW700, 0, PFI_EPARSE, 2,
          "power_w is not a number"},
         {"trailing junk", HDR "g,H200,m,dense,pt,8,,600,4800W,9000\n" ROW700, 0, PFI_EPARSE, 2,

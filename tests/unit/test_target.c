@@ -181,6 +181,8 @@ static void test_json(void **st)
         "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"rmap_w_per_s\":1}",
         "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"id\":\"a/b\"}",
         "{\"site_power_w\":1,\"site_power_w\":2,\"start\":0,\"duration_s\":1}",
+        "{\"site_power_w\":1,\"start\":0,\"duration_s\":1e308}",   /* issue 27: bounded */
+        "{\"site_power_w\":1,\"start\":0,\"duration_s\":2678401}", /* 31 days + 1 s */
         "[1]",
         "{",
     };

@@ -208,6 +208,43 @@ static void test_roll(void **state)
     pfi_trace_roll_destroy(NULL);
 }
 
+/* The ring grows as samples come (pfid's jobs start small) and keeps every
+ * sample up to max_samples across the growth, wrapped or not. */
+static void test_roll_grows(void **state)
+{
+    pfi_trace_roll *r;
+    assert_int_equal(pfi_trace_roll_create(1, 1e9, 40, &r), PFI_OK);
+    double out;
+    size_t used;
+    for (int i = 0; i < 100; i++) {
+        double v = i;
+        pfi_trace_roll_push(r, i, &v);
+        if (i == 20) {
+            /* mid-growth: all 21 samples there */
+            assert_int_equal(pfi_trace_roll_count(r), 21);
+            assert_int_equal(pfi_trace_roll_mean(r, 0, -INFINITY, &out, &used), PFI_OK);
+            assert_near(out, 10, 1e-12);
+        }
+    }
+    assert_int_equal(pfi_trace_roll_count(r), 40); /* 60..99 */
+    assert_int_equal(pfi_trace_roll_mean(r, 0, -INFINITY, &out, &used), PFI_OK);
+    assert_near(out, 79.5, 1e-12);
+    assert_int_equal(pfi_trace_roll_top_mean(r, 0, -INFINITY, 0.1, &out, &used), PFI_OK);
+    assert_near(out, 97.5, 1e-12); /* 96..99 */
+    assert_int_equal(used, 40);
+    pfi_trace_roll_destroy(r);
+    /* The window drops old samples of a grown ring too. */
+    assert_int_equal(pfi_trace_roll_create(1, 10, 1000, &r), PFI_OK);
+    for (int i = 0; i < 100; i++) {
+        double v = i;
+        pfi_trace_roll_push(r, i, &v);
+    }
+    assert_int_equal(pfi_trace_roll_count(r), 11); /* 89..99 */
+    assert_int_equal(pfi_trace_roll_top_mean(r, 0, 95, 0.5, &out, &used), PFI_OK);
+    assert_near(out, 98, 1e-12); /* 95..99, top half of 5 -> 3 values 97..99 */
+    pfi_trace_roll_destroy(r);
+}
+
 typedef struct {
     size_t n;
     double t[400], fb[400], util[400], power[400];
@@ -318,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_top_mean),
         cmocka_unit_test(test_top_mean_vs_sort),
         cmocka_unit_test(test_roll),
+        cmocka_unit_test(test_roll_grows),
         cmocka_unit_test(test_real_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,12 +3,13 @@
  *
  *   POST /v1/targets {"id"?, "site_power_w" | "gpu_power_w", "start",
  *                     "duration_s", "ramp_w_per_s"?}
- * start is an RFC 3339 date-time or Unix seconds; duration_s > 0 (finite);
+ * start is an RFC 3339 date-time or Unix seconds; 0 < duration_s <= 31 days
+ * (PFI_TARGET_MAX_DURATION_S: a grid event is hours; 1e308 is a typo);
  * an id is 1-128 characters of [A-Za-z0-9._:@+-]. Strict: an unknown,
  * duplicate or mistyped key, both or neither of the two powers, is
  * PFI_EINVAL (PFI_EPARSE for malformed JSON) with one sentence in err.
  *
- * Schedule file: CSV with a header naming start, duration_s, and
+ * Schedule file: CSV with a header naming start, duration_s (the same bound), and
  * site_power_w or gpu_power_w (one of them set on each row); optional id
  * (default "line-N") and ramp_w_per_s. Errors name the file and line.
  */
@@ -23,6 +24,7 @@
 #include "pfi/target.h"
 
 #define PFI_TARGET_MAX_BODY 65536
+#define PFI_TARGET_MAX_DURATION_S (31.0 * 86400)
 
 /* True when id may name a target (safe in a URL path and a label). */
 int pfi_target_id_valid(const char *id);
@@ -36,6 +38,9 @@ int pfi_target_parse_json(const char *body, size_t len, pfi_target *out, int *ha
  *  "priority","default"}: end and duration_s null when open-ended. New
  * reference. */
 json_t *pfi_target_to_json(const pfi_target *t);
+
+/* "active" (start <= now < end), "scheduled" (now < start) or "ended". */
+const char *pfi_target_state(const pfi_target *t, double now);
 
 /* Reads a schedule file into a malloc'd array (caller frees) of *n targets
  * with source SCHEDULE. */

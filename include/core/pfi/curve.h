@@ -65,6 +65,10 @@ const pfi_group *pfi_sweeps_find(const pfi_sweeps *s, const char *name);
 int pfi_sweeps_subgrid(const pfi_sweeps *s, const double *caps, size_t n_caps, pfi_sweeps **out,
                        pfi_error *err);
 
+/* The power a GPU is counted at when nothing says what it may draw (its
+ * limits unknown or not exported): an H200's TDP, the one 700 W default. */
+#define PFI_GPU_DEFAULT_W 700.0
+
 /* The default power limit (TDP) of a known platform name, 0 if unknown. */
 double pfi_platform_tdp_w(const char *platform);
 

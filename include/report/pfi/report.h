@@ -33,7 +33,9 @@ typedef struct pfi_report_opts {
     const char *title;     /* page title, NULL for a default */
     size_t workloads;      /* simulation workloads per mix (paper: 500) */
     size_t ci_draws;       /* Monte Carlo CI draws (paper: 10000) */
-    int threads;           /* >= 1 */
+    double tdp_w; /* per-GPU TDP of groups on platforms without a known one (0: such a group
+                     is an error, since its largest cap may not be its uncapped run) */
+    int threads;  /* >= 1 */
     pfi_report_progress progress; /* may be NULL */
     void *progress_ctx;
 } pfi_report_opts;
