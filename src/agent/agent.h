@@ -54,11 +54,34 @@ typedef struct agent_opts {
     double phase_hold_s; /* how long util must hold for training (trace.h sustain_s) */
     int share_gpus;      /* several jobs may register the same GPU (MPS, time-slicing) */
     unsigned http_threads;
-    const char *lock_dir; /* per-GPU lock files (lock.c) */
+    const char *lock_dir;  /* per-GPU lock files for pfi sweep to meet (lock.c) */
+    const char *state_dir; /* per-GPU state files (cap_state.c); NULL: none */
     unsigned http_max_conns, http_conns_per_ip;
     unsigned http_timeout_s; /* a connection idle this long is closed */
     agent_k8s_opts k8s;
 } agent_opts;
+
+/* Who may change a GPU's cap (the HTTP headers Pfi-Owner and Pfi-Epoch): an
+ * owner of 1-64 characters of [A-Za-z0-9._:@-], "" the anonymous one. */
+#define AGENT_OWNER_MAX 64
+typedef struct agent_caller {
+    char owner[AGENT_OWNER_MAX + 1];
+    long long epoch;
+} agent_caller;
+
+/* A GPU's state file (cap_state.c), where a lost store cannot take it. */
+typedef struct agent_state {
+    int present;    /* the file was there */
+    double prior_w; /* the site's own limit, NaN when none recorded */
+    long long max_epoch;
+    char max_epoch_owner[AGENT_OWNER_MAX + 1];
+    int capped;
+    double watts, set_at, expires_at; /* set_at, expires_at: wall, for people */
+    double expires_mono;              /* the expiry on the cap clock (agent_cap_now) */
+    char boot_id[40];                 /* of the boot expires_mono counts from */
+    char owner[AGENT_OWNER_MAX + 1];
+    long long epoch;
+} agent_state;
 
 typedef struct agent_gpu {
     pfi_gpu_info info;
@@ -72,12 +95,22 @@ typedef struct agent_gpu {
     int have_limits;       /* (mu) */
     /* The cap pfid holds on this GPU (mu). */
     int capped;
-    double cap_w, cap_set_at, cap_expires_at, cap_prior_w;
+    double cap_w, cap_set_at, cap_expires_at, cap_prior_w; /* set_at, expires_at: wall */
+    double cap_expires_m;                /* the expiry that counts, on agent_cap_now's clock */
+    char cap_owner[AGENT_OWNER_MAX + 1]; /* who set it, and at which epoch */
+    long long cap_epoch;
+    agent_state st;          /* (cap_mu; read under mu) the state file as last written */
+    int release_pending;     /* (mu) the prior is back but the release is not recorded */
+    char release_error[512]; /* (mu) why, while release_pending */
+    int below_prior;         /* (mu) found below its recorded prior at start, not restored */
+    char refused_owner[AGENT_OWNER_MAX + 1]; /* (cap_mu) the last refusal logged */
+    int refused_logged;
     int restore_failed; /* (mu) an expired cap could not be restored yet */
     int drifting;       /* (mu) the device's limit moved off the cap; re-applying */
     int persistence;    /* NVML persistence mode at start: 1, 0, -1 unknown */
     int job;            /* (mu) index into agent.jobs of the (first) job on this GPU, -1 */
     int lock_fd;        /* this GPU's lock file (lock.c), -1 when not locked */
+    int sock_fd;        /* this GPU's abstract socket lock (lock.c), -1 */
 } agent_gpu;
 
 /* Per-tick values of a job kept in its rolling window: the 14 telemetry.csv
@@ -144,11 +177,12 @@ typedef struct agent {
     unsigned long long gen; /* (mu) bumps on every change /metrics shows */
     unsigned long long samples_total, sample_errors_total, store_errors_total;
     unsigned long long caps_set_total, caps_restored_total, cap_restore_errors_total;
-    unsigned long long cap_drift_total; /* (mu) episodes of a held cap found changed */
-    double last_tick_s;                 /* (mu) seconds the last sampler tick took */
-    int store_failing;                  /* (mu) the last tick's samples could not be written */
-    char store_error[512];              /* (mu) why, while store_failing */
-    double started_at;                  /* Unix s */
+    unsigned long long cap_drift_total;      /* (mu) episodes of a held cap found changed */
+    unsigned long long cap_refused_total[3]; /* (mu) by agent_refusal */
+    double last_tick_s;                      /* (mu) seconds the last sampler tick took */
+    int store_failing;                       /* (mu) the last tick's samples could not be written */
+    char store_error[512];                   /* (mu) why, while store_failing */
+    double started_at;                       /* Unix s */
 
     /* The cached /metrics response, rebuilt when gen moved (mu). */
     struct MHD_Response *metrics_resp;
@@ -163,11 +197,12 @@ typedef struct agent {
     struct agent_k8s *k8s; /* kubelet.c's poller, NULL when not configured */
 } agent;
 
-/* Clocks: wall (Unix s) for records that must survive a restart, monotonic
- * for intervals. */
-/* Wall time for cap expiry: pfi_clock_wall() moved forward by the seconds in the
- * file PFID_TEST_CLOCK names, if set (a test hook; cap_clock.c). */
+/* The clock cap expiry runs on: the boot clock (pfi_clock_mono) moved
+ * forward by the seconds in the file PFID_TEST_CLOCK names, if set (a test
+ * hook; cap_clock.c). Wall time is only for timestamps people read. */
 double agent_cap_now(void);
+/* The wall time at which cap-clock time t falls, as the wall clock now reads. */
+double agent_cap_wall(double t);
 
 /* sampler.c */
 int agent_sampler_start(agent *a);
@@ -216,12 +251,48 @@ struct pfi_features;
 /* The predictor's features from the aggregates (and arch/task/GPUs). */
 void agent_job_features(agent *a, const agent_job *j, const job_agg *agg, struct pfi_features *ft);
 
-/* caps.c (each takes cap_mu and mu itself) */
-int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, json_t **resp,
-                  pfi_error *err);
-int agent_cap_clear(agent *a, unsigned gpu, const char *why, json_t **resp, pfi_error *err);
-/* Restores every expired cap; returns the earliest remaining expiry (Unix s)
- * or INFINITY. */
+/* Why a cap call was refused (pfi_cap_refused_total's reason label). */
+typedef enum { AGENT_REFUSED_OWNER, AGENT_REFUSED_EPOCH, AGENT_REFUSED_CEILING } agent_refusal;
+/* The holder named by a 409 (owner or epoch refusal). */
+typedef struct agent_holder {
+    int set;
+    char owner[AGENT_OWNER_MAX + 1];
+    long long epoch;
+} agent_holder;
+
+/* caps.c (each takes cap_mu and mu itself). by: the caller (NULL: the
+ * anonymous owner at epoch 0; a clear by NULL is pfid's own, never fenced);
+ * holder, when non-NULL, is filled on a 409. A
+ * cap above the GPU's prior limit is PFI_ERANGE (400); a release the store
+ * or the state file cannot record is PFI_EIO (500), retried. */
+int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, const agent_caller *by,
+                  json_t **resp, agent_holder *holder, pfi_error *err);
+int agent_cap_clear(agent *a, unsigned gpu, const char *why, const agent_caller *by, json_t **resp,
+                    agent_holder *holder, pfi_error *err);
+/* cap_fence.c: whether by may change gpu's cap (caller holds cap_mu):
+ * PFI_ESTATE naming the holder when its epoch is below the highest seen or
+ * another owner holds a live cap at an epoch as high; logs a refusal once
+ * per owner, a takeover always. */
+int agent_cap_fence(agent *a, unsigned gpu, const agent_caller *by, agent_holder *holder,
+                    pfi_error *err);
+/* Counts a refusal and logs it once per refused owner (caller holds cap_mu). */
+void agent_cap_refused(agent *a, unsigned gpu, agent_refusal why, const agent_caller *by,
+                       const char *msg);
+/* cap_fence.c: parses the Pfi-Owner and Pfi-Epoch header values (NULL:
+ * absent); PFI_EINVAL with a message when malformed. */
+int agent_caller_parse(const char *owner, const char *epoch, agent_caller *out, pfi_error *err);
+
+/* cap_state.c: the per-GPU state files. */
+const char *agent_boot_id(void);
+int agent_state_path(const agent *a, unsigned gpu, char *buf, size_t len);
+/* Creates --state-dir if needed and loads every GPU's file (after the
+ * backend is open: files are named by UUID). */
+int agent_state_dir_open(agent *a, pfi_error *err);
+int agent_state_load(agent *a, unsigned gpu, agent_state *st, pfi_error *err);
+/* Writes st atomically (fsync'd); PFI_OK doing nothing without --state-dir. */
+int agent_state_save(agent *a, unsigned gpu, const agent_state *st, pfi_error *err);
+/* Restores every expired cap and retries releases not yet recorded; returns
+ * the earliest remaining expiry (agent_cap_now's clock) or INFINITY. */
 double agent_caps_expire(agent *a);
 /* After each tick: a held cap the device no longer shows (a driver reload
  * brings the stock limit back) is re-applied and counted. */
@@ -233,6 +304,35 @@ void agent_caps_check_persistence(agent *a);
 double agent_gpu_prior_w(const agent_gpu *x);
 /* An out-of-band limiter holds the enforced limit below the one set. */
 int agent_externally_limited(const pfi_gpu_limits *l);
+/* That, or the GPU was found below its recorded prior at start and could not
+ * be put back (caller holds mu). */
+int agent_gpu_externally_limited(const agent_gpu *x);
+/* The limit set through power management (current_w; the enforced limit
+ * when the backend does not report it), and whether it is w within 1 W. */
+double agent_in_force_w(const pfi_gpu_limits *l);
+int agent_at_w(const pfi_gpu_limits *l, double w);
+/* Sets w on gpu and reads it back (caller holds cap_mu). */
+int agent_set_verify(agent *a, unsigned gpu, double w, pfi_gpu_limits *lim, pfi_error *err);
+/* One cap as caps.c records it. */
+typedef struct agent_cap {
+    double watts, set_at, expires_at; /* set_at, expires_at: wall */
+    double expires_m;                 /* agent_cap_now's clock */
+    double prior_w;
+    char owner[AGENT_OWNER_MAX + 1];
+    long long epoch;
+} agent_cap;
+/* Records c (state file, then store; by raises the highest epoch, may be
+ * NULL); restores the prior limit and records the release. Caller holds
+ * cap_mu. */
+int agent_cap_record(agent *a, unsigned gpu, const agent_cap *c, const agent_caller *by,
+                     pfi_error *err);
+int agent_cap_restore(agent *a, unsigned gpu, double prior_w, const char *why,
+                      const agent_caller *by, pfi_gpu_limits *after, pfi_error *err);
+/* Records a release the device took but the records did not (caller holds
+ * cap_mu). */
+int agent_cap_clear_record(agent *a, unsigned gpu, pfi_error *err);
+/* Copies c into the GPU's live state (caller holds mu). */
+void agent_cap_note(agent_gpu *x, const agent_cap *c);
 /* At start: restore expired recorded caps, re-apply unexpired ones. */
 int agent_caps_recover(agent *a, pfi_error *err);
 /* At shutdown: restore every cap; returns how many could not be (each

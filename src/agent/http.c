@@ -7,8 +7,10 @@
  * Status codes: 400 bad body or a limit outside the device's constraints,
  * 401 no or wrong token, 404 no such job/GPU/path, 405 wrong method, 409 a
  * conflict (busy GPU, running id) or a limit call in --read-only mode, 413 a
- * body too large, 501 a backend that cannot set limits, 502 the device
- * failed or did not enforce the limit.
+ * body too large, 500 a cap or release the store or the state file could
+ * not record, 501 a backend that cannot set limits, 502 the device failed
+ * or did not enforce the limit. A limit call's 409 for another owner or an
+ * old epoch (cap_fence.c) names the holder: {"error", "owner", "epoch"}.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -90,6 +92,20 @@ static enum MHD_Result healthz(agent *a, struct MHD_Connection *c)
             snprintf(buf, sizeof buf,
                      "restore failed: GPU %u cannot be put back to %.0f W (cap %.0f W); retrying",
                      g, x->cap_prior_w, x->cap_w);
+            json_array_append_new(reasons, json_string(buf));
+        }
+        if (x->release_pending) {
+            snprintf(buf, sizeof buf,
+                     "stale cap record: GPU %u's cap was released but the release is not "
+                     "recorded (%s); retrying",
+                     g, x->release_error);
+            json_array_append_new(reasons, json_string(buf));
+        }
+        if (x->below_prior) {
+            snprintf(buf, sizeof buf,
+                     "externally limited: GPU %u was found below its prior limit %.0f W with no "
+                     "cap record and cannot be put back",
+                     g, x->st.prior_w);
             json_array_append_new(reasons, json_string(buf));
         }
         if (x->capped && x->drifting) {
@@ -194,17 +210,41 @@ static enum MHD_Result delete_job(agent *a, struct MHD_Connection *c, const char
     return pfi_http_send_json(c, MHD_HTTP_OK, summary);
 }
 
+/* The caller of a limit call: Pfi-Owner and Pfi-Epoch (absent: "" and 0). */
+static int limit_caller(struct MHD_Connection *c, agent_caller *by, pfi_error *err)
+{
+    return agent_caller_parse(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Pfi-Owner"),
+                              MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Pfi-Epoch"), by,
+                              err);
+}
+
+/* A refused limit call: 409 naming the holder ({"error", "owner", "epoch"}). */
+static enum MHD_Result send_limit_error(struct MHD_Connection *c, int rc, const pfi_error *err,
+                                        const agent_holder *h)
+{
+    if (rc != PFI_ESTATE || !h->set) return send_pfi_error(c, rc, err);
+    json_t *o = json_object();
+    pfi_json_set(o, "error", json_string(err->msg));
+    pfi_json_set(o, "owner", json_string(h->owner));
+    pfi_json_set(o, "epoch", json_integer(h->epoch));
+    return pfi_http_send_json(c, MHD_HTTP_CONFLICT, o);
+}
+
 static enum MHD_Result put_limit(agent *a, struct MHD_Connection *c, unsigned gpu,
                                  const pfi_http_req *r)
 {
     double w, e;
     pfi_error err;
     pfi_error_clear(&err);
+    agent_caller by;
+    if (limit_caller(c, &by, &err) != PFI_OK)
+        return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     int rc = pfi_api_parse_limit(r->body, r->len, &w, &e, &err);
     if (rc != PFI_OK) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
     json_t *resp = NULL;
-    rc = agent_cap_set(a, gpu, w, e, &resp, &err);
-    if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
+    agent_holder h = {0};
+    rc = agent_cap_set(a, gpu, w, e, &by, &resp, &h, &err);
+    if (rc != PFI_OK) return send_limit_error(c, rc, &err, &h);
     return pfi_http_send_json(c, MHD_HTTP_OK, resp);
 }
 
@@ -213,8 +253,12 @@ static enum MHD_Result delete_limit(agent *a, struct MHD_Connection *c, unsigned
     json_t *resp = NULL;
     pfi_error err;
     pfi_error_clear(&err);
-    int rc = agent_cap_clear(a, gpu, "DELETE request", &resp, &err);
-    if (rc != PFI_OK) return send_pfi_error(c, rc, &err);
+    agent_caller by;
+    if (limit_caller(c, &by, &err) != PFI_OK)
+        return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
+    agent_holder h = {0};
+    int rc = agent_cap_clear(a, gpu, "DELETE request", &by, &resp, &h, &err);
+    if (rc != PFI_OK) return send_limit_error(c, rc, &err, &h);
     return pfi_http_send_json(c, MHD_HTTP_OK, resp);
 }
 

@@ -253,7 +253,7 @@ static void free_caps(agent *a, const char *id, const unsigned *gpus, size_t n,
         pthread_mutex_unlock(&a->mu);
         if (kept || !capped) continue;
         pfi_error err;
-        if (agent_cap_clear(a, gpus[i], "its pod is gone", NULL, &err) != PFI_OK)
+        if (agent_cap_clear(a, gpus[i], "its pod is gone", NULL, NULL, NULL, &err) != PFI_OK)
             pfi_log("k8s: job %s: GPU %u: cannot restore its cap: %s", id, gpus[i], err.msg);
         else
             pfi_log("k8s: job %s left GPU %u: its cap restored", id, gpus[i]);

@@ -51,6 +51,11 @@ static const char *help =
     "  --share-gpus      let several jobs register the same GPU (MPS,\n"
     "                    time-slicing); by default a busy GPU is a 409\n"
     "  --http-threads N  HTTP worker threads (default 4)\n"
+    "  --state-dir DIR   per-GPU state files (prior limit, highest epoch, the cap\n"
+    "                    held) that survive a lost store (default /var/lib/pfid\n"
+    "                    with nvml; other backends keep none unless given)\n"
+    "  --lock-dir DIR    per-GPU lock files a pfi sweep meets (default /run/pfid);\n"
+    "                    one pfid per GPU holds whatever the flags\n"
     "  -h, --help        show this help\n"
     "  -V, --version     print the version\n"
     "\n";
@@ -61,6 +66,9 @@ static const char *help_api =
     "  POST /v1/jobs {\"id\":\"ID\",\"gpus\":[0,1],\"arch\":\"dense\",\"task\":\"pt\"}\n"
     "  POST /v1/jobs/ID/throughput {\"tokens_per_s\":X}   DELETE /v1/jobs/ID\n"
     "  PUT /v1/gpus/N/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/gpus/N/limit\n"
+    "    headers \"Pfi-Owner: ID\" and \"Pfi-Epoch: E\" (default \"\" and 0): another\n"
+    "    owner's live cap, or an epoch below the highest seen, is a 409; a higher\n"
+    "    epoch takes over\n"
     "\n"
     "Signals: SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2 and every other\n"
     "catchable terminating signal stop pfid and restore every cap; SIGHUP\n"
@@ -68,7 +76,8 @@ static const char *help_api =
     "\n"
     "Exit status: 0 after a clean shutdown, 1 when it cannot start or run\n"
     "(nothing was changed), 2 on bad usage, 3 when a cap could not be\n"
-    "restored at shutdown (each is logged with its GPU and watts).\n";
+    "restored, or its release recorded, at shutdown (each is logged with its\n"
+    "GPU and watts).\n";
 
 /* The signals that would end pfid by default and that a process can catch:
  * each one stops it with every cap restored, except SIGHUP (model reload).
@@ -196,6 +205,8 @@ static int open_backend(agent *a, pfi_error *err)
         agent_gpu *x = &a->gpus[g];
         x->job = -1;
         x->lock_fd = -1;
+        x->sock_fd = -1;
+        x->st.prior_w = NAN;
         if (pfi_backend_info(a->be, g, &x->info) != PFI_OK)
             snprintf(x->info.name, sizeof x->info.name, "unknown");
         if (pfi_backend_limits(a->be, g, &x->limits) == PFI_OK) x->have_limits = 1;
@@ -316,6 +327,7 @@ int main(int argc, char **argv)
         O_MAXC,
         O_PERIP,
         O_HTO,
+        O_STATE,
         O_KSOCK,
         O_KDCGM,
         O_KINT,
@@ -343,6 +355,7 @@ int main(int argc, char **argv)
                                        {"http-max-conns", required_argument, 0, O_MAXC},
                                        {"http-conns-per-ip", required_argument, 0, O_PERIP},
                                        {"http-timeout", required_argument, 0, O_HTO},
+                                       {"state-dir", required_argument, 0, O_STATE},
                                        {"kubelet-socket", required_argument, 0, O_KSOCK},
                                        {"k8s-from-dcgm", no_argument, 0, O_KDCGM},
                                        {"kubelet-interval", required_argument, 0, O_KINT},
@@ -404,6 +417,10 @@ int main(int argc, char **argv)
             break;
         case O_LOCKDIR:
             a.o.lock_dir = optarg;
+            break;
+        case O_STATE:
+            if (!*optarg) return usage_error("%s", "--state-dir needs a directory");
+            a.o.state_dir = optarg;
             break;
         case O_MAXC:
             if (parse_seconds(optarg, 16, 65536, &v) || v != floor(v))
@@ -477,6 +494,10 @@ int main(int argc, char **argv)
         return usage_error("%s", "--dcgm-url needs --backend dcgm");
     const char *k8s_bad = agent_k8s_check(&a.o);
     if (k8s_bad) return usage_error("%s", k8s_bad);
+    /* A device that outlives pfid (nvml) keeps its state beside it; a
+     * read-only pfid changes nothing, the state files included. */
+    if (!a.o.state_dir && strcmp(a.o.backend, "nvml") == 0) a.o.state_dir = "/var/lib/pfid";
+    if (a.o.read_only) a.o.state_dir = NULL;
 
     pfi_error err;
     pfi_error_clear(&err);
@@ -514,6 +535,7 @@ int main(int argc, char **argv)
     if (rc == PFI_OK) rc = agent_lock_store(&a, &err);
     if (rc == PFI_OK) rc = open_backend(&a, &err);
     if (rc == PFI_OK) rc = agent_lock_gpus(&a, &err);
+    if (rc == PFI_OK) rc = agent_state_dir_open(&a, &err);
     if (rc == PFI_OK) rc = pfi_store_open(a.o.db, &a.store, &err);
     if (rc == PFI_OK) pfi_store_on_bad_row(a.store, on_bad_row, NULL);
     if (rc == PFI_OK && a.o.model) rc = agent_model_load(&a, a.o.model, &err);

@@ -16,6 +16,61 @@ static void gpu_label(char *buf, size_t len, unsigned g)
     snprintf(buf, len, "%u", g);
 }
 
+/* Who holds each cap, the GPU's prior limit (the ceiling of every cap) and
+ * the highest epoch seen (cap_fence.c). */
+static void emit_owners(agent *a, FILE *f)
+{
+    char gl[16];
+    pfi_prom_family(f, "pfi_gpu_prior_watts", PFI_PROM_GAUGE,
+                    "The GPU's prior limit: the site's own, restored after a cap and the "
+                    "highest a cap may be.");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        double w = agent_gpu_prior_w(&a->gpus[g]);
+        if (!isfinite(w)) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_prior_watts", l, w);
+    }
+    pfi_prom_family(f, "pfi_gpu_cap_epoch", PFI_PROM_GAUGE,
+                    "The epoch of the owner holding the cap (absent when none).");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        if (!a->gpus[g].capped) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_cap_epoch", l, (double)a->gpus[g].cap_epoch);
+    }
+    pfi_prom_family(f, "pfi_gpu_cap_owner_info", PFI_PROM_GAUGE,
+                    "Who holds the cap (always 1; owner \"\" is the anonymous one).");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        if (!a->gpus[g].capped) continue;
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, "owner", a->gpus[g].cap_owner, NULL};
+        pfi_prom_sample(f, "pfi_gpu_cap_owner_info", l, 1);
+    }
+    pfi_prom_family(f, "pfi_gpu_cap_max_epoch", PFI_PROM_GAUGE,
+                    "The highest epoch seen on the GPU; a lower one is refused.");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_cap_max_epoch", l, (double)a->gpus[g].st.max_epoch);
+    }
+    pfi_prom_family(f, "pfi_gpu_cap_release_pending", PFI_PROM_GAUGE,
+                    "1 while a released cap's record could not be removed (pfid retries).");
+    for (unsigned g = 0; g < a->n_gpus; g++) {
+        gpu_label(gl, sizeof gl, g);
+        const char *l[] = {"gpu", gl, NULL};
+        pfi_prom_sample(f, "pfi_gpu_cap_release_pending", l, a->gpus[g].release_pending);
+    }
+    static const char *const reason[] = {"owner", "epoch", "ceiling"};
+    pfi_prom_family(f, "pfi_cap_refused_total", PFI_PROM_COUNTER,
+                    "Limit calls refused: another owner's live cap (owner), an epoch below the "
+                    "highest seen (epoch), above the prior limit (ceiling).");
+    for (int k = 0; k < 3; k++) {
+        const char *l[] = {"reason", reason[k], NULL};
+        pfi_prom_sample(f, "pfi_cap_refused_total", l, (double)a->cap_refused_total[k]);
+    }
+}
+
 static void emit_gpus(agent *a, FILE *f)
 {
     char gl[16];
@@ -96,7 +151,7 @@ static void emit_gpus(agent *a, FILE *f)
         gpu_label(gl, sizeof gl, g);
         const char *l[] = {"gpu", gl, NULL};
         pfi_prom_sample(f, "pfi_gpu_externally_limited", l,
-                        agent_externally_limited(&a->gpus[g].limits));
+                        agent_gpu_externally_limited(&a->gpus[g]));
     }
     pfi_prom_family(f, "pfi_gpu_cap_watts", PFI_PROM_GAUGE,
                     "Power cap pfid holds on the GPU (absent when none).");
@@ -112,8 +167,10 @@ static void emit_gpus(agent *a, FILE *f)
         if (!a->gpus[g].capped) continue;
         gpu_label(gl, sizeof gl, g);
         const char *l[] = {"gpu", gl, NULL};
-        pfi_prom_sample(f, "pfi_gpu_cap_expiry_timestamp_seconds", l, a->gpus[g].cap_expires_at);
+        pfi_prom_sample(f, "pfi_gpu_cap_expiry_timestamp_seconds", l,
+                        agent_cap_wall(a->gpus[g].cap_expires_m));
     }
+    emit_owners(a, f);
     pfi_prom_family(f, "pfi_gpu_cap_restore_failed", PFI_PROM_GAUGE,
                     "1 while restoring an expired cap keeps failing (pfid retries).");
     for (unsigned g = 0; g < a->n_gpus; g++) {
@@ -310,17 +367,27 @@ static json_t *gpu_json(agent *a, unsigned g)
         pfi_json_set(l, "default_w", pfi_json_num(x->limits.default_w));
         pfi_json_set(l, "min_w", pfi_json_num(x->limits.min_w));
         pfi_json_set(l, "max_w", pfi_json_num(x->limits.max_w));
-        pfi_json_set(l, "externally_limited", json_boolean(agent_externally_limited(&x->limits)));
+        pfi_json_set(l, "externally_limited", json_boolean(agent_gpu_externally_limited(x)));
         pfi_json_set(o, "limits", l);
     } else {
         pfi_json_set(o, "limits", json_null());
     }
+    /* The prior limit for every GPU (the controller plans with it as the
+     * GPU's maximum), who holds its cap and the highest epoch seen. */
+    double prior = agent_gpu_prior_w(x);
+    pfi_json_set(o, "prior_w", isfinite(prior) ? pfi_json_num(prior) : json_null());
+    pfi_json_set(o, "owner", x->capped ? json_string(x->cap_owner) : json_null());
+    pfi_json_set(o, "epoch", x->capped ? json_integer(x->cap_epoch) : json_null());
+    pfi_json_set(o, "max_epoch", json_integer(x->st.max_epoch));
+    pfi_json_set(o, "release_pending", json_boolean(x->release_pending));
     if (x->capped) {
         json_t *c = json_object();
         pfi_json_set(c, "watts", pfi_json_num(x->cap_w));
         pfi_json_set(c, "set_at", pfi_json_num(x->cap_set_at));
-        pfi_json_set(c, "expires_at", pfi_json_num(x->cap_expires_at));
+        pfi_json_set(c, "expires_at", pfi_json_num(agent_cap_wall(x->cap_expires_m)));
         pfi_json_set(c, "prior_w", pfi_json_num(x->cap_prior_w));
+        pfi_json_set(c, "owner", json_string(x->cap_owner));
+        pfi_json_set(c, "epoch", json_integer(x->cap_epoch));
         pfi_json_set(c, "restore_failed", json_boolean(x->restore_failed));
         pfi_json_set(c, "drifting", json_boolean(x->drifting));
         pfi_json_set(o, "cap", c);

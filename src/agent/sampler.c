@@ -108,12 +108,33 @@ static struct timespec mono_ts(double sec)
     return ts;
 }
 
+/* The condition variable waits on CLOCK_MONOTONIC; the schedule runs on
+ * pfi_clock_mono (the boot clock, which also counts a suspend): the deadline
+ * is converted through the time left. */
+static struct timespec deadline(double wake_mono)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double left = wake_mono - pfi_clock_mono();
+    if (left < 0) left = 0;
+    return mono_ts((double)now.tv_sec + (double)now.tv_nsec * 1e-9 + left);
+}
+
 static void *sampler_main(void *arg)
 {
     agent *a = arg;
     double next = pfi_clock_mono() + a->o.interval_s;
     double next_prune = pfi_clock_mono();
+    pfi_clock_watch watch = {0};
+    pfi_clock_watch_step(&watch, 1.0);
     for (;;) {
+        /* A step of the wall clock changes no cap (they expire on the boot
+         * clock) but every timestamp after it: say so. */
+        double step = pfi_clock_watch_step(&watch, 1.0);
+        if (step != 0)
+            pfi_log("the wall clock stepped by %+.1f s; caps still expire on time (they run on "
+                    "the boot clock), timestamps from now on follow the new wall time",
+                    step);
         /* Caps first: an expiry is due whatever the sampling does. */
         double expiry = agent_caps_expire(a);
         double now_m = pfi_clock_mono();
@@ -140,7 +161,7 @@ static void *sampler_main(void *arg)
             pthread_mutex_unlock(&a->mu);
             break;
         }
-        struct timespec ts = mono_ts(wake);
+        struct timespec ts = deadline(wake);
         pthread_cond_timedwait(&a->wake, &a->mu, &ts);
         int stop = a->stop;
         pthread_mutex_unlock(&a->mu);

@@ -29,6 +29,9 @@
  *                             GPU), so a restarted process sees the limit the
  *                             last one left, as with a real driver
  *   FAKE_NVML_PERSISTENCE=0   persistence mode reads as disabled (default on)
+ *   FAKE_NVML_UUID_TAG=HEX    up to 8 hex digits in every UUID (default 0), so
+ *                             that tests run at once have cards of their own
+ *                             (pfid's per-UUID lock is machine-wide)
  *   FAKE_NVML_CTL=PATH        changes while the process runs: PATH is read
  *                             again whenever it changes (mtime or size), one
  *                             command a line:
@@ -392,8 +395,11 @@ EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned 
 
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
-    return string_call("nvmlDeviceGetUUID", device, uuid, length,
-                       "GPU-fa6e0000-0000-4000-8000-0000000000%02u");
+    const char *tag = getenv("FAKE_NVML_UUID_TAG");
+    char fmt[64];
+    snprintf(fmt, sizeof fmt, "GPU-fa6e0000-0000-4000-8000-%08lx00%%02u",
+             tag ? strtoul(tag, NULL, 16) & 0xffffffffUL : 0UL);
+    return string_call("nvmlDeviceGetUUID", device, uuid, length, fmt);
 }
 
 /* A query answering one unsigned value computed under the lock. */

@@ -120,6 +120,9 @@ fake_nvml() {
     export FAKE_NVML_GPUS=$1
     export FAKE_NVML_STATE=$WORK/nvml-state
     export FAKE_NVML_CTL=$WORK/nvml-ctl
+    # Cards of this test's own: pfid's per-GPU lock is by UUID, machine-wide.
+    export FAKE_NVML_UUID_TAG
+    FAKE_NVML_UUID_TAG=$(printf '%x' $$)
     : >"$FAKE_NVML_CTL"
 }
 dev_limit() { awk -v g="$1" '$1 == g { print $2 }' "$FAKE_NVML_STATE"; }

@@ -11,7 +11,7 @@
 : "${PFI_SHARED_DIR:?}"
 fake_nvml 2
 DB=$WORK/pfid.db
-NV=(--backend nvml --lock-dir "$WORK/locks" --db "$DB" --interval 0.2)
+NV=(--backend nvml --lock-dir "$WORK/locks" --state-dir "$WORK/state" --db "$DB" --interval 0.2)
 at() { [ "$(dev_limit "$1")" = "$2" ]; }
 drift_is() { [ "$(metric pfi_agent_cap_drift_total)" = "$1" ]; }
 metric() { req GET /metrics "" no; awk -v m="$1" '$1 == m { print $2 }' <<<"$BODY"; }

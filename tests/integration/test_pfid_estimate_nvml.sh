@@ -15,7 +15,7 @@ cat >"$WORK/model.json" <<'EOF_M'
 {"format":"pfi-model","version":1,"kind":"ols","features":["dram_copy_product","clock_frac_boost"],
  "intercept":0.93,"coefficients":[0.047,0.2],"boost_mhz":1980,"n_train":25,"r2_in":0.67,"rmse_in":0.2}
 EOF_M
-pfid_start "$WORK/pfid.log" --backend nvml --lock-dir "$WORK/locks" --db "$WORK/pfid.db" \
+pfid_start "$WORK/pfid.log" --backend nvml --lock-dir "$WORK/locks" --state-dir "$WORK/state" --db "$WORK/pfid.db" \
     --interval 0.2 --phase-hold 0.4 --window 10 --model "$WORK/model.json"
 req POST /v1/jobs '{"id":"llama","gpus":[0,1],"arch":"dense","task":"pt"}'; expect 201 "register"
 est() { req GET /v1/jobs/llama "" no; E=$(jq_py 'd["pfi_estimate"]'); B=$(jq_py 'd["estimate_basis"]'); A=$(jq_py 'd["estimate_age_s"]'); AT=$(jq_py 'd["estimate_at"]'); [ "$E" != None ]; }

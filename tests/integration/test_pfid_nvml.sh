@@ -8,6 +8,7 @@
 : "${PFI_FAKE_NVML_DIR:?PFI_FAKE_NVML_DIR not set (fake-nvml not built)}"
 export PFI_NVML_LIB=$PFI_FAKE_NVML_DIR/libnvidia-ml.so.1
 export FAKE_NVML_GPUS=2
+export FAKE_NVML_UUID_TAG; FAKE_NVML_UUID_TAG=$(printf %x $$) # cards of its own (the GPU lock is machine-wide)
 export FAKE_NVML_JOB=0.8,0.9,0.4,0.6,16000 # compute_frac, sm, dram, tensor ratio, tok/s
 export FAKE_NVML_STATE=$WORK/nvml-state
 DB=$WORK/pfid.db
@@ -20,7 +21,7 @@ EOF
 # rewriting this file, not by sleeping.
 export PFID_TEST_CLOCK=$WORK/clock
 echo 0 >"$PFID_TEST_CLOCK"
-NV=(--backend nvml --lock-dir "$WORK/locks" --db "$DB" --interval 0.2 --phase-hold 1 --model "$WORK/model.json")
+NV=(--backend nvml --lock-dir "$WORK/locks" --state-dir "$WORK/state" --db "$DB" --interval 0.2 --phase-hold 1 --model "$WORK/model.json")
 
 # The device's limit of GPU g in mW as the fake driver holds it (what the
 # next process, or nvidia-smi, would see).

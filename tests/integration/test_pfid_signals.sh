@@ -8,7 +8,7 @@
 
 fake_nvml 2
 DB=$WORK/pfid.db
-NV=(--backend nvml --lock-dir "$WORK/locks" --db "$DB" --interval 0.2)
+NV=(--backend nvml --lock-dir "$WORK/locks" --state-dir "$WORK/state" --db "$DB" --interval 0.2)
 caps() { sqlite3 "$DB" 'SELECT count(*) FROM caps'; }
 
 # --- every terminating signal restores ---

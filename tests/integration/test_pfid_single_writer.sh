@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One writer per store and per GPU (docs/pfid.md, "Cap safety"): a second pfid on
-# the same store, on the same GPUs through another store, or on a taken port
+# the same store, on the same GPUs through another store (and another
+# --lock-dir and --state-dir: the lock is per GPU UUID), or on a taken port
 # exits 1 with a clear message and changes nothing: the first one's caps stay
 # on the device, its cap records stay in the store as they were.
 . "$(dirname "$0")/pfid_lib.sh"
@@ -8,7 +9,7 @@
 fake_nvml 2
 DB=$WORK/pfid.db
 LOCKS=$WORK/locks
-NV=(--backend nvml --lock-dir "$LOCKS" --interval 0.2)
+NV=(--backend nvml --lock-dir "$LOCKS" --state-dir "$WORK/state" --interval 0.2)
 caps_rows() { sqlite3 "$DB" 'SELECT gpu, watts, set_at, expires_at FROM caps ORDER BY gpu'; }
 
 pfid_start "$WORK/first.log" "${NV[@]}" --db "$DB"
@@ -55,6 +56,15 @@ grep -q "GPU 0 (GPU-fa6e.*) is managed by another pfid (pid $FIRST)" <<<"$OUT" |
 intact "same GPUs, another store"
 [ "$(sqlite3 "$WORK/other.db" 'SELECT count(*) FROM sqlite_master')" = 0 ] || fail "the refused pfid created tables"
 ok "a second pfid on the same GPUs through another store exits 1, naming the holder"
+
+# Another store and another lock directory: the GPU's lock depends on no
+# flag (issue 27 item 5). It is refused before its (default) state directory
+# is touched.
+second "$WORK/all-other.log" --backend nvml --interval 0.2 --db "$WORK/other2.db" \
+    --lock-dir "$WORK/locks2" --listen 127.0.0.1:0
+grep -q "GPU 0 (GPU-fa6e[-0-9a-f]*) is managed by another pfid (pid $FIRST)" <<<"$OUT" || fail "other flags: message: $OUT"
+intact "another --db and --lock-dir"
+ok "a second pfid with another store and lock directory exits 1, naming the GPU's UUID and the holder's pid"
 
 second "$WORK/port.log" "${NV[@]}" --db "$DB" --listen "127.0.0.1:$FIRST_PORT"
 grep -q "cannot listen on 127.0.0.1:$FIRST_PORT" <<<"$OUT" || fail "port taken: message: $OUT"
