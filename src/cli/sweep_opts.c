@@ -34,7 +34,8 @@ static const char *help =
     "  --caps LIST          per-GPU caps, W (e.g. 200,300,400,500,600,700)\n"
     "  --gpus LIST          GPU indices, e.g. 0-7 or 0,2,4\n"
     "  --out DIR            results and state (created if missing)\n"
-    "  --duration D         per cap (default 30m; D is N[s|m|h])\n"
+    "  --duration D         per cap (default 30m; D is N[s|m|h], at most a week;\n"
+    "                       so is every other duration)\n"
     "  --cooldown D         between runs (default 60s)\n"
     "  --interval D         sampling interval (default 5s)\n"
     "  --backend B          nvml (default) or sim\n"
@@ -70,7 +71,12 @@ static const char *help =
     "Exit status: 0 all caps measured, 1 an error or a failed run, 2 bad usage,\n"
     "130 interrupted (caps restored).\n";
 
-/* "90", "90s", "30m", "1.5h" in seconds; -1 when bad. */
+/* The longest duration any option takes: a sweep that would run a cap for
+ * longer is a typo (99999999999h was accepted), and a week keeps every sum
+ * of durations and every deadline far inside a double's exact seconds. */
+#define SWEEP_MAX_DURATION_S (7 * 86400.0)
+
+/* "90", "90s", "30m", "1.5h" in seconds; -1 when bad, -2 when over a week. */
 static double parse_duration(const char *s)
 {
     char *end;
@@ -84,7 +90,8 @@ static double parse_duration(const char *s)
         mul = 60, end++;
     else if (*end == 'h')
         mul = 3600, end++;
-    return *end ? -1 : v * mul;
+    if (*end) return -1;
+    return v * mul > SWEEP_MAX_DURATION_S ? -2 : v * mul;
 }
 
 /* "0-3,6" into gpus; duplicates are an error naming the GPU. */
@@ -302,6 +309,9 @@ int sweep_opts_parse(int argc, char **argv, sweep_opts *o)
         }
         if (d) {
             *d = parse_duration(optarg);
+            if (*d == -2)
+                return pfi_cli_usage_error("sweep", "%s '%s' is longer than a week (168h)", bad,
+                                           optarg);
             if (*d >= 0) bad = NULL;
             d = NULL;
         }
