@@ -308,7 +308,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     pfi_http_body *r = *con_cls;
     if (!r) {
         /* First call: headers only. Refuse what needs no body to refuse. */
-        const char *bad = agent_guard_framing(c);
+        const char *bad = pfi_http_path_refused(url);
+        if (!bad) bad = agent_guard_framing(c);
         if (bad) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, bad);
         if (is_write(method)) {
             if (!authorized(a, c))
@@ -377,7 +378,8 @@ int agent_http_start(agent *a, pfi_error *err)
         a->o.http_max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, a->o.http_conns_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, a->o.http_timeout_s, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
         MHD_OPTION_NOTIFY_CONNECTION, agent_guard_notify, a->guard, MHD_OPTION_NOTIFY_COMPLETED,
-        pfi_http_completed, NULL, MHD_OPTION_END);
+        pfi_http_completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK, pfi_http_unescape_none, NULL,
+        MHD_OPTION_END);
     if (!a->httpd)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot serve HTTP on %s", a->o.listen);
     a->listen_fd = -1; /* MHD owns it now and closes it when it stops */

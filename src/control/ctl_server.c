@@ -138,6 +138,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     ctl *c = cls;
     pfi_http_body *r = *con_cls;
     if (!r) {
+        const char *bad = pfi_http_path_refused(url);
+        if (bad) return pfi_http_send_error(conn, MHD_HTTP_BAD_REQUEST, bad);
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
             if (!pfi_http_authorized(conn, c->o.token))
                 return pfi_http_send_error(conn, MHD_HTTP_UNAUTHORIZED,
@@ -169,7 +171,8 @@ int ctl_server_start(ctl *c, pfi_error *err)
         flags, 0, NULL, NULL, handler, c, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(c->o.http_threads > 0 ? c->o.http_threads : 2),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_NOTIFY_COMPLETED,
-        pfi_http_completed, NULL, MHD_OPTION_END);
+        pfi_http_completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK, pfi_http_unescape_none, NULL,
+        MHD_OPTION_END);
     if (!c->httpd)
         return pfi_error_set(err, PFI_EIO, NULL, 0, "cannot listen on %s (in use?)", c->o.listen);
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(c->httpd, MHD_DAEMON_INFO_BIND_PORT);

@@ -98,6 +98,22 @@ int pfi_http_declared_too_large(struct MHD_Connection *c, size_t max)
     return cl && strtoull(cl, NULL, 10) > max;
 }
 
+size_t pfi_http_unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+const char *pfi_http_path_refused(const char *url)
+{
+    for (const unsigned char *p = (const unsigned char *)url; *p && *p != '?'; p++) {
+        if (*p == '%') return "percent-escapes are not accepted in the path";
+        if (*p < 0x21 || *p > 0x7e) return "the path has a byte that is not printable ASCII";
+    }
+    return NULL;
+}
+
 int pfi_http_body_add(pfi_http_body *b, const char *upload, size_t *upload_size, size_t max)
 {
     size_t n = *upload_size;

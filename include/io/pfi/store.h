@@ -2,7 +2,7 @@
  * power caps pfid has applied and the steady-state points of each job's curve.
  *
  * The cap table is what makes crash recovery possible: a cap is written
- * before it is applied and deleted only after the default limit is back, so
+ * before it is applied and deleted only after the prior limit is back, so
  * a pfid that dies in between finds the row at its next start and restores
  * the card (see pfi_store_caps).
  *
