@@ -47,6 +47,8 @@
 
 #include <slurm/spank.h>
 
+#include "pfi/token_file.h"
+
 SPANK_PLUGIN(pfi, 1);
 
 #define MAX_GPUS 64
@@ -156,33 +158,19 @@ static int parse_conf(int ac, char **av, conf *c)
 
 /* ---- HTTP ---- */
 
-/* The token, from a private file; never logged (only its file's name is). */
+/* The token, from a private file of root's, by pfi's one token-file reader
+ * (src/io/token_file.c, compiled into this plugin); never logged (only its
+ * file's name is). */
 static int read_token(const conf *c, char *out, size_t len)
 {
-    int fd = open(c->token_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        slurm_error("pfi: cannot open the token file %s: %s", c->token_file, strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    if ((st.st_mode & 077) || st.st_uid != 0) {
-        slurm_error("pfi: the token file %s must be root's and not accessible by group or "
-                    "others (chmod 600)",
-                    c->token_file);
-        close(fd);
-        return -1;
-    }
-    ssize_t n = read(fd, out, len - 1);
-    close(fd);
-    if (n <= 0) {
-        slurm_error("pfi: the token file %s is empty", c->token_file);
-        return -1;
-    }
-    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
-        n--;
-    out[n] = '\0';
-    return n > 0 ? 0 : -1;
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_token_file_read(c->token_file, 16, PFI_TOKEN_ROOT_OWNED, out, len, &err) == PFI_OK)
+        return 0;
+    char msg[800];
+    pfi_error_format(&err, msg, sizeof msg);
+    slurm_error("pfi: %s", msg);
+    return -1;
 }
 
 typedef struct {

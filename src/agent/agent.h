@@ -155,6 +155,7 @@ typedef struct agent_job {
     double uncapped_t; /* Unix s, NaN before any */
     int basis_valid;
     struct job_agg *basis;
+    int basis_dirty; /* frozen (the job was capped) and not yet in the store */
     agent_curve curve;
 } agent_job;
 
@@ -224,6 +225,16 @@ void agent_job_push_tick(agent *a, agent_job *j, double t, const pfi_gpu_sample 
  * the reloaded jobs, so phases and aggregates survive a crash. Takes mu. */
 void agent_jobs_replay(agent *a, double since);
 json_t *agent_job_json(agent *a, agent_job *j);
+/* The bases frozen since the last call (a job capped: its estimate stands
+ * on them until it is uncapped), copied for the store (*out malloc'd, NULL
+ * when none), and their write outside mu (no lock needed): a restart then
+ * finds the estimate of a job capped for longer than the window. */
+typedef struct agent_basis_rec {
+    char job[PFI_STORE_JOB_ID_MAX + 1];
+    double t, tm[PFI_TM_NFIELDS];
+} agent_basis_rec;
+size_t agent_jobs_take_bases(agent *a, agent_basis_rec **out);
+void agent_jobs_save_bases(agent *a, const agent_basis_rec *b, size_t n);
 void agent_jobs_free(agent *a);
 
 /* What the telemetry, features and estimate of a job were computed from. */

@@ -316,8 +316,11 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, const 
     if (resp) *resp = cap_json(x, gpu, &after);
     pthread_cond_broadcast(&a->wake); /* the sampler re-plans its next expiry */
     pthread_mutex_unlock(&a->mu);
-    pfi_log("GPU %u: capped at %.1f W for %.0f s (prior %.0f W)", gpu, watts, expires_s,
-            rec.prior_w);
+    /* A renewal (the same watts again) is silent: a controller renews every
+     * period, which logged a line per GPU each time. */
+    if (!was_capped || fabs(prev.watts - watts) >= 0.05)
+        pfi_log("GPU %u: capped at %.1f W for %.0f s (prior %.0f W)", gpu, watts, expires_s,
+                rec.prior_w);
 out:
     pthread_mutex_unlock(&a->cap_mu);
     return rc;

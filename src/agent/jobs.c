@@ -294,6 +294,7 @@ static void push_values(agent *a, agent_job *j, double t, const pfi_gpu_sample *
     if (!uncapped && j->uncapped_now) {
         job_agg tmp;
         agent_job_aggregate(a, j, &tmp);
+        j->basis_dirty = j->basis_valid;
     }
     /* The phase sees every tick; the telemetry window only uncapped ones. */
     double fb = v[PFI_TM_FB_USED], util = v[PFI_TM_GPU_UTIL];
@@ -357,6 +358,56 @@ static int replay_report(double t, double tps, void *ctx)
     return 0;
 }
 
+size_t agent_jobs_take_bases(agent *a, agent_basis_rec **out)
+{
+    *out = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_jobs; i++)
+        n += a->jobs[i]->basis_dirty != 0;
+    if (n == 0 || !(*out = calloc(n, sizeof **out))) return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < a->n_jobs; i++) {
+        agent_job *j = a->jobs[i];
+        if (!j->basis_dirty) continue;
+        snprintf((*out)[k].job, sizeof(*out)[k].job, "%s", j->rec.id);
+        (*out)[k].t = j->basis->basis_t;
+        memcpy((*out)[k].tm, j->basis->tm, sizeof(*out)[k].tm);
+        j->basis_dirty = 0;
+        k++;
+    }
+    return k;
+}
+
+void agent_jobs_save_bases(agent *a, const agent_basis_rec *b, size_t n)
+{
+    pfi_error err;
+    for (size_t i = 0; i < n; i++)
+        if (pfi_store_job_basis_put(a->store, b[i].job, b[i].t, b[i].tm, &err) != PFI_OK &&
+            err.code != PFI_ENOTFOUND)
+            pfi_log("job %s: cannot store its estimate's basis: %s", b[i].job, err.msg);
+}
+
+/* After the replay: the stored basis of a job whose replayed window has
+ * no newer uncapped sample (capped for longer than the window, the window
+ * saw none) is the one the estimate stood on before the restart. */
+static void restore_basis(agent *a, agent_job *j)
+{
+    double t, tm[PFI_TM_NFIELDS];
+    if (pfi_store_job_basis_get(a->store, j->rec.id, &t, tm, NULL) != PFI_OK) return;
+    if (j->basis_valid && j->basis->basis_t > t) return; /* the replay saw a newer one */
+    job_agg *b = j->basis;
+    memset(b, 0, sizeof *b);
+    b->training = 1;
+    memcpy(b->tm, tm, sizeof b->tm);
+    b->power_w = b->tput = b->pfi = NAN;
+    b->basis = JOB_BASIS_UNCAPPED;
+    b->basis_t = t;
+    j->basis_valid = 1;
+    j->basis_dirty = 0;
+    j->agg_valid = 0;
+    if (!(j->uncapped_t >= t)) j->uncapped_t = t;
+}
+
 void agent_jobs_replay(agent *a, double since)
 {
     if (a->n_jobs == 0 || a->n_gpus == 0) return;
@@ -375,6 +426,7 @@ void agent_jobs_replay(agent *a, double since)
             if (pfi_store_throughput_since(a->store, j->rec.id, t0, replay_report, j, &err) !=
                 PFI_OK)
                 pfi_log("replaying reports of %s: %s", j->rec.id, err.msg);
+            restore_basis(a, j);
             pfi_log("job %s: %s after replaying %zu stored samples", j->rec.id,
                     pfi_trace_phase_name(j->phase), pfi_trace_roll_count(j->roll));
         }

@@ -2,7 +2,6 @@
  * recovers caps left by a previous run, starts the sampler and the HTTP
  * server, and on SIGTERM/SIGINT stops them and restores every cap. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -10,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
+#include "pfi/token_file.h"
 
 static const char *help =
     "Usage: pfid --backend nvml|dcgm|sim --db PATH --token-file FILE [OPTIONS]\n"
@@ -23,7 +22,8 @@ static const char *help =
     "keeps a registry of the training jobs on them with their throughput,\n"
     "segments each job's trace into warmup/startup/training, estimates its\n"
     "features and PFI, exports Prometheus metrics, and applies power caps that\n"
-    "always expire and are restored to the default limit.\n"
+    "always expire and are restored to the prior limit (the one in force\n"
+    "before pfid's first cap).\n"
     "\n"
     "Options:\n"
     "  --backend B       nvml (default; libnvidia-ml.so.1, or PFI_NVML_LIB),\n"
@@ -138,45 +138,6 @@ static int parse_seconds(const char *s, double lo, double hi, double *out)
     if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) return -1;
     *out = v;
     return 0;
-}
-
-/* Reads the token: the file must be private to its owner (a token others can
- * read is no secret), the token its first line, at least 16 characters. */
-static int read_token(const char *path, char *tok, size_t len, pfi_error *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return pfi_error_set(err, PFI_EIO, path, 0, "cannot open token file: %s", strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return pfi_error_set(err, PFI_EINVAL, path, 0, "token file is not a regular file");
-    }
-    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-        close(fd);
-        return pfi_error_set(err, PFI_EINVAL, path, 0,
-                             "token file is accessible by group or others (mode %03o); "
-                             "chmod 600 it",
-                             (unsigned)(st.st_mode & 0777));
-    }
-    char buf[512];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n < 0) return pfi_error_set(err, PFI_EIO, path, 0, "cannot read token file");
-    buf[n] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    size_t l = strlen(buf);
-    while (l > 0 && (buf[l - 1] == ' ' || buf[l - 1] == '\t'))
-        buf[--l] = '\0';
-    if (l < 16 || l >= len)
-        return pfi_error_set(err, PFI_EINVAL, path, 1,
-                             "token must be 16-%zu characters on the first line", len - 1);
-    for (size_t i = 0; i < l; i++)
-        if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
-            return pfi_error_set(err, PFI_EINVAL, path, 1,
-                                 "token must be printable ASCII without spaces");
-    memcpy(tok, buf, l + 1);
-    return PFI_OK;
 }
 
 static int open_backend(agent *a, pfi_error *err)
@@ -502,7 +463,7 @@ int main(int argc, char **argv)
     pfi_error err;
     pfi_error_clear(&err);
     char msg[1024];
-    if (read_token(a.o.token_file, a.token, sizeof a.token, &err) != PFI_OK) {
+    if (pfi_token_file_read(a.o.token_file, 16, 0, a.token, sizeof a.token, &err) != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
         pfi_log("%s", msg);
         return 1;

@@ -77,6 +77,8 @@ void agent_tick(agent *a)
         agent_job_push_tick(a, a->jobs[i], t, by_gpu);
     pfi_store_point *pts;
     size_t n_pts = agent_curves_take_due(a, t, &pts);
+    agent_basis_rec *bases;
+    size_t n_bases = agent_jobs_take_bases(a, &bases);
     a->samples_total++;
     a->sample_errors_total += errors;
     if (!store_ok) a->store_errors_total++;
@@ -87,6 +89,8 @@ void agent_tick(agent *a)
     for (size_t i = 0; i < n_pts; i++)
         agent_curve_save(a, pts[i].job, &pts[i], 1);
     free(pts);
+    agent_jobs_save_bases(a, bases, n_bases);
+    free(bases);
     free(s);
     free(lim);
     free(ok);

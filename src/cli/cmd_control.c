@@ -17,6 +17,7 @@
 #include "pfi/openadr.h"
 #include "pfi/prom_cluster.h"
 #include "pfi/target_io.h"
+#include "pfi/token_file.h"
 #include "pfi/ven.h"
 
 #define DEFAULT_URL "http://127.0.0.1:9478"
@@ -154,12 +155,12 @@ static int run_service(pfi_ctl_opts o, char **urls, size_t n_urls, const char *t
     pfi_error err;
     pfi_error_clear(&err);
     static char token[4097], agent_token[4097], secret[SECRET_MAX];
-    int rc = pfi_ctl_read_token(token_file, 16, token, sizeof token, &err);
+    int rc = pfi_token_file_read(token_file, 16, 0, token, sizeof token, &err);
     if (rc == PFI_OK)
-        rc = pfi_ctl_read_token(agent_token_file ? agent_token_file : token_file, 16, agent_token,
-                                sizeof agent_token, &err);
+        rc = pfi_token_file_read(agent_token_file ? agent_token_file : token_file, 16, 0,
+                                 agent_token, sizeof agent_token, &err);
     if (rc == PFI_OK && secret_file)
-        rc = pfi_ctl_read_token(secret_file, 1, secret, sizeof secret, &err);
+        rc = pfi_token_file_read(secret_file, 1, 0, secret, sizeof secret, &err);
     if (rc != PFI_OK) {
         pfi_agents_free_urls(urls, n_urls);
         return pfi_cli_fail("control run", &err);
@@ -313,7 +314,7 @@ static int call(const char *cmd, client *cl, const char *method, const char *pat
     pfi_error err;
     pfi_error_clear(&err);
     if (cl->token_file && !cl->token[0] &&
-        pfi_ctl_read_token(cl->token_file, 16, cl->token, sizeof cl->token, &err) != PFI_OK)
+        pfi_token_file_read(cl->token_file, 16, 0, cl->token, sizeof cl->token, &err) != PFI_OK)
         return pfi_cli_fail(cmd, &err);
     long st;
     char *ans;
@@ -600,7 +601,7 @@ static int cmd_events(int argc, char **argv)
     static char secret[SECRET_MAX];
     pfi_error err;
     pfi_error_clear(&err);
-    if (pfi_ctl_read_token(secret_file, 1, secret, sizeof secret, &err) != PFI_OK)
+    if (pfi_token_file_read(secret_file, 1, 0, secret, sizeof secret, &err) != PFI_OK)
         return pfi_cli_fail("control events", &err);
     vo.client_secret = secret;
     pfi_ven *v;

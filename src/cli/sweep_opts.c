@@ -18,7 +18,12 @@ static const char *about =
     "gets sweeps.csv, telemetry.csv, trace-CAP.csv and run-CAP.log; the prior limits\n"
     "are put back at the end, on a signal, on error, and after a crash.\n";
 
-/* "90", "90s", "30m", "1.5h" in seconds; -1 when bad. */
+/* The longest duration any option takes: a sweep that would run a cap for
+ * longer is a typo (99999999999h was accepted), and a week keeps every sum
+ * of durations and every deadline far inside a double's exact seconds. */
+#define SWEEP_MAX_DURATION_S (7 * 86400.0)
+
+/* "90", "90s", "30m", "1.5h" in seconds; -1 when bad, -2 when over a week. */
 static double parse_duration(const char *s)
 {
     char *end;
@@ -32,7 +37,8 @@ static double parse_duration(const char *s)
         mul = 60, end++;
     else if (*end == 'h')
         mul = 3600, end++;
-    return *end ? -1 : v * mul;
+    if (*end) return -1;
+    return v * mul > SWEEP_MAX_DURATION_S ? -2 : v * mul;
 }
 
 /* "0-3,6" into gpus; duplicates are an error naming the GPU. */
@@ -90,6 +96,10 @@ static int set_gpus(const pfi_cli_opt *opt, const char *arg)
 static int set_duration(const pfi_cli_opt *o, const char *arg)
 {
     double v = parse_duration(arg);
+    if (v == -2) {
+        pfi_cli_usage_error("sweep", "--%s '%s' is longer than a week (168h)", o->name, arg);
+        return -2;
+    }
     if (v < 0) return -1;
     *(double *)o->dst = v;
     return 0;
@@ -150,7 +160,8 @@ int sweep_opts_parse(int argc, char **argv, sweep_opts *o)
         PFI_OPT("gpus", "LIST", set_gpus, o, NULL, "GPU indices, e.g. 0-7 or 0,2,4"),
         PFI_OPT("out", "DIR", pfi_cli_set_str, &o->out, NULL,
                 "results and state (created if missing)"),
-        DUR("duration", &o->duration, "per cap (30m; D is N[s|m|h])"),
+        DUR("duration", &o->duration,
+            "per cap (30m; D is N[s|m|h], at most a week, as every duration)"),
         DUR("cooldown", &o->cooldown, "between runs (60s)"),
         DUR("interval", &o->interval, "sampling interval (5s)"),
         PFI_OPT("backend", "B", set_backend, &o->backend, "--backend must be nvml or sim",

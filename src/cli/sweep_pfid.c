@@ -3,6 +3,7 @@
 
 #include "pfi/gpu_field.h"
 #include "pfi/http_client.h"
+#include "pfi/token_file.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,15 +84,12 @@ int sweep_pfid_open(const char *url, const char *token_file, sweep_pfid **out, p
     *out = NULL;
     if (!token_file)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "--via-pfid needs --token-file");
-    FILE *f = fopen(token_file, "r");
-    if (!f) return pfi_error_set(err, PFI_EIO, token_file, 0, "cannot read the token file");
-    char tok[512] = "";
-    if (!fgets(tok, sizeof tok, f)) tok[0] = '\0';
-    fclose(f);
-    tok[strcspn(tok, "\r\n")] = '\0';
-    if (!tok[0]) return pfi_error_set(err, PFI_EINVAL, token_file, 1, "empty token");
+    char tok[512];
+    int trc = pfi_token_file_read(token_file, 16, 0, tok, sizeof tok, err);
+    if (trc != PFI_OK) return trc;
     sweep_pfid *p = calloc(1, sizeof *p);
     if (!p || !(p->curl = pfi_http_handle())) {
+        memset(tok, 0, sizeof tok);
         free(p);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "cannot start libcurl");
     }
@@ -100,6 +98,7 @@ int sweep_pfid_open(const char *url, const char *token_file, sweep_pfid **out, p
     while (L > 0 && p->url[L - 1] == '/')
         p->url[--L] = '\0';
     snprintf(p->token, sizeof p->token, "%s", tok);
+    memset(tok, 0, sizeof tok);
     int rc = refresh(p, 0, err);
     if (rc != PFI_OK) {
         sweep_pfid_close(p);

@@ -101,6 +101,22 @@ int pfi_http_declared_too_large(struct MHD_Connection *c, size_t max)
     return cl && strtoull(cl, NULL, 10) > max;
 }
 
+size_t pfi_http_unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+const char *pfi_http_path_refused(const char *url)
+{
+    for (const unsigned char *p = (const unsigned char *)url; *p && *p != '?'; p++) {
+        if (*p == '%') return "percent-escapes are not accepted in the path";
+        if (*p < 0x21 || *p > 0x7e) return "the path has a byte that is not printable ASCII";
+    }
+    return NULL;
+}
+
 int pfi_http_body_add(pfi_http_body *b, const char *upload, size_t *upload_size, size_t max)
 {
     size_t n = *upload_size;
@@ -253,8 +269,10 @@ static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char 
     const pfi_http_service *s = cls;
     pfi_http_body *b = *con_cls;
     if (!b) {
-        /* First call: headers only. Refuse what needs no body to refuse. */
-        const char *bad = s->screen ? s->screen(s->ctx, c) : NULL;
+        /* First call: headers only. Refuse what needs no body to refuse:
+         * first a path that would route differently decoded (%2f, %00). */
+        const char *bad = pfi_http_path_refused(url);
+        if (!bad && s->screen) bad = s->screen(s->ctx, c);
         if (bad) return pfi_http_send_error(c, MHD_HTTP_BAD_REQUEST, bad);
         if (is_write(method)) {
             if (!pfi_http_authorized(c, s->token))
@@ -288,7 +306,7 @@ struct MHD_Daemon *pfi_http_start(const pfi_http_service *svc, int fd, const pfi
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-    struct MHD_OptionItem opt[12];
+    struct MHD_OptionItem opt[16];
     size_t n = 0;
 #define OPT(o, v, p) opt[n++] = (struct MHD_OptionItem){(o), (intptr_t)(v), (p)}
     OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
@@ -296,6 +314,9 @@ struct MHD_Daemon *pfi_http_start(const pfi_http_service *svc, int fd, const pfi
     OPT(MHD_OPTION_CONNECTION_TIMEOUT, lim->timeout_s ? lim->timeout_s : 30, NULL);
     OPT(MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL);
     OPT(MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)pfi_http_completed, NULL);
+    /* The path reaches the routes as sent, so that an escape cannot name
+     * another route; pfi_http_path_refused turns escapes away. */
+    OPT(MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)pfi_http_unescape_none, NULL);
     if (lim->max_conns) OPT(MHD_OPTION_CONNECTION_LIMIT, lim->max_conns, NULL);
     if (lim->conns_per_ip) OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, lim->conns_per_ip, NULL);
     if (lim->log) OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)lim->log, lim->log_cls);

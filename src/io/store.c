@@ -13,6 +13,8 @@
 #include <sqlite3.h>
 
 #include "pfi/gpu_field.h"
+#include "pfi/telemetry.h"
+#include <jansson.h>
 #include "store_schema.h"
 
 enum {
@@ -34,6 +36,8 @@ enum {
     ST_POINT_PUT,
     ST_POINTS_ALL,
     ST_POINTS_JOB,
+    ST_BASIS_PUT,
+    ST_BASIS_GET,
     ST_BEGIN,
     ST_COMMIT,
     ST_ROLLBACK,
@@ -65,6 +69,8 @@ static const char *stmt_sql[ST_COUNT] = {
     [ST_POINTS_ALL] = "SELECT " POINT_COLS " FROM job_points ORDER BY job, cap_w",
     [ST_POINTS_JOB] = "SELECT " POINT_COLS " FROM job_points WHERE job=? ORDER BY cap_w",
 #undef POINT_COLS
+    [ST_BASIS_PUT] = "UPDATE jobs SET basis_t=?, basis=? WHERE id=? AND ended_at IS NULL",
+    [ST_BASIS_GET] = "SELECT basis_t, basis FROM jobs WHERE id=? AND ended_at IS NULL",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
@@ -516,6 +522,62 @@ int pfi_store_jobs(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
 {
     return collect(s, ST_JOBS_ALL, NULL, sizeof **out, job_row, "reading jobs", (void **)out, n,
                    err);
+}
+
+int pfi_store_job_basis_put(pfi_store *s, const char *id, double t, const double *tm,
+                            pfi_error *err)
+{
+    if (s->readonly) return refuse_write(s, err);
+    /* By field name, so that a change of the field list cannot misread it. */
+    json_t *o = json_object();
+    for (int f = 0; o && f < PFI_TM_NFIELDS; f++)
+        if (isfinite(tm[f])) json_object_set_new(o, pfi_tm_field_name(f), json_real(tm[f]));
+    char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(o);
+    if (!txt) return pfi_error_set(err, PFI_ENOMEM, s->path, 0, "out of memory");
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *st = s->st[ST_BASIS_PUT];
+    sqlite3_bind_double(st, 1, t);
+    sqlite3_bind_text(st, 2, txt, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_TRANSIENT);
+    int rc = step_done(s, ST_BASIS_PUT, err);
+    if (rc == PFI_OK && sqlite3_changes(s->db) == 0)
+        rc = pfi_error_set(err, PFI_ENOTFOUND, s->path, 0, "no running job '%s'", id);
+    pthread_mutex_unlock(&s->mu);
+    free(txt);
+    return rc;
+}
+
+int pfi_store_job_basis_get(pfi_store *s, const char *id, double *t, double *tm, pfi_error *err)
+{
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        tm[f] = NAN;
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *st = s->st[ST_BASIS_GET];
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+    int step = sqlite3_step(st), rc = PFI_ENODATA;
+    json_t *o = NULL;
+    if (step == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_FLOAT &&
+        sqlite3_column_text(st, 1)) {
+        *t = sqlite3_column_double(st, 0);
+        o = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
+    } else if (step != SQLITE_ROW && step != SQLITE_DONE) {
+        rc = db_error(s, err, "reading a job's basis");
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    pthread_mutex_unlock(&s->mu);
+    if (json_is_object(o) && isfinite(*t)) {
+        rc = PFI_OK;
+        for (int f = 0; f < PFI_TM_NFIELDS; f++) {
+            json_t *v = json_object_get(o, pfi_tm_field_name(f));
+            if (json_is_number(v)) tm[f] = json_number_value(v);
+        }
+    }
+    json_decref(o);
+    if (rc == PFI_ENODATA)
+        pfi_error_set(err, PFI_ENODATA, s->path, 0, "no basis stored for job '%s'", id);
+    return rc;
 }
 
 int pfi_store_add_throughput(pfi_store *s, const char *job, double t, double tokens_per_s,

@@ -1,5 +1,7 @@
-/* pfid's store schema (store_schema.h): version 2, whose samples columns are
- * the GPU field table's store columns (gpu_field.h); version 1 migrated. */
+/* pfid's store schema (store_schema.h): version 3, whose samples columns are
+ * the GPU field table's store columns (gpu_field.h); versions 1 and 2
+ * migrated. A new database is made as schema 2 and migrated, so that every
+ * path to the current schema runs the same steps. */
 #include "store_schema.h"
 
 #include <stdio.h>
@@ -37,6 +39,7 @@ static const char *tables_v2 =
 static const char *const tables_of[][6] = {
     [1] = {"samples", "jobs", "throughput", "caps", NULL},
     [2] = {"samples", "jobs", "throughput", "caps", "job_points", NULL},
+    [3] = {"samples", "jobs", "throughput", "caps", "job_points", NULL},
 };
 
 /* Schema 1's samples as schema 2's columns, frozen: the v1 column and the
@@ -297,6 +300,17 @@ static int migrate_v1(sqlite3 *db, const char *path, pfi_error *err)
                 err);
 }
 
+/* Schema 3: a running job's live-estimate basis (pfi_store_job_basis_put),
+ * so that a restart finds the estimate of a job capped for longer than the
+ * window (whose uncapped samples the replay no longer sees). */
+static int migrate_v2(sqlite3 *db, const char *path, pfi_error *err)
+{
+    return exec(db, path,
+                "ALTER TABLE jobs ADD COLUMN basis_t REAL;"
+                "ALTER TABLE jobs ADD COLUMN basis TEXT;",
+                err);
+}
+
 int store_schema_open(sqlite3 *db, const char *path, pfi_error *err)
 {
     long long v;
@@ -317,6 +331,7 @@ int store_schema_open(sqlite3 *db, const char *path, pfi_error *err)
         rc = create_v2(db, path, err);
     else if (v == 1)
         rc = migrate_v1(db, path, err);
+    if (rc == PFI_OK && v <= 2) rc = migrate_v2(db, path, err);
     if (rc != PFI_OK) goto fail;
     char sql[96];
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d;",

@@ -7,8 +7,12 @@
 
 #include "pfi/csv.h"
 
-/* The largest value a field's unit allows (telemetry.h): DCGM_FI_PROF_*
- * activities are ratios, DCGM_FI_DEV_*_UTIL percents; the rest are open. */
+/* The largest value a field can physically take, in its telemetry.csv unit
+ * (telemetry.h): DCGM_FI_PROF_* activities are ratios, DCGM_FI_DEV_*_UTIL
+ * percents; the others are bounded well above any GPU made (an H200 draws
+ * 700 W, clocks under 2 GHz and 5 GHz, 141 GB of HBM, NVLink 900 GB/s), so
+ * that only impossible values are refused (1e308 W made `pfi predict` print
+ * a 300-digit PFI). */
 static double unit_max(int f)
 {
     switch (f) {
@@ -19,9 +23,25 @@ static double unit_max(int f)
     case PFI_TM_MEM_COPY_UTIL:
     case PFI_TM_GPU_UTIL:
         return 100;
+    case PFI_TM_POWER:
+        return 10000; /* W per GPU */
+    case PFI_TM_SM_CLOCK:
+    case PFI_TM_MEM_CLOCK:
+        return 100000; /* MHz */
+    case PFI_TM_FB_USED:
+        return 16777216; /* MiB: 16 TiB */
+    case PFI_TM_GPU_TEMP:
+        return 200; /* C */
     default:
-        return INFINITY;
+        return 1e13; /* NVLink, PCIe: bytes/s, 10 TB/s */
     }
+}
+
+static const char *unit_why(double hi)
+{
+    return hi == 1     ? "a ratio: a percent written for a ratio?"
+           : hi == 100 ? "a percent"
+                       : "beyond any GPU";
 }
 
 int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
@@ -70,18 +90,12 @@ int pfi_telemetry_read(const char *path, pfi_telemetry **out, pfi_error *err)
             double v = NAN;
             if (cols[f] >= 0) rc = pfi_csv_number(c, r, (size_t)cols[f], 1, NAN, &v, err);
             if (rc != PFI_OK) break;
-            if (v < 0) {
-                rc = pfi_error_set(err, PFI_ERANGE, path, ln, "%s is negative",
-                                   pfi_tm_field_name(f));
-                break;
-            }
             double hi = unit_max(f);
-            if (v > hi) {
+            if (v < 0 || v > hi) {
                 rc = pfi_error_set(err, PFI_ERANGE, path, ln,
                                    "column %d (%s): %g is outside its unit's range [0, %g] (%s)",
                                    cols[f] + 1, pfi_tm_field_name(f), v, hi,
-                                   hi == 1 ? "a ratio: a percent written for a ratio?"
-                                           : "a percent");
+                                   v < 0 ? "negative" : unit_why(hi));
                 break;
             }
             row->v[f] = v;

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "pfi/store.h"
+#include "pfi/telemetry.h"
 
 /* Runs one query with a single integer or text answer through a second,
  * independent connection: what another process (sqlite3 CLI) would see. */
@@ -30,7 +31,7 @@ static void test_schema_and_pragmas(void **state)
     assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     char v[64];
     query_text("PRAGMA user_version", v, sizeof v);
-    assert_string_equal(v, "2");
+    assert_string_equal(v, "3");
     query_text("PRAGMA application_id", v, sizeof v);
     assert_string_equal(v, "1885759844"); /* 0x70666964, 'pfid' */
     query_text("PRAGMA journal_mode", v, sizeof v);
@@ -274,6 +275,42 @@ static void test_caps_survive_reopen(void **state)
     pfi_store_close(s);
 }
 
+/* A running job's live-estimate basis (schema 3): kept exactly across a
+ * reopen, by field name, NaN for a missing field; a requeued id starts
+ * without one; an ended job takes none. */
+static void test_job_basis(void **state)
+{
+    pfi_store *s;
+    pfi_error err;
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
+    pfi_store_job a = {.id = "j", .gpus = {0}, .n_gpus = 1, .registered_at = 1};
+    assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
+    double tm[PFI_TM_NFIELDS], got[PFI_TM_NFIELDS], t = 0;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++)
+        tm[f] = 0.1 * f + 1.0 / 3.0;
+    tm[PFI_TM_GPU_TEMP] = NAN;
+    assert_int_equal(pfi_store_job_basis_get(s, "j", &t, got, &err), PFI_ENODATA);
+    assert_int_equal(pfi_store_job_basis_put(s, "j", 1796000000.123456, tm, &err), PFI_OK);
+    assert_int_equal(pfi_store_job_basis_put(s, "nope", 1, tm, &err), PFI_ENOTFOUND);
+    pfi_store_close(s);
+    assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
+    assert_int_equal(pfi_store_job_basis_get(s, "j", &t, got, &err), PFI_OK);
+    assert_true(t == 1796000000.123456);
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) {
+        if (f == PFI_TM_GPU_TEMP)
+            assert_true(isnan(got[f]));
+        else
+            assert_true(got[f] == tm[f]); /* bit for bit */
+    }
+    assert_int_equal(pfi_store_job_end(s, "j", 5, &err), PFI_OK);
+    assert_int_equal(pfi_store_job_basis_get(s, "j", &t, got, &err), PFI_ENODATA);
+    assert_int_equal(pfi_store_job_basis_put(s, "j", 6, tm, &err), PFI_ENOTFOUND);
+    a.registered_at = 10;
+    assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
+    assert_int_equal(pfi_store_job_basis_get(s, "j", &t, got, &err), PFI_ENODATA);
+    pfi_store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +322,7 @@ int main(void)
         test_db_unit_test(test_throughput_and_prune),
         test_db_unit_test(test_caps_survive_reopen),
         test_db_unit_test(test_replay),
+        test_db_unit_test(test_job_basis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,9 +13,4 @@
 int pfi_ctl_call(const char *base, const char *method, const char *path, const char *token,
                  const char *body, double timeout_s, long *status, char **answer, pfi_error *err);
 
-/* Reads a token or secret file: its first line, min_len+ printable
- * characters (pfid's tokens: 16); refuses a file readable or writable by
- * group or others (as pfid does). */
-int pfi_ctl_read_token(const char *path, size_t min_len, char *out, size_t cap, pfi_error *err);
-
 #endif

@@ -37,6 +37,17 @@ int pfi_http_authorized(struct MHD_Connection *c, const char *token);
 /* Whether the request declares a Content-Length above max. */
 int pfi_http_declared_too_large(struct MHD_Connection *c, size_t max);
 
+/* The request path as the client sent it. libmicrohttpd decodes %XX before
+ * the handler sees the URL, so "PUT /v1/gpus/0%2flimit" was routed as
+ * /v1/gpus/0/limit and "%00" cut a path short. Both servers pass
+ * pfi_http_unescape_none as MHD_OPTION_UNESCAPE_CALLBACK (the URL and the
+ * query arguments, which neither API reads, stay as sent) and refuse, with
+ * 400, a path that pfi_http_path_refused names: any percent-escape (no id
+ * or path of either API needs one: ids are A-Z a-z 0-9 . _ : @ + -), a
+ * control character or a byte beyond ASCII. Returns why, or NULL. */
+size_t pfi_http_unescape_none(void *cls, struct MHD_Connection *c, char *s);
+const char *pfi_http_path_refused(const char *url);
+
 typedef struct pfi_http_body {
     char *body; /* NUL-terminated; NULL while empty */
     size_t len, cap;

@@ -2,16 +2,16 @@
  * power caps pfid has applied and the steady-state points of each job's curve.
  *
  * The cap table is what makes crash recovery possible: a cap is written
- * before it is applied and deleted only after the default limit is back, so
+ * before it is applied and deleted only after the prior limit is back, so
  * a pfid that dies in between finds the row at its next start and restores
  * the card (see pfi_store_caps).
  *
  * The database runs in WAL mode with synchronous=NORMAL (a commit survives a
  * process crash; a power loss can lose the last commits, never corrupt the
  * file), a busy timeout for other readers (sqlite3 CLI, backups), and a
- * schema version in PRAGMA user_version (2) and pfid's PRAGMA application_id
- * ('pfid'). A database of schema 1 is migrated in one transaction that keeps
- * every row; a newer schema, another application's id or tables that are not
+ * schema version in PRAGMA user_version (3) and pfid's PRAGMA application_id
+ * ('pfid'). A database of schema 1 or 2 is migrated in one transaction that
+ * keeps every row; a newer schema, another application's id or tables that are not
  * pfid's are refused and the file is left untouched. Times are Unix seconds
  * (wall clock: they must mean the same after a restart). Samples are stored
  * in SI units, one column per GPU field (W, J, Hz, ratio 0-1, C, bytes,
@@ -29,7 +29,7 @@
 #include "pfi/gpu_sample.h"
 #include "pfi/error.h"
 
-#define PFI_STORE_SCHEMA_VERSION 2
+#define PFI_STORE_SCHEMA_VERSION 3
 #define PFI_STORE_APPLICATION_ID 0x70666964 /* 'pfid' */
 #define PFI_STORE_JOB_ID_MAX 128
 #define PFI_STORE_MAX_JOB_GPUS 64
@@ -120,6 +120,15 @@ int pfi_store_jobs(pfi_store *s, pfi_store_job **out, size_t *n, pfi_error *err)
 
 int pfi_store_add_throughput(pfi_store *s, const char *job, double t, double tokens_per_s,
                              pfi_error *err);
+/* The live estimate's basis of a running job (agent.h): the telemetry
+ * aggregates, in telemetry.csv units by pfi_tm_field (PFI_TM_NFIELDS
+ * values, NaN when missing), at its last uncapped sample t. Put replaces
+ * it; PFI_ENOTFOUND when no running job has the id. Get gives PFI_ENODATA
+ * when none was put (or it is unreadable). */
+int pfi_store_job_basis_put(pfi_store *s, const char *id, double t, const double *tm,
+                            pfi_error *err);
+int pfi_store_job_basis_get(pfi_store *s, const char *id, double *t, double *tm, pfi_error *err);
+
 /* Number of throughput rows stored for a job (tests, benchmarks). */
 int pfi_store_throughput_count(pfi_store *s, const char *job, long long *n, pfi_error *err);
 
