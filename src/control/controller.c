@@ -32,44 +32,49 @@ static int resume(ctl *c, pfi_error *err)
         if (a == SIZE_MAX && c->o.cluster_from_prometheus)
             pfi_agents_add(c->agents, caps[i].agent, &a, NULL);
         if (a == SIZE_MAX) continue; /* an agent no longer listed */
-        ctl_held *h = realloc(c->held, (c->n_held + 1) * sizeof *h);
-        if (!h) break;
-        c->held = h;
-        c->held[c->n_held++] = (ctl_held){a, caps[i].gpu, caps[i].watts, caps[i].expires_at, 0};
-        c->cap_held = c->n_held;
-        ctl_index_put(&c->held_ix, ctl_held_key(a, caps[i].gpu), c->n_held - 1);
+        if (ctl_held_add(&c->caps, a, caps[i].gpu, caps[i].watts, caps[i].expires_at) != PFI_OK) {
+            free(caps);
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory resuming the caps");
+        }
     }
     free(caps);
     pfi_ctl_obs_rec *ob;
     if ((rc = pfi_ctl_store_load_obs(c->store, &ob, &n, err)) != PFI_OK) return rc;
-    c->obs = calloc(n + 1, sizeof *c->obs);
-    for (size_t i = 0; c->obs && i < n; i++) {
-        snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
-        c->obs[i].var = ob[i].tput_var; /* NaN unknown: given to learn as 0 */
-        c->obs[i].o =
-            (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, ctl_spread_sd(c->obs[i].var)};
-        ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
+    ctl_jobs *J = &c->jobs;
+    if (!(J->obs = calloc(n + 1, sizeof *J->obs))) {
+        free(ob);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory resuming learned points");
     }
-    c->n_obs = c->cap_obs = c->obs ? n : 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(J->obs[i].job, sizeof J->obs[i].job, "%s", ob[i].job);
+        J->obs[i].var = ob[i].tput_var; /* NaN unknown: given to learn as 0 */
+        J->obs[i].o =
+            (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, ctl_spread_sd(J->obs[i].var)};
+        ctl_index_put(&J->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
+    }
+    J->n_obs = J->cap_obs = n;
     free(ob);
     pfi_ctl_job_rec *jr;
     if ((rc = pfi_ctl_store_load_jobs(c->store, &jr, &n, err)) != PFI_OK) return rc;
-    c->known = calloc(n + 1, sizeof *c->known);
-    for (size_t i = 0; c->known && i < n; i++) {
-        snprintf(c->known[i].job, sizeof c->known[i].job, "%s", jr[i].job);
-        c->known[i].pmax_w = jr[i].pmax_w;
-        c->known[i].tmax = jr[i].tmax;
-        ctl_index_put(&c->known_ix, ctl_hash_str(jr[i].job), i);
+    if (!(J->known = calloc(n + 1, sizeof *J->known))) {
+        free(jr);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory resuming the jobs");
     }
-    c->n_known = c->cap_known = c->known ? n : 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(J->known[i].job, sizeof J->known[i].job, "%s", jr[i].job);
+        J->known[i].pmax_w = jr[i].pmax_w;
+        J->known[i].tmax = jr[i].tmax;
+        ctl_index_put(&J->known_ix, ctl_hash_str(jr[i].job), i);
+    }
+    J->n_known = J->cap_known = n;
     free(jr);
     double v;
     if (pfi_ctl_store_get_state(c->store, "budget_w", &v, NULL) == PFI_OK) c->budget_w = v;
     if (pfi_ctl_store_get_state(c->store, "trim_w", &v, NULL) == PFI_OK && isfinite(v))
-        c->trim_w = v;
-    if (c->n_held)
-        pfi_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->n_held,
-                c->n_targets, c->n_obs);
+        c->trim.w = v;
+    if (c->caps.n)
+        pfi_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->caps.n,
+                c->n_targets, J->n_obs);
     return PFI_OK;
 }
 
@@ -80,19 +85,8 @@ static void teardown(ctl *c)
     pfi_agents_destroy(c->agents);
     pfi_plan_destroy(c->plan);
     pfi_ctl_store_close(c->store);
-    for (size_t i = 0; i < c->n_jobs; i++) {
-        free(c->jobs[i].gpu_agent);
-        free(c->jobs[i].gpu_idx);
-    }
-    free(c->jobs);
-    free(c->held);
-    ctl_index_free(&c->job_ix);
-    ctl_index_free(&c->held_ix);
-    ctl_index_free(&c->obs_ix);
-    ctl_index_free(&c->known_ix);
-    ctl_priors_free(c);
-    free(c->obs);
-    free(c->known);
+    ctl_jobs_free(&c->jobs);
+    ctl_caps_free(&c->caps);
     free(c->targets);
     pfi_oadr_events_free(c->events, c->n_events);
     free(c->accs);
