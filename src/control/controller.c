@@ -10,7 +10,68 @@
 
 #include "ctl_internal.h"
 #include "ctl_spread.h"
+#include "pfi/lockfile.h"
 #include "pfi/target_io.h"
+
+/* One controller per store: two on one store flap each other's caps every
+ * period. The lock is DB.lock (SQLite's own file cannot hold a PID), and
+ * the kernel drops it however the holder dies. */
+static int lock_store(ctl *c, const char *db, pfi_error *err)
+{
+    char path[4200];
+    if ((size_t)snprintf(path, sizeof path, "%s.lock", db) >= sizeof path)
+        return pfi_error_set(err, PFI_EINVAL, db, 0, "the store's path is too long");
+    long pid = 0;
+    int rc = pfi_lockfile_take(path, PFI_LOCKFILE_PRIVATE, &c->lock_fd, &pid, err);
+    if (rc == PFI_ESTATE && pid > 0)
+        return pfi_error_set(err, PFI_ESTATE, db, 0,
+                             "the store is in use by another pfi control (pid %ld); one "
+                             "controller per store",
+                             pid);
+    if (rc == PFI_ESTATE)
+        return pfi_error_set(
+            err, PFI_ESTATE, db, 0,
+            "the store is in use by another pfi control; one controller per store");
+    return rc;
+}
+
+static int owner_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > PFI_CTL_OWNER_MAX) return 0;
+    for (; *s; s++)
+        if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') || ('0' <= *s && *s <= '9') ||
+              strchr("._:@-", *s)))
+            return 0;
+    return 1;
+}
+
+/* The id every cap call carries (Pfi-Owner): --owner, else the store's,
+ * else a new one, kept in the store so a restart is the same owner. */
+static int take_owner(ctl *c, const char *given, pfi_error *err)
+{
+    if (given) {
+        if (!owner_ok(given))
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "--owner: 1-%d characters of A-Z a-z 0-9 . _ : @ -, not '%.80s'",
+                                 PFI_CTL_OWNER_MAX, given);
+        snprintf(c->owner, sizeof c->owner, "%s", given);
+        return pfi_ctl_store_put_meta(c->store, "owner", c->owner, err);
+    }
+    if (pfi_ctl_store_get_meta(c->store, "owner", c->owner, sizeof c->owner, NULL) == PFI_OK &&
+        owner_ok(c->owner))
+        return PFI_OK;
+    unsigned char r[8] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t got = f ? fread(r, 1, sizeof r, f) : 0;
+    if (f) fclose(f);
+    if (got != sizeof r)
+        return pfi_error_set(err, PFI_EIO, "/dev/urandom", 0, "cannot make an owner id");
+    int n = snprintf(c->owner, sizeof c->owner, "ctl-");
+    for (size_t i = 0; i < sizeof r; i++)
+        n += snprintf(c->owner + n, sizeof c->owner - (size_t)n, "%02x", r[i]);
+    return pfi_ctl_store_put_meta(c->store, "owner", c->owner, err);
+}
 
 /* Resumes from the store: targets (API and the last OpenADR list), caps
  * held, learned points and uncapped figures, budget and trim. */
@@ -85,6 +146,7 @@ static void teardown(ctl *c)
     pfi_agents_destroy(c->agents);
     pfi_plan_destroy(c->plan);
     pfi_ctl_store_close(c->store);
+    pfi_lockfile_release(c->lock_fd);
     ctl_jobs_free(&c->jobs);
     ctl_caps_free(&c->caps);
     free(c->targets);
@@ -104,18 +166,23 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     memset(&c, 0, sizeof c);
     c.o = *o;
     c.stop = stop;
-    c.budget_w = c.prev_budget_w = c.last_t = NAN;
+    c.lock_fd = -1;
+    c.budget_w = c.prev_budget_w = c.last_t = c.period_s = NAN;
+    c.prev_up = SIZE_MAX;
     c.other_w = o->other_load_w;
     c.other_src = "constant";
     pthread_mutex_init(&c.mu, NULL);
     pthread_cond_init(&c.wake, NULL);
-    int rc = pfi_ctl_store_open(o->db, &c.store, err);
+    int rc = lock_store(&c, o->db, err);
+    if (rc == PFI_OK) rc = pfi_ctl_store_open(o->db, &c.store, err);
+    if (rc == PFI_OK) rc = take_owner(&c, o->owner, err);
     if (rc == PFI_OK) rc = pfi_plan_create(&c.plan);
     if (rc == PFI_OK && o->policy == PFI_PLAN_LEARN)
         rc = pfi_plan_use_learn(c.plan, o->learn_rounds, 2, err); /* caps go up a period late */
     if (rc == PFI_OK)
         rc = pfi_agents_create((const char *const *)o->agents, o->n_agents, o->agent_token,
                                o->agent_timeout_s, &c.agents, err);
+    if (rc == PFI_OK) rc = pfi_agents_set_owner(c.agents, c.owner, 0, err);
     if (rc == PFI_OK) rc = resume(&c, err);
     if (rc == PFI_OK && o->schedule) {
         pfi_target *ts;
@@ -147,6 +214,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     else
         pfi_log("%zu agent(s), policy %s, period %.3g s", o->n_agents,
                 pfi_plan_policy_name(o->policy), o->period_s);
+    pfi_log("owner %s, epoch 0", c.owner);
     while (!*stop) {
         double t0 = pfi_clock_wall();
         ctl_period(&c);

@@ -48,8 +48,48 @@ int ctl_held_add(ctl_caps *K, size_t agent, unsigned gpu, double watts, double e
 void ctl_caps_free(ctl_caps *K)
 {
     free(K->v);
+    free(K->conf);
     ctl_index_free(&K->ix);
     memset(K, 0, sizeof *K);
+}
+
+ctl_conflict *ctl_conflict_find(const ctl_caps *K, size_t agent, unsigned gpu)
+{
+    /* rare (two controllers on one site): a scan */
+    for (size_t k = 0; k < K->n_conf; k++)
+        if (K->conf[k].agent == agent && K->conf[k].gpu == gpu) return &K->conf[k];
+    return NULL;
+}
+
+void ctl_conflict_drop(ctl_caps *K, size_t k)
+{
+    K->conf[k] = K->conf[--K->n_conf];
+}
+
+/* pfid refused our cap on a GPU: another owner holds it. Said once per
+ * owner and GPU; our own record of a cap there, if any, is dropped. */
+static void conflict_note(ctl_caps *K, const pfi_cap_cmd *m, const char *url)
+{
+    ctl_conflict *f = ctl_conflict_find(K, m->agent, m->gpu);
+    if (f && strcmp(f->owner, m->owner) == 0) {
+        f->epoch = m->epoch;
+        return;
+    }
+    pfi_log("agent %s GPU %u is held by controller %s (epoch %lld): counted as not ours, tried "
+            "again every period",
+            url, m->gpu, m->owner, m->epoch);
+    if (!f) {
+        ctl_conflict *arr = ctl_grow(K->conf, &K->cap_conf, K->n_conf + 1, sizeof *arr);
+        if (!arr) return;
+        K->conf = arr;
+        f = &K->conf[K->n_conf++];
+        memset(f, 0, sizeof *f);
+        f->agent = m->agent;
+        f->gpu = m->gpu;
+        f->cap_w = NAN;
+    }
+    snprintf(f->owner, sizeof f->owner, "%s", m->owner);
+    f->epoch = m->epoch;
 }
 
 /* Drops the caps released this period and re-indexes the rest. */
@@ -109,16 +149,35 @@ int ctl_caps_push(ctl_caps *K, pfi_agents *ag, pfi_ctl_store *st, pfi_cap_cmd *c
         return PFI_OK;
     }
     size_t nd = lowering_first(K, cmds, n);
-    size_t ok = pfi_agents_push(ag, cmds, nd);
-    ok += pfi_agents_push(ag, cmds + nd, n - nd);
+    pfi_agents_push(ag, cmds, nd);
+    pfi_agents_push(ag, cmds + nd, n - nd);
     K->pushes += n;
     pfi_ctl_store_begin(st, NULL); /* the period's records; committed by the caller */
-    int logged = 0, rc = ok == n ? PFI_OK : PFI_EIO;
+    int logged = 0, rc = PFI_OK;
     for (size_t i = 0; i < n; i++) {
         pfi_cap_cmd *m = &cmds[i];
         const char *url = pfi_agents_get(ag, m->agent)->url;
         pfi_ctl_store_add_push(st, now, url, m->gpu, m->watts, m->status, NULL);
         ctl_held *h = ctl_held_find(K, m->agent, m->gpu);
+        if (m->owner[0]) {
+            /* not a failure of ours: the GPU is another controller's */
+            K->refused++;
+            conflict_note(K, m, url);
+            if (h) {
+                h->gone = 1;
+                pfi_ctl_store_put_cap(st, url, m->gpu, 0, 0, now, NULL);
+            }
+            continue;
+        }
+        if (m->status != 200) rc = PFI_EIO;
+        if (m->status == 200) {
+            ctl_conflict *f = ctl_conflict_find(K, m->agent, m->gpu);
+            if (f) {
+                pfi_log("agent %s GPU %u: ours again (controller %s let it go)", url, m->gpu,
+                        f->owner);
+                ctl_conflict_drop(K, (size_t)(f - K->conf));
+            }
+        }
         if (m->status == 200 && m->watts > 0) {
             if (!h) {
                 if (ctl_held_add(K, m->agent, m->gpu, m->watts, 0) != PFI_OK) {
@@ -149,7 +208,7 @@ int ctl_caps_commands(const ctl_caps *K, pfi_agents *ag, const ctl_job *jobs,
                       const pfi_plan_cap *caps, size_t n_jobs, int keep, double expires_s,
                       pfi_cap_cmd **out, size_t *n_out)
 {
-    size_t n = 0, room = K->n + 1;
+    size_t n = 0, room = K->n + K->n_conf + 1;
     for (size_t i = 0; caps && i < n_jobs; i++)
         room += jobs[i].n_gpus;
     pfi_cap_cmd *cmds = calloc(room, sizeof *cmds);
@@ -178,6 +237,16 @@ int ctl_caps_commands(const ctl_caps *K, pfi_agents *ag, const ctl_job *jobs,
                                   .gpu = K->v[h].gpu,
                                   .watts = keep ? K->v[h].watts : 0,
                                   .expires_s = expires_s};
+    }
+    for (size_t k = 0; caps && k < K->n_conf; k++) {
+        const ctl_conflict *f = &K->conf[k];
+        if (!pfi_agents_get(ag, f->agent)->up) continue;
+        double w = f->cap_w;
+        for (size_t i = 0; f->job[0] && i < n_jobs; i++)
+            if (strcmp(jobs[i].id, f->job) == 0 && !(w <= caps[i].cap_w)) w = caps[i].cap_w;
+        if (!(w > 0)) continue; /* nothing safe to offer: its listing says when it is free */
+        cmds[n++] =
+            (pfi_cap_cmd){.agent = f->agent, .gpu = f->gpu, .watts = w, .expires_s = expires_s};
     }
     free(want);
     *out = cmds;

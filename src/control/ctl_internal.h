@@ -21,6 +21,8 @@
 #include "pfi/target.h"
 #include "pfi/ven.h"
 
+#define PFI_CTL_OWNER_MAX 64
+
 /* A GPU the controller holds a cap on. */
 typedef struct ctl_held {
     size_t agent;
@@ -92,18 +94,32 @@ typedef struct ctl_jobs {
     ctl_index prior_ix;
 } ctl_jobs;
 
+/* A GPU another controller holds a cap on (pfid answered 409 naming it):
+ * not ours, counted at its measured power, tried again every period. */
+typedef struct ctl_conflict {
+    size_t agent;
+    unsigned gpu;
+    char owner[65];
+    long long epoch;
+    char job[PFI_CL_ID_MAX + 1]; /* the job on it at the last listing, "" none */
+    double cap_w;                /* the other owner's cap in force, NaN unknown */
+} ctl_conflict;
+
 /* The caps held (ctl_caps.c): what was pushed and answered, per GPU, with
- * its expiry; the cap calls' counters. */
+ * its expiry; the GPUs other controllers hold; the cap calls' counters. */
 typedef struct ctl_caps {
     ctl_held *v;
     size_t n, cap;
     ctl_index ix; /* by (agent, GPU) */
-    unsigned long long pushes, errors, releases;
+    ctl_conflict *conf;
+    size_t n_conf, cap_conf;
+    unsigned long long pushes, errors, releases, refused;
 } ctl_caps;
 
 /* The feedback trim on measured power (ctl_trim.c). */
 typedef struct ctl_trim {
-    double w; /* taken off the budget, W */
+    double w;   /* taken off the budget, W */
+    int frozen; /* the last period's readings were incomplete */
 } ctl_trim;
 
 /* One period's figures (ctl_status.c), from which GET /v1/status and
@@ -126,6 +142,8 @@ typedef struct ctl_status {
     const ctl_caps *held;
     unsigned long long periods;
     pfi_ven *ven; /* NULL without a VTN */
+    const char *owner;
+    double period_s; /* the last period's duration (its work, not the sleep), NaN none */
 } ctl_status;
 
 typedef struct ctl {
@@ -136,6 +154,8 @@ typedef struct ctl {
     volatile sig_atomic_t *stop;
 
     pfi_ctl_store *store;
+    int lock_fd;                       /* the store's lock (DB.lock), -1 none */
+    char owner[PFI_CTL_OWNER_MAX + 1]; /* the id our caps carry */
     pfi_agents *agents;
     pfi_plan *plan;
     pfi_ven *ven;
@@ -166,6 +186,8 @@ typedef struct ctl {
     double other_hist[3]; /* the last meter-derived loads */
     size_t other_n;
     unsigned long long periods;
+    double period_s; /* the last period's duration, NaN before one ended */
+    size_t prev_up;  /* agents up last period, SIZE_MAX before the first */
 
     /* snapshot for the server (under mu) */
     json_t *status; /* GET /v1/status */
@@ -190,9 +212,11 @@ void ctl_jobs_free(ctl_jobs *J);
  * period's job table: each job's GPUs, power, limits, tokens/s and their
  * variance (summed over nodes), phase; exempt jobs' and idle GPUs' power
  * into *fixed_w. For an agent that takes caps (the rest is counted by
- * ctl_agent_count). */
-void ctl_merge_node(ctl_jobs *J, ctl_carry *carry, size_t a, const pfi_cl_node *nd, double *fixed_w,
-                    double *measured_w, double *live_w);
+ * ctl_agent_count). A GPU another controller holds (K's conflicts; K may
+ * be NULL) is fixed at its measured power, and its conflict is dropped
+ * when the listing shows it uncapped. */
+void ctl_merge_node(ctl_jobs *J, ctl_caps *K, ctl_carry *carry, size_t a, const pfi_cl_node *nd,
+                    double *fixed_w, double *measured_w, double *live_w);
 /* Every up, cappable agent's jobs merged by id; everything else fixed. */
 void ctl_jobs_merge(ctl *c, double now, double *fixed_w, double *measured_w, double *live_w,
                     size_t *up);
@@ -202,6 +226,8 @@ void ctl_jobs_merge(ctl *c, double now, double *fixed_w, double *measured_w, dou
 void ctl_agent_count(ctl *c, pfi_agent_info *g, double now, double *fixed_w, double *measured_w);
 /* The power a GPU is counted at when it cannot be moved. */
 double ctl_gpu_counted_max(const pfi_cl_gpu *g);
+/* The most a cap on it may be: min(its maximum limit, its prior), NaN unknown. */
+double ctl_gpu_ceiling(const pfi_cl_gpu *g);
 
 /* ctl_learned.c: what is known of the jobs' curves. */
 /* Job j's learn reading this period: last period's cap, its power and
@@ -229,6 +255,9 @@ int ctl_jobs_plan_inputs(ctl_jobs *J, const pfi_ctl_opts *o, pfi_ctl_store *st, 
 ctl_held *ctl_held_find(const ctl_caps *K, size_t agent, unsigned gpu);
 int ctl_held_add(ctl_caps *K, size_t agent, unsigned gpu, double watts, double expires_at);
 void ctl_caps_free(ctl_caps *K);
+ctl_conflict *ctl_conflict_find(const ctl_caps *K, size_t agent, unsigned gpu);
+/* Drops conflict k (its GPU is free, or ours). */
+void ctl_conflict_drop(ctl_caps *K, size_t k);
 /* This period's per-GPU cap from the plan's (planned_w, at_floor): on the
  * 5 W step (down, up for a job at its floor), within [min_w, max_w], and no
  * higher than last period's plan (*last_plan_w, NaN none), which becomes
@@ -237,7 +266,9 @@ double ctl_caps_next(double planned_w, int at_floor, double min_w, double max_w,
                      double *last_plan_w);
 /* This period's commands (*out, malloc'd): caps[i].cap_w on every GPU of
  * job i (none when caps is NULL), then a release of each cap held but not
- * wanted on an agent that answers (keep: renewed at its watts instead). */
+ * wanted on an agent that answers (keep: renewed at its watts instead);
+ * with caps, every GPU another controller holds is tried again at the
+ * lower of its owner's cap and its job's. */
 int ctl_caps_commands(const ctl_caps *K, pfi_agents *ag, const ctl_job *jobs,
                       const pfi_plan_cap *caps, size_t n_jobs, int keep, double expires_s,
                       pfi_cap_cmd **out, size_t *n_out);
@@ -250,8 +281,10 @@ int ctl_caps_push(ctl_caps *K, pfi_agents *ag, pfi_ctl_store *st, pfi_cap_cmd *c
 
 /* ctl_trim.c: the feedback trim. measured and budget this period;
  * settled: the caps planned under this budget have been in force a period;
- * controlling: a budget is in force. Returns the trim. */
-double ctl_trim_update(ctl_trim *t, int controlling, int settled, double budget, double measured);
+ * controlling: a budget is in force; fresh: the readings are complete
+ * (else it is frozen and decays). Returns the trim. */
+double ctl_trim_update(ctl_trim *t, int controlling, int settled, int fresh, double budget,
+                       double measured);
 
 /* ctl_status.c: GET /v1/status and GET /v1/flexibility from the period's figures. */
 json_t *ctl_status_json(const ctl_status *s);

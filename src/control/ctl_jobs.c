@@ -50,11 +50,29 @@ void ctl_jobs_free(ctl_jobs *J)
     ctl_priors_free(J);
 }
 
-/* The power a GPU is counted at when it cannot be moved: its maximum limit
- * (what it may draw), else its measured power, else 700 W (an H200's TDP). */
+/* The site's own limit on a GPU, its prior (issue 27): what pfid reports
+ * (limits.prior_w), else the prior its cap records, else, uncapped, the
+ * limit in force (what pfid restores a cap to); NaN unknown. */
+static double gpu_prior(const pfi_cl_gpu *g)
+{
+    if (isfinite(g->prior_w) && g->prior_w > 0) return g->prior_w;
+    if (g->capped) return isfinite(g->cap_prior_w) && g->cap_prior_w > 0 ? g->cap_prior_w : NAN;
+    return isfinite(g->enforced_w) && g->enforced_w > 0 ? g->enforced_w : NAN;
+}
+
+double ctl_gpu_ceiling(const pfi_cl_gpu *g)
+{
+    double p = gpu_prior(g);
+    if (isfinite(g->max_w) && isfinite(p)) return fmin(g->max_w, p);
+    return isfinite(g->max_w) ? g->max_w : p;
+}
+
+/* The power a GPU is counted at when it cannot be moved: its ceiling (what
+ * it may draw), else its measured power, else 700 W (an H200's TDP). */
 double ctl_gpu_counted_max(const pfi_cl_gpu *g)
 {
-    if (isfinite(g->max_w)) return g->max_w;
+    double c = ctl_gpu_ceiling(g);
+    if (isfinite(c)) return c;
     if (isfinite(g->power_w)) return g->power_w;
     return 700.0;
 }
@@ -144,6 +162,8 @@ void ctl_agent_count(ctl *c, pfi_agent_info *g, double now, double *fixed_w, dou
         size_t ng = 0;
         double mw = 0;
         if (pfi_ctl_store_get_agent(c->store, g->url, &ng, &mw, NULL) == PFI_OK) {
+            g->n_gpus = ng; /* its size as last seen, for the status */
+            g->max_sum_w = mw;
             *fixed_w += mw;
             *measured_w += mw;
         } else if (c->periods % 12 == 1) {
@@ -172,7 +192,7 @@ static int add_gpus(ctl_job *m, size_t a, const pfi_cl_node *nd, const pfi_cl_jo
     if (!ga || !gi) return 0;
     for (size_t k = 0; k < add; k++) {
         const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
-        if (!gp) continue;
+        if (!gp || in_job[gp - nd->gpus] == 2) continue; /* another controller's */
         in_job[gp - nd->gpus] = 1;
         m->gpu_agent[m->n_gpus] = a;
         m->gpu_idx[m->n_gpus] = gp->index;
@@ -181,14 +201,35 @@ static int add_gpus(ctl_job *m, size_t a, const pfi_cl_node *nd, const pfi_cl_jo
         m->power_w += pw;
         *measured_w += pw;
         if (isfinite(gp->min_w) && gp->min_w > m->min_w) m->min_w = gp->min_w;
-        if (isfinite(gp->max_w) && gp->max_w < m->max_w) m->max_w = gp->max_w;
+        double hi = ctl_gpu_ceiling(gp); /* never above the site's own limit */
+        if (isfinite(hi) && hi < m->max_w) m->max_w = hi;
         m->capped |= gp->capped;
     }
     return 1;
 }
 
-void ctl_merge_node(ctl_jobs *J, ctl_carry *carry, size_t a, const pfi_cl_node *nd, double *fixed_w,
-                    double *measured_w, double *live_w)
+/* Whether GPU gp of node a, in job id, is another controller's: then it is
+ * fixed at its measured power (its maximum when unread). */
+static int foreign(ctl_caps *K, size_t a, const pfi_cl_gpu *gp, const char *id, double *fixed_w,
+                   double *measured_w)
+{
+    ctl_conflict *f = K ? ctl_conflict_find(K, a, gp->index) : NULL;
+    if (!f) return 0;
+    if (!gp->capped) {
+        /* its owner's cap is gone: ours to plan again */
+        ctl_conflict_drop(K, (size_t)(f - K->conf));
+        return 0;
+    }
+    snprintf(f->job, sizeof f->job, "%s", id);
+    f->cap_w = gp->cap_w;
+    double pw = isfinite(gp->power_w) ? gp->power_w : ctl_gpu_counted_max(gp);
+    *fixed_w += pw;
+    *measured_w += pw;
+    return 1;
+}
+
+void ctl_merge_node(ctl_jobs *J, ctl_caps *K, ctl_carry *carry, size_t a, const pfi_cl_node *nd,
+                    double *fixed_w, double *measured_w, double *live_w)
 {
     for (size_t k = 0; k < nd->n_gpus; k++)
         if (isfinite(nd->gpus[k].power_w)) *live_w += nd->gpus[k].power_w;
@@ -216,6 +257,17 @@ void ctl_merge_node(ctl_jobs *J, ctl_carry *carry, size_t a, const pfi_cl_node *
             }
             continue;
         }
+        size_t own = 0;
+        char *mine = in_job; /* GPUs left to add: those not another controller's */
+        for (size_t k = 0; k < cj->n_gpus; k++) {
+            const pfi_cl_gpu *gp = pfi_cl_node_gpu(nd, cj->gpus[k]);
+            if (!gp || mine[gp - nd->gpus] == 2) continue;
+            if (!mine[gp - nd->gpus] && foreign(K, a, gp, cj->id, fixed_w, measured_w))
+                mine[gp - nd->gpus] = 2;
+            else
+                own++;
+        }
+        if (own == 0) continue; /* all of it another's here */
         ctl_job *m = ctl_job_get(J, carry, cj->id);
         if (!m) continue;
         if (cj->sla_floor > 0 && !(m->sla >= cj->sla_floor)) m->sla = cj->sla_floor;
@@ -261,7 +313,7 @@ void ctl_jobs_merge(ctl *c, double now, double *fixed_w, double *measured_w, dou
         }
         ctl_agent_count(c, g, now, fixed_w, measured_w);
         if (g->up && !g->cannot_cap)
-            ctl_merge_node(&c->jobs, carry, a, nd, fixed_w, measured_w, live_w);
+            ctl_merge_node(&c->jobs, &c->caps, carry, a, nd, fixed_w, measured_w, live_w);
     }
     ctl_jobs_end(carry);
 }

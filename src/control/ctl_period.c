@@ -46,6 +46,7 @@ typedef struct period {
     double now, dt;
     double fixed, measured, live;
     size_t up;
+    int fresh; /* the readings are complete and comparable to last period's */
     pfi_target_now tn;
     pfi_target win;
     pfi_plan_job *pj;
@@ -88,7 +89,7 @@ static int plan(ctl *c, period *p)
     p->controlling = isfinite(p->budget);
     int settled = c->prev_active && c->prev_push_ok &&
                   fabs(c->prev_budget_w - p->budget) <= 0.01 * p->budget + 1;
-    ctl_trim_update(&c->trim, p->controlling, settled, p->budget, p->measured);
+    ctl_trim_update(&c->trim, p->controlling, settled, p->fresh, p->budget, p->measured);
     if (!ok) return 0;
     if (p->controlling) {
         if (pfi_plan_run(c->plan, c->o.policy, p->budget, p->fixed, c->trim.w, p->caps, &p->res,
@@ -154,9 +155,17 @@ static void record(ctl *c, period *p)
     pfi_error err;
     pfi_error_clear(&err);
     if (pfi_ctl_store_commit(c->store, &err) != PFI_OK) pfi_log("%s", err.msg);
-    if (on && p->res.infeasible && c->periods % 12 == 1)
-        pfi_log("infeasible: the floors exceed the budget by %.0f W; every job at its floor",
-                p->res.shortfall_w);
+    if (on && p->res.infeasible && c->periods % 12 == 1) {
+        size_t at = 0;
+        for (size_t i = 0; planned && i < c->jobs.n; i++)
+            at += p->caps[i].at_floor != 0;
+        if (planned && at == c->jobs.n)
+            pfi_log("infeasible: the floors exceed the budget by %.0f W; every job at its floor",
+                    p->res.shortfall_w);
+        else
+            pfi_log("infeasible: %.0f W short of the budget; %zu of %zu job(s) at their floor",
+                    p->res.shortfall_w, at, c->jobs.n);
+    }
 }
 
 /* The server's snapshot: status, flexibility and metrics, swapped under mu. */
@@ -185,7 +194,9 @@ static void publish(ctl *c, period *p)
                     .caps = p->plan_ok ? p->caps : NULL,
                     .held = &c->caps,
                     .periods = c->periods,
-                    .ven = c->ven};
+                    .ven = c->ven,
+                    .owner = c->owner,
+                    .period_s = c->period_s};
     json_t *st = ctl_status_json(&s);
     json_t *fx = ctl_flex_json(&s, c->plan, c->o.policy);
     size_t mlen = 0;
@@ -207,6 +218,7 @@ void ctl_period(ctl *c)
 {
     period p;
     memset(&p, 0, sizeof p);
+    double t0 = pfi_clock_mono();
     p.now = pfi_clock_wall();
     p.dt = isfinite(c->last_t) ? p.now - c->last_t : c->o.period_s;
     c->last_t = p.now;
@@ -218,6 +230,11 @@ void ctl_period(ctl *c)
         pfi_agents_poll(c->agents, p.now);
         ctl_jobs_merge(c, p.now, &p.fixed, &p.measured, &p.live, &p.up);
     }
+    /* Readings to trim on: some agent answered (Prometheus did) and the
+     * same number as last period (an agent that dies or comes back moves
+     * watts between the counted maximum and the measured). */
+    p.fresh = p.up > 0 && p.up == c->prev_up;
+    c->prev_up = p.up;
     other_load(c, p.live);
     ctl_ven_task(c, p.now, p.measured + c->other_w);
 
@@ -243,6 +260,7 @@ void ctl_period(ctl *c)
     c->prev_push_ok = p.push_ok;
     c->prev_budget_w = p.budget;
     c->budget_w = p.budget;
+    c->period_s = pfi_clock_mono() - t0; /* read, plan, push, record: what must fit a period */
     publish(c, &p);
     free(p.pj);
     free(p.caps);

@@ -76,6 +76,11 @@ static void counters(FILE *f, const ctl_status *s)
     counter(f, "pfi_control_cap_errors_total", "cap calls that failed", (double)s->held->errors);
     counter(f, "pfi_control_cap_releases_total", "caps released", (double)s->held->releases);
     gauge(f, "pfi_control_caps_held", "GPUs the controller holds a cap on", (double)s->held->n);
+    gauge(f, "pfi_control_cap_conflicts", "GPUs another controller holds a cap on (pfid's 409)",
+          (double)s->held->n_conf);
+    counter(f, "pfi_control_cap_refusals_total", "cap calls refused for another owner's cap",
+            (double)s->held->refused);
+    gauge(f, "pfi_control_period_seconds", "how long the last period's work took", s->period_s);
     if (!s->ven) return;
     pfi_ven_stats vs;
     pfi_ven_get_stats(s->ven, &vs);

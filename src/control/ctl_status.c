@@ -66,6 +66,24 @@ static json_t *jobs_json(const ctl_status *s, double *kept_sum, double *unc_sum)
     return js;
 }
 
+/* The GPUs other controllers hold: [{agent, gpu, owner, epoch}]. */
+static json_t *conflicts_json(const ctl_status *s)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; k < s->held->n_conf; k++) {
+        const ctl_conflict *f = &s->held->conf[k];
+        const pfi_agent_info *g = pfi_agents_get(s->agents, f->agent);
+        json_t *x = json_object();
+        pfi_json_set(x, "agent", json_string(g ? g->url : ""));
+        pfi_json_set(x, "gpu", json_integer(f->gpu));
+        pfi_json_set(x, "owner", json_string(f->owner));
+        pfi_json_set(x, "epoch", json_integer((json_int_t)f->epoch));
+        pfi_json_set(x, "job", f->job[0] ? json_string(f->job) : json_null());
+        json_array_append_new(a, x);
+    }
+    return a;
+}
+
 static json_t *counters_json(const ctl_status *s)
 {
     json_t *cnt = json_object();
@@ -74,6 +92,7 @@ static json_t *counters_json(const ctl_status *s)
     pfi_json_set(cnt, "cap_errors", json_integer((json_int_t)s->held->errors));
     pfi_json_set(cnt, "releases", json_integer((json_int_t)s->held->releases));
     pfi_json_set(cnt, "caps_held", json_integer((json_int_t)s->held->n));
+    pfi_json_set(cnt, "cap_refusals", json_integer((json_int_t)s->held->refused));
     if (s->ven) {
         pfi_ven_stats vs;
         pfi_ven_get_stats(s->ven, &vs);
@@ -113,6 +132,9 @@ json_t *ctl_status_json(const ctl_status *s)
     pfi_json_set(o, "uncapped_tput", pfi_json_num(unc));
     pfi_json_set(o, "kept_ratio", pfi_json_num(unc > 0 ? kept / unc : NAN));
     pfi_json_set(o, "jobs", js);
+    pfi_json_set(o, "owner", json_string(s->owner));
+    pfi_json_set(o, "conflicts", conflicts_json(s));
+    pfi_json_set(o, "period_s", pfi_json_num(s->period_s));
     pfi_json_set(o, "counters", counters_json(s));
     return o;
 }

@@ -53,7 +53,7 @@ static void merge_two(ctl *c, const char *jobs1, double *fixed_w, double *live_w
     *fixed_w = *live_w = 0;
     ctl_carry *carry = ctl_jobs_begin(&c->jobs);
     for (size_t a = 0; a < 2; a++)
-        ctl_merge_node(&c->jobs, carry, a, &n[a], fixed_w, &measured_w, live_w);
+        ctl_merge_node(&c->jobs, NULL, carry, a, &n[a], fixed_w, &measured_w, live_w);
     ctl_jobs_end(carry);
     for (size_t a = 0; a < 2; a++)
         pfi_cl_node_clear(&n[a]);

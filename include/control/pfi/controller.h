@@ -46,6 +46,7 @@ typedef struct pfi_ctl_opts {
     double vtn_poll_s;   /* 30 */
     int http_threads;    /* 2 */
     size_t learn_rounds; /* learn: exploring proposals per epoch; 0 = its default (8) */
+    const char *owner;   /* the id sent with every cap call; NULL: the store's (made once) */
 } pfi_ctl_opts;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). On stop the
