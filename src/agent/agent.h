@@ -42,6 +42,7 @@ typedef struct agent_opts {
     const char *backend;
     unsigned sim_gpus;
     const char *sim_jobs;
+    double sim_limit_w; /* sim: the limit in force at start (the site's own), 0 = the TDP */
     const char *dcgm_url;
     const char *listen;
     const char *db;

@@ -30,6 +30,7 @@ static const char *help =
     "                    dcgm (scrape a dcgm-exporter; read-only) or sim\n"
     "  --sim-gpus N      sim: number of simulated H200s (default 8)\n"
     "  --sim-jobs FILE   sim: jobs file placing modelled jobs on GPUs\n"
+    "  --sim-limit W     sim: the GPUs' power limit at start (default: the TDP)\n"
     "  --dcgm-url URL    dcgm: the exporter's metrics URL\n"
     "                    (default http://127.0.0.1:9400/metrics)\n"
     "  --listen A:P      HTTP address and port (default 127.0.0.1:9477; [::1]:P\n"
@@ -145,6 +146,8 @@ static int open_backend(agent *a, pfi_error *err)
     char opts[1200] = "";
     if (strcmp(a->o.backend, "sim") == 0) {
         int n = snprintf(opts, sizeof opts, "gpus=%u", a->o.sim_gpus);
+        if (a->o.sim_limit_w > 0)
+            n += snprintf(opts + n, sizeof opts - (size_t)n, ",limit=%.3f", a->o.sim_limit_w);
         if (a->o.sim_jobs) {
             if (strchr(a->o.sim_jobs, ','))
                 return pfi_error_set(err, PFI_EINVAL, a->o.sim_jobs, 0,
@@ -272,6 +275,7 @@ int main(int argc, char **argv)
     enum {
         O_SIMG = 256,
         O_SIMJ,
+        O_SIML,
         O_DCGM,
         O_LISTEN,
         O_DB,
@@ -300,6 +304,7 @@ int main(int argc, char **argv)
     static const struct option lo[] = {{"backend", required_argument, 0, 'b'},
                                        {"sim-gpus", required_argument, 0, O_SIMG},
                                        {"sim-jobs", required_argument, 0, O_SIMJ},
+                                       {"sim-limit", required_argument, 0, O_SIML},
                                        {"dcgm-url", required_argument, 0, O_DCGM},
                                        {"listen", required_argument, 0, O_LISTEN},
                                        {"db", required_argument, 0, O_DB},
@@ -342,6 +347,11 @@ int main(int argc, char **argv)
             break;
         case O_SIMJ:
             a.o.sim_jobs = optarg;
+            break;
+        case O_SIML:
+            if (parse_seconds(optarg, 1, 100000, &v))
+                return usage_error("--sim-limit must be a power in W, not '%s'", optarg);
+            a.o.sim_limit_w = v;
             break;
         case O_DCGM:
             a.o.dcgm_url = optarg;
@@ -449,8 +459,9 @@ int main(int argc, char **argv)
         return usage_error("--backend must be nvml, dcgm or sim, not '%s'", a.o.backend);
     if (!a.o.db) return usage_error("%s", "--db PATH is required");
     if (!a.o.token_file) return usage_error("%s", "--token-file FILE is required");
-    if ((a.o.sim_jobs || a.o.sim_gpus != 8) && strcmp(a.o.backend, "sim") != 0)
-        return usage_error("%s", "--sim-gpus and --sim-jobs need --backend sim");
+    if ((a.o.sim_jobs || a.o.sim_gpus != 8 || a.o.sim_limit_w > 0) &&
+        strcmp(a.o.backend, "sim") != 0)
+        return usage_error("%s", "--sim-gpus, --sim-jobs and --sim-limit need --backend sim");
     if (a.o.dcgm_url && strcmp(a.o.backend, "dcgm") != 0)
         return usage_error("%s", "--dcgm-url needs --backend dcgm");
     const char *k8s_bad = agent_k8s_check(&a.o);

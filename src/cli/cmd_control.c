@@ -252,6 +252,8 @@ static int cmd_run(int argc, char **argv)
            "/healthz fails after N failed polls in a row (3)", 1, 1000),
         IN("cut-ramp-s", "S", set_in, &o.cut_lead_ramp_s,
            "a known step down is cut a period plus S early (1)", 0, 3600),
+        PFI_OPT("owner", "ID", pfi_cli_set_str, &o.owner, NULL,
+                "the id its caps carry (default: made once, kept in the store)"),
         IN("http-threads", "N", set_in_int, &o.http_threads, "HTTP worker threads (2)", 1, 64),
     };
 #undef STR
@@ -344,31 +346,64 @@ static double num(const json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* v in watts, or "-" when unknown (never "nan"). */
+static const char *watts(char *buf, size_t len, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "-");
+    return buf;
+}
+
 static void print_status(const json_t *s)
 {
     const json_t *t = json_object_get(s, "target");
+    int ctl_on = json_is_true(json_object_get(s, "controlling"));
+    char b1[32], b2[32], b3[32];
     if (json_is_object(t))
         printf("event      %s (%s), until %.0f\n", json_string_value(json_object_get(t, "id")),
                json_string_value(json_object_get(t, "source")), num(t, "end"));
     else
-        printf("event      none%s\n",
-               json_is_true(json_object_get(s, "controlling")) ? " (ramping up)" : "");
-    printf("site       limit %.0f W, measured %.0f W (GPU %.0f + other %.0f)\n",
-           isnan(num(s, "site_limit_w")) ? 0 : num(s, "site_limit_w"), num(s, "site_w"),
-           num(s, "measured_gpu_w"), num(s, "other_load_w"));
-    printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n",
-           num(s, "gpu_budget_w"), num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),
-           json_is_true(json_object_get(s, "infeasible")) ? ", INFEASIBLE" : "");
-    printf("agents     %.0f of %zu up; policy %s; throughput kept %.1f%%\n", num(s, "agents_up"),
+        printf("event      none%s\n", ctl_on ? " (ramping up)" : "");
+    double lim = num(s, "site_limit_w");
+    if (isfinite(lim))
+        printf("site       limit %.0f W, ", lim);
+    else
+        printf("site       no event, ");
+    printf("measured %.0f W (GPU %.0f + other %.0f)\n", num(s, "site_w"), num(s, "measured_gpu_w"),
+           num(s, "other_load_w"));
+    if (ctl_on)
+        printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n",
+               num(s, "gpu_budget_w"), num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),
+               json_is_true(json_object_get(s, "infeasible")) ? ", INFEASIBLE" : "");
+    else
+        printf("GPU budget none (not controlling), fixed %.0f W\n", num(s, "fixed_w"));
+    size_t n_jobs = json_array_size(json_object_get(s, "jobs"));
+    double kept = num(s, "kept_ratio");
+    char k[48];
+    if (n_jobs == 0)
+        snprintf(k, sizeof k, "no jobs");
+    else if (isfinite(kept))
+        snprintf(k, sizeof k, "throughput kept %.1f%%", 100 * kept);
+    else
+        snprintf(k, sizeof k, "throughput kept unknown (no uncapped figures yet)");
+    printf("agents     %.0f of %zu up; policy %s; %s\n", num(s, "agents_up"),
            json_array_size(json_object_get(s, "agents")),
-           json_string_value(json_object_get(s, "policy")), 100 * num(s, "kept_ratio"));
-    printf("\n%-32s %5s %9s %9s %9s %7s\n", "job", "gpus", "cap_w", "power_w", "planned_w", "loss");
+           json_string_value(json_object_get(s, "policy")), k);
     size_t i;
     const json_t *j;
+    json_array_foreach(json_object_get(s, "conflicts"), i, j)
+        printf("conflict   %s GPU %.0f held by controller %s\n",
+               json_string_value(json_object_get(j, "agent")), num(j, "gpu"),
+               json_string_value(json_object_get(j, "owner")));
+    if (n_jobs == 0) return;
+    printf("\n%-32s %5s %9s %9s %9s %7s\n", "job", "gpus", "cap_w", "power_w", "planned_w", "loss");
     json_array_foreach(json_object_get(s, "jobs"), i, j)
-        printf("%-32s %5.0f %9.0f %9.0f %9.0f %6.1f%%\n",
-               json_string_value(json_object_get(j, "id")), num(j, "gpus"), num(j, "cap_w"),
-               num(j, "power_w"), num(j, "planned_w"), 100 * num(j, "loss"));
+        printf("%-32s %5.0f %9s %9s %9s %6.1f%%\n", json_string_value(json_object_get(j, "id")),
+               num(j, "gpus"), watts(b1, sizeof b1, num(j, "cap_w")),
+               watts(b2, sizeof b2, num(j, "power_w")), watts(b3, sizeof b3, num(j, "planned_w")),
+               isfinite(num(j, "loss")) ? 100 * num(j, "loss") : 0);
 }
 
 static int parse_client(const char *cmd, int argc, char **argv, client *cl, const char *usage,

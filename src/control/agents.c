@@ -18,6 +18,8 @@ struct pfi_agents {
     size_t n, cap;
     ctl_index by_url;
     char *token;
+    char owner[96]; /* "Pfi-Owner: ID", "" none */
+    char epoch[48]; /* "Pfi-Epoch: N" */
     double timeout_s;
     CURLM *m;
 };
@@ -150,6 +152,17 @@ int pfi_agents_add(pfi_agents *a, const char *url, size_t *index, pfi_error *err
     return PFI_OK;
 }
 
+int pfi_agents_set_owner(pfi_agents *a, const char *owner, long long epoch, pfi_error *err)
+{
+    a->owner[0] = a->epoch[0] = '\0';
+    if (!owner || !*owner) return PFI_OK;
+    if (strlen(owner) > 64 || strpbrk(owner, "\r\n"))
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "owner id: at most 64 characters, one line");
+    snprintf(a->owner, sizeof a->owner, "Pfi-Owner: %s", owner);
+    snprintf(a->epoch, sizeof a->epoch, "Pfi-Epoch: %lld", epoch);
+    return PFI_OK;
+}
+
 /* Runs x[0..n) to completion on the multi handle. */
 static void run_all(pfi_agents *a, xfer *x, size_t n)
 {
@@ -163,6 +176,12 @@ static void run_all(pfi_agents *a, xfer *x, size_t n)
                           .timeout_s = a->timeout_s,
                           .user_agent = "pfi-control/" PFI_VERSION};
         pfi_http_setup(x[i].h, &r, &x[i].buf, &x[i].hdrs);
+        if (strcmp(x[i].method, "GET") != 0 && a->owner[0]) {
+            /* a cap call: who sends it (pfid checks it against its holder) */
+            x[i].hdrs = curl_slist_append(x[i].hdrs, a->owner);
+            x[i].hdrs = curl_slist_append(x[i].hdrs, a->epoch);
+            curl_easy_setopt(x[i].h, CURLOPT_HTTPHEADER, x[i].hdrs);
+        }
         curl_easy_setopt(x[i].h, CURLOPT_PRIVATE, &x[i]);
         curl_multi_add_handle(a->m, x[i].h);
     }
@@ -275,7 +294,8 @@ size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n)
     size_t ok = 0;
     for (size_t i = 0; i < n; i++) {
         pfi_cap_cmd *c = &cmds[i];
-        c->error[0] = '\0';
+        c->error[0] = c->owner[0] = '\0';
+        c->epoch = 0;
         c->enforced_w = NAN;
         c->status = status_of(&x[i], c->error, sizeof c->error);
         if (c->status == 200) {
@@ -289,9 +309,16 @@ size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n)
             const json_t *e = json_object_get(o, "error");
             snprintf(c->error, sizeof c->error, "HTTP %ld: %.120s", c->status,
                      json_is_string(e) ? json_string_value(e) : "");
+            const json_t *ow = json_object_get(o, "owner"), *ep = json_object_get(o, "epoch");
+            if (c->status == 409 && json_is_string(ow) && json_string_length(ow) > 0) {
+                snprintf(c->owner, sizeof c->owner, "%s", json_string_value(ow));
+                c->epoch = json_is_integer(ep) ? (long long)json_integer_value(ep) : 0;
+            }
             json_decref(o);
         }
-        if (c->agent < a->n && (c->status == 409 || c->status == 501))
+        if (c->owner[0]) {
+            /* another controller's GPU: the agent still takes caps */
+        } else if (c->agent < a->n && (c->status == 409 || c->status == 501))
             a->ag[c->agent].cannot_cap = 1;
         else if (c->agent < a->n && c->status == 200)
             a->ag[c->agent].cannot_cap = 0;

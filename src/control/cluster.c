@@ -206,10 +206,10 @@ static int read_list(list *L, const char *text, size_t len, pfi_error *err)
 }
 
 /* The fields whose type is checked, in the order the first bad one is named. */
-enum { G_POWER, G_ENFORCED, G_DEFAULT, G_MIN, G_MAX, G_CAP_W, G_CAP_EXPIRES };
+enum { G_POWER, G_ENFORCED, G_DEFAULT, G_MIN, G_MAX, G_CAP_W, G_CAP_EXPIRES, G_PRIOR, G_CAP_PRIOR };
 static const char *const G_NAMES[] = {"sample.power_watts", "limits.enforced_w", "limits.default_w",
                                       "limits.min_w",       "limits.max_w",      "cap.watts",
-                                      "cap.expires_at"};
+                                      "cap.expires_at",     "limits.prior_w",    "cap.prior_w"};
 
 static int first_bit(unsigned x)
 {
@@ -224,7 +224,7 @@ static int gpu_entry(pfi_jscan *J, list *L, size_t i)
     pfi_cl_gpu tmp, *g = i < L->max ? list_slot(L, i) : &tmp;
     memset(g, 0, sizeof *g);
     g->power_w = g->enforced_w = g->default_w = g->min_w = g->max_w = g->cap_w = g->cap_expires_at =
-        NAN;
+        g->prior_w = g->cap_prior_w = NAN;
     int ix_ok = 0, first = 1;
     unsigned bad = 0;
     char key[KEY_CAP];
@@ -244,22 +244,25 @@ static int gpu_entry(pfi_jscan *J, list *L, size_t i)
                 const sub f[] = {SUB("power_watts", &g->power_w, G_POWER, NULL)};
                 read_sub(J, f, 1, &bad);
             } else if (KEY_IS(key, kn, "limits")) {
-                g->enforced_w = g->default_w = g->min_w = g->max_w = NAN;
-                bad &= ~(1u << G_ENFORCED | 1u << G_DEFAULT | 1u << G_MIN | 1u << G_MAX);
+                g->enforced_w = g->default_w = g->min_w = g->max_w = g->prior_w = NAN;
+                bad &= ~(1u << G_ENFORCED | 1u << G_DEFAULT | 1u << G_MIN | 1u << G_MAX |
+                         1u << G_PRIOR);
                 const sub f[] = {SUB("enforced_w", &g->enforced_w, G_ENFORCED, NULL),
                                  SUB("default_w", &g->default_w, G_DEFAULT, NULL),
                                  SUB("min_w", &g->min_w, G_MIN, NULL),
-                                 SUB("max_w", &g->max_w, G_MAX, NULL)};
-                read_sub(J, f, 4, &bad);
+                                 SUB("max_w", &g->max_w, G_MAX, NULL),
+                                 SUB("prior_w", &g->prior_w, G_PRIOR, NULL)};
+                read_sub(J, f, 5, &bad);
             } else if (KEY_IS(key, kn, "cap")) {
                 g->capped = is_obj;
-                g->cap_w = g->cap_expires_at = NAN;
+                g->cap_w = g->cap_expires_at = g->cap_prior_w = NAN;
                 g->restore_failed = 0;
-                bad &= ~(1u << G_CAP_W | 1u << G_CAP_EXPIRES);
+                bad &= ~(1u << G_CAP_W | 1u << G_CAP_EXPIRES | 1u << G_CAP_PRIOR);
                 const sub f[] = {SUB("watts", &g->cap_w, G_CAP_W, NULL),
                                  SUB("expires_at", &g->cap_expires_at, G_CAP_EXPIRES, NULL),
-                                 SUB("restore_failed", NULL, 0, &g->restore_failed)};
-                read_sub(J, f, 3, &bad);
+                                 SUB("restore_failed", NULL, 0, &g->restore_failed),
+                                 SUB("prior_w", &g->cap_prior_w, G_CAP_PRIOR, NULL)};
+                read_sub(J, f, 4, &bad);
             } else {
                 pfi_jscan_skip(J);
             }

@@ -10,7 +10,68 @@
 
 #include "ctl_internal.h"
 #include "ctl_spread.h"
+#include "pfi/lockfile.h"
 #include "pfi/target_io.h"
+
+/* One controller per store: two on one store flap each other's caps every
+ * period. The lock is DB.lock (SQLite's own file cannot hold a PID), and
+ * the kernel drops it however the holder dies. */
+static int lock_store(ctl *c, const char *db, pfi_error *err)
+{
+    char path[4200];
+    if ((size_t)snprintf(path, sizeof path, "%s.lock", db) >= sizeof path)
+        return pfi_error_set(err, PFI_EINVAL, db, 0, "the store's path is too long");
+    long pid = 0;
+    int rc = pfi_lockfile_take(path, PFI_LOCKFILE_PRIVATE, &c->lock_fd, &pid, err);
+    if (rc == PFI_ESTATE && pid > 0)
+        return pfi_error_set(err, PFI_ESTATE, db, 0,
+                             "the store is in use by another pfi control (pid %ld); one "
+                             "controller per store",
+                             pid);
+    if (rc == PFI_ESTATE)
+        return pfi_error_set(
+            err, PFI_ESTATE, db, 0,
+            "the store is in use by another pfi control; one controller per store");
+    return rc;
+}
+
+static int owner_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > PFI_CTL_OWNER_MAX) return 0;
+    for (; *s; s++)
+        if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') || ('0' <= *s && *s <= '9') ||
+              strchr("._:@-", *s)))
+            return 0;
+    return 1;
+}
+
+/* The id every cap call carries (Pfi-Owner): --owner, else the store's,
+ * else a new one, kept in the store so a restart is the same owner. */
+static int take_owner(ctl *c, const char *given, pfi_error *err)
+{
+    if (given) {
+        if (!owner_ok(given))
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "--owner: 1-%d characters of A-Z a-z 0-9 . _ : @ -, not '%.80s'",
+                                 PFI_CTL_OWNER_MAX, given);
+        snprintf(c->owner, sizeof c->owner, "%s", given);
+        return pfi_ctl_store_put_meta(c->store, "owner", c->owner, err);
+    }
+    if (pfi_ctl_store_get_meta(c->store, "owner", c->owner, sizeof c->owner, NULL) == PFI_OK &&
+        owner_ok(c->owner))
+        return PFI_OK;
+    unsigned char r[8] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t got = f ? fread(r, 1, sizeof r, f) : 0;
+    if (f) fclose(f);
+    if (got != sizeof r)
+        return pfi_error_set(err, PFI_EIO, "/dev/urandom", 0, "cannot make an owner id");
+    int n = snprintf(c->owner, sizeof c->owner, "ctl-");
+    for (size_t i = 0; i < sizeof r; i++)
+        n += snprintf(c->owner + n, sizeof c->owner - (size_t)n, "%02x", r[i]);
+    return pfi_ctl_store_put_meta(c->store, "owner", c->owner, err);
+}
 
 /* Resumes from the store: targets (API and the last OpenADR list), caps
  * held, learned points and uncapped figures, budget and trim. */
@@ -32,44 +93,49 @@ static int resume(ctl *c, pfi_error *err)
         if (a == SIZE_MAX && c->o.cluster_from_prometheus)
             pfi_agents_add(c->agents, caps[i].agent, &a, NULL);
         if (a == SIZE_MAX) continue; /* an agent no longer listed */
-        ctl_held *h = realloc(c->held, (c->n_held + 1) * sizeof *h);
-        if (!h) break;
-        c->held = h;
-        c->held[c->n_held++] = (ctl_held){a, caps[i].gpu, caps[i].watts, caps[i].expires_at, 0};
-        c->cap_held = c->n_held;
-        ctl_index_put(&c->held_ix, ctl_held_key(a, caps[i].gpu), c->n_held - 1);
+        if (ctl_held_add(&c->caps, a, caps[i].gpu, caps[i].watts, caps[i].expires_at) != PFI_OK) {
+            free(caps);
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory resuming the caps");
+        }
     }
     free(caps);
     pfi_ctl_obs_rec *ob;
     if ((rc = pfi_ctl_store_load_obs(c->store, &ob, &n, err)) != PFI_OK) return rc;
-    c->obs = calloc(n + 1, sizeof *c->obs);
-    for (size_t i = 0; c->obs && i < n; i++) {
-        snprintf(c->obs[i].job, sizeof c->obs[i].job, "%s", ob[i].job);
-        c->obs[i].var = ob[i].tput_var; /* NaN unknown: given to learn as 0 */
-        c->obs[i].o =
-            (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, ctl_spread_sd(c->obs[i].var)};
-        ctl_index_put(&c->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
+    ctl_jobs *J = &c->jobs;
+    if (!(J->obs = calloc(n + 1, sizeof *J->obs))) {
+        free(ob);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory resuming learned points");
     }
-    c->n_obs = c->cap_obs = c->obs ? n : 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(J->obs[i].job, sizeof J->obs[i].job, "%s", ob[i].job);
+        J->obs[i].var = ob[i].tput_var; /* NaN unknown: given to learn as 0 */
+        J->obs[i].o =
+            (pfi_plan_obs){ob[i].cap_w, ob[i].power_w, ob[i].tput, ctl_spread_sd(J->obs[i].var)};
+        ctl_index_put(&J->obs_ix, ctl_obs_key(ob[i].job, ob[i].cap_w), i);
+    }
+    J->n_obs = J->cap_obs = n;
     free(ob);
     pfi_ctl_job_rec *jr;
     if ((rc = pfi_ctl_store_load_jobs(c->store, &jr, &n, err)) != PFI_OK) return rc;
-    c->known = calloc(n + 1, sizeof *c->known);
-    for (size_t i = 0; c->known && i < n; i++) {
-        snprintf(c->known[i].job, sizeof c->known[i].job, "%s", jr[i].job);
-        c->known[i].pmax_w = jr[i].pmax_w;
-        c->known[i].tmax = jr[i].tmax;
-        ctl_index_put(&c->known_ix, ctl_hash_str(jr[i].job), i);
+    if (!(J->known = calloc(n + 1, sizeof *J->known))) {
+        free(jr);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory resuming the jobs");
     }
-    c->n_known = c->cap_known = c->known ? n : 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(J->known[i].job, sizeof J->known[i].job, "%s", jr[i].job);
+        J->known[i].pmax_w = jr[i].pmax_w;
+        J->known[i].tmax = jr[i].tmax;
+        ctl_index_put(&J->known_ix, ctl_hash_str(jr[i].job), i);
+    }
+    J->n_known = J->cap_known = n;
     free(jr);
     double v;
     if (pfi_ctl_store_get_state(c->store, "budget_w", &v, NULL) == PFI_OK) c->budget_w = v;
     if (pfi_ctl_store_get_state(c->store, "trim_w", &v, NULL) == PFI_OK && isfinite(v))
-        c->trim_w = v;
-    if (c->n_held)
-        pfi_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->n_held,
-                c->n_targets, c->n_obs);
+        c->trim.w = v;
+    if (c->caps.n)
+        pfi_log("resumed: %zu cap(s) held, %zu target(s), %zu learned point(s)", c->caps.n,
+                c->n_targets, J->n_obs);
     return PFI_OK;
 }
 
@@ -80,19 +146,9 @@ static void teardown(ctl *c)
     pfi_agents_destroy(c->agents);
     pfi_plan_destroy(c->plan);
     pfi_ctl_store_close(c->store);
-    for (size_t i = 0; i < c->n_jobs; i++) {
-        free(c->jobs[i].gpu_agent);
-        free(c->jobs[i].gpu_idx);
-    }
-    free(c->jobs);
-    free(c->held);
-    ctl_index_free(&c->job_ix);
-    ctl_index_free(&c->held_ix);
-    ctl_index_free(&c->obs_ix);
-    ctl_index_free(&c->known_ix);
-    ctl_priors_free(c);
-    free(c->obs);
-    free(c->known);
+    pfi_lockfile_release(c->lock_fd);
+    ctl_jobs_free(&c->jobs);
+    ctl_caps_free(&c->caps);
     free(c->targets);
     pfi_oadr_events_free(c->events, c->n_events);
     free(c->accs);
@@ -110,18 +166,23 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     memset(&c, 0, sizeof c);
     c.o = *o;
     c.stop = stop;
-    c.budget_w = c.prev_budget_w = c.last_t = NAN;
+    c.lock_fd = -1;
+    c.budget_w = c.prev_budget_w = c.last_t = c.period_s = NAN;
+    c.prev_up = SIZE_MAX;
     c.other_w = o->other_load_w;
     c.other_src = "constant";
     pthread_mutex_init(&c.mu, NULL);
     pthread_cond_init(&c.wake, NULL);
-    int rc = pfi_ctl_store_open(o->db, &c.store, err);
+    int rc = lock_store(&c, o->db, err);
+    if (rc == PFI_OK) rc = pfi_ctl_store_open(o->db, &c.store, err);
+    if (rc == PFI_OK) rc = take_owner(&c, o->owner, err);
     if (rc == PFI_OK) rc = pfi_plan_create(&c.plan);
     if (rc == PFI_OK && o->policy == PFI_PLAN_LEARN)
         rc = pfi_plan_use_learn(c.plan, o->learn_rounds, 2, err); /* caps go up a period late */
     if (rc == PFI_OK)
         rc = pfi_agents_create((const char *const *)o->agents, o->n_agents, o->agent_token,
                                o->agent_timeout_s, &c.agents, err);
+    if (rc == PFI_OK) rc = pfi_agents_set_owner(c.agents, c.owner, 0, err);
     if (rc == PFI_OK) rc = resume(&c, err);
     if (rc == PFI_OK && o->schedule) {
         pfi_target *ts;
@@ -154,6 +215,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     else
         pfi_log("%zu agent(s), policy %s, period %.3g s", o->n_agents,
                 pfi_plan_policy_name(o->policy), o->period_s);
+    pfi_log("owner %s, epoch 0", c.owner);
     while (!*stop) {
         double t0 = pfi_clock_wall();
         ctl_period(&c);

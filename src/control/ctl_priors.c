@@ -11,29 +11,29 @@
 #include "ctl_internal.h"
 
 typedef struct prior_ctx {
-    const ctl *c;
+    const ctl_jobs *J;
     const char *id;
 } prior_ctx;
 
 static int prior_eq(size_t pos, const void *x)
 {
     const prior_ctx *k = x;
-    return strcmp(k->c->priors[pos].job, k->id) == 0;
+    return strcmp(k->J->priors[pos].job, k->id) == 0;
 }
 
-const ctl_prior *ctl_prior_find(const ctl *c, const char *id)
+const ctl_prior *ctl_prior_find(const ctl_jobs *J, const char *id)
 {
-    prior_ctx k = {c, id};
-    size_t pos = ctl_index_get(&c->prior_ix, ctl_hash_str(id), prior_eq, &k);
-    return pos == SIZE_MAX ? NULL : &c->priors[pos];
+    prior_ctx k = {J, id};
+    size_t pos = ctl_index_get(&J->prior_ix, ctl_hash_str(id), prior_eq, &k);
+    return pos == SIZE_MAX ? NULL : &J->priors[pos];
 }
 
-void ctl_priors_free(ctl *c)
+void ctl_priors_free(ctl_jobs *J)
 {
-    for (size_t i = 0; i < c->n_priors; i++)
-        free(c->priors[i].pts);
-    free(c->priors);
-    ctl_index_free(&c->prior_ix);
+    for (size_t i = 0; i < J->n_priors; i++)
+        free(J->priors[i].pts);
+    free(J->priors);
+    ctl_index_free(&J->prior_ix);
 }
 
 /* pfid's job ids are URL-safe; anything else is not asked for. */
@@ -73,20 +73,20 @@ static size_t combine(pfi_cl_point *const *a, const size_t *na, size_t k, pfi_pl
     return m;
 }
 
-void ctl_priors_fetch(ctl *c)
+void ctl_priors_fetch(ctl_jobs *J, pfi_agents *agents)
 {
     /* one request per (job without priors, node of the job) */
     size_t room = 0;
-    for (size_t i = 0; i < c->n_jobs; i++)
-        if (!ctl_prior_find(c, c->jobs[i].id)) room += c->jobs[i].n_gpus;
+    for (size_t i = 0; i < J->n; i++)
+        if (!ctl_prior_find(J, J->v[i].id)) room += J->v[i].n_gpus;
     if (room == 0) return;
     size_t *agent = calloc(room, sizeof *agent), *owner = calloc(room, sizeof *owner);
     char **path = calloc(room, sizeof *path), **body = calloc(room, sizeof *body);
     long *status = calloc(room, sizeof *status);
     size_t *len = calloc(room, sizeof *len), n = 0;
-    for (size_t i = 0; agent && owner && path && body && status && len && i < c->n_jobs; i++) {
-        const ctl_job *j = &c->jobs[i];
-        if (ctl_prior_find(c, j->id) || !url_safe(j->id)) continue;
+    for (size_t i = 0; agent && owner && path && body && status && len && i < J->n; i++) {
+        const ctl_job *j = &J->v[i];
+        if (ctl_prior_find(J, j->id) || !url_safe(j->id)) continue;
         for (size_t g = 0; g < j->n_gpus; g++) {
             int asked = 0; /* this node, among the job's requests (the last ones) */
             for (size_t q = n; q > 0 && owner[q - 1] == i && !asked; q--)
@@ -100,7 +100,7 @@ void ctl_priors_fetch(ctl *c)
             path[n++] = pa;
         }
     }
-    if (n) pfi_agents_get_many(c->agents, agent, (const char *const *)path, n, status, body, len);
+    if (n) pfi_agents_get_many(agents, agent, (const char *const *)path, n, status, body, len);
     for (size_t s = 0; s < n;) {
         size_t e = s;
         while (e < n && owner[e] == owner[s])
@@ -126,15 +126,15 @@ void ctl_priors_fetch(ctl *c)
             }
         }
         ctl_prior *arr = NULL;
-        if (ok && (arr = realloc(c->priors, (c->n_priors + 1) * sizeof *arr))) {
-            c->priors = arr;
-            ctl_prior *p = &c->priors[c->n_priors];
-            snprintf(p->job, sizeof p->job, "%s", c->jobs[owner[s]].id);
+        if (ok && (arr = realloc(J->priors, (J->n_priors + 1) * sizeof *arr))) {
+            J->priors = arr;
+            ctl_prior *p = &J->priors[J->n_priors];
+            snprintf(p->job, sizeof p->job, "%s", J->v[owner[s]].id);
             p->pts = calloc(total + 1, sizeof *p->pts);
             p->n = p->pts ? combine(pts, np, k, p->pts) : 0;
             if (p->n)
                 pfi_log("learn: job %s: %zu curve point(s) from pfid as priors", p->job, p->n);
-            ctl_index_put(&c->prior_ix, ctl_hash_str(p->job), c->n_priors++);
+            ctl_index_put(&J->prior_ix, ctl_hash_str(p->job), J->n_priors++);
         }
         for (size_t r = 0; r < k; r++)
             free(pts[r]);

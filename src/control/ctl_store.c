@@ -37,7 +37,8 @@ static const char *schema =
     "CREATE TABLE IF NOT EXISTS jobs(job TEXT PRIMARY KEY, pmax_w REAL, tmax REAL, t REAL);"
     "CREATE TABLE IF NOT EXISTS agents(url TEXT PRIMARY KEY, n_gpus INTEGER NOT NULL,"
     " max_w REAL NOT NULL, t REAL NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value REAL);";
+    "CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value REAL);"
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 #define N_CACHE 24
 
@@ -485,6 +486,32 @@ int pfi_ctl_store_get_state(pfi_ctl_store *s, const char *key, double *v, pfi_er
     sqlite3_bind_text(q, 1, key, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) *v = col_d(q, 0, NAN);
+    sqlite3_reset(q);
+    pthread_mutex_unlock(&s->mu);
+    if (rc == SQLITE_ROW) return PFI_OK;
+    if (rc == SQLITE_DONE) return PFI_ENOTFOUND;
+    return db_error(s, err, "read");
+}
+
+int pfi_ctl_store_put_meta(pfi_ctl_store *s, const char *key, const char *v, pfi_error *err)
+{
+    return run(s, err, "INSERT OR REPLACE INTO meta VALUES(?,?)", "tt", key, v);
+}
+
+int pfi_ctl_store_get_meta(pfi_ctl_store *s, const char *key, char *v, size_t len, pfi_error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *q = stmt(s, "SELECT value FROM meta WHERE key=?");
+    if (!q) {
+        pthread_mutex_unlock(&s->mu);
+        return db_error(s, err, "prepare");
+    }
+    sqlite3_bind_text(q, 1, key, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(q, 0);
+        snprintf(v, len, "%s", t ? (const char *)t : "");
+    }
     sqlite3_reset(q);
     pthread_mutex_unlock(&s->mu);
     if (rc == SQLITE_ROW) return PFI_OK;

@@ -50,11 +50,11 @@ int ctl_vtn_unhealthy(ctl *c, char *why, size_t len)
     return 0;
 }
 
-void ctl_vtn_metrics(ctl *c, FILE *f)
+void ctl_vtn_metrics(pfi_ven *ven, FILE *f)
 {
-    if (!c->ven) return;
+    if (!ven) return;
     pfi_ven_health h;
-    pfi_ven_get_health(c->ven, &h);
+    pfi_ven_get_health(ven, &h);
     pfi_prom_family(f, "pfi_control_vtn_consecutive_failures", PFI_PROM_GAUGE,
                     "VTN polls failed in a row (0 after a good one)");
     pfi_prom_sample(f, "pfi_control_vtn_consecutive_failures", NULL,

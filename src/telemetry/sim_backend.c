@@ -51,6 +51,7 @@ typedef struct {
     sim_job *jobs;
     size_t n_jobs;
     double noise;
+    double start_limit_w; /* limit=W: the limit in force at start, 0 the TDP */
     gsl_rng *rng;
     double t0;     /* monotonic seconds at open */
     double pinned; /* >= 0: the pinned clock */
@@ -212,6 +213,16 @@ static int parse_opts(sim_state *s, const char *opts, char *jobs, size_t jlen, u
             if (end == v || *end || !(s->noise >= 0 && s->noise <= 0.5))
                 return pfi_error_set(err, PFI_EINVAL, NULL, 0,
                                      "sim: noise=%s is not a number from 0 to 0.5", v);
+        } else if (strcmp(k, "limit") == 0) {
+            /* the limit in force at start: a site that runs its GPUs below the TDP */
+            s->start_limit_w = strtod(v, &end);
+            if (end == v || *end ||
+                !(s->start_limit_w >= s->spec->min_limit_w &&
+                  s->start_limit_w <= s->spec->max_limit_w))
+                return pfi_error_set(
+                    err, PFI_EINVAL, NULL, 0,
+                    "sim: limit=%s is not a power in the device's range %.0f-%.0f W", v,
+                    s->spec->min_limit_w, s->spec->max_limit_w);
         } else if (strcmp(k, "seed") == 0) {
             *seed = strtoul(v, &end, 10);
             if (end == v || *end)
@@ -222,9 +233,9 @@ static int parse_opts(sim_state *s, const char *opts, char *jobs, size_t jlen, u
         }
         continue;
     bad:
-        return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                             "sim: bad option '%s' (expected gpus=N, jobs=FILE, noise=F, seed=S)",
-                             tok);
+        return pfi_error_set(
+            err, PFI_EINVAL, NULL, 0,
+            "sim: bad option '%s' (expected gpus=N, jobs=FILE, noise=F, seed=S, limit=W)", tok);
     }
     return PFI_OK;
 }
@@ -255,8 +266,10 @@ static int sim_init(pfi_backend **out, const char *opts, pfi_error *err)
     if (jobs[0] && (rc = load_jobs(s, jobs, err)) != PFI_OK) goto fail;
     s->t0 = mono_s();
     for (unsigned i = 0; i < s->n; i++)
-        s->gpus[i] = (sim_gpu){
-            .limit_w = s->spec->tdp_w, .energy_j = 0, .last_t = 0, .last_power_w = s->spec->idle_w};
+        s->gpus[i] = (sim_gpu){.limit_w = s->start_limit_w > 0 ? s->start_limit_w : s->spec->tdp_w,
+                               .energy_j = 0,
+                               .last_t = 0,
+                               .last_power_w = s->spec->idle_w};
     *out = b;
     return PFI_OK;
 fail:

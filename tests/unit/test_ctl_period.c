@@ -51,31 +51,27 @@ static void merge_two(ctl *c, const char *jobs1, double *fixed_w, double *live_w
     memset(c, 0, sizeof *c);
     double measured_w = 0;
     *fixed_w = *live_w = 0;
-    ctl_carry *carry = ctl_jobs_begin(c);
+    ctl_carry *carry = ctl_jobs_begin(&c->jobs);
     for (size_t a = 0; a < 2; a++)
-        ctl_merge_node(c, carry, a, &n[a], fixed_w, &measured_w, live_w);
+        ctl_merge_node(&c->jobs, NULL, carry, a, &n[a], fixed_w, &measured_w, live_w);
     ctl_jobs_end(carry);
     for (size_t a = 0; a < 2; a++)
         pfi_cl_node_clear(&n[a]);
     c->prev_active = c->prev_push_ok = 1;
-    for (size_t i = 0; i < c->n_jobs; i++)
-        c->jobs[i].last_cap_w = 450;
+    for (size_t i = 0; i < c->jobs.n; i++)
+        c->jobs.v[i].last_cap_w = 450;
 }
 
 static void free_jobs(ctl *c)
 {
-    for (size_t i = 0; i < c->n_jobs; i++) {
-        free(c->jobs[i].gpu_agent);
-        free(c->jobs[i].gpu_idx);
-    }
-    free(c->jobs);
-    ctl_index_free(&c->job_ix);
+    ctl_jobs_free(&c->jobs);
 }
 
 static pfi_plan_obs reading(const ctl *c, const char *id)
 {
-    for (size_t i = 0; i < c->n_jobs; i++)
-        if (strcmp(c->jobs[i].id, id) == 0) return ctl_job_reading(c, &c->jobs[i]);
+    for (size_t i = 0; i < c->jobs.n; i++)
+        if (strcmp(c->jobs.v[i].id, id) == 0)
+            return ctl_job_reading(&c->jobs.v[i], c->prev_active && c->prev_push_ok);
     fail_msg("no job %s", id);
     return (pfi_plan_obs){0};
 }
@@ -86,7 +82,7 @@ static void test_reading_sd_from_listings(void **st)
     ctl c;
     double fixed, live;
     merge_two(&c, JOBS1, &fixed, &live);
-    assert_int_equal(c.n_jobs, 4);
+    assert_int_equal(c.jobs.n, 4);
     assert_near(live, 2000, 0);
     assert_near(fixed, 400, 0); /* node 1's GPU 3: in no job */
     pfi_plan_obs r = reading(&c, "span");

@@ -55,10 +55,19 @@ typedef struct pfi_cap_cmd {
     long status;       /* filled: the HTTP status, 0 on no answer */
     double enforced_w; /* filled: what pfid read back, NaN unknown */
     char error[160];   /* filled on failure */
+    char owner[65];    /* filled on a 409 naming another owner (its "owner"); "" else */
+    long long epoch;   /* and its "epoch" */
 } pfi_cap_cmd;
 
+/* The owner id and epoch sent with every cap call (headers Pfi-Owner and
+ * Pfi-Epoch), so that pfid refuses a cap from a controller other than the
+ * one holding the GPU (409 naming it). NULL or "": no headers. */
+int pfi_agents_set_owner(pfi_agents *a, const char *owner, long long epoch, pfi_error *err);
+
 /* Sends every command (in parallel) and fills their results; returns how
- * many succeeded (HTTP 200). */
+ * many succeeded (HTTP 200). A 409 that names an owner is that GPU held by
+ * another controller (cmd.owner); any other 409 or a 501 marks the agent
+ * cannot_cap (read-only). */
 size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n);
 
 /* GET agent[i]'s base URL + path[i] for every i (in parallel): status[i]

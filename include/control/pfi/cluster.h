@@ -27,8 +27,10 @@ typedef struct pfi_cl_gpu {
     int up;                                     /* the last sample was read */
     double power_w;                             /* last sample, W; NaN unknown */
     double enforced_w, default_w, min_w, max_w; /* limits, W; NaN unknown */
+    double prior_w;                             /* limits.prior_w: the site's own limit */
     int capped;                                 /* pfid holds a cap on it */
     double cap_w, cap_expires_at;
+    double cap_prior_w; /* cap.prior_w: the limit in force before the cap */
     int restore_failed;
 } pfi_cl_gpu;
 

@@ -14,6 +14,7 @@
  *   jobs(job, pmax_w, tmax, t)                          uncapped power and throughput seen
  *   agents(url, n_gpus, max_w, t)                       each agent's size when last seen
  *   state(key, value)                                   trim_w, budget_w
+ *   meta(key, value TEXT)                               owner (the controller's id)
  * WAL mode, synchronous=NORMAL, 5 s busy timeout. No secret is ever stored.
  * An infinite end or a null priority is stored as NULL.
  *
@@ -104,5 +105,8 @@ int pfi_ctl_store_get_agent(pfi_ctl_store *s, const char *url, size_t *n_gpus, d
 int pfi_ctl_store_put_state(pfi_ctl_store *s, const char *key, double v, pfi_error *err);
 /* PFI_ENOTFOUND when unset. */
 int pfi_ctl_store_get_state(pfi_ctl_store *s, const char *key, double *v, pfi_error *err);
+/* Text values (meta): get copies at most len - 1 bytes; PFI_ENOTFOUND when absent. */
+int pfi_ctl_store_put_meta(pfi_ctl_store *s, const char *key, const char *v, pfi_error *err);
+int pfi_ctl_store_get_meta(pfi_ctl_store *s, const char *key, char *v, size_t len, pfi_error *err);
 
 #endif
