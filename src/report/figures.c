@@ -13,6 +13,7 @@
 #include "pfi/gpumodel.h"
 #include "pfi/stats.h"
 #include "plot.h"
+#include "tables.h"
 
 static const rp_figure figures[PFI_PLOT_COUNT] = {
     {PFI_PLOT_CURVES, "fig3_curves", "Fig. 3: power-throughput curves",
@@ -21,13 +22,14 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      "diagonal a job keeps more throughput than it gives up power (PFI > 1).",
      1300, 520},
     {PFI_PLOT_PFI, "fig4_pfi", "Fig. 4: PFI distribution, by regime and by cluster size",
-     "Left: histogram of the ratio PFI (Eq. 1). Middle: PFI by regime, bar = median. Right: "
-     "PFI against the job's GPU count.",
+     "Left: histogram of the ratio PFI (Eq. 1) with the median and PFI = 1 (dashed: throughput "
+     "falls as fast as power). Middle: PFI by arch x task, bar = median. Right: PFI against the "
+     "job's GPU count.",
      1300, 460},
     {PFI_PLOT_FEATURES, "fig5_features", "Fig. 5/14: PFI against each telemetry feature",
      "One panel per feature of the uncapped run, with the OLS line and Spearman rho; "
-     "* q < 0.05, ** q < 0.01 (Benjamini-Hochberg over the features). Held-out groups are "
-     "not shown.",
+     "* q < 0.05, ** q < 0.01 (Benjamini-Hochberg over the features), and the paper's rho where "
+     "its panel can be read. Held-out groups are circled: drawn, but in no fit or rho.",
      1400, 1700},
     {PFI_PLOT_CLOCKS, "fig6_clocks", "Fig. 6: SM and memory clock against the power cap",
      "Lines: the GPU model (H200) for the four probe loads. Markers: the real H200 probe, "
@@ -36,15 +38,18 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      1100, 520},
     {PFI_PLOT_PREDICTED, "fig7_predicted", "Fig. 7: predicted against actual PFI",
      "The DRAM copy product predictor: leave-one-out predictions for the training groups, "
-     "the fitted model's for the held-out groups (black outline). Dashed: perfect prediction.",
+     "the fitted model's for the held-out groups (black outline), with the LOO and the "
+     "validation R-squared. Dashed: perfect prediction.",
      900, 640},
     {PFI_PLOT_GAP, "fig8_gap", "Fig. 8: throughput gap to the oracle against power reduction",
-     "Mean over workloads of the oracle's total throughput minus the policy's, per job. "
-     "Lower is better; the oracle is exact for the measured curves.",
+     "Mean over workloads of the policy's total throughput minus the oracle's, per job, as the "
+     "paper draws it: less negative is better; the oracle is exact for the measured curves. "
+     "Diamonds: the paper's production 30% values (Sec. 6).",
      1300, 520},
     {PFI_PLOT_CE, "fig9_ce", "Fig. 9: the constant-elasticity fit",
-     "log T = alpha log P + log k per group (normalised by the uncapped run): points are the "
-     "runs, lines the least-squares fits; PFI_CE = 1 - alpha.",
+     "log T = alpha log P + log k (normalised by the uncapped run): points are the runs, lines "
+     "the least-squares fits over the runs' range; PFI_CE = 1 - alpha. (a) the paper's job "
+     "(gpt-oss-20b fine-tuning on 8 H200s); (b) every group, the paper's appendix view.",
      1000, 600},
     {PFI_PLOT_DEFINITIONS, "fig10_definitions", "Fig. 10: the three PFI definitions",
      "Each group's ratio (Eq. 1), area (Eq. 5) and constant-elasticity PFI against each "
@@ -52,9 +57,9 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      "Spearman's rank correlation.",
      1300, 460},
     {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: one panel per group",
-     "Normalised throughput against normalised power for every group, with its ratio PFI; "
-     "dashed: the diagonal (PFI = 1).",
-     1400, 1300},
+     "Normalised throughput against normalised power for every group (model, arch and task "
+     "in the title), with its ratio PFI; dashed: the diagonal (PFI = 1).",
+     1400, 1750},
 };
 
 const rp_figure *rp_figure_of(pfi_plot_kind k)
@@ -165,6 +170,19 @@ static void draw_curves(void *ctx)
     rp_legend_clusters(present);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the median of v (sorted in place), n > 0 */
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* ---- Fig. 4 ---- */
 static void draw_pfi(void *ctx)
 {
@@ -177,8 +195,17 @@ static void draw_pfi(void *ctx)
         if (d->grp[i].idx.has_pfi) v[m++] = d->grp[i].idx.pfi;
     double lo, hi;
     rp_range(m, v, 0.08, &lo, &hi);
-    lo = floor(lo * 10) / 10;
+    lo = floor(fmin(lo, 0.95) * 10) / 10; /* the PFI = 1 line always shows */
     hi = ceil(hi * 10) / 10;
+    double med = 0;
+    if (m) {
+        double *sv = malloc(m * sizeof *sv);
+        if (sv) {
+            memcpy(sv, v, m * sizeof *sv);
+            med = median_of(sv, m);
+            free(sv);
+        }
+    }
     /* (a) histogram stacked by cluster, in bins of 0.1 (0.05 for a narrow
      * range): finer bins over the paper's 1.1-2.7 leave a comb of one-group
      * bars in four colours that reads as noise */
@@ -202,6 +229,11 @@ static void draw_pfi(void *ctx)
     pladv(0);
     rp_panel_counts(0.06, 0.33, 0.14, 0.90, lo, hi, top + 1, "PFI (ratio, Eq. 1)", "Sweep groups",
                     "(a) distribution");
+    /* PFI = 1: throughput falls as fast as power (the inelastic boundary) */
+    double ox1[2] = {1, 1}, oy1[2] = {0, top + 1};
+    plcol0(RP_GREY);
+    rp_line(2, ox1, oy1, 2, 1.2);
+    rp_text((1 - lo) / (hi - lo) + 0.01, 0.95, 0, 0.55, "PFI = 1");
     for (size_t b = 0; b < nb; b++) {
         double base = 0;
         for (int c = 0; c < 4; c++) {
@@ -219,34 +251,45 @@ static void draw_pfi(void *ctx)
             base += count[b][c];
         }
     }
+    if (m) {
+        char mt[48];
+        double mx[2] = {med, med}, my[2] = {0, top + 1};
+        plcol0(RP_BLACK);
+        rp_line(2, mx, my, 1, 1.5);
+        snprintf(mt, sizeof mt, "median %.2f", med);
+        rp_text((med - lo) / (hi - lo) + 0.01, 0.88, 0, 0.55, mt);
+    }
     /* (b) by regime: jittered points, median bar */
     /* categories: no numeric x ticks, the regime names instead */
     plvpor(0.40, 0.62, 0.14, 0.90);
-    plwind(0.4, 3.6, lo, hi);
+    plwind(0.4, 4.6, lo, hi);
     plcol0(RP_BLACK);
     plbox("bc", 0, 0, "bcnstv", 0, 0);
     rp_mtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
-    rp_mtex("t", 1.0, 0.5, 0.5, "(b) by regime");
-    static const char *const rname[3] = {"dense", "MoE PT", "MoE FT"};
+    rp_mtex("t", 1.0, 0.5, 0.5, "(b) by category, bar = median");
     plschr(0, 0.6);
-    for (int r = 0; r < 3; r++)
-        rp_mtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
+    for (int r = 0; r < 4; r++)
+        rp_mtex("b", 1.4, (r + 0.6) / 4.2, 0.5, rp_cluster_label(r));
     plschr(0, 0.78);
-    for (size_t i = 0; i < n; i++) {
-        const rd_group *g = &d->grp[i];
-        if (!g->idx.has_pfi) continue;
-        int r = g->cluster == PFI_CLUSTER_MOE_PT ? 1 : g->cluster == PFI_CLUSTER_MOE_FT ? 2 : 0;
-        double x = r + 1 + 0.25 * (((double)((i * 7919) % 17) / 16.0) - 0.5), y = g->idx.pfi;
-        rp_points(g->cluster, 1, &x, &y);
+    {
+        double one_x[2] = {0.4, 4.6}, one_y[2] = {1, 1};
+        plcol0(RP_GREY);
+        rp_line(2, one_x, one_y, 2, 1.0);
     }
-    if (d->has_regimes) {
-        for (size_t j = 0; j < d->regimes.k; j++) {
-            const char *nm = d->regimes.name[j];
-            int r = strcmp(nm, "moe-pt") == 0 ? 1 : strcmp(nm, "moe-ft") == 0 ? 2 : 0;
-            double bx[2] = {r + 0.7, r + 1.3}, by[2] = {d->regimes.median[j], d->regimes.median[j]};
-            plcol0(RP_BLACK);
-            rp_line(2, bx, by, 1, 2.0);
+    for (int c = 0; c < 4; c++) {
+        double cv[256];
+        size_t cn = 0;
+        for (size_t i = 0; i < n; i++) {
+            const rd_group *g = &d->grp[i];
+            if (!g->idx.has_pfi || g->cluster != c) continue;
+            double x = c + 1 + 0.25 * (((double)((i * 7919) % 17) / 16.0) - 0.5), y = g->idx.pfi;
+            rp_points(g->cluster, 1, &x, &y);
+            if (cn < 256) cv[cn++] = y;
         }
+        if (!cn) continue;
+        double mc = median_of(cv, cn), bx[2] = {c + 0.7, c + 1.3}, by[2] = {mc, mc};
+        plcol0(RP_BLACK);
+        rp_line(2, bx, by, 1, 2.0);
     }
     /* (c) by cluster size: one category per GPU count (8, 16, 32 sit
      * unevenly on a numeric axis), each cluster in its own sub-column so the
@@ -330,12 +373,13 @@ static void draw_features(void *ctx)
     const int cols = 4, rows = (PFI_FEAT_N_TELEMETRY + cols - 1) / cols;
     double *x = malloc((d->nobs ? d->nobs : 1) * sizeof *x),
            *y = malloc((d->nobs ? d->nobs : 1) * sizeof *y);
+    /* x, y: the training groups, then the held-out ones */
     int *cl = malloc((d->nobs ? d->nobs : 1) * sizeof *cl);
     if (!x || !y || !cl) goto out;
     pladv(0);
     plschr(0, 0.6);
     for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++) {
-        size_t m = 0;
+        size_t m = 0, mh;
         for (size_t i = 0; i < d->nobs; i++) {
             const pfi_obs *o = &d->obs[i];
             if (o->holdout || !((o->f.valid >> f) & 1u)) continue;
@@ -343,26 +387,43 @@ static void draw_features(void *ctx)
             y[m] = o->pfi;
             cl[m++] = o->cluster;
         }
+        /* the held-out groups after them: on the axes, in no fit or rho */
+        mh = m;
+        for (size_t i = 0; i < d->nobs; i++) {
+            const pfi_obs *o = &d->obs[i];
+            if (!o->holdout || !((o->f.valid >> f) & 1u)) continue;
+            x[mh] = o->f.v[f];
+            y[mh] = o->pfi;
+            cl[mh++] = o->cluster;
+        }
         int r = f / cols, c = f % cols;
         double x0 = 0.04 + c * (0.95 / cols), y1 = 0.98 - r * (0.96 / rows);
         double xlo, xhi, ylo, yhi;
-        rp_range(m, x, 0.08, &xlo, &xhi);
-        rp_range(m, y, 0.1, &ylo, &yhi);
-        char title[96];
+        rp_range(mh, x, 0.08, &xlo, &xhi);
+        rp_range(mh, y, 0.1, &ylo, &yhi);
+        char title[96], ptxt[32] = "";
         const pfi_corr *co = &d->corr[f];
+        double pr = d->paper ? rp_paper_rho(f) : NAN;
+        if (isfinite(pr)) snprintf(ptxt, sizeof ptxt, " (paper %.2f)", pr);
         if (co->has)
-            snprintf(title, sizeof title, "ρ = %.2f%s", co->rho,
+            snprintf(title, sizeof title, "ρ = %.2f%s%s", co->rho,
                      co->q < 0.01   ? " **"
                      : co->q < 0.05 ? " *"
-                                    : "");
+                                    : "",
+                     ptxt);
         else
-            snprintf(title, sizeof title, "ρ undefined");
+            snprintf(title, sizeof title, "ρ undefined%s", ptxt);
         rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.052, y1 - 0.02, xlo, xhi,
                  ylo, yhi, 0, 0, NULL, c == 0 ? "PFI (ratio)" : NULL, title);
         xlabel_fit(pfi_feature_label(f), 0.6);
         plschr(0, 0.6);
         for (size_t i = 0; i < m; i++)
             rp_points(cl[i], 1, &x[i], &y[i]);
+        for (size_t i = m; i < mh; i++) { /* held out: an open black circle around */
+            plcol0(RP_BLACK);
+            plstring(1, &x[i], &y[i], "○");
+            rp_points(cl[i], 1, &x[i], &y[i]);
+        }
         /* OLS line of PFI on the feature */
         if (m >= 3) {
             double mx = 0, my = 0, sxx = 0, sxy = 0;
@@ -388,9 +449,15 @@ static void draw_features(void *ctx)
     plvpor(x0 + 0.02, x0 + 0.03, y1 - 0.96 / rows + 0.045, y1 - 0.02);
     plwind(0, 1, 0, 1);
     plschr(0, 1.0);
-    int present[4];
-    present_clusters(d, 0, present);
-    rp_legend_clusters(present);
+    int present[4], col[6];
+    const char *gl[6], *tx[6];
+    present_clusters(d, 1, present);
+    size_t nl = 0;
+    for (int k = 0; k < 4; k++)
+        if (present[k])
+            col[nl] = RP_CLUSTER0 + k, gl[nl] = rp_cluster_glyph(k), tx[nl++] = rp_cluster_label(k);
+    if (d->nh) col[nl] = RP_BLACK, gl[nl] = "○", tx[nl++] = "held out (not in ρ)";
+    rp_legend(nl, col, gl, tx);
 out:
     free(x);
     free(y);
@@ -468,9 +535,17 @@ static void draw_predicted(void *ctx)
     pladv(0);
     char t[160];
     const pfi_ablation *a = &d->ab[0];
-    snprintf(t, sizeof t, "DRAM copy product predictor: LOO R² %.2f", a->loo.cv.r2_oos);
-    rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Measured PFI (ratio)", "Predicted PFI",
-             t);
+    snprintf(t, sizeof t, "PFI ~ DRAM copy product: predicted against actual");
+    rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Actual PFI (ratio, Eq. 1)",
+             "Predicted PFI", t);
+    char r2[96];
+    snprintf(r2, sizeof r2, "LOO R² = %.2f (training, n = %zu)", a->loo.cv.r2_oos, a->loo.cv.n);
+    rp_text(0.04, 0.93, 0, 0.7, r2);
+    if (a->has_val && a->val.has_r2)
+        snprintf(r2, sizeof r2, "validation R² = %.2f (held out, n = %zu)", a->val.r2, a->val.n);
+    else
+        snprintf(r2, sizeof r2, "validation R²: needs 2 held-out groups");
+    rp_text(0.04, 0.86, 0, 0.7, r2);
     diagonal(lo, hi);
     for (size_t i = 0; i < d->ng + d->nh; i++) {
         const rd_group *g = &d->grp[i];
@@ -514,14 +589,32 @@ static void draw_gap(void *ctx)
                     top = fmax(top, r->cells[k * PFI_SIM_NPOLICIES + p].gap_per_job);
         }
     }
+    /* the paper's production 30% cell (Sec. 6): PFI-aware recovers 1.5k
+     * tokens/s per job, 63% of equal weight's gap, so equal's gap is
+     * 1500 / 0.63 and PFI-aware's the 37% left */
+    const double paper_equal = 1500 / 0.63, paper_pfi = 1500 / 0.63 - 1500;
+    if (d->paper) top = fmax(top, paper_equal);
     pladv(0);
     for (int mix = 0; mix < 2; mix++) {
         char title[64];
         snprintf(title, sizeof title, "(%c) %s mix%s", 'a' + mix, mix ? "production" : "random",
                  d->has_sim[mix] ? "" : " (not simulated)");
-        rp_panel(0.07 + 0.40 * mix, 0.40 + 0.40 * mix, 0.13, 0.90, 0, rmax * 1.04, 0, top * 1.08, 0,
-                 0, "Cluster power reduction (%)",
-                 mix ? NULL : "Gap to the oracle (tokens/s per job)", title);
+        /* the paper's sign: policy minus oracle, less negative is better */
+        rp_panel(0.09 + 0.36 * mix, 0.38 + 0.36 * mix, 0.13, 0.90, 0, rmax * 1.04, -top * 1.08,
+                 0.04 * top, 0, 0, "Power reduction (%)",
+                 mix ? NULL : "Policy - oracle (tokens/s per job)", title);
+        if (mix == 1 && d->paper && d->has_sim[1]) {
+            double px = 30, py[2] = {-paper_equal, -paper_pfi};
+            rp_policy_colour(PFI_POLICY_EQUAL);
+            plstring(1, &px, &py[0], "◇");
+            rp_policy_colour(PFI_POLICY_PFI);
+            plstring(1, &px, &py[1], "◇");
+            plcol0(RP_BLACK);
+            rp_text(30.0 / (rmax * 1.04) - 0.03, (py[1] + top * 1.08) / (top * 1.12) - 0.01, 1,
+                    0.55, "paper -0.88k");
+            rp_text(30.0 / (rmax * 1.04) - 0.03, (py[0] + top * 1.08) / (top * 1.12) - 0.01, 1,
+                    0.55, "paper -2.38k");
+        }
         if (!d->has_sim[mix]) continue;
         const pfi_sim_result *r = &d->sim[mix];
         double x[16], y[16];
@@ -531,55 +624,109 @@ static void draw_gap(void *ctx)
                 const pfi_sim_cell *c = &r->cells[k * PFI_SIM_NPOLICIES + order[q]];
                 if (!c->ran) continue;
                 x[n] = 100 * r->reductions[k];
-                y[n++] = c->gap_per_job;
+                y[n++] = -c->gap_per_job;
             }
             rp_policy_colour(order[q]);
             rp_line(n, x, y, order[q] == PFI_SIM_LEARN ? 2 : 1, 2.0);
             plstring((PLINT)n, x, y, "●");
         }
     }
-    int col[5];
-    const char *gl[5], *tx[5];
+    int col[6];
+    const char *gl[6], *tx[6];
     for (int q = 0; q < 5; q++)
         col[q] = RP_POLICY0 + order[q], gl[q] = NULL, tx[q] = rp_policy_label(order[q]);
-    rp_legend(5, col, gl, tx);
+    size_t nl = 5;
+    if (d->paper) col[nl] = RP_BLACK, gl[nl] = "◇", tx[nl++] = "paper, 30% (Sec. 6)";
+    rp_legend(nl, col, gl, tx);
 }
 
 /* ---- Fig. 9 ---- */
+
+/* A segment clipped to the current window (PLplot's cairo drivers draw
+ * outside the box otherwise) */
+static void plclip_line(double *x, double *y)
+{
+    PLFLT x0, x1, y0, y1;
+    plgvpw(&x0, &x1, &y0, &y1);
+    double t0 = 0, t1 = 1, dx = x[1] - x[0], dy = y[1] - y[0];
+    double p[4] = {-dx, dx, -dy, dy}, q[4] = {x[0] - x0, x1 - x[0], y[0] - y0, y1 - y[0]};
+    for (int i = 0; i < 4; i++) { /* Liang-Barsky */
+        if (p[i] == 0) {
+            if (q[i] < 0) return;
+            continue;
+        }
+        double r = q[i] / p[i];
+        if (p[i] < 0 && r > t0) t0 = r;
+        if (p[i] > 0 && r < t1) t1 = r;
+    }
+    if (t0 > t1) return;
+    double cx[2] = {x[0] + t0 * dx, x[0] + t1 * dx}, cy[2] = {y[0] + t0 * dy, y[0] + t1 * dy};
+    rp_line(2, cx, cy, 1, 1.0);
+}
+
+/* One group's runs and fit in log(x / uncapped) coordinates; the fit is
+ * drawn over the runs' power range only, clipped to the panel. */
+static void ce_group(const rd_group *r)
+{
+    const pfi_group *g = r->g;
+    const pfi_run *u = &g->runs[g->n_runs - 1];
+    double x[64], y[64];
+    size_t n = g->n_runs < 64 ? g->n_runs : 64;
+    for (size_t k = 0; k < n; k++) {
+        x[k] = log(g->runs[k].power_w / u->power_w);
+        y[k] = log(g->runs[k].tput / u->tput);
+    }
+    rp_points(r->cluster, n, x, y);
+    if (!r->idx.has_ce) return;
+    double lx[2] = {x[0], 0}, ly[2];
+    for (int e = 0; e < 2; e++)
+        ly[e] = r->ce_alpha * (lx[e] + log(u->power_w)) + r->ce_logk - log(u->tput);
+    rp_cluster_colour(r->cluster);
+    plclip_line(lx, ly);
+}
+
+/* The paper's Fig. 9 job: gpt-oss-20b fine-tuning on 8 H200s (the first
+ * such group), else the first group. */
+static const rd_group *ce_job(const rd_data *d)
+{
+    for (size_t i = 0; i < d->ng; i++) {
+        const pfi_group_meta *m = &d->grp[i].g->meta;
+        if (strcmp(m->model, "gpt-oss-20b") == 0 && strcmp(m->task, "ft") == 0 && m->gpus == 8)
+            return &d->grp[i];
+    }
+    return d->ng ? &d->grp[0] : NULL;
+}
+
 static void draw_ce(void *ctx)
 {
     const rd_data *d = ctx;
-    double lo = 0, x[64], y[64];
+    double lo = -1.0;
     for (size_t i = 0; i < d->ng; i++) {
         const pfi_group *g = d->grp[i].g;
         const pfi_run *u = &g->runs[g->n_runs - 1];
-        for (size_t k = 0; k < g->n_runs; k++)
+        for (size_t k = 0; k < g->n_runs; k++) {
             lo = fmin(lo, log(g->runs[k].power_w / u->power_w));
+            lo = fmin(lo, log(g->runs[k].tput / u->tput));
+        }
     }
     lo = floor(lo * 10 - 0.5) / 10;
+    const rd_group *job = ce_job(d);
     pladv(0);
-    rp_panel(0.09, 0.72, 0.12, 0.90, lo, 0.05, lo, 0.05, 0, 0, "log(P / uncapped P) (natural log)",
-             "log(T / uncapped T)", "log T = alpha log P + log k, one fit per group");
+    char t[200];
+    if (job)
+        snprintf(t, sizeof t, "(a) %s %s, %d GPUs: PFI_CE %.2f",
+                 job->g->meta.model[0] ? job->g->meta.model : job->g->name,
+                 strcmp(job->g->meta.task, "ft") == 0 ? "FT" : "PT", job->g->meta.gpus,
+                 job->idx.pfi_ce);
+    rp_panel(0.07, 0.40, 0.12, 0.90, lo, 0.05, lo, 0.2, 0, 0, "log(P / Pmax)", "log(T / Tmax)",
+             job ? t : "(a)");
     diagonal(lo, 0.05);
-    for (size_t i = 0; i < d->ng; i++) {
-        const rd_group *r = &d->grp[i];
-        const pfi_group *g = r->g;
-        const pfi_run *u = &g->runs[g->n_runs - 1];
-        size_t n = g->n_runs < 64 ? g->n_runs : 64;
-        for (size_t k = 0; k < n; k++) {
-            x[k] = log(g->runs[k].power_w / u->power_w);
-            y[k] = log(g->runs[k].tput / u->tput);
-        }
-        rp_points(r->cluster, n, x, y);
-        if (r->idx.has_ce) {
-            /* the fit in the same normalised coordinates */
-            double lx[2] = {x[0], 0}, ly[2];
-            for (int e = 0; e < 2; e++)
-                ly[e] = r->ce_alpha * (lx[e] + log(u->power_w)) + r->ce_logk - log(u->tput);
-            rp_cluster_colour(r->cluster);
-            rp_line(2, lx, ly, 1, 1.0);
-        }
-    }
+    if (job) ce_group(job);
+    rp_panel(0.50, 0.83, 0.12, 0.90, lo, 0.05, lo, 0.2, 0, 0, "log(P / Pmax)", NULL,
+             "(b) every group (appendix)");
+    diagonal(lo, 0.05);
+    for (size_t i = 0; i < d->ng; i++)
+        ce_group(&d->grp[i]);
     int present[4];
     present_clusters(d, 0, present);
     rp_legend_clusters(present);
@@ -668,19 +815,21 @@ static void draw_groups(void *ctx)
          * third line above the panel crowded into the one below it */
         char t[200], t2[200], sub[64];
         if (g->meta.model[0]) {
-            snprintf(t, sizeof t, "%s", g->meta.model);
+            snprintf(t, sizeof t, "%s %s", g->meta.model, rp_cluster_label(r->cluster));
             snprintf(t2, sizeof t2, "%d GPUs%s%s%s", g->meta.gpus, g->meta.config[0] ? ", " : "",
                      g->meta.config, r->held ? ", held out" : "");
         } else {
             snprintf(t, sizeof t, "%s", g->name);
-            snprintf(t2, sizeof t2, "%d GPUs%s", g->meta.gpus, r->held ? ", held out" : "");
+            snprintf(t2, sizeof t2, "%s, %d GPUs%s", rp_cluster_label(r->cluster), g->meta.gpus,
+                     r->held ? ", held out" : "");
         }
         if (r->idx.has_pfi)
             snprintf(sub, sizeof sub, "PFI %.2f", r->idx.pfi);
         else
             snprintf(sub, sizeof sub, "PFI undefined");
-        rp_panel(x0 + 0.025, x0 + 0.95 / cols - 0.025, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
-                 1.05, 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
+        rp_next_ticks(0.5, 0.25); /* the paper's 0.25 steps on throughput */
+        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.015, y1 - 0.955 / rows + 0.04, y1 - 0.04, 0, 1.05,
+                 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
                  c == 0 ? "T / uncapped T" : NULL, NULL);
         /* a long line is set smaller to fit its panel; plmtex's offset counts
          * lines of the current size, so each offset is scaled to keep the
@@ -703,6 +852,16 @@ static void draw_groups(void *ctx)
     }
     plsmaj(0, 1);
     plsmin(0, 1);
+    /* the legend in the cell after the last panel, or right of the last row */
+    size_t c = n % cols, rw = n / cols;
+    if (rw >= rows) c = cols, rw = rows - 1;
+    double x0 = 0.04 + (double)c * (0.95 / (double)cols), y1 = 0.975 - (double)rw * (0.955 / rows);
+    plvpor(x0, x0 + 0.01, y1 - 0.955 / rows + 0.05, y1 - 0.045);
+    plwind(0, 1, 0, 1);
+    plschr(0, 0.9);
+    int present[4];
+    present_clusters(d, 1, present);
+    rp_legend_clusters(present);
 }
 
 static const rp_draw_fn draws[PFI_PLOT_COUNT] = {
