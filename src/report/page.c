@@ -274,6 +274,7 @@ static const struct {
       {0, 0}}},
     {"Why: the SM clock under a cap", {FIG(PFI_PLOT_CLOCKS), {0, 0}}},
     {"Allocating a power cut", {FIG(PFI_PLOT_GAP), TAB("fig8_simulation"), {0, 0}}},
+    {"Where this report differs from the paper", {TAB("differences"), {0, 0}}},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
 
