@@ -17,10 +17,11 @@
 
 static const rp_figure figures[PFI_PLOT_COUNT] = {
     {PFI_PLOT_CURVES, "fig3_curves", "Fig. 3: power-throughput curves",
-     "Each line is one sweep group, from its lowest cap to the uncapped run. Left: per-GPU "
-     "power and throughput. Right: both normalised by the uncapped run; above the dashed "
-     "diagonal a job keeps more throughput than it gives up power (PFI > 1).",
-     1300, 520},
+     "Each line is one sweep group, from its lowest cap to the uncapped run. (a) the job's GPU "
+     "power (kW, all its GPUs) and throughput (k tokens/s); (b) both normalised by the "
+     "uncapped run; (c) the mean of (b) per arch x task at each cap. Above the dashed diagonal "
+     "a job keeps more throughput than it gives up power (PFI > 1).",
+     1500, 520},
     {PFI_PLOT_PFI, "fig4_pfi", "Fig. 4: PFI distribution, by regime and by cluster size",
      "Left: histogram of the ratio PFI (Eq. 1) with the median and PFI = 1 (dashed: throughput "
      "falls as fast as power). Middle: PFI by arch x task, bar = median. Right: PFI against the "
@@ -110,11 +111,6 @@ int rp_figure_available(pfi_plot_kind k, const rd_data *d, const char **why)
 
 /* ---- helpers ---- */
 
-static double per_gpu(const pfi_group *g, double v)
-{
-    return v / (g->meta.gpus > 0 ? g->meta.gpus : 1);
-}
-
 static void present_clusters(const rd_data *d, int held, int present[4])
 {
     memset(present, 0, 4 * sizeof *present);
@@ -130,6 +126,37 @@ static void diagonal(double lo, double hi)
 }
 
 /* ---- Fig. 3 ---- */
+
+/* (c): per category, at each cap, the mean over its groups of P/Pmax and
+ * T/Tmax (groups swept on different grids share the caps they have) */
+static void category_means(const rd_data *d)
+{
+    static const double caps[] = {200, 300, 400, 500, 600, 700};
+    for (int c = 0; c < 4; c++) {
+        double x[6], y[6];
+        size_t n = 0;
+        for (size_t k = 0; k < 6; k++) {
+            double sp = 0, st = 0;
+            size_t m = 0;
+            for (size_t i = 0; i < d->ng; i++) {
+                const pfi_group *g = d->grp[i].g;
+                const pfi_run *u = &g->runs[g->n_runs - 1];
+                if (d->grp[i].cluster != c) continue;
+                for (size_t j = 0; j < g->n_runs; j++)
+                    if (fabs(g->runs[j].cap_w - caps[k]) < 0.5) {
+                        sp += g->runs[j].power_w / u->power_w;
+                        st += g->runs[j].tput / u->tput;
+                        m++;
+                    }
+            }
+            if (m) x[n] = sp / (double)m, y[n++] = st / (double)m;
+        }
+        rp_cluster_colour(c);
+        rp_line(n, x, y, 1, 2.0);
+        rp_points(c, n, x, y);
+    }
+}
+
 static void draw_curves(void *ctx)
 {
     const rd_data *d = ctx;
@@ -137,19 +164,19 @@ static void draw_curves(void *ctx)
     for (size_t i = 0; i < d->ng; i++) {
         const pfi_group *g = d->grp[i].g;
         for (size_t k = 0; k < g->n_runs; k++) {
-            pmax = fmax(pmax, per_gpu(g, g->runs[k].power_w));
-            tmax = fmax(tmax, per_gpu(g, g->runs[k].tput));
+            pmax = fmax(pmax, g->runs[k].power_w / 1000);
+            tmax = fmax(tmax, g->runs[k].tput / 1000);
         }
     }
     pladv(0);
-    rp_panel(0.09, 0.40, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0, "Power per GPU (W)",
-             "Throughput per GPU (tokens/s)", "(a) raw");
+    /* (a) as the paper: the job's (cluster's) power and throughput, raw */
+    rp_panel(0.07, 0.30, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0, "Cluster GPU power (kW)",
+             "Throughput (k tokens/s)", "(a) raw, per sweep");
     double x[64], y[64];
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-            rp_panel(0.50, 0.83, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0,
-                     "Power / uncapped power (fraction)", "Throughput / uncapped (fraction)",
-                     "(b) normalised");
+            rp_panel(0.37, 0.60, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0, "P / Pmax", "T / Tmax",
+                     "(b) normalised, per sweep");
             diagonal(0, 1.05);
         }
         for (size_t i = 0; i < d->ng; i++) {
@@ -157,14 +184,18 @@ static void draw_curves(void *ctx)
             size_t n = g->n_runs < 64 ? g->n_runs : 64;
             const pfi_run *u = &g->runs[g->n_runs - 1];
             for (size_t k = 0; k < n; k++) {
-                x[k] = pass ? g->runs[k].power_w / u->power_w : per_gpu(g, g->runs[k].power_w);
-                y[k] = pass ? g->runs[k].tput / u->tput : per_gpu(g, g->runs[k].tput);
+                x[k] = pass ? g->runs[k].power_w / u->power_w : g->runs[k].power_w / 1000;
+                y[k] = pass ? g->runs[k].tput / u->tput : g->runs[k].tput / 1000;
             }
             rp_cluster_colour(d->grp[i].cluster);
             rp_line(n, x, y, 1, 1.2);
             rp_points(d->grp[i].cluster, n, x, y);
         }
     }
+    rp_panel(0.66, 0.86, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0, "P / Pmax", "T / Tmax",
+             "(c) mean per category");
+    diagonal(0, 1.05);
+    category_means(d);
     int present[4];
     present_clusters(d, 0, present);
     rp_legend_clusters(present);

@@ -298,7 +298,8 @@ static const char *item_label(const rp_page *p, const item *it)
         t = tb->title;
     }
     const char *colon = strchr(t, ':');
-    snprintf(buf, sizeof buf, "%.*s%s", colon ? (int)(colon - t) : (int)strlen(t), t,
+    if (!colon) return "table"; /* the section's title says what */
+    snprintf(buf, sizeof buf, "%.*s%s", (int)(colon - t), t,
              it->fig < 0 && strncmp(t, "Fig", 3) == 0 ? " table" : "");
     return buf;
 }

@@ -78,6 +78,9 @@ for a in ("#fig3_curves", "#table6_pfi", "#table12_leverage", "#fig8_simulation"
 assert html.index("</nav>") < html.index('<h2 id="sec1">')
 # the figures in the paper's form, read from the texts each one draws
 ft = lambda n: open(f"{rep}/figures/{n}.txt", encoding="utf-8").read().splitlines()
+f3 = ft("fig3_curves")
+assert f3[:3] == ["Cluster GPU power (kW)", "Throughput (k tokens/s)", "(a) raw, per sweep"], f3
+assert "(b) normalised, per sweep" in f3 and "(c) mean per category" in f3
 f4 = ft("fig4_pfi")
 assert "PFI = 1" in f4 and "median 1.35" in f4 and "(b) by category, bar = median" in f4, f4
 assert all(c in f4 for c in ("Dense PT", "Dense FT", "MoE PT", "MoE FT"))
