@@ -13,21 +13,25 @@
 #include "pfi/gpumodel.h"
 #include "pfi/stats.h"
 #include "plot.h"
+#include "figures_draw.h"
+#include "tables.h"
 
 static const rp_figure figures[PFI_PLOT_COUNT] = {
     {PFI_PLOT_CURVES, "fig3_curves", "Fig. 3: power-throughput curves",
-     "Each line is one sweep group, from its lowest cap to the uncapped run. Left: per-GPU "
-     "power and throughput. Right: both normalised by the uncapped run; above the dashed "
-     "diagonal a job keeps more throughput than it gives up power (PFI > 1).",
-     1300, 520},
+     "Each line is one sweep group, from its lowest cap to the uncapped run. (a) the job's GPU "
+     "power (kW, all its GPUs) and throughput (k tokens/s); (b) both normalised by the "
+     "uncapped run; (c) the mean of (b) per arch x task at each cap. Above the dashed diagonal "
+     "a job keeps more throughput than it gives up power (PFI > 1).",
+     1500, 520},
     {PFI_PLOT_PFI, "fig4_pfi", "Fig. 4: PFI distribution, by regime and by cluster size",
-     "Left: histogram of the ratio PFI (Eq. 1). Middle: PFI by regime, bar = median. Right: "
-     "PFI against the job's GPU count.",
+     "Left: histogram of the ratio PFI (Eq. 1) with the median and PFI = 1 (dashed: throughput "
+     "falls as fast as power). Middle: PFI by arch x task, bar = median. Right: PFI against the "
+     "job's GPU count.",
      1300, 460},
     {PFI_PLOT_FEATURES, "fig5_features", "Fig. 5/14: PFI against each telemetry feature",
      "One panel per feature of the uncapped run, with the OLS line and Spearman rho; "
-     "* q < 0.05, ** q < 0.01 (Benjamini-Hochberg over the features). Held-out groups are "
-     "not shown.",
+     "* q < 0.05, ** q < 0.01 (Benjamini-Hochberg over the features), and the paper's rho where "
+     "its panel can be read. Held-out groups are circled: drawn, but in no fit or rho.",
      1400, 1700},
     {PFI_PLOT_CLOCKS, "fig6_clocks", "Fig. 6: SM and memory clock against the power cap",
      "Lines: the GPU model (H200) for the four probe loads. Markers: the real H200 probe, "
@@ -36,15 +40,18 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      1100, 520},
     {PFI_PLOT_PREDICTED, "fig7_predicted", "Fig. 7: predicted against actual PFI",
      "The DRAM copy product predictor: leave-one-out predictions for the training groups, "
-     "the fitted model's for the held-out groups (black outline). Dashed: perfect prediction.",
+     "the fitted model's for the held-out groups (black outline), with the LOO and the "
+     "validation R-squared. Dashed: perfect prediction.",
      900, 640},
     {PFI_PLOT_GAP, "fig8_gap", "Fig. 8: throughput gap to the oracle against power reduction",
-     "Mean over workloads of the oracle's total throughput minus the policy's, per job. "
-     "Lower is better; the oracle is exact for the measured curves.",
+     "Mean over workloads of the policy's total throughput minus the oracle's, per job, as the "
+     "paper draws it: less negative is better; the oracle is exact for the measured curves. "
+     "Diamonds: the paper's production 30% values (Sec. 6).",
      1300, 520},
     {PFI_PLOT_CE, "fig9_ce", "Fig. 9: the constant-elasticity fit",
-     "log T = alpha log P + log k per group (normalised by the uncapped run): points are the "
-     "runs, lines the least-squares fits; PFI_CE = 1 - alpha.",
+     "log T = alpha log P + log k (normalised by the uncapped run): points are the runs, lines "
+     "the least-squares fits over the runs' range; PFI_CE = 1 - alpha. (a) the paper's job "
+     "(gpt-oss-20b fine-tuning on 8 H200s); (b) every group, the paper's appendix view.",
      1000, 600},
     {PFI_PLOT_DEFINITIONS, "fig10_definitions", "Fig. 10: the three PFI definitions",
      "Each group's ratio (Eq. 1), area (Eq. 5) and constant-elasticity PFI against each "
@@ -52,9 +59,9 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      "Spearman's rank correlation.",
      1300, 460},
     {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: one panel per group",
-     "Normalised throughput against normalised power for every group, with its ratio PFI; "
-     "dashed: the diagonal (PFI = 1).",
-     1400, 1300},
+     "Normalised throughput against normalised power for every group (model, arch and task "
+     "in the title), with its ratio PFI; dashed: the diagonal (PFI = 1).",
+     1400, 1750},
 };
 
 const rp_figure *rp_figure_of(pfi_plot_kind k)
@@ -105,19 +112,14 @@ int rp_figure_available(pfi_plot_kind k, const rd_data *d, const char **why)
 
 /* ---- helpers ---- */
 
-static double per_gpu(const pfi_group *g, double v)
-{
-    return v / (g->meta.gpus > 0 ? g->meta.gpus : 1);
-}
-
-static void present_clusters(const rd_data *d, int held, int present[4])
+void rp_present_clusters(const rd_data *d, int held, int present[4])
 {
     memset(present, 0, 4 * sizeof *present);
     for (size_t i = 0; i < d->ng + (held ? d->nh : 0); i++)
         present[d->grp[i].cluster] = 1;
 }
 
-static void diagonal(double lo, double hi)
+void rp_diagonal(double lo, double hi)
 {
     double x[2] = {lo, hi};
     plcol0(RP_GREY);
@@ -125,6 +127,37 @@ static void diagonal(double lo, double hi)
 }
 
 /* ---- Fig. 3 ---- */
+
+/* (c): per category, at each cap, the mean over its groups of P/Pmax and
+ * T/Tmax (groups swept on different grids share the caps they have) */
+static void category_means(const rd_data *d)
+{
+    static const double caps[] = {200, 300, 400, 500, 600, 700};
+    for (int c = 0; c < 4; c++) {
+        double x[6], y[6];
+        size_t n = 0;
+        for (size_t k = 0; k < 6; k++) {
+            double sp = 0, st = 0;
+            size_t m = 0;
+            for (size_t i = 0; i < d->ng; i++) {
+                const pfi_group *g = d->grp[i].g;
+                const pfi_run *u = &g->runs[g->n_runs - 1];
+                if (d->grp[i].cluster != c) continue;
+                for (size_t j = 0; j < g->n_runs; j++)
+                    if (fabs(g->runs[j].cap_w - caps[k]) < 0.5) {
+                        sp += g->runs[j].power_w / u->power_w;
+                        st += g->runs[j].tput / u->tput;
+                        m++;
+                    }
+            }
+            if (m) x[n] = sp / (double)m, y[n++] = st / (double)m;
+        }
+        rp_cluster_colour(c);
+        rp_line(n, x, y, 1, 2.0);
+        rp_points(c, n, x, y);
+    }
+}
+
 static void draw_curves(void *ctx)
 {
     const rd_data *d = ctx;
@@ -132,37 +165,54 @@ static void draw_curves(void *ctx)
     for (size_t i = 0; i < d->ng; i++) {
         const pfi_group *g = d->grp[i].g;
         for (size_t k = 0; k < g->n_runs; k++) {
-            pmax = fmax(pmax, per_gpu(g, g->runs[k].power_w));
-            tmax = fmax(tmax, per_gpu(g, g->runs[k].tput));
+            pmax = fmax(pmax, g->runs[k].power_w / 1000);
+            tmax = fmax(tmax, g->runs[k].tput / 1000);
         }
     }
     pladv(0);
-    rp_panel(0.09, 0.40, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0, "Power per GPU (W)",
-             "Throughput per GPU (tokens/s)", "(a) raw");
+    /* (a) as the paper: the job's (cluster's) power and throughput, raw */
+    rp_panel(0.07, 0.30, 0.13, 0.90, 0, pmax * 1.05, 0, tmax * 1.08, 0, 0, "Cluster GPU power (kW)",
+             "Throughput (k tokens/s)", "(a) raw, per sweep");
     double x[64], y[64];
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-            rp_panel(0.50, 0.83, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0,
-                     "Power / uncapped power (fraction)", "Throughput / uncapped (fraction)",
-                     "(b) normalised");
-            diagonal(0, 1.05);
+            rp_panel(0.37, 0.60, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0, "P / Pmax", "T / Tmax",
+                     "(b) normalised, per sweep");
+            rp_diagonal(0, 1.05);
         }
         for (size_t i = 0; i < d->ng; i++) {
             const pfi_group *g = d->grp[i].g;
             size_t n = g->n_runs < 64 ? g->n_runs : 64;
             const pfi_run *u = &g->runs[g->n_runs - 1];
             for (size_t k = 0; k < n; k++) {
-                x[k] = pass ? g->runs[k].power_w / u->power_w : per_gpu(g, g->runs[k].power_w);
-                y[k] = pass ? g->runs[k].tput / u->tput : per_gpu(g, g->runs[k].tput);
+                x[k] = pass ? g->runs[k].power_w / u->power_w : g->runs[k].power_w / 1000;
+                y[k] = pass ? g->runs[k].tput / u->tput : g->runs[k].tput / 1000;
             }
             rp_cluster_colour(d->grp[i].cluster);
             rp_line(n, x, y, 1, 1.2);
             rp_points(d->grp[i].cluster, n, x, y);
         }
     }
+    rp_panel(0.66, 0.86, 0.13, 0.90, 0, 1.05, 0, 1.05, 0, 0, "P / Pmax", "T / Tmax",
+             "(c) mean per category");
+    rp_diagonal(0, 1.05);
+    category_means(d);
     int present[4];
-    present_clusters(d, 0, present);
+    rp_present_clusters(d, 0, present);
     rp_legend_clusters(present);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the median of v (sorted in place), n > 0 */
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* ---- Fig. 4 ---- */
@@ -177,8 +227,17 @@ static void draw_pfi(void *ctx)
         if (d->grp[i].idx.has_pfi) v[m++] = d->grp[i].idx.pfi;
     double lo, hi;
     rp_range(m, v, 0.08, &lo, &hi);
-    lo = floor(lo * 10) / 10;
+    lo = floor(fmin(lo, 0.95) * 10) / 10; /* the PFI = 1 line always shows */
     hi = ceil(hi * 10) / 10;
+    double med = 0;
+    if (m) {
+        double *sv = malloc(m * sizeof *sv);
+        if (sv) {
+            memcpy(sv, v, m * sizeof *sv);
+            med = median_of(sv, m);
+            free(sv);
+        }
+    }
     /* (a) histogram stacked by cluster, in bins of 0.1 (0.05 for a narrow
      * range): finer bins over the paper's 1.1-2.7 leave a comb of one-group
      * bars in four colours that reads as noise */
@@ -202,6 +261,11 @@ static void draw_pfi(void *ctx)
     pladv(0);
     rp_panel_counts(0.06, 0.33, 0.14, 0.90, lo, hi, top + 1, "PFI (ratio, Eq. 1)", "Sweep groups",
                     "(a) distribution");
+    /* PFI = 1: throughput falls as fast as power (the inelastic boundary) */
+    double ox1[2] = {1, 1}, oy1[2] = {0, top + 1};
+    plcol0(RP_GREY);
+    rp_line(2, ox1, oy1, 2, 1.2);
+    rp_text((1 - lo) / (hi - lo) + 0.01, 0.95, 0, 0.55, "PFI = 1");
     for (size_t b = 0; b < nb; b++) {
         double base = 0;
         for (int c = 0; c < 4; c++) {
@@ -219,34 +283,45 @@ static void draw_pfi(void *ctx)
             base += count[b][c];
         }
     }
+    if (m) {
+        char mt[48];
+        double mx[2] = {med, med}, my[2] = {0, top + 1};
+        plcol0(RP_BLACK);
+        rp_line(2, mx, my, 1, 1.5);
+        snprintf(mt, sizeof mt, "median %.2f", med);
+        rp_text((med - lo) / (hi - lo) + 0.01, 0.88, 0, 0.55, mt);
+    }
     /* (b) by regime: jittered points, median bar */
     /* categories: no numeric x ticks, the regime names instead */
     plvpor(0.40, 0.62, 0.14, 0.90);
-    plwind(0.4, 3.6, lo, hi);
+    plwind(0.4, 4.6, lo, hi);
     plcol0(RP_BLACK);
     plbox("bc", 0, 0, "bcnstv", 0, 0);
     rp_mtex("l", 5.0, 0.5, 0.5, "PFI (ratio)");
-    rp_mtex("t", 1.0, 0.5, 0.5, "(b) by regime");
-    static const char *const rname[3] = {"dense", "MoE PT", "MoE FT"};
+    rp_mtex("t", 1.0, 0.5, 0.5, "(b) by category, bar = median");
     plschr(0, 0.6);
-    for (int r = 0; r < 3; r++)
-        rp_mtex("b", 1.4, (r + 0.6) / 3.2, 0.5, rname[r]);
+    for (int r = 0; r < 4; r++)
+        rp_mtex("b", 1.4, (r + 0.6) / 4.2, 0.5, rp_cluster_label(r));
     plschr(0, 0.78);
-    for (size_t i = 0; i < n; i++) {
-        const rd_group *g = &d->grp[i];
-        if (!g->idx.has_pfi) continue;
-        int r = g->cluster == PFI_CLUSTER_MOE_PT ? 1 : g->cluster == PFI_CLUSTER_MOE_FT ? 2 : 0;
-        double x = r + 1 + 0.25 * (((double)((i * 7919) % 17) / 16.0) - 0.5), y = g->idx.pfi;
-        rp_points(g->cluster, 1, &x, &y);
+    {
+        double one_x[2] = {0.4, 4.6}, one_y[2] = {1, 1};
+        plcol0(RP_GREY);
+        rp_line(2, one_x, one_y, 2, 1.0);
     }
-    if (d->has_regimes) {
-        for (size_t j = 0; j < d->regimes.k; j++) {
-            const char *nm = d->regimes.name[j];
-            int r = strcmp(nm, "moe-pt") == 0 ? 1 : strcmp(nm, "moe-ft") == 0 ? 2 : 0;
-            double bx[2] = {r + 0.7, r + 1.3}, by[2] = {d->regimes.median[j], d->regimes.median[j]};
-            plcol0(RP_BLACK);
-            rp_line(2, bx, by, 1, 2.0);
+    for (int c = 0; c < 4; c++) {
+        double cv[256];
+        size_t cn = 0;
+        for (size_t i = 0; i < n; i++) {
+            const rd_group *g = &d->grp[i];
+            if (!g->idx.has_pfi || g->cluster != c) continue;
+            double x = c + 1 + 0.25 * (((double)((i * 7919) % 17) / 16.0) - 0.5), y = g->idx.pfi;
+            rp_points(g->cluster, 1, &x, &y);
+            if (cn < 256) cv[cn++] = y;
         }
+        if (!cn) continue;
+        double mc = median_of(cv, cn), bx[2] = {c + 0.7, c + 1.3}, by[2] = {mc, mc};
+        plcol0(RP_BLACK);
+        rp_line(2, bx, by, 1, 2.0);
     }
     /* (c) by cluster size: one category per GPU count (8, 16, 32 sit
      * unevenly on a numeric axis), each cluster in its own sub-column so the
@@ -293,7 +368,7 @@ static void draw_pfi(void *ctx)
         rp_points(g->cluster, 1, &x, &y);
     }
     int present[4];
-    present_clusters(d, 0, present);
+    rp_present_clusters(d, 0, present);
     rp_legend_clusters(present);
     free(v);
 }
@@ -330,12 +405,13 @@ static void draw_features(void *ctx)
     const int cols = 4, rows = (PFI_FEAT_N_TELEMETRY + cols - 1) / cols;
     double *x = malloc((d->nobs ? d->nobs : 1) * sizeof *x),
            *y = malloc((d->nobs ? d->nobs : 1) * sizeof *y);
+    /* x, y: the training groups, then the held-out ones */
     int *cl = malloc((d->nobs ? d->nobs : 1) * sizeof *cl);
     if (!x || !y || !cl) goto out;
     pladv(0);
     plschr(0, 0.6);
     for (int f = 0; f < PFI_FEAT_N_TELEMETRY; f++) {
-        size_t m = 0;
+        size_t m = 0, mh;
         for (size_t i = 0; i < d->nobs; i++) {
             const pfi_obs *o = &d->obs[i];
             if (o->holdout || !((o->f.valid >> f) & 1u)) continue;
@@ -343,26 +419,43 @@ static void draw_features(void *ctx)
             y[m] = o->pfi;
             cl[m++] = o->cluster;
         }
+        /* the held-out groups after them: on the axes, in no fit or rho */
+        mh = m;
+        for (size_t i = 0; i < d->nobs; i++) {
+            const pfi_obs *o = &d->obs[i];
+            if (!o->holdout || !((o->f.valid >> f) & 1u)) continue;
+            x[mh] = o->f.v[f];
+            y[mh] = o->pfi;
+            cl[mh++] = o->cluster;
+        }
         int r = f / cols, c = f % cols;
         double x0 = 0.04 + c * (0.95 / cols), y1 = 0.98 - r * (0.96 / rows);
         double xlo, xhi, ylo, yhi;
-        rp_range(m, x, 0.08, &xlo, &xhi);
-        rp_range(m, y, 0.1, &ylo, &yhi);
-        char title[96];
+        rp_range(mh, x, 0.08, &xlo, &xhi);
+        rp_range(mh, y, 0.1, &ylo, &yhi);
+        char title[96], ptxt[32] = "";
         const pfi_corr *co = &d->corr[f];
+        double pr = d->paper ? rp_paper_rho(f) : NAN;
+        if (isfinite(pr)) snprintf(ptxt, sizeof ptxt, " (paper %.2f)", pr);
         if (co->has)
-            snprintf(title, sizeof title, "ρ = %.2f%s", co->rho,
+            snprintf(title, sizeof title, "ρ = %.2f%s%s", co->rho,
                      co->q < 0.01   ? " **"
                      : co->q < 0.05 ? " *"
-                                    : "");
+                                    : "",
+                     ptxt);
         else
-            snprintf(title, sizeof title, "ρ undefined");
+            snprintf(title, sizeof title, "ρ undefined%s", ptxt);
         rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.02, y1 - 0.96 / rows + 0.052, y1 - 0.02, xlo, xhi,
                  ylo, yhi, 0, 0, NULL, c == 0 ? "PFI (ratio)" : NULL, title);
         xlabel_fit(pfi_feature_label(f), 0.6);
         plschr(0, 0.6);
         for (size_t i = 0; i < m; i++)
             rp_points(cl[i], 1, &x[i], &y[i]);
+        for (size_t i = m; i < mh; i++) { /* held out: an open black circle around */
+            plcol0(RP_BLACK);
+            plstring(1, &x[i], &y[i], "○");
+            rp_points(cl[i], 1, &x[i], &y[i]);
+        }
         /* OLS line of PFI on the feature */
         if (m >= 3) {
             double mx = 0, my = 0, sxx = 0, sxy = 0;
@@ -388,9 +481,15 @@ static void draw_features(void *ctx)
     plvpor(x0 + 0.02, x0 + 0.03, y1 - 0.96 / rows + 0.045, y1 - 0.02);
     plwind(0, 1, 0, 1);
     plschr(0, 1.0);
-    int present[4];
-    present_clusters(d, 0, present);
-    rp_legend_clusters(present);
+    int present[4], col[6];
+    const char *gl[6], *tx[6];
+    rp_present_clusters(d, 1, present);
+    size_t nl = 0;
+    for (int k = 0; k < 4; k++)
+        if (present[k])
+            col[nl] = RP_CLUSTER0 + k, gl[nl] = rp_cluster_glyph(k), tx[nl++] = rp_cluster_label(k);
+    if (d->nh) col[nl] = RP_BLACK, gl[nl] = "○", tx[nl++] = "held out (not in ρ)";
+    rp_legend(nl, col, gl, tx);
 out:
     free(x);
     free(y);
@@ -468,10 +567,18 @@ static void draw_predicted(void *ctx)
     pladv(0);
     char t[160];
     const pfi_ablation *a = &d->ab[0];
-    snprintf(t, sizeof t, "DRAM copy product predictor: LOO R² %.2f", a->loo.cv.r2_oos);
-    rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Measured PFI (ratio)", "Predicted PFI",
-             t);
-    diagonal(lo, hi);
+    snprintf(t, sizeof t, "PFI ~ DRAM copy product: predicted against actual");
+    rp_panel(0.10, 0.68, 0.12, 0.90, lo, hi, lo, hi, 0, 0, "Actual PFI (ratio, Eq. 1)",
+             "Predicted PFI", t);
+    char r2[96];
+    snprintf(r2, sizeof r2, "LOO R² = %.2f (training, n = %zu)", a->loo.cv.r2_oos, a->loo.cv.n);
+    rp_text(0.04, 0.93, 0, 0.7, r2);
+    if (a->has_val && a->val.has_r2)
+        snprintf(r2, sizeof r2, "validation R² = %.2f (held out, n = %zu)", a->val.r2, a->val.n);
+    else
+        snprintf(r2, sizeof r2, "validation R²: needs 2 held-out groups");
+    rp_text(0.04, 0.86, 0, 0.7, r2);
+    rp_diagonal(lo, hi);
     for (size_t i = 0; i < d->ng + d->nh; i++) {
         const rd_group *g = &d->grp[i];
         if (!g->has_pred || !g->idx.has_pfi) continue;
@@ -488,7 +595,7 @@ static void draw_predicted(void *ctx)
     }
     int present[4], col[6];
     const char *gl[6], *tx[6];
-    present_clusters(d, 1, present);
+    rp_present_clusters(d, 1, present);
     size_t n = 0;
     for (int c = 0; c < 4; c++)
         if (present[c])
@@ -514,14 +621,32 @@ static void draw_gap(void *ctx)
                     top = fmax(top, r->cells[k * PFI_SIM_NPOLICIES + p].gap_per_job);
         }
     }
+    /* the paper's production 30% cell (Sec. 6): PFI-aware recovers 1.5k
+     * tokens/s per job, 63% of equal weight's gap, so equal's gap is
+     * 1500 / 0.63 and PFI-aware's the 37% left */
+    const double paper_equal = 1500 / 0.63, paper_pfi = 1500 / 0.63 - 1500;
+    if (d->paper) top = fmax(top, paper_equal);
     pladv(0);
     for (int mix = 0; mix < 2; mix++) {
         char title[64];
         snprintf(title, sizeof title, "(%c) %s mix%s", 'a' + mix, mix ? "production" : "random",
                  d->has_sim[mix] ? "" : " (not simulated)");
-        rp_panel(0.07 + 0.40 * mix, 0.40 + 0.40 * mix, 0.13, 0.90, 0, rmax * 1.04, 0, top * 1.08, 0,
-                 0, "Cluster power reduction (%)",
-                 mix ? NULL : "Gap to the oracle (tokens/s per job)", title);
+        /* the paper's sign: policy minus oracle, less negative is better */
+        rp_panel(0.09 + 0.36 * mix, 0.38 + 0.36 * mix, 0.13, 0.90, 0, rmax * 1.04, -top * 1.08,
+                 0.04 * top, 0, 0, "Power reduction (%)",
+                 mix ? NULL : "Policy - oracle (tokens/s per job)", title);
+        if (mix == 1 && d->paper && d->has_sim[1]) {
+            double px = 30, py[2] = {-paper_equal, -paper_pfi};
+            rp_policy_colour(PFI_POLICY_EQUAL);
+            plstring(1, &px, &py[0], "◇");
+            rp_policy_colour(PFI_POLICY_PFI);
+            plstring(1, &px, &py[1], "◇");
+            plcol0(RP_BLACK);
+            rp_text(30.0 / (rmax * 1.04) - 0.03, (py[1] + top * 1.08) / (top * 1.12) - 0.01, 1,
+                    0.55, "paper -0.88k");
+            rp_text(30.0 / (rmax * 1.04) - 0.03, (py[0] + top * 1.08) / (top * 1.12) - 0.01, 1,
+                    0.55, "paper -2.38k");
+        }
         if (!d->has_sim[mix]) continue;
         const pfi_sim_result *r = &d->sim[mix];
         double x[16], y[16];
@@ -531,183 +656,25 @@ static void draw_gap(void *ctx)
                 const pfi_sim_cell *c = &r->cells[k * PFI_SIM_NPOLICIES + order[q]];
                 if (!c->ran) continue;
                 x[n] = 100 * r->reductions[k];
-                y[n++] = c->gap_per_job;
+                y[n++] = -c->gap_per_job;
             }
             rp_policy_colour(order[q]);
             rp_line(n, x, y, order[q] == PFI_SIM_LEARN ? 2 : 1, 2.0);
             plstring((PLINT)n, x, y, "●");
         }
     }
-    int col[5];
-    const char *gl[5], *tx[5];
+    int col[6];
+    const char *gl[6], *tx[6];
     for (int q = 0; q < 5; q++)
         col[q] = RP_POLICY0 + order[q], gl[q] = NULL, tx[q] = rp_policy_label(order[q]);
-    rp_legend(5, col, gl, tx);
-}
-
-/* ---- Fig. 9 ---- */
-static void draw_ce(void *ctx)
-{
-    const rd_data *d = ctx;
-    double lo = 0, x[64], y[64];
-    for (size_t i = 0; i < d->ng; i++) {
-        const pfi_group *g = d->grp[i].g;
-        const pfi_run *u = &g->runs[g->n_runs - 1];
-        for (size_t k = 0; k < g->n_runs; k++)
-            lo = fmin(lo, log(g->runs[k].power_w / u->power_w));
-    }
-    lo = floor(lo * 10 - 0.5) / 10;
-    pladv(0);
-    rp_panel(0.09, 0.72, 0.12, 0.90, lo, 0.05, lo, 0.05, 0, 0, "log(P / uncapped P) (natural log)",
-             "log(T / uncapped T)", "log T = alpha log P + log k, one fit per group");
-    diagonal(lo, 0.05);
-    for (size_t i = 0; i < d->ng; i++) {
-        const rd_group *r = &d->grp[i];
-        const pfi_group *g = r->g;
-        const pfi_run *u = &g->runs[g->n_runs - 1];
-        size_t n = g->n_runs < 64 ? g->n_runs : 64;
-        for (size_t k = 0; k < n; k++) {
-            x[k] = log(g->runs[k].power_w / u->power_w);
-            y[k] = log(g->runs[k].tput / u->tput);
-        }
-        rp_points(r->cluster, n, x, y);
-        if (r->idx.has_ce) {
-            /* the fit in the same normalised coordinates */
-            double lx[2] = {x[0], 0}, ly[2];
-            for (int e = 0; e < 2; e++)
-                ly[e] = r->ce_alpha * (lx[e] + log(u->power_w)) + r->ce_logk - log(u->tput);
-            rp_cluster_colour(r->cluster);
-            rp_line(2, lx, ly, 1, 1.0);
-        }
-    }
-    int present[4];
-    present_clusters(d, 0, present);
-    rp_legend_clusters(present);
-}
-
-/* ---- Fig. 10 ---- */
-static void draw_definitions(void *ctx)
-{
-    const rd_data *d = ctx;
-    /* each definition on its own axis: their ranges differ by design (ratio
-     * about 1 to 2.7, area about -0.1 to 0.1, paper Appendix A), so on one
-     * shared axis the area and CE values were a flat line at zero; the
-     * panel titles give the rank agreement instead of an equality line */
-    static const char *const name[3] = {"ratio PFI (Eq. 1)", "area PFI (Eq. 5)",
-                                        "CE PFI (1 - alpha)"};
-    static const int pa[3] = {0, 0, 1}, pb[3] = {1, 2, 2};
-    size_t n = d->ng;
-    double *buf = calloc(4 * (n ? n : 1), sizeof *buf);
-    if (!buf) return;
-    double *xs = buf, *ys = buf + n, *rx = buf + 2 * n, *ry = buf + 3 * n;
-    pladv(0);
-    for (int p = 0; p < 3; p++) {
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            const pfi_index_result *x = &d->grp[i].idx;
-            int has[3] = {x->has_pfi, x->has_area, x->has_ce};
-            double val[3] = {x->pfi, x->pfi_area, x->pfi_ce};
-            if (!has[pa[p]] || !has[pb[p]]) continue;
-            xs[m] = val[pa[p]];
-            ys[m++] = val[pb[p]];
-        }
-        double xlo, xhi, ylo, yhi, rho = 0, pv = 0;
-        rp_range(m, xs, 0.08, &xlo, &xhi);
-        rp_range(m, ys, 0.08, &ylo, &yhi);
-        memcpy(rx, xs, m * sizeof *xs);
-        memcpy(ry, ys, m * sizeof *ys);
-        char t[64];
-        if (pfi_stats_spearman(rx, ry, m, &rho, &pv) == PFI_OK)
-            snprintf(t, sizeof t, "(%c) Spearman rho %.2f", 'a' + p, rho);
-        else
-            snprintf(t, sizeof t, "(%c)", 'a' + p);
-        double x0 = 0.075 + 0.285 * p;
-        rp_panel(x0, x0 + 0.19, 0.14, 0.90, xlo, xhi, ylo, yhi, 0, 0, name[pa[p]], name[pb[p]], t);
-        for (size_t i = 0, k = 0; i < n; i++) {
-            const pfi_index_result *x = &d->grp[i].idx;
-            int has[3] = {x->has_pfi, x->has_area, x->has_ce};
-            if (!has[pa[p]] || !has[pb[p]]) continue;
-            rp_points(d->grp[i].cluster, 1, &xs[k], &ys[k]);
-            k++;
-        }
-    }
-    free(buf);
-    int present[4];
-    present_clusters(d, 0, present);
-    rp_legend_clusters(present);
-}
-
-/* ---- Figs. 11-13 ---- */
-/* character scale for a panel title of at most ~21 characters at `base` */
-static double fit_scale(const char *s, double base)
-{
-    size_t n = strlen(s);
-    return n > 21 ? base * 21.0 / (double)n : base;
-}
-
-static void draw_groups(void *ctx)
-{
-    const rd_data *d = ctx;
-    size_t n = d->ng + d->nh, cols = n > 20 ? 5 : n > 9 ? 4 : 3, rows = (n + cols - 1) / cols;
-    if (!rows) return;
-    double x[64], y[64];
-    pladv(0);
-    plschr(0, 0.55);
-    /* half-length ticks: full ones fill a third of these small panels */
-    plsmaj(0, 0.5);
-    plsmin(0, 0.5);
-    for (size_t i = 0; i < n; i++) {
-        const rd_group *r = &d->grp[i];
-        const pfi_group *g = r->g;
-        const pfi_run *u = &g->runs[g->n_runs - 1];
-        size_t c = i % cols, rw = i / cols, m = g->n_runs < 64 ? g->n_runs : 64;
-        double x0 = 0.04 + c * (0.95 / cols), y1 = 0.975 - rw * (0.955 / rows);
-        /* two title lines, the model and then GPUs and config (the cluster is
-         * the colour; "held out" joins the second), and the PFI inside the
-         * panel's empty lower right corner (curves run near the diagonal): a
-         * third line above the panel crowded into the one below it */
-        char t[200], t2[200], sub[64];
-        if (g->meta.model[0]) {
-            snprintf(t, sizeof t, "%s", g->meta.model);
-            snprintf(t2, sizeof t2, "%d GPUs%s%s%s", g->meta.gpus, g->meta.config[0] ? ", " : "",
-                     g->meta.config, r->held ? ", held out" : "");
-        } else {
-            snprintf(t, sizeof t, "%s", g->name);
-            snprintf(t2, sizeof t2, "%d GPUs%s", g->meta.gpus, r->held ? ", held out" : "");
-        }
-        if (r->idx.has_pfi)
-            snprintf(sub, sizeof sub, "PFI %.2f", r->idx.pfi);
-        else
-            snprintf(sub, sizeof sub, "PFI undefined");
-        rp_panel(x0 + 0.025, x0 + 0.95 / cols - 0.025, y1 - 0.955 / rows + 0.05, y1 - 0.045, 0,
-                 1.05, 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
-                 c == 0 ? "T / uncapped T" : NULL, NULL);
-        /* a long line is set smaller to fit its panel; plmtex's offset counts
-         * lines of the current size, so each offset is scaled to keep the
-         * two lines a fixed distance apart whatever their sizes */
-        double s1 = fit_scale(t, 0.5), s2 = fit_scale(t2, 0.5);
-        plschr(0, s2);
-        rp_mtex("t", 0.9, 0.5, 0.5, t2);
-        plschr(0, s1);
-        rp_mtex("t", (0.9 + 1.4) * s2 / s1, 0.5, 0.5, t);
-        plschr(0, 0.55);
-        rp_text(0.96, 0.16, 1.0, 0.5, sub);
-        diagonal(0, 1.05);
-        for (size_t k = 0; k < m; k++) {
-            x[k] = g->runs[k].power_w / u->power_w;
-            y[k] = g->runs[k].tput / u->tput;
-        }
-        rp_cluster_colour(r->cluster);
-        rp_line(m, x, y, 1, 1.2);
-        rp_points(r->cluster, m, x, y);
-    }
-    plsmaj(0, 1);
-    plsmin(0, 1);
+    size_t nl = 5;
+    if (d->paper) col[nl] = RP_BLACK, gl[nl] = "◇", tx[nl++] = "paper, 30% (Sec. 6)";
+    rp_legend(nl, col, gl, tx);
 }
 
 static const rp_draw_fn draws[PFI_PLOT_COUNT] = {
-    draw_curves, draw_pfi, draw_features,    draw_clocks, draw_predicted,
-    draw_gap,    draw_ce,  draw_definitions, draw_groups,
+    draw_curves, draw_pfi,   draw_features,       draw_clocks,    draw_predicted,
+    draw_gap,    rp_draw_ce, rp_draw_definitions, rp_draw_groups,
 };
 
 int rp_figure_draw(pfi_plot_kind k, const rd_data *d, const char *path, int w, int h,

@@ -274,6 +274,7 @@ static const struct {
       {0, 0}}},
     {"Why: the SM clock under a cap", {FIG(PFI_PLOT_CLOCKS), {0, 0}}},
     {"Allocating a power cut", {FIG(PFI_PLOT_GAP), TAB("fig8_simulation"), {0, 0}}},
+    {"Where this report differs from the paper", {TAB("differences"), {0, 0}}},
 };
 #define N_SECTIONS (sizeof sections / sizeof sections[0])
 
@@ -297,7 +298,8 @@ static const char *item_label(const rp_page *p, const item *it)
         t = tb->title;
     }
     const char *colon = strchr(t, ':');
-    snprintf(buf, sizeof buf, "%.*s%s", colon ? (int)(colon - t) : (int)strlen(t), t,
+    if (!colon) return "table"; /* the section's title says what */
+    snprintf(buf, sizeof buf, "%.*s%s", (int)(colon - t), t,
              it->fig < 0 && strncmp(t, "Fig", 3) == 0 ? " table" : "");
     return buf;
 }

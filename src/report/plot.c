@@ -176,6 +176,26 @@ static double nice_step(double range, int most)
     return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
+static double next_xt, next_yt; /* rp_next_ticks */
+
+/* A tick label with as many decimals as its axis' step needs (0.25: two). */
+static void step_label(PLINT axis, PLFLT value, char *label, PLINT length, PLPointer data)
+{
+    const double *steps = data;
+    double st = axis == PL_Y_AXIS ? steps[1] : steps[0];
+    int dec = 0;
+    while (dec < 4 && fabs(st * pow(10, dec) - round(st * pow(10, dec))) > 1e-9)
+        dec++;
+    if (fabs(value) < 1e-12) value = 0;
+    snprintf(label, (size_t)length, "%.*f", dec, value);
+}
+
+void rp_next_ticks(double xt, double yt)
+{
+    next_xt = xt;
+    next_yt = yt;
+}
+
 /* counts: the y axis counts things, so its ticks are whole numbers */
 static void panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
                   double wy1, int logx, int logy, int counts, const char *xlabel,
@@ -194,12 +214,30 @@ static void panel(double x0, double x1, double y0, double y1, double wx0, double
     double xt = logx ? 0 : nice_step(wx1 - wx0, nx < 2 ? 2 : nx > 10 ? 10 : nx);
     double yt = logy ? 0 : nice_step(wy1 - wy0, ny < 2 ? 2 : ny > 10 ? 10 : ny);
     if (counts && yt < 1) yt = 1;
+    int forced = next_xt > 0 || next_yt > 0;
+    if (next_xt > 0) xt = next_xt;
+    if (next_yt > 0) yt = next_yt;
+    next_xt = next_yt = 0;
+    /* PLplot rounds 0.25 to "0.3": label forced steps at their own precision */
+    static double steps[2];
+    steps[0] = xt;
+    steps[1] = yt;
+    if (forced) plslabelfunc(step_label, steps);
     plcol0(RP_LIGHT);
     plwidth(0.5);
     plbox(logx ? "gl" : "g", xt, 0, logy ? "gl" : "g", yt, 0);
     plwidth(1);
     plcol0(RP_BLACK);
-    plbox(logx ? "bcnstl" : "bcnst", xt, 0, logy ? "bcnstvl" : counts ? "bcntv" : "bcnstv", yt, 0);
+    plbox(logx     ? "bcnstl"
+          : forced ? "bcnsto"
+                   : "bcnst",
+          xt, 0,
+          logy     ? "bcnstvl"
+          : counts ? "bcntv"
+          : forced ? "bcnstvo"
+                   : "bcnstv",
+          yt, 0);
+    if (forced) plslabelfunc(NULL, NULL);
     if (xlabel) rp_mtex("b", 3.0, 0.5, 0.5, xlabel);
     if (ylabel) rp_mtex("l", 5.0, 0.5, 0.5, ylabel);
     if (title) rp_mtex("t", 1.0, 0.5, 0.5, title);

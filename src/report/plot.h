@@ -38,6 +38,8 @@ const char *rp_policy_label(int policy);
 void rp_panel(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy0,
               double wy1, int logx, int logy, const char *xlabel, const char *ylabel,
               const char *title);
+/* Tick steps for the next panel only (0: chosen from the range). */
+void rp_next_ticks(double xt, double yt);
 /* The same with a y axis from 0 that counts things: whole-number ticks. */
 void rp_panel_counts(double x0, double x1, double y0, double y1, double wx0, double wx1, double wy1,
                      const char *xlabel, const char *ylabel, const char *title);

@@ -12,7 +12,7 @@
 #include "rdata.h"
 
 #define RP_MAX_COLS 28
-#define RP_MAX_TABLES 12
+#define RP_MAX_TABLES 16
 
 typedef struct rp_table {
     const char *id; /* file name without .csv */
