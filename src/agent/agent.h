@@ -99,6 +99,10 @@ typedef struct agent_gpu {
     double cap_w, cap_set_at, cap_expires_at, cap_prior_w; /* set_at, expires_at: wall */
     double cap_expires_m;                /* the expiry that counts, on agent_cap_now's clock */
     char cap_owner[AGENT_OWNER_MAX + 1]; /* who set it, and at which epoch */
+    /* Recovered from a store row alone (no state file): who set it is not
+     * known, so the first caller to renew or release it becomes its owner
+     * rather than being refused as another. */
+    int cap_owner_unknown;
     long long cap_epoch;
     agent_state st;          /* (cap_mu; read under mu) the state file as last written */
     int release_pending;     /* (mu) the prior is back but the release is not recorded */

@@ -10,7 +10,8 @@
  *    unless its epoch is strictly higher than the holder's: that is an HA
  *    takeover, accepted and logged.
  *
- * The same owner is accepted as before. Refusals are counted by reason and
+ * The same owner is accepted as before, and so is anyone on a cap recovered
+ * from a store row alone, whose owner was not recorded. Refusals are counted by reason and
  * logged once per refused owner, not per request (a fenced controller
  * retries every period).
  */
@@ -78,7 +79,8 @@ int agent_cap_fence(agent *a, unsigned gpu, const agent_caller *by, agent_holder
 {
     agent_gpu *x = &a->gpus[gpu];
     pthread_mutex_lock(&a->mu);
-    int live = x->capped && !x->release_pending && x->cap_expires_m > agent_cap_now();
+    int live = x->capped && !x->release_pending && x->cap_expires_m > agent_cap_now() &&
+               !x->cap_owner_unknown;
     agent_holder h = {1, "", 0};
     long long max = x->st.max_epoch;
     pthread_mutex_unlock(&a->mu);

@@ -110,6 +110,7 @@ void agent_cap_note(agent_gpu *x, const agent_cap *c)
     x->cap_prior_w = c->prior_w;
     snprintf(x->cap_owner, sizeof x->cap_owner, "%s", c->owner);
     x->cap_epoch = c->epoch;
+    x->cap_owner_unknown = 0;
 }
 
 static agent_cap held_cap(const agent_gpu *x)

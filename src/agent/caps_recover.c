@@ -148,6 +148,8 @@ static void recover_one(agent *a, unsigned gpu, const pfi_store_cap *row)
         check_prior(a, gpu);
         return;
     }
+    /* a cap known only from the store's row: its owner was not kept there */
+    int owner_unknown = !(x->st.present && x->st.capped);
     int changed = sanitize(a, gpu, &c, &remaining, now);
     if (remaining < 0) remaining = 0;
     c.expires_m = now_m + remaining;
@@ -161,6 +163,7 @@ static void recover_one(agent *a, unsigned gpu, const pfi_store_cap *row)
     }
     pthread_mutex_lock(&a->mu);
     agent_cap_note(x, &c);
+    x->cap_owner_unknown = owner_unknown;
     pthread_mutex_unlock(&a->mu);
     pfi_gpu_limits after;
     pfi_error e;
