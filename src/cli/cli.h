@@ -135,5 +135,7 @@ int pfi_cmd_sweep(int argc, char **argv);
 int pfi_cmd_report(int argc, char **argv);
 int pfi_cmd_plot(int argc, char **argv);
 int pfi_cmd_control(int argc, char **argv);
+/* pfi control run (cmd_control_run.c), called by pfi_cmd_control. */
+int pfi_cmd_control_run(int argc, char **argv);
 
 #endif
