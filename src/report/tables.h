@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "pfi/csv.h"
 #include "pfi/error.h"
 #include "rdata.h"
 
@@ -37,5 +38,30 @@ int rp_table_write_csv(FILE *f, const rp_table *t);
 /* The paper's Spearman rho of a telemetry feature with PFI (Figs. 5/14), NaN
  * where it is not known. */
 double rp_paper_rho(int feature);
+
+/* ---- between tables.c and tables_paper.c ---- */
+
+/* The paper's tables as CSV (NULL where not read). */
+typedef struct rp_paper {
+    pfi_csv *t6, *t7, *t8, *t9, *t3, *t10;
+} rp_paper;
+
+/* The next table of ts, with the NULL-ended column names head. */
+rp_table *rp_table_new(rp_tables *ts, const char *id, const char *title, const char *const *head);
+/* Appends one cell, printf-style. */
+int rp_cell(rp_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* v with dec decimals, or an empty cell when undefined. */
+void rp_num(rp_table *t, int has, double v, int dec);
+/* v in %.3g, or an empty cell when undefined. */
+void rp_gnum(rp_table *t, int has, double v);
+
+/* The tables set beside the paper's (tables_paper.c). */
+void rp_table6(const rd_data *d, const rp_paper *pp, rp_tables *ts);
+void rp_table7(const rd_data *d, const rp_paper *pp, rp_tables *ts);
+void rp_table8(const rd_data *d, const rp_paper *pp, rp_tables *ts);
+void rp_table9(const rd_data *d, const rp_paper *pp, rp_tables *ts);
+void rp_tables10_11(const rd_data *d, const rp_paper *pp, int is_paper, rp_tables *ts);
+void rp_table3(const rd_data *d, const rp_paper *pp, rp_tables *ts);
+void rp_differences(const rd_data *d, const rp_paper *pp, rp_tables *ts);
 
 #endif
