@@ -69,6 +69,59 @@ static int push_row(grow *g, long line)
     return 0;
 }
 
+/* One field at *pi (quoted or not), unquoted into *pw and NUL-ended;
+ * row_fields is the count of fields before it in the row. Advances *pi, *pl
+ * (the line) and *pw. */
+static int scan_field(const char *buf, size_t len, const char *name, size_t row_fields, size_t *pi,
+                      long *pl, char **pw, pfi_error *err)
+{
+    size_t i = *pi;
+    long line = *pl;
+    char *w = *pw;
+    int rc = PFI_OK;
+    if (buf[i] == '"') {
+        long qline = line;
+        i++;
+        for (;;) {
+            if (i >= len) {
+                rc = pfi_error_set(err, PFI_EPARSE, name, qline, "unterminated quoted field");
+                goto out;
+            }
+            if (buf[i] == '"') {
+                if (i + 1 < len && buf[i + 1] == '"') {
+                    *w++ = '"';
+                    i += 2;
+                    continue;
+                }
+                i++;
+                break;
+            }
+            if (buf[i] == '\n') line++;
+            *w++ = buf[i++];
+        }
+        if (i < len && buf[i] != ',' && buf[i] != '\n' && buf[i] != '\r') {
+            rc = pfi_error_set(err, PFI_EPARSE, name, line,
+                               "text after a closing quote in field %zu", row_fields + 1);
+            goto out;
+        }
+    } else {
+        while (i < len && buf[i] != ',' && buf[i] != '\n' && buf[i] != '\r') {
+            if (buf[i] == '"') {
+                rc = pfi_error_set(err, PFI_EPARSE, name, line,
+                                   "stray quote inside unquoted field %zu", row_fields + 1);
+                goto out;
+            }
+            *w++ = buf[i++];
+        }
+    }
+    *w++ = '\0';
+out:
+    *pi = i;
+    *pl = line;
+    *pw = w;
+    return rc;
+}
+
 int pfi_csv_parse(const char *buf, size_t len, const char *name, pfi_csv **out, pfi_error *err)
 {
     *out = NULL;
@@ -100,42 +153,8 @@ int pfi_csv_parse(const char *buf, size_t len, const char *name, pfi_csv **out, 
         }
         if (row_fields == 0) row_line = line;
         char *f = w;
-        if (buf[i] == '"') {
-            long qline = line;
-            i++;
-            for (;;) {
-                if (i >= len) {
-                    rc = pfi_error_set(err, PFI_EPARSE, name, qline, "unterminated quoted field");
-                    goto fail;
-                }
-                if (buf[i] == '"') {
-                    if (i + 1 < len && buf[i + 1] == '"') {
-                        *w++ = '"';
-                        i += 2;
-                        continue;
-                    }
-                    i++;
-                    break;
-                }
-                if (buf[i] == '\n') line++;
-                *w++ = buf[i++];
-            }
-            if (i < len && buf[i] != ',' && buf[i] != '\n' && buf[i] != '\r') {
-                rc = pfi_error_set(err, PFI_EPARSE, name, line,
-                                   "text after a closing quote in field %zu", row_fields + 1);
-                goto fail;
-            }
-        } else {
-            while (i < len && buf[i] != ',' && buf[i] != '\n' && buf[i] != '\r') {
-                if (buf[i] == '"') {
-                    rc = pfi_error_set(err, PFI_EPARSE, name, line,
-                                       "stray quote inside unquoted field %zu", row_fields + 1);
-                    goto fail;
-                }
-                *w++ = buf[i++];
-            }
-        }
-        *w++ = '\0';
+        rc = scan_field(buf, len, name, row_fields, &i, &line, &w, err);
+        if (rc != PFI_OK) goto fail;
         if (push_field(&g, f)) goto nomem;
         row_fields++;
         if (i < len && buf[i] == ',') {
