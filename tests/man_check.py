@@ -11,7 +11,7 @@
      answers `--=x` with "option '--=x' is ambiguous; possibilities: ..."
      naming every long option (pfi's commands leave opterr on); pfid turns
      glibc's messages off, so for it the `struct option` table of
-     src/agent/pfid.c is read instead;
+     src/agent/pfid_opts.c is read instead;
    - every option its --help prints (a line of its option table or usage);
    - every option the page documents is accepted: one the binary's own list
      names is; any other (pfid's, an alias glibc's list leaves out) is run,
@@ -177,9 +177,9 @@ def main():
         checked += 1
     page = os.path.join(man, "pfid.8")
     if os.path.exists(page):
-        n_opts += check_command([pfid], page, page_options(page), (), [pfid, "--help"],
-                                accepted_by_table(os.path.join(src, "src/agent/pfid.c")), errors,
-                                from_source=True)
+        table = accepted_by_table(os.path.join(src, "src/agent/pfid_opts.c"))
+        n_opts += check_command([pfid], page, page_options(page), (), [pfid, "--help"], table,
+                                errors, from_source=True)
         checked += 1
     for e in errors:
         print("FAIL: " + e)
