@@ -69,9 +69,11 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
         r.n_alternating += (size_t)o.alternates * (size_t)c;
         if (out) out[i] = o;
     }
-    /* the promise callers rely on: never over budget (the same slack as the
-     * floors check, scaled for the rounding of a sum over n jobs) */
-    if (!(r.total_power_w <= budget_w * (1 + 1e-12 * (double)(n + 1)) + 1e-9))
+    /* the promise callers rely on: never over budget, up to the rounding of
+     * a sum over n jobs relative to the largest powers in play (a job of
+     * 1e11 W shed to its floor keeps a few ulps of its Pmax: fuzz_alloc) */
+    double scale = fmax(budget_w, p->pmax_total);
+    if (!(r.total_power_w <= budget_w + 1e-12 * (double)(n + 1) * scale + 1e-9))
         return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
                              "budget %.1f W is infeasible: the %s allocation draws %.1f W",
                              budget_w, pfi_alloc_policy_name(policy), r.total_power_w);
