@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 
 typedef enum { PFI_PLAN_EQUAL, PFI_PLAN_PFI, PFI_PLAN_LEARN } pfi_plan_policy;
@@ -70,6 +71,16 @@ typedef struct pfi_plan_job {
     const pfi_plan_obs *prior;
     size_t n_prior;
     pfi_plan_obs reading;
+    /* Honest flexibility (issue 29). pfi_sd: the standard error of pfi
+     * (0 or NaN: unknown); job_class: jobs expected to share a curve (the Slurm
+     * job name, a Kubernetes label, "class" at registration), NULL none. */
+    double pfi_sd;
+    const char *job_class;
+    /* Topology (issue 28): the domains of pfi_plan_set_tree its power
+     * lands in and the share in each (summing to 1); n_domains 0: the root. */
+    const size_t *domains;
+    const double *shares;
+    size_t n_domains;
 } pfi_plan_job;
 
 typedef struct pfi_plan_cap {
@@ -77,12 +88,14 @@ typedef struct pfi_plan_cap {
     double cap_w;   /* its per-GPU cap, W, whole watts within [min_w, max_w] */
     double tput;    /* expected throughput at it */
     double tmax;    /* its uncapped throughput on the curve */
+    double tput_lo; /* the lower bound of tput at the plan's confidence */
     int at_floor;
 } pfi_plan_cap;
 
 typedef struct pfi_plan_result {
     double jobs_budget_w; /* what the jobs shared */
     double total_power_w, total_tput, uncapped_tput;
+    double total_tput_lo; /* lower bound of total_tput at the plan's confidence */
     double pmax_total_w, floor_total_w;
     int infeasible;
     double shortfall_w; /* floors above the jobs' budget, W */
@@ -104,6 +117,24 @@ int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, size_t hold, pfi_erro
  * time of set_jobs' readings and of the next learn proposal. */
 void pfi_plan_set_time(pfi_plan *p, double now_s);
 
+/* The confidence of every lower bound (tput_lo, kept_lo), in (0, 1);
+ * 0.9 until set. */
+void pfi_plan_set_confidence(pfi_plan *p, double confidence);
+
+/* Topology (issue 28): the domains every later run keeps under their
+ * limits (pfi/alloc.h's nested budgets), in pre-order; n 0 clears. The
+ * jobs' pfi_plan_job.domains index them. limit_w is what the jobs and
+ * fixed_w may use together (the controller has taken its margin off). */
+typedef struct pfi_plan_domain {
+    const char *name;
+    size_t parent; /* PFI_ALLOC_NO_PARENT for the root */
+    double limit_w;
+    double fixed_w;
+} pfi_plan_domain;
+int pfi_plan_set_tree(pfi_plan *p, const pfi_plan_domain *d, size_t n, pfi_error *err);
+/* After a run: domain d's planned power (jobs and fixed), W. */
+double pfi_plan_domain_power(const pfi_plan *p, size_t d);
+
 /* Builds the jobs' curves (valid until the next call). PFI_EINVAL naming
  * the job for a job without GPUs or a cap range (min_w <= max_w, > 0). */
 int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error *err);
@@ -121,6 +152,8 @@ typedef struct pfi_plan_flex {
     double gpu_power_w; /* the jobs' power at this step, W */
     double tput;        /* the throughput they would keep */
     double kept;        /* tput / uncapped throughput */
+    double tput_lo;     /* lower bound of tput at the plan's confidence */
+    double kept_lo;     /* tput_lo / uncapped throughput */
 } pfi_plan_flex;
 
 /* The supply curve: n >= 2 steps from all jobs uncapped down to all at

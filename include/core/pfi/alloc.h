@@ -165,4 +165,46 @@ int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_
 int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
                      pfi_error *err);
 
+/* Nested budgets (issue 28). A tree of domains (a site, its feeds, PDUs,
+ * racks), each with a limit that holds on the power of everything under it;
+ * each job's power lands in domains in fixed shares (a job with GPUs in two
+ * racks puts each rack's share of its GPUs there and takes one cap on all).
+ * With a tree set, pfi_alloc_run keeps every domain's jobs' power plus its
+ * fixed_w (and its subtree's) under its limit, as well as the whole under
+ * budget_w: the root's limit and budget_w both hold, the tighter binds. The
+ * oracle stays the exact optimum over the envelopes under the nested limits
+ * (for jobs in one domain each, greedy by marginal throughput per watt is
+ * optimal on a laminar family); the proportional policies shed within each
+ * domain over its limit by their weights. PFI_EINFEASIBLE names the first
+ * domain whose floors and fixed power exceed its limit.
+ *
+ * A tree is kept until pfi_alloc_problem_set_tree is called again (n_domains
+ * 0 clears it) and is cleared by _reset and _update when the job count
+ * changes. Domains are in pre-order (a parent before its children). */
+#define PFI_ALLOC_NO_PARENT ((size_t)-1)
+
+typedef struct pfi_alloc_domain {
+    const char *name; /* for errors; not copied, may be NULL */
+    size_t parent;    /* PFI_ALLOC_NO_PARENT for the root (domain 0 only); < own index */
+    double limit_w;   /* >= 0; INFINITY for none */
+    double fixed_w;   /* power in it (not its subtree) no job can move, W, >= 0 */
+} pfi_alloc_domain;
+
+typedef struct pfi_alloc_span {
+    size_t job;    /* job entry */
+    size_t domain; /* the domain its share lands in (any domain, usually a leaf) */
+    double share;  /* (0, 1]; a job's shares sum to 1 (within 1e-9) */
+} pfi_alloc_span;
+
+/* Sets (or with nd 0 clears) the tree. A job with no span is in the root.
+ * PFI_EINVAL (naming the domain or job) for a parent out of order, a
+ * negative or NaN limit or fixed power, a span out of range, shares that do
+ * not sum to 1. */
+int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, size_t nd,
+                               const pfi_alloc_span *s, size_t ns, pfi_error *err);
+size_t pfi_alloc_problem_domains(const pfi_alloc_problem *p);
+/* After a successful run: domain d's power, its subtree's jobs plus fixed
+ * power, W (each job counted count times). */
+double pfi_alloc_problem_domain_power(const pfi_alloc_problem *p, size_t d);
+
 #endif
