@@ -5,19 +5,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "pfi/alloc.h"
+#include "plan_curve.h"
 #include "plan_learn.h"
+
+/* What the plan keeps of a job for its band. */
+typedef struct plan_jb {
+    plan_pt *pts; /* into pfi_plan.bp: its curve, by power */
+    size_t n;
+    plan_prior prior;
+    double pmax, tmax;
+    int class_only; /* class points and none of its own: the bound is the prior's at most */
+    int class_used;
+} plan_jb;
 
 struct pfi_plan {
     pfi_alloc_problem *prob;
     size_t n, cap_jobs;
     pfi_alloc_job *aj;
-    double *pts; /* per job: 3 * (PRIOR_POINTS + obs) doubles: cap, P, T */
+    double *pts; /* per job: 3 * (PRIOR_POINTS + obs + class) doubles: cap, P, T */
     size_t pts_cap;
+    plan_pt *bp; /* the same points with their SDs */
     double *min_w, *max_w;
     pfi_alloc_out *out;
+    plan_jb *jb;
+    plan_cls_pt **cls;
+    size_t *n_cls;
+    int *split;
     plan_learn *learn; /* NULL until pfi_plan_use_learn */
     double now_s;
+    double confidence, z;
 };
 
 const char *pfi_plan_policy_name(pfi_plan_policy p)
@@ -41,7 +60,15 @@ int pfi_plan_policy_parse(const char *s, pfi_plan_policy *out)
 int pfi_plan_create(pfi_plan **out)
 {
     *out = calloc(1, sizeof **out);
+    if (*out) pfi_plan_set_confidence(*out, 0.9);
     return *out ? PFI_OK : PFI_ENOMEM;
+}
+
+void pfi_plan_set_confidence(pfi_plan *p, double confidence)
+{
+    if (!(confidence > 0 && confidence < 1)) return;
+    p->confidence = confidence;
+    p->z = gsl_cdf_ugaussian_Pinv(confidence); /* one-sided: P(T >= tput - z SD) = c */
 }
 
 int pfi_plan_use_learn(pfi_plan *p, size_t explore_rounds, size_t hold, pfi_error *err)
@@ -64,6 +91,11 @@ void pfi_plan_destroy(pfi_plan *p)
     plan_learn_destroy(p->learn);
     free(p->aj);
     free(p->pts);
+    free(p->bp);
+    free(p->jb);
+    free(p->cls);
+    free(p->n_cls);
+    free(p->split);
     free(p->min_w);
     free(p->max_w);
     free(p->out);
@@ -81,95 +113,84 @@ static int grow(pfi_plan *p, size_t n, size_t pts)
         if (b) p->max_w = b;
         pfi_alloc_out *o = realloc(p->out, n * sizeof *o);
         if (o) p->out = o;
-        if (!aj || !a || !b || !o) return PFI_ENOMEM;
+        plan_jb *jb = realloc(p->jb, n * sizeof *jb);
+        if (jb) p->jb = jb;
+        plan_cls_pt **cl = realloc(p->cls, n * sizeof *cl);
+        if (cl) p->cls = cl;
+        size_t *nc = realloc(p->n_cls, n * sizeof *nc);
+        if (nc) p->n_cls = nc;
+        int *sp = realloc(p->split, n * sizeof *sp);
+        if (sp) p->split = sp;
+        if (!aj || !a || !b || !o || !jb || !cl || !nc || !sp) return PFI_ENOMEM;
         p->cap_jobs = n;
     }
     if (pts > p->pts_cap) {
         double *q = realloc(p->pts, pts * sizeof *q);
-        if (!q) return PFI_ENOMEM;
-        p->pts = q;
+        if (q) p->pts = q;
+        plan_pt *bp = realloc(p->bp, (pts / 3 + 1) * sizeof *bp);
+        if (bp) p->bp = bp;
+        if (!q || !bp) return PFI_ENOMEM;
         p->pts_cap = pts;
     }
     return PFI_OK;
 }
 
-/* The prior's shape, (P / Pmax)^(1 - PFI). */
-static double shape(double p, double pmax, double pfi)
+/* The PFI the pfi policy weights a job by: its estimate, or the least
+ * flexible group's of the dataset (the prior it is planned on). */
+static double alloc_pfi(const pfi_plan_job *j)
 {
-    return pow(p / pmax, 1 - pfi);
-}
-
-/* Job j's points into cap/P/T (room for PRIOR_POINTS + n_obs); returns how
- * many. Where the job has been measured the prior keeps only its shape: a
- * prior point between two measured points (the uncapped point above the
- * highest) is put where the prior's shape between them says, below the
- * lowest it is scaled to it. So one measurement that finds the prior
- * optimistic moves the whole curve near it, and the curve rises with power
- * (an SLA floor, the lowest power reaching a throughput, is read off it). */
-static size_t curve(const pfi_plan_job *j, double *cap, double *P, double *T)
-{
-    double n = (double)j->n_gpus;
-    double pmax = isfinite(j->pmax_w) && j->pmax_w > 0 ? j->pmax_w : n * j->max_w;
-    double tmax = isfinite(j->tmax) && j->tmax > 0 ? j->tmax : 1.0;
-    double pfi = isfinite(j->pfi) ? j->pfi : PFI_PLAN_PRIOR_PFI;
-    if (pfi < 0) pfi = 0;
-    if (pfi > 0.95) pfi = 0.95; /* keeps the exponent away from 0: T must fall with P */
-    size_t k = 0;
-    for (int s = 0; s < PFI_PLAN_PRIOR_POINTS; s++) {
-        double c = j->min_w + (j->max_w - j->min_w) * s / (PFI_PLAN_PRIOR_POINTS - 1);
-        int measured = 0;
-        for (size_t o = 0; o < j->n_obs; o++)
-            measured |= fabs(j->obs[o].cap_w - c) <= 5;
-        if (measured) continue;
-        double pw = fmin(n * c, pmax), t = tmax * shape(pw, pmax, pfi);
-        double pl = NAN, tl = NAN, pu = pmax, tu = tmax; /* measured neighbours */
-        for (size_t o = 0; o < j->n_obs; o++) {
-            const pfi_plan_obs *ob = &j->obs[o];
-            if (!(ob->power_w > 0) || !(ob->tput >= 0) || ob->power_w > pmax) continue;
-            if (ob->power_w <= pw && !(ob->power_w <= pl)) pl = ob->power_w, tl = ob->tput;
-            if (ob->power_w > pw && ob->power_w < pu) pu = ob->power_w, tu = ob->tput;
-        }
-        if (isfinite(pl)) {
-            double a = shape(pl, pmax, pfi), b = shape(pu, pmax, pfi);
-            t = b > a ? tl + (tu - tl) * (shape(pw, pmax, pfi) - a) / (b - a) : tl;
-        } else if (pu < pmax) {
-            t = tu * shape(pw, pmax, pfi) / shape(pu, pmax, pfi);
-        }
-        cap[k] = c;
-        P[k] = pw;
-        T[k] = t;
-        k++;
-    }
-    for (size_t o = 0; o < j->n_obs; o++) {
-        const pfi_plan_obs *ob = &j->obs[o];
-        if (!(ob->power_w > 0) || !(ob->tput >= 0) || !isfinite(ob->cap_w)) continue;
-        cap[k] = ob->cap_w;
-        P[k] = ob->power_w;
-        T[k] = ob->tput;
-        k++;
-    }
-    return k;
+    if (isfinite(j->pfi)) return j->pfi;
+    double lo = INFINITY;
+    for (size_t g = 0; g < plan_prior_n_groups; g++)
+        lo = fmin(lo, plan_prior_groups[g].pfi);
+    return lo;
 }
 
 int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error *err)
 {
-    size_t pts = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
         if (j->n_gpus == 0 || !(j->min_w > 0) || !(j->max_w >= j->min_w) || !isfinite(j->max_w))
             return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: no GPUs or no valid cap range",
                                  j->id ? j->id : "?");
-        pts += 3 * (PFI_PLAN_PRIOR_POINTS + j->n_obs);
     }
-    if (grow(p, n ? n : 1, pts ? pts : 1) != PFI_OK)
+    if (grow(p, n ? n : 1, 3) != PFI_OK)
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    plan_cls_pt *cbuf = NULL;
+    if (plan_class_pool(jobs, n, &cbuf, p->cls, p->n_cls, p->split) != PFI_OK)
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    size_t pts = 0;
+    for (size_t i = 0; i < n; i++)
+        pts += 3 * (PFI_PLAN_PRIOR_POINTS + jobs[i].n_obs + p->n_cls[i]);
+    if (grow(p, n ? n : 1, pts ? pts : 3) != PFI_OK) {
+        free(cbuf);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    }
     double *q = p->pts;
+    plan_pt *bp = p->bp;
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
-        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs;
+        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i];
         double *cap = q, *P = q + room, *T = q + 2 * room;
         q += 3 * room;
-        size_t k = curve(j, cap, P, T);
+        plan_jb *b = &p->jb[i];
+        plan_prior_build(j->pfi, j->pfi_sd, &b->prior);
+        b->pts = bp;
+        b->n = plan_curve_build(j, &b->prior, p->cls[i], p->n_cls[i], bp);
+        bp += room;
+        b->pmax = isfinite(j->pmax_w) && j->pmax_w > 0 ? j->pmax_w : (double)j->n_gpus * j->max_w;
+        b->tmax = isfinite(j->tmax) && j->tmax > 0 ? j->tmax : 1.0;
+        b->class_used = p->n_cls[i] > 0;
+        int own = 0;
+        for (size_t o = 0; o < j->n_obs; o++)
+            own |= j->obs[o].power_w > 0 && isfinite(j->obs[o].cap_w);
+        b->class_only = b->class_used && !own;
+        size_t k = b->n;
+        for (size_t t = 0; t < k; t++) {
+            cap[t] = b->pts[t].cap;
+            P[t] = b->pts[t].P;
+            T[t] = b->pts[t].T;
+        }
         /* A job whose uncapped power is at or under its lowest cap cannot be
          * cut: its curve is one point. Give it a second at a hair below so the
          * allocator sees a (flat) curve; its cap stays at the range. */
@@ -184,12 +205,13 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
                                    .P = P,
                                    .T = T,
                                    .n = k,
-                                   .pfi = isfinite(j->pfi) ? j->pfi : PFI_PLAN_PRIOR_PFI,
+                                   .pfi = alloc_pfi(j),
                                    .dram_copy = NAN,
                                    .sla_frac = j->sla_frac};
         p->min_w[i] = j->min_w;
         p->max_w[i] = j->max_w;
     }
+    free(cbuf);
     p->n = n;
     int rc = PFI_OK;
     if (n > 0)
@@ -199,6 +221,30 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
     /* the loop follows the job set (a job that left leaves it too) */
     if (rc == PFI_OK && p->learn) rc = plan_learn_sync(p->learn, jobs, n, p->prob, p->now_s, err);
     return rc;
+}
+
+/* Job i's band at power_w with throughput tput: the SD parts; a job on its
+ * class's points alone is never bound above its prior's bound. */
+static void job_band(const pfi_plan *p, size_t i, double power_w, double tput, double *sdc,
+                     double *sdi)
+{
+    const plan_jb *b = &p->jb[i];
+    plan_curve_band(b->pts, b->n, power_w, sdc, sdi);
+    if (!b->class_only) return;
+    double y, sd;
+    plan_prior_at(&b->prior, power_w / b->pmax, &y, &sd);
+    double lo_prior = b->tmax * (y - p->z * sd);
+    double lo = tput - p->z * sqrt(*sdc * *sdc + *sdi * *sdi);
+    if (lo_prior < lo) {
+        *sdc = (tput - lo_prior) / p->z;
+        *sdi = 0;
+    }
+}
+
+/* The bound of a total from its jobs' SD parts: shared ones add, independent in quadrature. */
+static double total_sd(double sum_sdc, double sum_vari)
+{
+    return sqrt(sum_sdc * sum_sdc + sum_vari);
 }
 
 /* The one place a policy becomes an allocation. live: a period's decision
@@ -237,6 +283,7 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
                  double trim_w, pfi_plan_cap *caps, pfi_plan_result *res, pfi_error *err)
 {
     memset(res, 0, sizeof *res);
+    res->confidence = p->confidence;
     double b = budget_w - fixed_w - (trim_w > 0 ? trim_w : 0);
     res->jobs_budget_w = b;
     if (p->n == 0) {
@@ -260,6 +307,7 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
     pfi_alloc_result ar;
     int rc = plan_allocate(p, policy, alloc_b * (1 + 1e-12), 1, &ar, err);
     if (rc != PFI_OK) return rc;
+    double sum_sdc = 0, sum_vari = 0;
     for (size_t i = 0; i < p->n; i++) {
         double pm, tm, fl;
         pfi_alloc_problem_job_range(p->prob, i, &pm, &tm, &fl);
@@ -274,15 +322,56 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
         c = floor_job ? ceil(c - 1e-9) : floor(c + 1e-9);
         if (c < p->min_w[i]) c = p->min_w[i];
         if (c > p->max_w[i]) c = p->max_w[i];
+        double sdc, sdi;
+        job_band(p, i, p->out[i].power_w, p->out[i].tput, &sdc, &sdi);
+        double sd = sqrt(sdc * sdc + sdi * sdi);
         caps[i] = (pfi_plan_cap){.power_w = p->out[i].power_w,
                                  .cap_w = c,
                                  .tput = p->out[i].tput,
                                  .tmax = tm,
+                                 .tput_lo = fmax(0, p->out[i].tput - p->z * sd),
+                                 .tput_sd = sd,
+                                 .class_used = p->jb[i].class_used,
                                  .at_floor = res->infeasible || p->out[i].at_floor};
         res->total_power_w += p->out[i].power_w;
         res->total_tput += p->out[i].tput;
+        sum_sdc += sdc;
+        sum_vari += sdi * sdi;
     }
+    res->total_tput_sd = total_sd(sum_sdc, sum_vari);
+    res->total_tput_lo = fmax(0, res->total_tput - p->z * res->total_tput_sd);
     return PFI_OK;
+}
+
+void pfi_plan_eval(const pfi_plan *p, pfi_plan_cap *caps, pfi_plan_result *res)
+{
+    double sum_sdc = 0, sum_vari = 0;
+    res->total_power_w = res->total_tput = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        pfi_plan_cap *c = &caps[i];
+        const plan_jb *b = &p->jb[i];
+        double P, T;
+        if (c->cap_w >= p->max_w[i]) {
+            P = b->pts[b->n - 1].P; /* its top: uncapped, or the highest cap's */
+            T = b->pts[b->n - 1].T;
+        } else {
+            plan_curve_at_cap(b->pts, b->n, c->cap_w, &P, &T);
+        }
+        if (isfinite(P) && isfinite(T)) {
+            c->power_w = P;
+            c->tput = T;
+        }
+        double sdc, sdi;
+        job_band(p, i, c->power_w, c->tput, &sdc, &sdi);
+        c->tput_sd = sqrt(sdc * sdc + sdi * sdi);
+        c->tput_lo = fmax(0, c->tput - p->z * c->tput_sd);
+        res->total_power_w += c->power_w;
+        res->total_tput += c->tput;
+        sum_sdc += sdc;
+        sum_vari += sdi * sdi;
+    }
+    res->total_tput_sd = total_sd(sum_sdc, sum_vari);
+    res->total_tput_lo = fmax(0, res->total_tput - p->z * res->total_tput_sd);
 }
 
 int pfi_plan_flexibility(pfi_plan *p, pfi_plan_policy policy, size_t n, pfi_plan_flex *out,
@@ -302,9 +391,20 @@ int pfi_plan_flexibility(pfi_plan *p, pfi_plan_policy policy, size_t n, pfi_plan
         pfi_alloc_result ar;
         int rc = plan_allocate(p, policy, b * (1 + 1e-12), 0, &ar, err);
         if (rc != PFI_OK) return rc;
+        double sum_sdc = 0, sum_vari = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            double sdc, sdi;
+            job_band(p, i, p->out[i].power_w, p->out[i].tput, &sdc, &sdi);
+            sum_sdc += sdc;
+            sum_vari += sdi * sdi;
+        }
+        double sd = total_sd(sum_sdc, sum_vari), t_lo = fmax(0, ar.total_tput - p->z * sd);
         out[s] = (pfi_plan_flex){.gpu_power_w = ar.total_power_w,
                                  .tput = ar.total_tput,
-                                 .kept = unc > 0 ? ar.total_tput / unc : NAN};
+                                 .kept = unc > 0 ? ar.total_tput / unc : NAN,
+                                 .tput_lo = t_lo,
+                                 .kept_lo = unc > 0 ? t_lo / unc : NAN,
+                                 .tput_sd = sd};
     }
     return PFI_OK;
 }

@@ -1,7 +1,8 @@
 /* The control period's plan: prior curves, budgets, caps, the infeasible
- * case, measured points, the supply curve. Hand-computed expectations; the
- * supply curve's interpolated throughputs from Python's math (the command is
- * beside the numbers). */
+ * case, measured points, the supply curve, the bands. Hand-computed
+ * expectations; the prior's figures from tests/unit/plan_prior_ref.py, which
+ * computes the kernel prior from data/'s CSVs directly (not from the
+ * generated table); the command is beside the numbers. */
 #include "test_util.h"
 
 #include <fcntl.h>
@@ -13,8 +14,14 @@
 
 static pfi_plan_job job8(const char *id, double pfi)
 {
-    return (pfi_plan_job){
-        .id = id, .n_gpus = 8, .min_w = 200, .max_w = 700, .pmax_w = 5600, .tmax = 100, .pfi = pfi};
+    return (pfi_plan_job){.id = id,
+                          .n_gpus = 8,
+                          .min_w = 200,
+                          .max_w = 700,
+                          .pmax_w = 5600,
+                          .tmax = 100,
+                          .pfi = pfi,
+                          .pfi_sd = 0.2};
 }
 
 static void run(const pfi_plan_job *j, size_t n, pfi_plan_policy pol, double budget, double fixed,
@@ -110,38 +117,67 @@ static void test_measured(void **st)
     assert_near(c[0].tput, 95, 1e-9);
 }
 
-/* Supply curve of one prior job (PFI 0.5, 5600 W, Tmax 100) in 3 steps:
- * 5600, 3600 and 1600 W. Interpolated on the prior's 8 points:
- *   python3 -c "import math; c=[200+500*k/7 for k in range(8)]; P=[8*x for x in c];
- *     T=[100*math.sqrt(p/5600) for p in P]; ..." -> T(3400) = 77.88618386130176
- * (3600 W is between the same two points: computed the same way). */
+/* Supply curve of one prior job (PFI 1.5 +- 0.2, 5600 W, Tmax 100) in 3
+ * steps: 5600, 3600 and 1600 W, interpolated on the prior's 8 points
+ * (caps 200 + 500 k / 7, P = 8 cap):
+ *   python3 -c "import sys; sys.path.insert(0, 'tests/unit'); from plan_prior_ref import prior;
+ *     P=[8*(200+500*k/7) for k in range(8)]; T=[100*prior(1.5,0.2,p/5600)[0] for p in P]; ..."
+ * T(3600) = 73.7014918113515 (linear between 3314.29 and 3885.71 W),
+ * T(1600) = 28.08592231476508; its SD the prior's (far from any measured
+ * point), linear between the grid's SDs: a, b = prior(1.5, 0.2, 0.25)[1],
+ * prior(1.5, 0.2, 0.30)[1]; 100 (a + (b - a) (1600 / 5600 - 0.25) / 0.05) =
+ * 8.022423322350582, so at 90% (z = 1.2815515655446004) the bound is
+ * 28.0859 - 1.28155 x 8.02242 = 17.8047. */
 static void test_flexibility(void **st)
 {
     pfi_plan *p;
     pfi_plan_create(&p);
-    pfi_plan_job j[1] = {job8("a", 0.5)};
+    pfi_plan_job j[1] = {job8("a", 1.5)};
     pfi_error err;
     assert_int_equal(pfi_plan_set_jobs(p, j, 1, &err), PFI_OK);
     pfi_plan_flex f[3];
     assert_int_equal(pfi_plan_flexibility(p, PFI_PLAN_EQUAL, 3, f, &err), PFI_OK);
     assert_near(f[0].gpu_power_w, 5600, 1e-6);
     assert_near(f[0].kept, 1, 1e-12);
+    assert_near(f[0].kept_lo, 1, 1e-12); /* uncapped: measured, no band */
     assert_near(f[1].gpu_power_w, 3600, 1e-6);
-    /* 3600 lies in [3314.29, 3885.71]: T = 76.93 + (83.30 - 76.93) * 0.5 */
-    double t1 = 100 * sqrt((8 * (200 + 500 * 3 / 7.0)) / 5600),
-           t2 = 100 * sqrt((8 * (200 + 500 * 4 / 7.0)) / 5600);
-    assert_near(f[1].tput, t1 + (t2 - t1) * (3600 - 8 * (200 + 500 * 3 / 7.0)) / (8 * 500 / 7.0),
-                1e-9);
+    assert_near(f[1].tput, 73.7014918113515, 1e-6);
     assert_near(f[2].gpu_power_w, 1600, 1e-6);
-    assert_near(f[2].tput, 53.45224838248488, 1e-9);
+    assert_near(f[2].tput, 28.08592231476508, 1e-6);
+    assert_near(f[2].tput_sd, 8.022423322350582, 1e-6);
+    assert_near(f[2].tput_lo, 28.08592231476508 - 1.2815515655446004 * 8.022423322350582, 1e-6);
+    /* a stated confidence moves the bound: 50% is the expected value */
+    pfi_plan_set_confidence(p, 0.5);
+    assert_int_equal(pfi_plan_flexibility(p, PFI_PLAN_EQUAL, 3, f, &err), PFI_OK);
+    assert_near(f[2].tput_lo, f[2].tput, 1e-9);
+    pfi_plan_destroy(p);
+}
+
+/* Without an estimate the job is planned on the dataset's least flexible
+ * curve: its lower envelope, the min over the 35 groups of T / Tmax on the
+ * grid, linear between (python3, plan_prior_ref.py's groups and y_of:
+ * e = lambda u: min(y_of(pts, u) for _, pts in groups()); at x = 1600 /
+ * 5600 between e(0.25) and e(0.30): 0.190125), a bound equal to it; the old
+ * flat default promised 100 sqrt(1600 / 5600) = 53.5. */
+#define ENVELOPE_1600 19.012500079758336
+static void test_no_estimate(void **st)
+{
+    pfi_plan *p;
+    pfi_plan_create(&p);
+    pfi_plan_job j[1] = {job8("a", NAN)};
+    pfi_error err;
+    assert_int_equal(pfi_plan_set_jobs(p, j, 1, &err), PFI_OK);
+    pfi_plan_flex f[2];
+    assert_int_equal(pfi_plan_flexibility(p, PFI_PLAN_EQUAL, 2, f, &err), PFI_OK);
+    assert_near(f[1].tput, ENVELOPE_1600, 1e-4);
+    assert_near(f[1].tput_lo, f[1].tput, 1e-9);
     pfi_plan_destroy(p);
 }
 
 /* An SLA floor (90% of Tmax) holds job a at the power where its prior curve
- * keeps 90 tokens/s, 4538.09 W:
- *   python3 -c "import math; c=[200+500*k/7 for k in range(8)]; P=[8*x for x in c];
- *     T=[100*math.sqrt(p/5600) for p in P]; [print(P[i]+(90-T[i])*(P[i+1]-P[i])/(T[i+1]-T[i]))
- *     for i in range(7) if T[i]<=90<=T[i+1]]"   -> 4538.094787882513
+ * keeps 90 tokens/s, 4675.91 W (PFI 1.5 +- 0.2, the points of
+ * test_flexibility's command: [P[i]+(90-T[i])*(P[i+1]-P[i])/(T[i+1]-T[i])
+ * for i in range(7) if T[i]<=90<=T[i+1]] -> 4675.905361186331)
  * and b takes the rest of 8000 W. The floors file is read with its errors. */
 static void test_sla(void **st)
 {
@@ -156,7 +192,7 @@ static void test_sla(void **st)
     pfi_error_clear(&err);
     assert_int_equal(pfi_sla_read(path, &s, &n, &err), PFI_OK);
     assert_int_equal(n, 2);
-    pfi_plan_job j[2] = {job8("a", 0.5), job8("b", 0.5)};
+    pfi_plan_job j[2] = {job8("a", 1.5), job8("b", 1.5)};
     j[0].sla_frac = pfi_sla_of(s, n, "a");
     j[1].sla_frac = pfi_sla_of(s, n, "b");
     assert_near(pfi_sla_of(s, n, "nope"), 0, 0);
@@ -164,9 +200,9 @@ static void test_sla(void **st)
     pfi_plan_cap c[2];
     pfi_plan_result r;
     run(j, 2, PFI_PLAN_EQUAL, 8000, 0, 0, c, &r);
-    assert_near(c[0].power_w, 4538.094787882513, 1e-6);
+    assert_near(c[0].power_w, 4675.905361186331, 1e-6);
     assert_true(c[0].at_floor);
-    assert_near(c[1].power_w, 8000 - 4538.094787882513, 1e-6);
+    assert_near(c[1].power_w, 8000 - 4675.905361186331, 1e-6);
     fd = open(path, O_WRONLY | O_TRUNC);
     text = "job,sla\na,0.9\na,0.5\n";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
@@ -182,18 +218,16 @@ static void test_sla(void **st)
     unlink(path);
 }
 
-/* A measurement pins the prior: job a (SLA 0.75, PFI 0.5) was measured at
- * cap 400 W: 3200 W, 55 tokens/s, where the prior says 100 sqrt(3200 / 5600)
- * = 75.6. The prior points keep the prior's shape s = sqrt(P / 5600)
- * between that point and the uncapped one: T = 55 + 45 (s - s(3200)) /
- * (1 - s(3200)): 69.2085 at 3885.7 W (cap 485.7), 80.1141 at 4457.1 W; its
- * floor (75 tokens/s) 4189.18 W between them (python3, the command in the
- * commit that added this). On the unpinned prior the floor would be
- * 0.75^2 5600 = 3150 W. */
+/* A measurement pins the prior: job a (SLA 0.75, PFI 1.5 +- 0.2) was
+ * measured at cap 400 W: 3200 W, 55 tokens/s. The prior points keep the
+ * prior's shape s(P) between that point and the uncapped one: T = 55 + 45
+ * (s - s(3200)) / (1 - s(3200)): 72.6605 at 3885.7 W (cap 485.7), 83.6017
+ * at 4457.1 W; its floor (75 tokens/s) 4007.90 W between them
+ * (plan_prior_ref.py's prior as s, linear between the points). */
 static void test_measured_pins_prior(void **st)
 {
     pfi_plan_obs obs[1] = {{400, 3200, 55, 0}};
-    pfi_plan_job j[2] = {job8("a", 0.5), job8("b", 0.5)};
+    pfi_plan_job j[2] = {job8("a", 1.5), job8("b", 1.5)};
     j[0].obs = obs;
     j[0].n_obs = 1;
     j[0].sla_frac = 0.75;
@@ -201,9 +235,20 @@ static void test_measured_pins_prior(void **st)
     pfi_plan_result r;
     run(j, 2, PFI_PLAN_EQUAL, 6000, 0, 0, c, &r);
     assert_true(c[0].at_floor);
-    assert_near(c[0].power_w, 4189.18, 0.01);
+    assert_near(c[0].power_w, 4007.8975397556987, 0.01);
     /* at its floor the cap is rounded up (never below the SLA) */
-    assert_true(c[0].cap_w >= 485.7 + (4189.18 - 3885.71) / (4457.14 - 3885.71) * 71.43 - 1e-6);
+    assert_true(c[0].cap_w >= 485.71 + (4007.90 - 3885.71) / (4457.14 - 3885.71) * 71.43 - 0.01);
+    /* its band near the measured point is the reading's and the wander's
+     * (0.5%), not the prior's: at 3200 W exactly, 0.005 x 55 */
+    pfi_plan *p;
+    pfi_plan_create(&p);
+    pfi_error err;
+    j[0].sla_frac = 0;
+    assert_int_equal(pfi_plan_set_jobs(p, j, 1, &err), PFI_OK);
+    assert_int_equal(pfi_plan_run(p, PFI_PLAN_EQUAL, 3200, 0, 0, c, &r, &err), PFI_OK);
+    assert_near(c[0].tput, 55, 1e-6);
+    assert_near(c[0].tput_sd, 0.005 * 55, 1e-6);
+    pfi_plan_destroy(p);
 }
 
 static void test_learn_needs_use(void **st)
@@ -224,15 +269,11 @@ static void test_learn_needs_use(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_equal),
-        cmocka_unit_test(test_pfi),
-        cmocka_unit_test(test_uncut),
-        cmocka_unit_test(test_infeasible),
-        cmocka_unit_test(test_measured),
-        cmocka_unit_test(test_flexibility),
-        cmocka_unit_test(test_sla),
-        cmocka_unit_test(test_learn_needs_use),
-        cmocka_unit_test(test_measured_pins_prior),
+        cmocka_unit_test(test_equal),           cmocka_unit_test(test_pfi),
+        cmocka_unit_test(test_uncut),           cmocka_unit_test(test_infeasible),
+        cmocka_unit_test(test_measured),        cmocka_unit_test(test_flexibility),
+        cmocka_unit_test(test_no_estimate),     cmocka_unit_test(test_sla),
+        cmocka_unit_test(test_learn_needs_use), cmocka_unit_test(test_measured_pins_prior),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

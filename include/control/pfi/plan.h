@@ -8,12 +8,30 @@
  * has measured the job at a cap (its steady power and tokens/s while that
  * cap held) the measurement is used. Elsewhere the prior: at per-GPU cap c a
  * job of n GPUs draws at most min(n c, Pmax) (the hardware enforces the cap,
- * so this never under-counts power) and keeps T = Tmax (P/Pmax)^(1 - PFI),
- * the constant-elasticity curve whose PFI is the job's estimate (0.5 when
- * pfid has none). A measured point replaces the prior within 5 W of its cap,
- * and pins the prior around it: between two measured points (the uncapped
- * one above the highest) the prior keeps only its shape, below the lowest
- * it is scaled to it.
+ * so this never under-counts power) and keeps Tmax y(P / Pmax), where y is
+ * the embedded dataset's curves weighted by how near their PFI is to the
+ * job's estimate given its SD (src/control/plan_prior.h); a job with no
+ * estimate gets the dataset's least flexible curve (its lower envelope).
+ * A measured point replaces the prior within 5 W of its cap, and pins the
+ * prior around it: between two measured points (the uncapped one above the
+ * highest) the prior keeps only its shape, below the lowest it is scaled
+ * to it.
+ *
+ * Classes (issue 29). Jobs of one job_class are expected to share a curve:
+ * where a job has no measurement of its own at a cap, the points its class
+ * has there (the other jobs' measurements, relative to their Pmax and Tmax,
+ * and class_obs) stand in, with the spread between the jobs. A job whose own
+ * points disagree with its class beyond their noise (3 SD), or whose
+ * estimate is far from the class's PFI, is split out: planned as if it had
+ * no class. Until a job has a measurement of its own its lower bound is
+ * never above its prior's, so a wrong class cannot make the promise worse.
+ *
+ * Bands. Every throughput comes with its SD and a lower bound at the plan's
+ * confidence c (pfi_plan_set_confidence), tput - z_c SD. A point's SD is
+ * the reading spread of a measured one (independent between jobs) or the
+ * prior's and class's spread (counted as shared by all jobs: one predictor,
+ * one bias), fading to 0 near a measured point; a total's SD adds the shared
+ * parts linearly and the independent in quadrature.
  *
  * Policies: equal and pfi (the allocation library's), learn (the live
  * closed loop of pfi/learn_live.h kept across periods, pfi_plan_use_learn;
@@ -42,7 +60,6 @@ typedef enum { PFI_PLAN_EQUAL, PFI_PLAN_PFI, PFI_PLAN_LEARN } pfi_plan_policy;
 const char *pfi_plan_policy_name(pfi_plan_policy p);
 int pfi_plan_policy_parse(const char *s, pfi_plan_policy *out);
 
-#define PFI_PLAN_PRIOR_PFI 0.5 /* when a job has no estimate */
 #define PFI_PLAN_PRIOR_POINTS 8
 
 typedef struct pfi_plan_obs {
@@ -58,7 +75,7 @@ typedef struct pfi_plan_job {
     double min_w, max_w; /* per-GPU cap range valid on all its GPUs */
     double pmax_w;       /* uncapped power, all GPUs, W; NaN: n_gpus * max_w */
     double tmax;         /* uncapped throughput; NaN: unknown (1, relative) */
-    double pfi;          /* live estimate; NaN: PFI_PLAN_PRIOR_PFI */
+    double pfi;          /* live estimate (ratio PFI); NaN: none (the least flexible prior) */
     double sla_frac;     /* [0, 1] */
     const pfi_plan_obs *obs;
     size_t n_obs;
@@ -76,6 +93,11 @@ typedef struct pfi_plan_job {
      * job name, a Kubernetes label, "class" at registration), NULL none. */
     double pfi_sd;
     const char *job_class;
+    /* Points of the job's class from jobs no longer in the set (the
+     * controller's store), relative: cap_w, power_w = P / Pmax, tput =
+     * T / Tmax, tput_sd its SD; the same array on every job of a class. */
+    const pfi_plan_obs *class_obs;
+    size_t n_class_obs;
     /* Topology (issue 28): the domains of pfi_plan_set_tree its power
      * lands in and the share in each (summing to 1); n_domains 0: the root. */
     const size_t *domains;
@@ -89,6 +111,8 @@ typedef struct pfi_plan_cap {
     double tput;    /* expected throughput at it */
     double tmax;    /* its uncapped throughput on the curve */
     double tput_lo; /* the lower bound of tput at the plan's confidence */
+    double tput_sd; /* the SD the bound is made of: tput_lo = tput - z SD (>= 0) */
+    int class_used; /* 1: its class's points entered its curve (not split out) */
     int at_floor;
 } pfi_plan_cap;
 
@@ -96,6 +120,8 @@ typedef struct pfi_plan_result {
     double jobs_budget_w; /* what the jobs shared */
     double total_power_w, total_tput, uncapped_tput;
     double total_tput_lo; /* lower bound of total_tput at the plan's confidence */
+    double total_tput_sd; /* its SD (shared parts added linearly) */
+    double confidence;
     double pmax_total_w, floor_total_w;
     int infeasible;
     double shortfall_w; /* floors above the jobs' budget, W */
@@ -148,12 +174,19 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
 int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fixed_w,
                  double trim_w, pfi_plan_cap *caps, pfi_plan_result *res, pfi_error *err);
 
+/* Re-evaluates the last run's caps as they are pushed (caps[i].cap_w after
+ * the controller's own step and delays: src/control/ctl_caps.c): each
+ * job's power_w, tput, tput_lo and tput_sd at that cap on its curve, and
+ * res's totals, so the promise is the one the pushed caps make. */
+void pfi_plan_eval(const pfi_plan *p, pfi_plan_cap *caps, pfi_plan_result *res);
+
 typedef struct pfi_plan_flex {
     double gpu_power_w; /* the jobs' power at this step, W */
     double tput;        /* the throughput they would keep */
     double kept;        /* tput / uncapped throughput */
     double tput_lo;     /* lower bound of tput at the plan's confidence */
     double kept_lo;     /* tput_lo / uncapped throughput */
+    double tput_sd;     /* the SD the bound is made of */
 } pfi_plan_flex;
 
 /* The supply curve: n >= 2 steps from all jobs uncapped down to all at
