@@ -53,6 +53,7 @@ int main(int argc, char **argv)
                     acc[e].budget_frac = ev[e].budget_frac;
                     acc[e].periods += ev[e].periods;
                     acc[e].covered += ev[e].covered;
+                    acc[e].over += ev[e].over;
                     acc[e].err_mean += ev[e].err_mean / (double)seeds;
                     acc[e].err_max =
                         ev[e].err_max > acc[e].err_max ? ev[e].err_max : acc[e].err_max;
@@ -67,12 +68,14 @@ int main(int argc, char **argv)
                 const calib_event *E = &acc[e];
                 printf(
                     "%s\n {\"family\":\"%s\",\"classes\":\"%s\",\"event\":%zu,\"budget_frac\":%.2f,"
-                    "\"periods\":%zu,\"coverage\":%.4f,\"err_mean\":%.4f,\"err_max\":%.4f,"
+                    "\"periods\":%zu,\"over_budget\":%zu,\"coverage\":%.4f,\"err_mean\":%.4f,\"err_"
+                    "max\":%.4f,"
                     "\"band_width\":%.4f,\"realised\":%.1f,\"first_expected_kept\":%.4f,"
                     "\"first_lo_kept\":%.4f,\"first_realised_kept\":%.4f}",
                     first ? "" : ",", fam_name(o.family), cls_name[c], e + 1, E->budget_frac,
-                    E->periods, (double)E->covered / (double)E->periods, E->err_mean, E->err_max,
-                    E->width_mean, E->realised, E->first_expected, E->first_lo, E->first_realised);
+                    E->periods, E->over, (double)E->covered / (double)E->periods, E->err_mean,
+                    E->err_max, E->width_mean, E->realised, E->first_expected, E->first_lo,
+                    E->first_realised);
                 first = 0;
             }
         }

@@ -45,9 +45,14 @@ size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_
         int have = 0;
         for (size_t o = 0; o < own; o++)
             have |= fabs(m[o].cap - cls[c].cap) <= 5;
-        if (have || !(cls[c].x > 0)) continue;
+        /* only within the job's own cap range: a class's jobs may differ in it */
+        if (have || !(cls[c].x > 0) || cls[c].cap < j->min_w - 5 || cls[c].cap > j->max_w + 5)
+            continue;
+        /* its throughput from the class, its power the job's own bound at
+         * that cap (the hardware's): a class never makes the plan under-count
+         * power, even a wrong one */
         m[nm++] =
-            (meas){cls[c].cap, fmin(cls[c].x, 1) * pmax, cls[c].y * tmax, cls[c].sd * tmax, 0};
+            (meas){cls[c].cap, fmin(n * cls[c].cap, pmax), cls[c].y * tmax, cls[c].sd * tmax, 0};
     }
     size_t k = 0;
     for (int s = 0; s < PFI_PLAN_PRIOR_POINTS; s++) {

@@ -196,12 +196,13 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
                 caps[i].cap_w = c;
             }
             pfi_plan_eval(plan, caps, &res);
-            double real = 0, unc = 0;
+            double real = 0, unc = 0, power = 0;
             for (size_t i = 0; i < n; i++) {
                 const pfi_sim_group *g = &s.g[slot_g[jobs[i].g]];
                 double c = caps[i].cap_w, P, T;
                 truth(g, c, &P, &T);
                 real += T;
+                power += P;
                 unc += g->T[g->n - 1];
                 double read = T * (1 + gsl_ran_gaussian(r, o->noise_rel)), v = 0;
                 v = (o->noise_rel * read) * (o->noise_rel * read);
@@ -215,6 +216,7 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
                         res.total_tput, res.total_tput_lo, real, res.total_tput_sd,
                         real >= res.total_tput_lo ? "" : "MISS");
             E->periods++;
+            E->over += power > budget * (1 + 1e-9);
             E->covered += real >= res.total_tput_lo;
             E->err_mean += errv;
             E->err_max = fmax(E->err_max, errv);

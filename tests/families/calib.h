@@ -47,6 +47,7 @@ typedef struct calib_event {
     double err_mean, err_max; /* |expected - realised| / realised */
     double width_mean;        /* (expected - lower bound) / expected */
     double realised;          /* total throughput realised over the event, tokens/s x periods */
+    size_t over;              /* periods whose true power was over the budget (0 expected) */
     double first_expected, first_lo, first_realised; /* the event's first period, kept share */
 } calib_event;
 

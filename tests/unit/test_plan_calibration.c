@@ -1,0 +1,80 @@
+/* The calibration of the controller's promises (issue 29): on seeded sim
+ * fleets whose jobs' true curves are drawn from tests/families (the mix of
+ * every family, and the embedded dataset's groups), 1% reading noise, four
+ * events of 12 periods with a quarter of the jobs replaced between events
+ * (tests/families/calib.h):
+ *   - the realised throughput is at or above the plan's 90% lower bound in
+ *     at least 90% of the periods;
+ *   - from the second event on, |expected - realised| / realised <= 5% on
+ *     average per event;
+ *   - the caps never draw more than the budget;
+ *   - deliberately mislabelled classes (two groups' jobs under each label)
+ *     cost nothing against no class: the same coverage bar, no period over
+ *     the budget, the throughput realised within 0.1% of no class's. */
+#include "test_util.h"
+
+#include "calib.h"
+
+typedef struct tally {
+    size_t periods, covered, over;
+    double realised, worst_err;
+} tally;
+
+static tally run(fam_kind f, calib_classes c)
+{
+    tally t = {0};
+    for (unsigned long seed = 1; seed <= 3; seed++) {
+        calib_opts o = calib_defaults();
+        o.family = f;
+        o.seed = seed;
+        o.classes = c;
+        calib_event ev[4];
+        pfi_error err;
+        pfi_error_clear(&err);
+        if (calib_run(&o, ev, &err) != PFI_OK) fail_msg("%s", err.msg);
+        for (size_t e = 0; e < o.events; e++) {
+            t.periods += ev[e].periods;
+            t.covered += ev[e].covered;
+            t.over += ev[e].over;
+            t.realised += ev[e].realised;
+            if (e > 0 && ev[e].err_mean > t.worst_err) t.worst_err = ev[e].err_mean;
+        }
+    }
+    return t;
+}
+
+static void check(fam_kind f)
+{
+    tally none = run(f, CALIB_NO_CLASS), cls = run(f, CALIB_CLASS), bad = run(f, CALIB_MISLABELLED);
+    const tally *all[] = {&none, &cls, &bad};
+    for (int k = 0; k < 3; k++) {
+        double cov = (double)all[k]->covered / (double)all[k]->periods;
+        print_message("%s classes %d: coverage %.3f over %zu periods, worst event error %.4f\n",
+                      fam_name(f), k, cov, all[k]->periods, all[k]->worst_err);
+        assert_true(cov >= 0.9);
+        assert_true(all[k]->worst_err <= 0.05);
+        assert_int_equal(all[k]->over, 0);
+    }
+    assert_true(bad.realised >= none.realised * (1 - 1e-3));
+}
+
+static void test_mix(void **st)
+{
+    (void)st;
+    check(FAM_MIX);
+}
+
+static void test_embedded(void **st)
+{
+    (void)st;
+    check(FAM_EMBEDDED);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mix),
+        cmocka_unit_test(test_embedded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
