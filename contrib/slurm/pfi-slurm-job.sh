@@ -6,8 +6,11 @@
 #
 # Reads, as slurmd gives them to a prolog: SLURM_JOB_ID, SLURM_JOB_GPUS (the
 # job's GRES GPU indices on this node) and SLURM_JOB_COMMENT, whose words
-# pfi-sla=F, pfi-arch=dense|moe, pfi-task=pt|ft and pfi-exempt set the job's
-# options (other words are left alone: a comment is free text). PFI_SLA,
+# pfi-sla=F, pfi-arch=dense|moe, pfi-task=pt|ft, pfi-exempt and pfi-class=NAME
+# set the job's options (other words are left alone: a comment is free text).
+# The class (jobs expected to share a power curve) is by default
+# array-SLURM_ARRAY_JOB_ID for an array's tasks, else SLURM_JOB_NAME (other
+# characters than [A-Za-z0-9._:@+-] made _). PFI_SLA,
 # PFI_ARCH, PFI_TASK and PFI_EXEMPT=1 in the environment are defaults that the
 # comment overrides (slurmd passes a prolog only its own variables, so these
 # are a site's or a wrapper's, not the job's).
@@ -74,7 +77,7 @@ job_body() {
         log "job $SLURM_JOB_ID: cannot read SLURM_JOB_GPUS '$gpus'"
         return 0
     fi
-    local sla=${PFI_SLA:-} arch=${PFI_ARCH:-} task=${PFI_TASK:-} exempt=${PFI_EXEMPT:-0} w
+    local sla=${PFI_SLA:-} arch=${PFI_ARCH:-} task=${PFI_TASK:-} exempt=${PFI_EXEMPT:-0} w cls=
     local comment=${SLURM_JOB_COMMENT:-}
     for w in ${comment//,/ }; do
         case $w in
@@ -82,8 +85,18 @@ job_body() {
         pfi-arch=*) arch=${w#pfi-arch=} ;;
         pfi-task=*) task=${w#pfi-task=} ;;
         pfi-exempt) exempt=1 ;;
+        pfi-class=*) cls=${w#pfi-class=} ;;
         esac
     done
+    # the jobs expected to share a power curve: an array's tasks, else one job name
+    if [ -n "$cls" ] && ! [[ $cls =~ ^[A-Za-z0-9._:@+-]{1,64}$ ]]; then
+        log "job $SLURM_JOB_ID: pfi-class '$cls' ignored"
+        cls=
+    fi
+    if [ -z "$cls" ] && [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then cls="array-$SLURM_ARRAY_JOB_ID"; fi
+    if [ -z "$cls" ] && [ -n "${SLURM_JOB_NAME:-}" ]; then
+        cls=$(printf '%s' "$SLURM_JOB_NAME" | tr -c 'A-Za-z0-9._:@+-' '_' | cut -c1-64)
+    fi
     local body="{\"id\":\"$SLURM_JOB_ID\",\"gpus\":[$gpus]"
     if [ -n "$sla" ]; then
         if valid_sla "$sla"; then body+=",\"sla_floor\":$sla"; else log "job $SLURM_JOB_ID: pfi-sla '$sla' ignored (not in (0, 1])"; fi
@@ -93,6 +106,7 @@ job_body() {
     if [ "$exempt" = 1 ]; then
         if [ "$PFI_ALLOW_EXEMPT" = 1 ]; then body+=",\"exempt\":true"; else log "job $SLURM_JOB_ID: pfi-exempt ignored: not allowed here (PFI_ALLOW_EXEMPT)"; fi
     fi
+    if [ -n "$cls" ]; then body+=",\"class\":\"$cls\""; fi
     printf '%s}' "$body"
 }
 

@@ -30,7 +30,10 @@
  * User options (srun, sbatch, salloc, #SBATCH): --pfi-sla=F (the job's
  * minimum throughput as a fraction of uncapped, 0 < F <= 1), --pfi-arch=
  * dense|moe, --pfi-task=pt|ft, --pfi-exempt (never cap this job; refused
- * unless plugstack.conf says allow_exempt). */
+ * unless plugstack.conf says allow_exempt), --pfi-class=NAME (the jobs
+ * expected to share a power curve; by default the job array's id,
+ * "array-N", for an array's tasks, else the job name, its characters
+ * outside [A-Za-z0-9._:@+-] made '_'). */
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -67,7 +70,8 @@ typedef struct {
 
 static int opt_cb(int val, const char *optarg, int remote);
 
-enum { OPT_SLA = 1, OPT_ARCH, OPT_TASK, OPT_EXEMPT };
+enum { OPT_SLA = 1, OPT_ARCH, OPT_TASK, OPT_EXEMPT, OPT_CLASS };
+#define CLASS_MAX 64 /* pfid's PFI_STORE_CLASS_MAX */
 static struct spank_option pfi_options[] = {
     {"pfi-sla", "F", "pfid: the job's minimum throughput as a fraction of uncapped (0 < F <= 1)", 1,
      OPT_SLA, opt_cb},
@@ -75,6 +79,8 @@ static struct spank_option pfi_options[] = {
     {"pfi-task", "pt|ft", "pfid: pre-training or fine-tuning", 1, OPT_TASK, opt_cb},
     {"pfi-exempt", NULL, "pfid: never cap this job (where the site allows it)", 0, OPT_EXEMPT,
      opt_cb},
+    {"pfi-class", "NAME", "pfid: jobs expected to share a power curve (default: array id or name)",
+     1, OPT_CLASS, opt_cb},
     SPANK_OPTIONS_TABLE_END};
 
 static int parse_sla(const char *s, double *out)
@@ -85,6 +91,38 @@ static int parse_sla(const char *s, double *out)
     if (!s || errno || end == s || *end || !(v > 0 && v <= 1)) return -1;
     *out = v;
     return 0;
+}
+
+/* A class as pfid takes it: 1-64 of [A-Za-z0-9._:@+-]. */
+static int class_valid(const char *s)
+{
+    if (!s || !*s || strlen(s) > CLASS_MAX) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("._:@+-", *s)))
+            return 0;
+    return 1;
+}
+
+/* The default class into out (len > CLASS_MAX): "array-N" for an array's
+ * task, else the job name with other characters made '_'; "" none. */
+static void default_class(spank_t sp, char *out, size_t len)
+{
+    uint32_t arr = 0;
+    out[0] = '\0';
+    if (spank_get_item(sp, S_JOB_ARRAY_ID, &arr) == ESPANK_SUCCESS && arr != 0) {
+        snprintf(out, len, "array-%u", (unsigned)arr);
+        return;
+    }
+    const char *name = getenv("SLURM_JOB_NAME");
+    size_t k = 0;
+    for (; name && name[k] && k < CLASS_MAX && k + 1 < len; k++) {
+        char c = name[k];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 strchr("._:@+-", c);
+        out[k] = ok ? c : '_';
+    }
+    out[k] = '\0';
 }
 
 static int one_of(const char *s, const char *a, const char *b)
@@ -109,6 +147,11 @@ static int opt_cb(int val, const char *optarg, int remote)
     case OPT_TASK:
         if (one_of(optarg, "pt", "ft")) return 0;
         slurm_error("pfi: --pfi-task must be pt or ft, not '%s'", optarg ? optarg : "");
+        return -1;
+    case OPT_CLASS:
+        if (class_valid(optarg)) return 0;
+        slurm_error("pfi: --pfi-class must be 1-64 of A-Z a-z 0-9 . _ : @ + -, not '%s'",
+                    optarg ? optarg : "");
         return -1;
     default:
         return 0;
@@ -369,6 +412,15 @@ static int job_body(spank_t sp, const conf *c, const char *id, const char *gpus_
                         "(plugstack.conf: allow_exempt)",
                         id);
     }
+    char cls[CLASS_MAX + 1];
+    v = NULL;
+    if (spank_option_getopt(sp, &pfi_options[4], &v) == ESPANK_SUCCESS && class_valid(v)) {
+        snprintf(cls, sizeof cls, "%s", v);
+    } else {
+        if (v) slurm_error("pfi: job %s: --pfi-class '%s' ignored", id, v);
+        default_class(sp, cls, sizeof cls);
+    }
+    if (cls[0] && k < len) k += (size_t)snprintf(out + k, len - k, ",\"class\":\"%s\"", cls);
     if (k < len) k += (size_t)snprintf(out + k, len - k, "}");
     if (k >= len) {
         slurm_error("pfi: job %s: registration body too long", id);

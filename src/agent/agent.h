@@ -18,6 +18,7 @@
 #include "pfi/clock.h"
 #include "pfi/http_server.h"
 #include "pfi/log.h"
+#include "pfi/model.h"
 #include "pfi/store.h"
 #include "pfi/telemetry_csv.h"
 #include "pfi/trace.h"
@@ -258,6 +259,7 @@ typedef struct job_agg {
     size_t n_samples, n_reports;
     int has_pfi;
     double pfi;      /* the model's live estimate */
+    double pfi_sd;   /* its SD (agent_model_estimate), NaN unknown */
     job_basis basis; /* of tm, the features and pfi */
     double basis_t;  /* Unix s of the newest uncapped sample behind them, NaN none */
 } job_agg;
@@ -417,5 +419,7 @@ int agent_model_load(agent *a, const char *path, pfi_error *err);
 /* Fills agg->pfi from agg->tm when a model is loaded and every feature it
  * needs is present. */
 void agent_model_estimate(agent *a, const agent_job *j, job_agg *agg);
+/* The SD of a model's estimate for a new job (predictor.c). */
+double agent_model_sd(const pfi_ols *m);
 
 #endif

@@ -517,6 +517,7 @@ json_t *agent_job_json(agent *a, agent_job *j)
     pfi_json_set(o, "sla_floor",
                  j->rec.sla_floor > 0 ? pfi_json_num(j->rec.sla_floor) : json_null());
     pfi_json_set(o, "exempt", json_boolean(j->rec.exempt));
+    pfi_json_set(o, "class", j->rec.job_class[0] ? json_string(j->rec.job_class) : json_null());
     pfi_json_set(o, "registered_at", pfi_json_num(j->rec.registered_at));
     pfi_json_set(o, "phase", json_string(pfi_trace_phase_name(j->phase)));
     json_t *ps = json_object();
@@ -551,6 +552,8 @@ json_t *agent_job_json(agent *a, agent_job *j)
     }
     pfi_json_set(o, "features", fo);
     pfi_json_set(o, "pfi_estimate", agg.has_pfi ? pfi_json_num(agg.pfi) : json_null());
+    /* the estimate's SD: the model's prediction SE (predictor.c) */
+    pfi_json_set(o, "pfi_sd", agg.has_pfi ? pfi_json_num(agg.pfi_sd) : json_null());
     /* What the estimate stands on: "none" exactly when it is null. */
     job_basis b = agg.has_pfi ? agg.basis : JOB_BASIS_NONE;
     pfi_json_set(o, "estimate_basis", json_string(agent_job_basis_name(b)));

@@ -141,6 +141,7 @@ static size_t add_want(want **w, size_t n, size_t *cap, const char *id, const pf
             x->rec.exempt = meta->exempt;
             snprintf(x->rec.arch, sizeof x->rec.arch, "%s", meta->arch);
             snprintf(x->rec.task, sizeof x->rec.task, "%s", meta->task);
+            snprintf(x->rec.job_class, sizeof x->rec.job_class, "%s", meta->job_class);
             if (meta->warning[0])
                 snprintf(x->warning, sizeof x->warning, "pod %s/%s: %s", meta->ns, meta->name,
                          meta->warning);

@@ -1,6 +1,7 @@
 /* pfi control: the cluster controller's dispatch and its operator clients
  * (status, plan, target add|list|rm, events); run is in cmd_control_run.c. */
 #include <getopt.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,9 +124,12 @@ static void print_status(const json_t *s)
         printf("GPU budget none (not controlling), fixed %.0f W\n", num(s, "fixed_w"));
     size_t n_jobs = json_array_size(json_object_get(s, "jobs"));
     double kept = num(s, "kept_ratio");
-    char k[48];
+    char k[96];
     if (n_jobs == 0)
         snprintf(k, sizeof k, "no jobs");
+    else if (isfinite(kept) && isfinite(num(s, "kept_ratio_lo")))
+        snprintf(k, sizeof k, "throughput kept %.1f%% (>= %.1f%% at %.0f%%)", 100 * kept,
+                 100 * num(s, "kept_ratio_lo"), 100 * num(s, "confidence"));
     else if (isfinite(kept))
         snprintf(k, sizeof k, "throughput kept %.1f%%", 100 * kept);
     else
@@ -140,12 +144,15 @@ static void print_status(const json_t *s)
                json_string_value(json_object_get(j, "agent")), num(j, "gpu"),
                json_string_value(json_object_get(j, "owner")));
     if (n_jobs == 0) return;
-    printf("\n%-32s %5s %9s %9s %9s %7s\n", "job", "gpus", "cap_w", "power_w", "planned_w", "loss");
+    printf("\n%-32s %5s %9s %9s %9s %7s %12s %12s\n", "job", "gpus", "cap_w", "power_w",
+           "planned_w", "loss", "expected", "lower");
     json_array_foreach(json_object_get(s, "jobs"), i, j)
-        printf("%-32s %5.0f %9s %9s %9s %6.1f%%\n", json_string_value(json_object_get(j, "id")),
-               num(j, "gpus"), watts(b1, sizeof b1, num(j, "cap_w")),
-               watts(b2, sizeof b2, num(j, "power_w")), watts(b3, sizeof b3, num(j, "planned_w")),
-               isfinite(num(j, "loss")) ? 100 * num(j, "loss") : 0);
+        printf("%-32s %5.0f %9s %9s %9s %6.1f%% %12.1f %12.1f\n",
+               json_string_value(json_object_get(j, "id")), num(j, "gpus"),
+               watts(b1, sizeof b1, num(j, "cap_w")), watts(b2, sizeof b2, num(j, "power_w")),
+               watts(b3, sizeof b3, num(j, "planned_w")),
+               isfinite(num(j, "loss")) ? 100 * num(j, "loss") : 0, num(j, "expected_tput"),
+               num(j, "expected_tput_lo"));
 }
 
 static int parse_client(const char *cmd, int argc, char **argv, client *cl, const char *usage,
@@ -194,27 +201,69 @@ static int cmd_status(int argc, char **argv)
     return PFI_EXIT_OK;
 }
 
+/* --confidence C: the bounds restated at C from each figure's SD. */
+static int on_plan(int c, const char *v, void *ctx)
+{
+    double *conf = ctx;
+    if (c != 'C') return 1;
+    if (pfi_cli_parse_double(v, conf) || !(*conf >= 0.5 && *conf < 1)) {
+        pfi_cli_usage_error("control plan", "--confidence must be a number in [0.5, 1)");
+        return 1;
+    }
+    return 0;
+}
+
+/* The answer's bounds at confidence conf: throughput - z SD (the
+ * controller's SDs, so any confidence is one subtraction away). */
+static void restate(json_t *f, double conf)
+{
+    double z = gsl_cdf_ugaussian_Pinv(conf);
+    pfi_json_set(f, "confidence", json_real(conf));
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(f, "steps"), i, x)
+    {
+        double t = num(x, "throughput"), sd = num(x, "throughput_sd"), k = num(x, "kept");
+        if (!isfinite(t) || !isfinite(sd)) continue;
+        double lo = fmax(0, t - z * sd);
+        pfi_json_set(x, "throughput_lo", pfi_json_num(lo));
+        pfi_json_set(x, "kept_lo", pfi_json_num(t > 0 && isfinite(k) ? k * lo / t : NAN));
+    }
+}
+
 static int cmd_plan(int argc, char **argv)
 {
     client cl = {0};
-    int rc = parse_client("control plan", argc, argv, &cl,
-                          "Usage: pfi control plan [--url URL] [--json]\n\n"
-                          "What a cut would cost: for site powers from all jobs uncapped down to\n"
-                          "all at their floors, the throughput the cluster would keep, from the\n"
-                          "current curve estimates (GET /v1/flexibility).\n",
-                          NULL, NULL, NULL);
+    double conf = NAN;
+    static const struct option extra[] = {{"confidence", 1, 0, 'C'}, {0, 0, 0, 0}};
+    int rc =
+        parse_client("control plan", argc, argv, &cl,
+                     "Usage: pfi control plan [--url URL] [--confidence C] [--json]\n\n"
+                     "What a cut would cost: for site powers from all jobs uncapped down to\n"
+                     "all at their floors, the throughput the cluster would keep, expected and\n"
+                     "its lower bound, from the current curve estimates (GET /v1/flexibility).\n"
+                     "  --confidence C  the lower bounds at C, in [0.5, 1) (default: the\n"
+                     "                  controller's, pfi control run --confidence, 0.9)\n",
+                     extra, on_plan, &conf);
     if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
     json_t *f;
     if ((rc = call("control plan", &cl, "GET", "/v1/flexibility", NULL, &f))) return rc;
+    if (isfinite(conf)) restate(f, conf);
     if (cl.json) {
         pfi_json_print(stdout, f);
     } else {
-        printf("%14s %14s %16s %8s\n", "site_power_w", "gpu_power_w", "throughput", "kept");
+        double c = num(f, "confidence");
+        char h1[32], h2[32];
+        snprintf(h1, sizeof h1, "lo_%.0f%%", 100 * (isfinite(c) ? c : 0.9));
+        snprintf(h2, sizeof h2, "kept_lo");
+        printf("%14s %14s %16s %16s %8s %8s\n", "site_power_w", "gpu_power_w", "throughput", h1,
+               "kept", h2);
         size_t i;
         const json_t *x;
         json_array_foreach(json_object_get(f, "steps"), i, x)
-            printf("%14.0f %14.0f %16.1f %7.1f%%\n", num(x, "site_power_w"), num(x, "gpu_power_w"),
-                   num(x, "throughput"), 100 * num(x, "kept"));
+            printf("%14.0f %14.0f %16.1f %16.1f %7.1f%% %7.1f%%\n", num(x, "site_power_w"),
+                   num(x, "gpu_power_w"), num(x, "throughput"), num(x, "throughput_lo"),
+                   100 * num(x, "kept"), 100 * num(x, "kept_lo"));
     }
     json_decref(f);
     return PFI_EXIT_OK;

@@ -198,7 +198,8 @@ static const pfi_ctl_opts run_defaults = {.listen = "127.0.0.1:9478",
                                           .vtn_poll_s = 30,
                                           .vtn_max_failures = 3,
                                           .cut_lead_ramp_s = 1,
-                                          .http_threads = 2};
+                                          .http_threads = 2,
+                                          .confidence = 0.9};
 
 int pfi_cmd_control_run(int argc, char **argv)
 {
@@ -219,6 +220,8 @@ int pfi_cmd_control_run(int argc, char **argv)
                 "equal | pfi (default) | learn"),
         IN("learn-rounds", "N", set_in_size, &o.learn_rounds,
            "learn: exploring periods after each budget change (8)", 1, 64),
+        IN("confidence", "C", set_in, &o.confidence,
+           "of every lower bound the controller states (0.9)", 0.5, 0.999),
         IN("other-load-w", "W", set_in, &o.other_load_w, "the site's non-GPU load, W (0)", 0, 1e12),
         STR("site-meter", "QUERY", &o.site_meter,
             "or a Prometheus query for the site's metered power, W"),

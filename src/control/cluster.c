@@ -298,16 +298,17 @@ int pfi_cl_parse_gpus(const char *text, size_t len, pfi_cl_node *node, pfi_error
     return node->gpus ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
 }
 
-enum { J_POWER, J_TPS, J_SD, J_PFI, J_SLA, J_EXEMPT, J_STEADY_POWER, J_STEADY_TPS };
-static const char *const J_NAMES[] = {"power_w",        "tokens_per_s",       "tokens_sd",
-                                      "pfi_estimate",   "sla_floor",          "exempt",
-                                      "steady.power_w", "steady.tokens_per_s"};
+enum { J_POWER, J_TPS, J_SD, J_PFI, J_SLA, J_EXEMPT, J_STEADY_POWER, J_STEADY_TPS, J_PFI_SD };
+static const char *const J_NAMES[] = {"power_w",        "tokens_per_s",        "tokens_sd",
+                                      "pfi_estimate",   "sla_floor",           "exempt",
+                                      "steady.power_w", "steady.tokens_per_s", "pfi_sd"};
 
 static int job_entry(pfi_jscan *J, list *L, size_t i)
 {
     pfi_cl_job tmp, *j = i < L->max ? list_slot(L, i) : &tmp;
     memset(j, 0, sizeof *j);
     j->power_w = j->tokens_per_s = j->tokens_sd = j->pfi_estimate = j->sla_floor = NAN;
+    j->pfi_sd = NAN;
     j->steady_power_w = j->steady_tokens_per_s = NAN;
     int id_ok = 0, gpus_ok = 0, ix_bad = 0, first = 1;
     size_t n_gpus = 0;
@@ -357,6 +358,17 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
                 field(J, &j->tokens_sd, &bad, J_SD);
             } else if (KEY_IS(key, kn, "pfi_estimate")) {
                 field(J, &j->pfi_estimate, &bad, J_PFI);
+            } else if (KEY_IS(key, kn, "pfi_sd")) {
+                field(J, &j->pfi_sd, &bad, J_PFI_SD);
+            } else if (KEY_IS(key, kn, "class")) {
+                /* a string within the limit, else none (an older or odd pfid) */
+                memset(j->job_class, 0, sizeof j->job_class);
+                if (kind == PFI_JS_STRING &&
+                    pfi_jscan_string(J, j->job_class, sizeof j->job_class, &k2n) == PFI_OK &&
+                    k2n > PFI_CL_CLASS_MAX)
+                    memset(j->job_class, 0, sizeof j->job_class);
+                else if (kind != PFI_JS_STRING)
+                    pfi_jscan_skip(J);
             } else if (KEY_IS(key, kn, "sla_floor")) {
                 field(J, &j->sla_floor, &bad, J_SLA);
             } else if (KEY_IS(key, kn, "exempt")) {
@@ -376,6 +388,7 @@ static int job_entry(pfi_jscan *J, list *L, size_t i)
     }
     j->n_gpus = n_gpus < PFI_CL_JOB_GPUS ? n_gpus : PFI_CL_JOB_GPUS;
     if (!(j->tokens_sd >= 0)) j->tokens_sd = NAN; /* absent (an older pfid): unknown */
+    if (!(j->pfi_sd > 0)) j->pfi_sd = NAN;
     if (!(j->sla_floor > 0 && j->sla_floor <= 1)) j->sla_floor = NAN; /* none */
     if (J->rc != PFI_OK || L->sem.code != PFI_OK || i >= L->max) return J->rc;
     if (!id_ok)

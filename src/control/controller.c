@@ -123,6 +123,7 @@ static int resume(ctl *c, pfi_error *err)
     }
     for (size_t i = 0; i < n; i++) {
         snprintf(J->known[i].job, sizeof J->known[i].job, "%s", jr[i].job);
+        snprintf(J->known[i].job_class, sizeof J->known[i].job_class, "%s", jr[i].job_class);
         J->known[i].pmax_w = jr[i].pmax_w;
         J->known[i].tmax = jr[i].tmax;
         ctl_index_put(&J->known_ix, ctl_hash_str(jr[i].job), i);
@@ -177,6 +178,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     if (rc == PFI_OK) rc = pfi_ctl_store_open(o->db, &c.store, err);
     if (rc == PFI_OK) rc = take_owner(&c, o->owner, err);
     if (rc == PFI_OK) rc = pfi_plan_create(&c.plan);
+    if (rc == PFI_OK && o->confidence > 0) pfi_plan_set_confidence(c.plan, o->confidence);
     if (rc == PFI_OK && o->policy == PFI_PLAN_LEARN)
         rc = pfi_plan_use_learn(c.plan, o->learn_rounds, 2, err); /* caps go up a period late */
     if (rc == PFI_OK)

@@ -47,6 +47,8 @@ typedef struct ctl_job {
     double last_plan_w; /* what the plan gave it last period (before the one-period delay up) */
     int cap_periods;    /* periods that cap has held */
     double sla;         /* the highest sla_floor its registrations give, NaN none */
+    double pfi_sd;      /* the widest SD its nodes give its estimate, NaN unknown */
+    char job_class[PFI_CL_CLASS_MAX + 1]; /* its registration's class, "" none */
 } ctl_job;
 
 /* The site power over one OpenADR interval that asked for a report. */
@@ -76,6 +78,7 @@ typedef struct ctl_prior {
 typedef struct ctl_known {
     char job[PFI_CL_ID_MAX + 1];
     double pmax_w, tmax;
+    char job_class[PFI_CL_CLASS_MAX + 1]; /* the class it was last seen with, "" none */
 } ctl_known;
 
 /* The jobs (ctl_jobs.c, ctl_learned.c, ctl_priors.c): this period's job
@@ -140,7 +143,11 @@ typedef struct ctl_status {
     pfi_agents *agents;
     const ctl_job *jobs; /* this period's, n_jobs of them */
     size_t n_jobs;
-    const pfi_plan_cap *caps; /* per job, NULL when the plan failed */
+    const pfi_plan_cap *caps;  /* per job, NULL when the plan failed */
+    double tput_lo, tput_sd;   /* the jobs' total's lower bound and SD (the plan's) */
+    double confidence;         /* of every lower bound */
+    const pfi_plan_flex *flex; /* the supply curve, n_flex steps (0: none) */
+    size_t n_flex;
     const ctl_caps *held;
     unsigned long long periods;
     pfi_ven *ven; /* NULL without a VTN */
@@ -250,8 +257,10 @@ void ctl_obs_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double cap, dou
  * after two, learns from the job's reading at it. */
 void ctl_job_capped(ctl_jobs *J, pfi_ctl_store *st, ctl_job *j, double cap, double now);
 /* The plan's inputs: *pj one per job (known points, SLA floors, priors and
- * readings for learn), *po their learned points (pj[i].obs points into
- * it). PFI_ENOMEM, with nothing allocated, on no memory. */
+ * readings for learn, estimates with their SD, classes), *po their learned
+ * points and, after them, the points of jobs no longer listed, relative,
+ * for their classes (pj[i].obs and .class_obs point into it). PFI_ENOMEM,
+ * with nothing allocated, on no memory. */
 int ctl_jobs_plan_inputs(ctl_jobs *J, const pfi_ctl_opts *o, pfi_ctl_store *st, int pushed,
                          double now, pfi_plan_job **pj, pfi_plan_obs **po);
 
@@ -292,7 +301,10 @@ double ctl_trim_update(ctl_trim *t, int controlling, int settled, int fresh, dou
 
 /* ctl_status.c: GET /v1/status and GET /v1/flexibility from the period's figures. */
 json_t *ctl_status_json(const ctl_status *s);
-json_t *ctl_flex_json(const ctl_status *s, pfi_plan *plan, pfi_plan_policy policy);
+json_t *ctl_flex_json(const ctl_status *s);
+/* The supply curve for the status (flex[0..n), n >= 2); 0 steps when
+ * there are no jobs or it fails. */
+size_t ctl_flex_steps(pfi_plan *plan, pfi_plan_policy policy, pfi_plan_flex *flex, size_t n);
 /* One job's row: its loss to the cap, and what it adds to the throughput
  * kept and uncapped (shared by the JSON and the metrics). */
 void ctl_status_job(const ctl_status *s, size_t i, double *cap_w, double *planned_w, double *loss,

@@ -146,6 +146,7 @@ ctl_job *ctl_job_get(ctl_jobs *J, ctl_carry *carry, const char *id)
     m->tps = 0;
     m->tps_var = 0;
     m->sla = NAN;
+    m->pfi_sd = NAN;
     ctl_index_put(&J->ix, ctl_hash_str(m->id), J->n - 1);
     old_ctx oc = {carry ? carry->old : NULL, m->id};
     size_t o = carry ? ctl_index_get(&carry->ix, ctl_hash_str(m->id), old_eq, &oc) : SIZE_MAX;
@@ -281,7 +282,10 @@ void ctl_merge_node(ctl_jobs *J, ctl_caps *K, ctl_carry *carry, size_t a, const 
         if (isfinite(cj->pfi_estimate)) {
             m->pfi_sum += cj->pfi_estimate;
             m->pfi_n++;
+            if (cj->pfi_sd > 0 && !(m->pfi_sd >= cj->pfi_sd)) m->pfi_sd = cj->pfi_sd;
         }
+        if (cj->job_class[0] && !m->job_class[0])
+            snprintf(m->job_class, sizeof m->job_class, "%s", cj->job_class);
         if (strcmp(cj->phase, "training") != 0) m->training = 0; /* nothing to learn from yet */
     }
     for (size_t k = 0; k < nd->n_gpus; k++)

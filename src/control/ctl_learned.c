@@ -51,19 +51,27 @@ const ctl_known *ctl_known_find(const ctl_jobs *J, const char *id)
     return pos == SIZE_MAX ? NULL : &J->known[pos];
 }
 
-void ctl_known_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double pmax, double tmax,
-                   double now)
+static ctl_known *known_get(ctl_jobs *J, const char *id)
 {
     ctl_known *k = (ctl_known *)ctl_known_find(J, id);
     if (!k) {
         ctl_known *arr = ctl_grow(J->known, &J->cap_known, J->n_known + 1, sizeof *arr);
-        if (!arr) return;
+        if (!arr) return NULL;
         J->known = arr;
         k = &J->known[J->n_known++];
         snprintf(k->job, sizeof k->job, "%s", id);
         ctl_index_put(&J->known_ix, ctl_hash_str(id), J->n_known - 1);
         k->pmax_w = k->tmax = NAN;
+        k->job_class[0] = '\0';
     }
+    return k;
+}
+
+void ctl_known_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double pmax, double tmax,
+                   double now)
+{
+    ctl_known *k = known_get(J, id);
+    if (!k) return;
     int changed = 0;
     if (isfinite(pmax) && !(k->pmax_w >= pmax)) k->pmax_w = pmax, changed = 1;
     if (isfinite(tmax) && tmax > 0 && !(k->tmax >= tmax)) k->tmax = tmax, changed = 1;
@@ -114,8 +122,69 @@ void ctl_job_capped(ctl_jobs *J, pfi_ctl_store *st, ctl_job *j, double cap, doub
     j->last_cap_w = cap;
 }
 
+/* A job's class as last seen, kept (and stored) so that its points pool
+ * with its class's after it ends. */
+static void known_class(ctl_jobs *J, pfi_ctl_store *st, const ctl_job *j, double now)
+{
+    if (!j->job_class[0]) return;
+    ctl_known *k = known_get(J, j->id);
+    if (!k || strcmp(k->job_class, j->job_class) == 0) return;
+    snprintf(k->job_class, sizeof k->job_class, "%s", j->job_class);
+    pfi_ctl_store_put_job_class(st, j->id, j->job_class, now, NULL);
+}
+
+typedef struct gone_pt {
+    const char *cls;
+    pfi_plan_obs o; /* relative: cap, P / Pmax, T / Tmax, SD / Tmax */
+} gone_pt;
+
+static int by_class(const void *a, const void *b)
+{
+    return strcmp(((const gone_pt *)a)->cls, ((const gone_pt *)b)->cls);
+}
+
+/* The points of jobs not listed this period, relative to their uncapped
+ * figures, for their classes: into po (from *npo on), each listed job of
+ * such a class pointed at its class's run. */
+static int class_points(ctl_jobs *J, pfi_plan_job *pj, pfi_plan_obs *po, size_t npo)
+{
+    gone_pt *g = malloc((J->n_obs + 1) * sizeof *g);
+    if (!g) return PFI_ENOMEM;
+    size_t m = 0;
+    for (size_t q = 0; q < J->n_obs; q++) {
+        const ctl_obs *ob = &J->obs[q];
+        if (ctl_job_find(J, ob->job)) continue; /* its own points serve as they are */
+        const ctl_known *k = ctl_known_find(J, ob->job);
+        if (!k || !k->job_class[0] || !(k->pmax_w > 0) || !(k->tmax > 0)) continue;
+        g[m++] = (gone_pt){k->job_class,
+                           {ob->o.cap_w, ob->o.power_w / k->pmax_w, ob->o.tput / k->tmax,
+                            ob->o.tput_sd / k->tmax}};
+    }
+    qsort(g, m, sizeof *g, by_class);
+    for (size_t q = 0; q < m; q++)
+        po[npo + q] = g[q].o;
+    for (size_t i = 0; i < J->n; i++) {
+        if (!pj[i].job_class) continue;
+        size_t lo = 0, hi = m; /* the first point of its class */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (strcmp(g[mid].cls, pj[i].job_class) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t e = lo;
+        while (e < m && strcmp(g[e].cls, pj[i].job_class) == 0)
+            e++;
+        pj[i].class_obs = e > lo ? po + npo + lo : NULL;
+        pj[i].n_class_obs = e - lo;
+    }
+    free(g);
+    return PFI_OK;
+}
+
 /* Each job's learned points, contiguous in po: count, offsets, fill. */
-static int gather_obs(ctl_jobs *J, pfi_plan_job *pj, pfi_plan_obs *po)
+static int gather_obs(ctl_jobs *J, pfi_plan_job *pj, pfi_plan_obs *po, size_t *used)
 {
     size_t *first = calloc(J->n + 1, sizeof *first);
     size_t *owner = malloc((J->n_obs + 1) * sizeof *owner);
@@ -140,6 +209,7 @@ static int gather_obs(ctl_jobs *J, pfi_plan_job *pj, pfi_plan_obs *po)
         if (owner[q] != SIZE_MAX) po[first[owner[q]] + pj[owner[q]].n_obs++] = J->obs[q].o;
     free(first);
     free(owner);
+    *used = npo;
     return PFI_OK;
 }
 
@@ -147,7 +217,7 @@ int ctl_jobs_plan_inputs(ctl_jobs *J, const pfi_ctl_opts *o, pfi_ctl_store *st, 
                          double now, pfi_plan_job **pj_out, pfi_plan_obs **po_out)
 {
     pfi_plan_job *pj = calloc(J->n + 1, sizeof *pj);
-    pfi_plan_obs *po = calloc(J->n_obs + 1, sizeof *po);
+    pfi_plan_obs *po = calloc(2 * J->n_obs + 1, sizeof *po); /* own, then the departed */
     if (!pj || !po) {
         free(pj);
         free(po);
@@ -167,7 +237,10 @@ int ctl_jobs_plan_inputs(ctl_jobs *J, const pfi_ctl_opts *o, pfi_ctl_store *st, 
                                .pmax_w = k ? k->pmax_w : NAN,
                                .tmax = k ? k->tmax : NAN,
                                .pfi = j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN,
+                               .pfi_sd = j->pfi_sd,
+                               .job_class = j->job_class[0] ? j->job_class : NULL,
                                .sla_frac = sla};
+        known_class(J, st, j, now);
         if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
         if (!learn) continue;
         const ctl_prior *pr = ctl_prior_find(J, j->id);
@@ -177,7 +250,8 @@ int ctl_jobs_plan_inputs(ctl_jobs *J, const pfi_ctl_opts *o, pfi_ctl_store *st, 
         }
         pj[i].reading = ctl_job_reading(j, pushed);
     }
-    if (gather_obs(J, pj, po) != PFI_OK) {
+    size_t own = 0;
+    if (gather_obs(J, pj, po, &own) != PFI_OK || class_points(J, pj, po, own) != PFI_OK) {
         free(pj);
         free(po);
         return PFI_ENOMEM;

@@ -115,6 +115,8 @@ static int caps(ctl *c, period *p)
                                          p->pj[i].max_w, &j->last_plan_w);
         ctl_job_capped(&c->jobs, c->store, j, p->caps[i].cap_w, p->now);
     }
+    /* what the caps as pushed promise (the step down, a raise a period late) */
+    if (job_caps) pfi_plan_eval(c->plan, p->caps, &p->res);
     if (!p->controlling)
         for (size_t i = 0; i < c->jobs.n; i++)
             c->jobs.v[i].last_cap_w = c->jobs.v[i].last_plan_w = NAN;
@@ -192,13 +194,19 @@ static void publish(ctl *c, period *p)
                     .jobs = c->jobs.v,
                     .n_jobs = c->jobs.n,
                     .caps = p->plan_ok ? p->caps : NULL,
+                    .tput_lo = p->res.total_tput_lo,
+                    .tput_sd = p->res.total_tput_sd,
+                    .confidence = p->res.confidence > 0 ? p->res.confidence : 0.9,
                     .held = &c->caps,
                     .periods = c->periods,
                     .ven = c->ven,
                     .owner = c->owner,
                     .period_s = c->period_s};
+    pfi_plan_flex flex[21];
+    s.flex = flex;
+    s.n_flex = p->plan_ok && c->jobs.n ? ctl_flex_steps(c->plan, c->o.policy, flex, 21) : 0;
     json_t *st = ctl_status_json(&s);
-    json_t *fx = ctl_flex_json(&s, c->plan, c->o.policy);
+    json_t *fx = ctl_flex_json(&s);
     size_t mlen = 0;
     char *m = ctl_render_metrics(&s, &mlen);
     pthread_mutex_lock(&c->mu);

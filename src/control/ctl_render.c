@@ -66,6 +66,24 @@ static void site(FILE *f, const ctl_status *s)
           "throughput uncapped on the jobs' curves", unc);
     gauge(f, "pfi_control_throughput_kept_ratio", "expected over uncapped throughput",
           unc > 0 ? kept / unc : NAN);
+    /* the promise's band (ctl_status_json's) */
+    double lo = s->controlling && s->caps ? s->tput_lo : kept;
+    gauge(f, "pfi_control_confidence_ratio", "the confidence of every lower bound stated",
+          s->confidence);
+    gauge(f, "pfi_control_throughput_expected_lower_tokens_per_second",
+          "lower bound of the throughput kept, at pfi_control_confidence_ratio",
+          s->n_jobs ? lo : NAN);
+    gauge(f, "pfi_control_throughput_kept_lower_ratio", "lower bound over uncapped throughput",
+          unc > 0 ? lo / unc : NAN);
+    /* the supply curve's deepest step: every job at its floor */
+    const pfi_plan_flex *fl = s->n_flex && s->caps ? &s->flex[s->n_flex - 1] : NULL;
+    gauge(f, "pfi_control_flexibility_floor_watts",
+          "GPU power with every job at its floor (the supply curve's end)",
+          fl ? fl->gpu_power_w + s->fixed_w : NAN);
+    gauge(f, "pfi_control_flexibility_floor_kept_ratio",
+          "throughput kept with every job at its floor, expected", fl ? fl->kept : NAN);
+    gauge(f, "pfi_control_flexibility_floor_kept_lower_ratio",
+          "throughput kept with every job at its floor, lower bound", fl ? fl->kept_lo : NAN);
 }
 
 static void counters(FILE *f, const ctl_status *s)
@@ -110,6 +128,14 @@ char *ctl_render_metrics(const ctl_status *s, size_t *len)
     per_job(f, s, "pfi_control_job_cap_watts", "per-GPU cap pushed to the job's GPUs", 0);
     per_job(f, s, "pfi_control_job_planned_watts", "the job's planned power, all its GPUs", 1);
     per_job(f, s, "pfi_control_job_loss_ratio", "expected throughput lost to the cap, fraction", 2);
+    pfi_prom_family(
+        f, "pfi_control_job_throughput_lower_tokens_per_second", PFI_PROM_GAUGE,
+        "lower bound of the job's expected throughput, at pfi_control_confidence_ratio");
+    for (size_t i = 0; i < s->n_jobs; i++) {
+        const char *l[] = {"job_id", s->jobs[i].id, NULL};
+        double v = s->caps ? (s->controlling ? s->caps[i].tput_lo : s->caps[i].tmax) : NAN;
+        pfi_prom_sample(f, "pfi_control_job_throughput_lower_tokens_per_second", l, v);
+    }
     counters(f, s);
     ctl_vtn_metrics(s->ven, f);
     if (fclose(f) != 0) {

@@ -55,7 +55,15 @@ static json_t *jobs_json(const ctl_status *s, double *kept_sum, double *unc_sum)
                      pfi_json_num(j->tps > 0 && j->tps_var >= 0 ? sqrt(j->tps_var) : NAN));
         pfi_json_set(x, "cap_w", pfi_json_num(cap));
         pfi_json_set(x, "planned_w", pfi_json_num(planned));
+        pfi_json_set(x, "class", j->job_class[0] ? json_string(j->job_class) : json_null());
+        pfi_json_set(x, "class_used", json_boolean(s->caps && s->caps[i].class_used));
+        pfi_json_set(x, "pfi_estimate",
+                     pfi_json_num(j->pfi_n ? j->pfi_sum / (double)j->pfi_n : NAN));
+        pfi_json_set(x, "pfi_sd", pfi_json_num(j->pfi_sd));
         pfi_json_set(x, "expected_tput", pfi_json_num(s->caps ? s->caps[i].tput : NAN));
+        /* its band at the status's confidence: expected - z SD */
+        pfi_json_set(x, "expected_tput_lo", pfi_json_num(s->caps ? s->caps[i].tput_lo : NAN));
+        pfi_json_set(x, "expected_tput_sd", pfi_json_num(s->caps ? s->caps[i].tput_sd : NAN));
         pfi_json_set(x, "uncapped_tput", pfi_json_num(s->caps ? s->caps[i].tmax : NAN));
         pfi_json_set(x, "loss", pfi_json_num(loss));
         pfi_json_set(x, "at_floor", json_boolean(s->controlling && s->caps && s->caps[i].at_floor));
@@ -131,6 +139,13 @@ json_t *ctl_status_json(const ctl_status *s)
     pfi_json_set(o, "expected_tput", pfi_json_num(kept));
     pfi_json_set(o, "uncapped_tput", pfi_json_num(unc));
     pfi_json_set(o, "kept_ratio", pfi_json_num(unc > 0 ? kept / unc : NAN));
+    /* the promise's band: controlling, the plan's bound; not, every job uncapped (exact) */
+    double lo = s->controlling && s->caps ? s->tput_lo : kept;
+    pfi_json_set(o, "confidence", pfi_json_num(s->confidence));
+    pfi_json_set(o, "expected_tput_lo", pfi_json_num(s->n_jobs ? lo : NAN));
+    pfi_json_set(o, "expected_tput_sd",
+                 pfi_json_num(s->n_jobs ? (s->controlling && s->caps ? s->tput_sd : 0) : NAN));
+    pfi_json_set(o, "kept_ratio_lo", pfi_json_num(unc > 0 ? lo / unc : NAN));
     pfi_json_set(o, "jobs", js);
     pfi_json_set(o, "owner", json_string(s->owner));
     pfi_json_set(o, "conflicts", conflicts_json(s));
@@ -139,7 +154,16 @@ json_t *ctl_status_json(const ctl_status *s)
     return o;
 }
 
-json_t *ctl_flex_json(const ctl_status *s, pfi_plan *plan, pfi_plan_policy policy)
+size_t ctl_flex_steps(pfi_plan *plan, pfi_plan_policy policy, pfi_plan_flex *flex, size_t n)
+{
+    /* learn's supply curve is pfi's on the same curves (the loop is not touched) */
+    return pfi_plan_flexibility(plan, policy == PFI_PLAN_LEARN ? PFI_PLAN_PFI : policy, n, flex,
+                                NULL) == PFI_OK
+               ? n
+               : 0;
+}
+
+json_t *ctl_flex_json(const ctl_status *s)
 {
     json_t *o = json_object();
     pfi_json_set(o, "t", pfi_json_num(s->t));
@@ -147,20 +171,22 @@ json_t *ctl_flex_json(const ctl_status *s, pfi_plan *plan, pfi_plan_policy polic
     pfi_json_set(o, "other_load_w", pfi_json_num(s->other_w));
     pfi_json_set(o, "margin_w", pfi_json_num(s->margin_w));
     pfi_json_set(o, "fixed_w", pfi_json_num(s->fixed_w));
+    /* every step's lower bound is at this confidence: throughput - z SD */
+    pfi_json_set(o, "confidence", pfi_json_num(s->confidence));
     json_t *steps = json_array();
-    pfi_plan_flex f[21];
-    if (s->caps && s->n_jobs > 0 &&
-        pfi_plan_flexibility(plan, policy == PFI_PLAN_LEARN ? PFI_PLAN_PFI : policy, 21, f, NULL) ==
-            PFI_OK)
-        for (int k = 0; k < 21; k++) {
-            json_t *x = json_object();
-            double gpu = f[k].gpu_power_w + s->fixed_w;
-            pfi_json_set(x, "site_power_w", pfi_json_num(gpu + s->other_w + s->margin_w));
-            pfi_json_set(x, "gpu_power_w", pfi_json_num(gpu));
-            pfi_json_set(x, "throughput", pfi_json_num(f[k].tput));
-            pfi_json_set(x, "kept", pfi_json_num(f[k].kept));
-            json_array_append_new(steps, x);
-        }
+    for (size_t k = 0; s->caps && k < s->n_flex; k++) {
+        const pfi_plan_flex *f = &s->flex[k];
+        json_t *x = json_object();
+        double gpu = f->gpu_power_w + s->fixed_w;
+        pfi_json_set(x, "site_power_w", pfi_json_num(gpu + s->other_w + s->margin_w));
+        pfi_json_set(x, "gpu_power_w", pfi_json_num(gpu));
+        pfi_json_set(x, "throughput", pfi_json_num(f->tput));
+        pfi_json_set(x, "throughput_lo", pfi_json_num(f->tput_lo));
+        pfi_json_set(x, "throughput_sd", pfi_json_num(f->tput_sd));
+        pfi_json_set(x, "kept", pfi_json_num(f->kept));
+        pfi_json_set(x, "kept_lo", pfi_json_num(f->kept_lo));
+        json_array_append_new(steps, x);
+    }
     pfi_json_set(o, "steps", steps);
     return o;
 }

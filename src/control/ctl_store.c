@@ -11,8 +11,9 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-/* 2: observations.tput_var (a version-1 store gains it on open, NULL: unknown) */
-#define SCHEMA_VERSION 2
+/* 2: observations.tput_var (a version-1 store gains it on open, NULL: unknown);
+ * 3: jobs.class (an older store gains it on open, NULL: none) */
+#define SCHEMA_VERSION 3
 
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS targets(source INTEGER NOT NULL, id TEXT NOT NULL,"
@@ -34,7 +35,8 @@ static const char *schema =
     "CREATE TABLE IF NOT EXISTS observations(job TEXT NOT NULL, cap_w REAL NOT NULL,"
     " power_w REAL NOT NULL, tput REAL NOT NULL, n INTEGER NOT NULL, t REAL NOT NULL,"
     " tput_var REAL, PRIMARY KEY(job, cap_w));"
-    "CREATE TABLE IF NOT EXISTS jobs(job TEXT PRIMARY KEY, pmax_w REAL, tmax REAL, t REAL);"
+    "CREATE TABLE IF NOT EXISTS jobs(job TEXT PRIMARY KEY, pmax_w REAL, tmax REAL, t REAL,"
+    " class TEXT);"
     "CREATE TABLE IF NOT EXISTS agents(url TEXT PRIMARY KEY, n_gpus INTEGER NOT NULL,"
     " max_w REAL NOT NULL, t REAL NOT NULL);"
     "CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value REAL);"
@@ -158,8 +160,8 @@ int pfi_ctl_store_open(const char *path, pfi_ctl_store **out, pfi_error *err)
         pfi_ctl_store_close(s);
         return PFI_ESTATE;
     }
-    /* The tables, version 1's migration and the version in one
-     * transaction: a store is either as it was or all of version 2. */
+    /* The tables, the migrations and the version in one transaction: a
+     * store is either as it was or all of the current version. */
     char *msg = NULL;
     int ok = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
                           &msg) == SQLITE_OK &&
@@ -168,6 +170,9 @@ int pfi_ctl_store_open(const char *path, pfi_ctl_store **out, pfi_error *err)
     if (ok && !has_column(s->db, "observations", "tput_var"))
         ok = sqlite3_exec(s->db, "ALTER TABLE observations ADD COLUMN tput_var REAL", NULL, NULL,
                           &msg) == SQLITE_OK;
+    if (ok && !has_column(s->db, "jobs", "class"))
+        ok = sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN class TEXT", NULL, NULL, &msg) ==
+             SQLITE_OK;
     char ver_sql[40];
     snprintf(ver_sql, sizeof ver_sql, "PRAGMA user_version=%d", SCHEMA_VERSION);
     ok = ok && sqlite3_exec(s->db, ver_sql, NULL, NULL, &msg) == SQLITE_OK &&
@@ -421,10 +426,19 @@ int pfi_ctl_store_put_job(pfi_ctl_store *s, const char *job, double pmax_w, doub
                           pfi_error *err)
 {
     return run(s, err,
-               "INSERT INTO jobs VALUES(?1,?2,?3,?4) ON CONFLICT(job) DO UPDATE SET "
+               "INSERT INTO jobs(job,pmax_w,tmax,t) VALUES(?1,?2,?3,?4) ON CONFLICT(job) DO UPDATE SET "
                "pmax_w=max(coalesce(pmax_w,?2),coalesce(?2,pmax_w)),"
                "tmax=max(coalesce(tmax,?3),coalesce(?3,tmax)), t=?4",
                "tddd", job, pmax_w, tmax, t);
+}
+
+int pfi_ctl_store_put_job_class(pfi_ctl_store *s, const char *job, const char *job_class, double t,
+                                pfi_error *err)
+{
+    return run(s, err,
+               "INSERT INTO jobs(job,t,class) VALUES(?1,?2,?3) ON CONFLICT(job) DO UPDATE SET "
+               "class=?3, t=?2",
+               "tdt", job, t, job_class && *job_class ? job_class : NULL);
 }
 
 static void row_job(sqlite3_stmt *q, void *p)
@@ -433,12 +447,13 @@ static void row_job(sqlite3_stmt *q, void *p)
     col_s(q, 0, j->job, sizeof j->job);
     j->pmax_w = col_d(q, 1, NAN);
     j->tmax = col_d(q, 2, NAN);
+    col_s(q, 3, j->job_class, sizeof j->job_class);
 }
 
 int pfi_ctl_store_load_jobs(pfi_ctl_store *s, pfi_ctl_job_rec **out, size_t *n, pfi_error *err)
 {
-    return select_all(s, "SELECT job,pmax_w,tmax FROM jobs ORDER BY job", sizeof **out, row_job,
-                      (void **)out, n, err);
+    return select_all(s, "SELECT job,pmax_w,tmax,class FROM jobs ORDER BY job", sizeof **out,
+                      row_job, (void **)out, n, err);
 }
 
 int pfi_ctl_store_put_agent(pfi_ctl_store *s, const char *url, size_t n_gpus, double max_w,

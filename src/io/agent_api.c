@@ -64,7 +64,8 @@ static int get_choice(json_t *root, const char *key, const char *a, const char *
 
 int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_error *err)
 {
-    static const char *const keys[] = {"id", "gpus", "arch", "task", "sla_floor", "exempt", NULL};
+    static const char *const keys[] = {"id",        "gpus",   "arch",  "task",
+                                       "sla_floor", "exempt", "class", NULL};
     memset(out, 0, sizeof *out);
     json_t *root;
     int rc = load_object(body, len, keys, &root, err);
@@ -129,6 +130,18 @@ int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_erro
         goto done;
     }
     out->exempt = ex && json_is_true(ex);
+    json_t *cl = json_object_get(root, "class");
+    if (cl && !json_is_null(cl)) {
+        const char *c = json_is_string(cl) ? json_string_value(cl) : NULL;
+        if (!c || strlen(c) != json_string_length(cl) || strlen(c) > PFI_STORE_CLASS_MAX ||
+            !pfi_api_job_id_valid(c)) {
+            rc = pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                               "\"class\" must be 1-%d characters of A-Z a-z 0-9 . _ : @ + -",
+                               PFI_STORE_CLASS_MAX);
+            goto done;
+        }
+        snprintf(out->job_class, sizeof out->job_class, "%s", c);
+    }
 done:
     json_decref(root);
     return rc;

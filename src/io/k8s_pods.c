@@ -80,6 +80,22 @@ static void job_class(const char *c, pfi_k8s_pod *p)
     snprintf(p->task, sizeof p->task, "%s", t);
 }
 
+/* Label pfi.io/job-class: jobs expected to share a curve (issue 29), the
+ * job id's charset, up to 64 characters (a label value's limit is 63). */
+static void curve_class(const char *c, pfi_k8s_pod *p)
+{
+    if (!c || !*c) return;
+    int ok = strlen(c) < sizeof p->job_class;
+    for (const char *q = c; ok && *q; q++)
+        ok = isalnum((unsigned char)*q) || strchr("._:@+-", *q);
+    if (ok)
+        snprintf(p->job_class, sizeof p->job_class, "%s", c);
+    else if (!p->warning[0]) /* the first bad term is the one said */
+        snprintf(p->warning, sizeof p->warning,
+                 "label pfi.io/job-class '%.40s' is not 1-64 of A-Z a-z 0-9 . _ : @ + -; ignored",
+                 c);
+}
+
 int pfi_k8s_pod_list_parse(const char *buf, size_t len, const char *const *labels,
                            pfi_k8s_pod **out, size_t *n, pfi_error *err)
 {
@@ -129,6 +145,7 @@ int pfi_k8s_pod_list_parse(const char *buf, size_t len, const char *const *label
             }
         terms(json_object_get(md, "annotations"), p);
         job_class(str_at(lab, "pfi.io/class"), p);
+        curve_class(str_at(lab, "pfi.io/job-class"), p);
         const char *phase = str_at(json_object_get(it, "status"), "phase");
         p->ended = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
     }

@@ -21,12 +21,14 @@
 /* ST_SAMPLE and ST_SAMPLES_SINCE are generated from the sample columns at
  * open (store_schema.h). */
 static const char *stmt_sql[ST_COUNT] = {
-    [ST_JOB_ADD] = "INSERT INTO jobs(id,gpus,arch,task,registered_at,ended_at,sla_floor,exempt) "
-                   "VALUES(?,?,?,?,?,NULL,?,?)",
+    [ST_JOB_ADD] = "INSERT INTO jobs(id,gpus,arch,task,registered_at,ended_at,sla_floor,exempt,"
+                   "class) VALUES(?,?,?,?,?,NULL,?,?,?)",
     [ST_JOB_END] = "UPDATE jobs SET ended_at=? WHERE id=? AND ended_at IS NULL",
-    [ST_JOBS_RUNNING] = "SELECT id,gpus,arch,task,registered_at,sla_floor,exempt FROM jobs "
+    [ST_JOBS_RUNNING] = "SELECT id,gpus,arch,task,registered_at,sla_floor,exempt,NULL,class "
+                        "FROM jobs "
                         "WHERE ended_at IS NULL ORDER BY registered_at, rowid",
-    [ST_JOBS_ALL] = "SELECT id,gpus,arch,task,registered_at,sla_floor,exempt,ended_at FROM jobs "
+    [ST_JOBS_ALL] = "SELECT id,gpus,arch,task,registered_at,sla_floor,exempt,ended_at,class "
+                    "FROM jobs "
                     "ORDER BY registered_at, rowid",
     [ST_TPUT_ADD] = "INSERT INTO throughput VALUES(?,?,?)",
     [ST_TPUT_COUNT] = "SELECT count(*) FROM throughput WHERE job=?",

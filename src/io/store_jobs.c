@@ -59,6 +59,10 @@ int pfi_store_job_add(pfi_store *s, const pfi_store_job *job, pfi_error *err)
     else
         sqlite3_bind_null(st, 6); /* no floor */
     sqlite3_bind_int(st, 7, job->exempt);
+    if (job->job_class[0])
+        sqlite3_bind_text(st, 8, job->job_class, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, 8);
     int rc = sqlite3_step(st);
     int out = PFI_OK;
     if (rc == SQLITE_CONSTRAINT)
@@ -107,10 +111,12 @@ static int job_row(pfi_store *s, sqlite3_stmt *st, void *item, pfi_error *err)
     else if (sqlite3_column_type(st, 6) != SQLITE_INTEGER ||
              (j->exempt = sqlite3_column_int(st, 6)) < 0 || j->exempt > 1)
         why = "bad exempt";
+    else if (store_text_col(st, 8, j->job_class, sizeof j->job_class, 1) != 0)
+        why = "bad class";
     if (!why) {
         if (sqlite3_column_type(st, 5) == SQLITE_NULL) j->sla_floor = 0;
         /* ST_JOBS_ALL has ended_at; a running job's is NULL (0) */
-        j->ended_at = sqlite3_column_count(st) > 7 ? sqlite3_column_double(st, 7) : 0;
+        j->ended_at = sqlite3_column_double(st, 7); /* NULL (0) in ST_JOBS_RUNNING */
         return PFI_OK;
     }
     store_bad_row(s, "jobs", j->id[0] ? j->id : NULL, why);

@@ -1,5 +1,5 @@
-/* pfid's store schema (store_schema.h): version 3, whose samples columns are
- * the GPU field table's store columns (gpu_field.h); versions 1 and 2
+/* pfid's store schema (store_schema.h): version 4, whose samples columns are
+ * the GPU field table's store columns (gpu_field.h); versions 1 to 3
  * migrated. A new database is made as schema 2 and migrated, so that every
  * path to the current schema runs the same steps. */
 #include "store_schema.h"
@@ -40,6 +40,7 @@ static const char *const tables_of[][6] = {
     [1] = {"samples", "jobs", "throughput", "caps", NULL},
     [2] = {"samples", "jobs", "throughput", "caps", "job_points", NULL},
     [3] = {"samples", "jobs", "throughput", "caps", "job_points", NULL},
+    [4] = {"samples", "jobs", "throughput", "caps", "job_points", NULL},
 };
 
 /* Schema 1's samples as schema 2's columns, frozen: the v1 column and the
@@ -311,6 +312,12 @@ static int migrate_v2(sqlite3 *db, const char *path, pfi_error *err)
                 err);
 }
 
+/* Schema 4: a job's class (issue 29), NULL none. */
+static int migrate_v3(sqlite3 *db, const char *path, pfi_error *err)
+{
+    return exec(db, path, "ALTER TABLE jobs ADD COLUMN class TEXT;", err);
+}
+
 int store_schema_open(sqlite3 *db, const char *path, pfi_error *err)
 {
     long long v;
@@ -332,6 +339,7 @@ int store_schema_open(sqlite3 *db, const char *path, pfi_error *err)
     else if (v == 1)
         rc = migrate_v1(db, path, err);
     if (rc == PFI_OK && v <= 2) rc = migrate_v2(db, path, err);
+    if (rc == PFI_OK && v <= 3) rc = migrate_v3(db, path, err);
     if (rc != PFI_OK) goto fail;
     char sql[96];
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d; PRAGMA user_version=%d;",

@@ -41,6 +41,13 @@ static void test_job_ok(void **state)
     assert_int_equal(j.exempt, 0);
     assert_int_equal(job("{\"id\":\"s\",\"gpus\":[1],\"sla_floor\":null}", &j, &err), PFI_OK);
     assert_true(j.sla_floor == 0);
+    /* a class (issue 29): none unless given, null is none */
+    assert_string_equal(j.job_class, "");
+    assert_int_equal(job("{\"id\":\"s\",\"gpus\":[1],\"class\":\"llama-70b.pt\"}", &j, &err),
+                     PFI_OK);
+    assert_string_equal(j.job_class, "llama-70b.pt");
+    assert_int_equal(job("{\"id\":\"s\",\"gpus\":[1],\"class\":null}", &j, &err), PFI_OK);
+    assert_string_equal(j.job_class, "");
 }
 
 static void test_job_rejected(void **state)
@@ -81,6 +88,15 @@ static void test_job_rejected(void **state)
          "\"exempt\" must be true or false"},
         {"{\"id\":\"a\",\"gpus\":[0],\"exempt\":\"yes\"}", PFI_EINVAL,
          "\"exempt\" must be true or false"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"class\":\"a b\"}", PFI_EINVAL,
+         "\"class\" must be 1-64 characters"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"class\":\"\"}", PFI_EINVAL,
+         "\"class\" must be 1-64 characters"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"class\":7}", PFI_EINVAL,
+         "\"class\" must be 1-64 characters"},
+        {"{\"id\":\"a\",\"gpus\":[0],\"class\":"
+         "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+         PFI_EINVAL, "\"class\" must be 1-64 characters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pfi_store_job j;

@@ -66,6 +66,33 @@ static void test_tokens_sd(void **st)
     pfi_cl_node_clear(&n);
 }
 
+/* class and pfi_sd (issue 29): a class over 64 characters, or not a
+ * string, is none; an SD null, absent or not positive is unknown. */
+static void test_class_and_pfi_sd(void **st)
+{
+    (void)st;
+    pfi_cl_node n = {0};
+    assert_int_equal(
+        jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"class\":\"llama\",\"pfi_sd\":0.22},"
+             "{\"id\":\"b\",\"gpus\":[1],\"class\":null,\"pfi_sd\":null},"
+             "{\"id\":\"c\",\"gpus\":[2],\"class\":"
+             "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"},"
+             "{\"id\":\"d\",\"gpus\":[3],\"class\":[1],\"pfi_sd\":0}]}",
+             &n),
+        PFI_OK);
+    assert_string_equal(n.jobs[0].job_class, "llama");
+    assert_near(n.jobs[0].pfi_sd, 0.22, 0);
+    assert_string_equal(n.jobs[1].job_class, "");
+    assert_true(isnan(n.jobs[1].pfi_sd));
+    assert_string_equal(n.jobs[2].job_class, "");
+    assert_true(isnan(n.jobs[2].pfi_sd));
+    assert_string_equal(n.jobs[3].job_class, "");
+    assert_true(isnan(n.jobs[3].pfi_sd));
+    assert_int_equal(jobs("{\"jobs\":[{\"id\":\"a\",\"gpus\":[0],\"pfi_sd\":\"1\"}]}", &n),
+                     PFI_EINVAL);
+    pfi_cl_node_clear(&n);
+}
+
 static void test_curve(void **st)
 {
     const char *t =
@@ -104,8 +131,8 @@ static void test_curve(void **st)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_tokens_sd),
-                                       cmocka_unit_test(test_sla_and_exempt),
-                                       cmocka_unit_test(test_curve)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tokens_sd), cmocka_unit_test(test_class_and_pfi_sd),
+        cmocka_unit_test(test_sla_and_exempt), cmocka_unit_test(test_curve)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,6 +52,9 @@ static void test_roundtrip(void **st)
     assert_int_equal(pfi_ctl_store_put_obs(s, "k", 400, 3000, 70, 4, 2, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_job(s, "j", 5000, NAN, 1, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_job(s, "j", 4000, 100, 2, &err), PFI_OK);
+    /* a class (issue 29): set, kept beside the figures, and one of its own */
+    assert_int_equal(pfi_ctl_store_put_job_class(s, "j", "llama-70b", 3, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_put_job_class(s, "m", "moe-ft", 3, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_state(s, "trim_w", 123.5, &err), PFI_OK);
     assert_int_equal(pfi_ctl_store_put_agent(s, "http://n1", 8, 5600, 1, &err), PFI_OK);
     pfi_ctl_store_close(s);
@@ -88,6 +91,10 @@ static void test_roundtrip(void **st)
     assert_int_equal(pfi_ctl_store_load_jobs(s, &j, &n, &err), PFI_OK);
     assert_near(j[0].pmax_w, 5000, 0); /* the highest seen */
     assert_near(j[0].tmax, 100, 0);
+    assert_string_equal(j[0].job_class, "llama-70b");
+    assert_int_equal(n, 2);
+    assert_string_equal(j[1].job_class, "moe-ft");
+    assert_true(isnan(j[1].pmax_w));
     free(j);
     double v;
     assert_int_equal(pfi_ctl_store_get_state(s, "trim_w", &v, &err), PFI_OK);
@@ -118,8 +125,39 @@ static void test_newer_schema(void **st)
     assert_non_null(strstr(err.msg, "newer"));
 }
 
+/* A version-2 store (jobs without class) opens: its jobs are kept,
+ * classless; it is version 3 after, and takes a class. */
+static void test_version_2_store(void **st)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE jobs(job TEXT PRIMARY KEY, pmax_w REAL, tmax REAL,"
+                                  " t REAL);"
+                                  "INSERT INTO jobs VALUES('j', 5600, 90, 1);"
+                                  "PRAGMA user_version=2;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    pfi_ctl_store *s = open_tmp();
+    pfi_error err;
+    pfi_ctl_job_rec *j;
+    size_t n;
+    assert_int_equal(pfi_ctl_store_load_jobs(s, &j, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    assert_near(j[0].tmax, 90, 0);
+    assert_string_equal(j[0].job_class, "");
+    free(j);
+    assert_int_equal(pfi_ctl_store_put_job_class(s, "j", "c", 2, &err), PFI_OK);
+    assert_int_equal(pfi_ctl_store_load_jobs(s, &j, &n, &err), PFI_OK);
+    assert_string_equal(j[0].job_class, "c");
+    assert_near(j[0].pmax_w, 5600, 0);
+    free(j);
+    pfi_ctl_store_close(s);
+}
+
 /* A version-1 store (observations without tput_var, as 4133548 made
- * them) opens: its points are kept, their spread unknown; it is version 2
+ * them) opens: its points are kept, their spread unknown; it is version 3
  * after, and its points take a spread from then on. */
 static void test_version_1_store(void **st)
 {
@@ -160,7 +198,7 @@ static void test_version_1_store(void **st)
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 2);
+    assert_int_equal(sqlite3_column_int(q, 0), 3);
     sqlite3_finalize(q);
     sqlite3_close(db);
 }
@@ -171,6 +209,7 @@ int main(void)
         test_db_unit_test(test_roundtrip),
         test_db_unit_test(test_newer_schema),
         test_db_unit_test(test_version_1_store),
+        test_db_unit_test(test_version_2_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

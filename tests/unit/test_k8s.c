@@ -144,10 +144,12 @@ static const char *podlist =
     "{\"kind\":\"PodList\",\"items\":["
     "{\"metadata\":{\"name\":\"llama-w-1-0-x\",\"namespace\":\"team\",\"labels\":{"
     "\"batch.kubernetes.io/job-name\":\"llama-w-1\",\"jobset.sigs.k8s.io/jobset-name\":\"llama\","
-    "\"pfi.io/class\":\"moe-ft\"},\"annotations\":{\"pfi.io/sla-floor\":\"0.75\","
+    "\"pfi.io/class\":\"moe-ft\",\"pfi.io/job-class\":\"llama-70b\"},\"annotations\":{\"pfi.io/"
+    "sla-floor\":\"0.75\","
     "\"pfi.io/exempt\":\"true\"}},\"status\":{\"phase\":\"Running\"}},"
     "{\"metadata\":{\"name\":\"eval-1\",\"namespace\":\"team\",\"labels\":{"
-    "\"batch.kubernetes.io/job-name\":\"eval\",\"pfi.io/class\":\"dense\"},"
+    "\"batch.kubernetes.io/job-name\":\"eval\",\"pfi.io/class\":\"dense\","
+    "\"pfi.io/job-class\":\"a/b\"},"
     "\"annotations\":{\"pfi.io/sla-floor\":\"0\"}},\"status\":{\"phase\":\"Succeeded\"}},"
     "{\"metadata\":{\"name\":\"solo\",\"namespace\":\"ml\",\"labels\":{\"ray.io/cluster\":\"\","
     "\"pfi.io/class\":\"big-pt\"}}},"
@@ -166,12 +168,14 @@ static void test_pod_list(void **state)
     assert_int_equal(v[0].exempt, 1);
     assert_string_equal(v[0].arch, "moe");
     assert_string_equal(v[0].task, "ft");
+    assert_string_equal(v[0].job_class, "llama-70b"); /* pfi.io/job-class */
     assert_int_equal(v[0].ended, 0);
     assert_string_equal(v[1].job, "team:eval");
     assert_true(v[1].sla_floor == 0); /* 0 is not a floor: said, ignored */
     assert_non_null(strstr(v[1].warning, "pfi.io/sla-floor"));
     assert_string_equal(v[1].arch, "dense");
     assert_string_equal(v[1].task, "");
+    assert_string_equal(v[1].job_class, ""); /* '/' is not a class's: ignored */
     assert_int_equal(v[1].ended, 1);
     /* an empty group label is none: the pod is its own job */
     assert_string_equal(v[2].job, "ml:solo");

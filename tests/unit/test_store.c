@@ -31,7 +31,7 @@ static void test_schema_and_pragmas(void **state)
     assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     char v[64];
     query_text("PRAGMA user_version", v, sizeof v);
-    assert_string_equal(v, "3");
+    assert_string_equal(v, "4");
     query_text("PRAGMA application_id", v, sizeof v);
     assert_string_equal(v, "1885759844"); /* 0x70666964, 'pfid' */
     query_text("PRAGMA journal_mode", v, sizeof v);

@@ -268,7 +268,7 @@ static void test_writes_refused(void **state)
     /* The same store migrated on disk by the writer: read in place. */
     assert_int_equal(pfi_store_open(test_db_path, &s, &err), PFI_OK);
     pfi_store_close(s);
-    assert_int_equal(query_int("PRAGMA user_version"), 3);
+    assert_int_equal(query_int("PRAGMA user_version"), 4);
     before = take();
     assert_int_equal(pfi_store_open_readonly(test_db_path, &s, &err), PFI_OK);
     assert_writes_refused(s);

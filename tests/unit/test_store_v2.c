@@ -73,7 +73,7 @@ static void test_migrates_v1_fixture(void **state)
     pfi_store_close(s);
     char v[128];
     query_text("PRAGMA user_version", v, sizeof v);
-    assert_string_equal(v, "3");
+    assert_string_equal(v, "4");
     query_text("PRAGMA application_id", v, sizeof v);
     assert_string_equal(v, "1885759844");
     query_text("PRAGMA integrity_check", v, sizeof v);
@@ -226,7 +226,7 @@ static void test_newer_version_refused_untouched(void **state)
 {
     (void)state;
     store_fixture_copy_v1(path);
-    sql("PRAGMA journal_mode=DELETE; PRAGMA user_version=4;");
+    sql("PRAGMA journal_mode=DELETE; PRAGMA user_version=5;");
     refused("newer");
 }
 

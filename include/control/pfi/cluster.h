@@ -34,6 +34,8 @@ typedef struct pfi_cl_gpu {
     int restore_failed;
 } pfi_cl_gpu;
 
+#define PFI_CL_CLASS_MAX 64
+
 typedef struct pfi_cl_job {
     char id[PFI_CL_ID_MAX + 1];
     unsigned gpus[PFI_CL_JOB_GPUS];
@@ -44,6 +46,8 @@ typedef struct pfi_cl_job {
     double tokens_sd;    /* SD of one report at the cap in force; NaN unknown */
     double steady_power_w, steady_tokens_per_s; /* top-10% means over training */
     double pfi_estimate;                        /* NaN when pfid has none */
+    double pfi_sd;                              /* its SD, NaN unknown */
+    char job_class[PFI_CL_CLASS_MAX + 1];       /* registration's class, "" none */
     double sla_floor; /* registration's minimum throughput share, (0, 1]; NaN none */
     int exempt;       /* registration: never cap it */
 } pfi_cl_job;

@@ -48,6 +48,7 @@ typedef struct pfi_ctl_opts {
     double cut_lead_ramp_s;    /* a known step down is cut a period plus this early (s) */
     int http_threads;          /* 2 */
     size_t learn_rounds;       /* learn: exploring proposals per epoch; 0 = its default (8) */
+    double confidence;         /* of every lower bound it states, (0, 1); 0 = 0.9 */
     const char *owner;         /* the id sent with every cap call; NULL: the store's (made once) */
 } pfi_ctl_opts;
 

@@ -2,8 +2,9 @@
  * controller needs to resume without releasing caps (targets, the caps it
  * holds on each agent's GPUs, the trim, what it learned of each job).
  *
- * Tables (schema version 2 in PRAGMA user_version; a newer one is refused,
- * a version-1 store gains observations.tput_var, NULL, when opened):
+ * Tables (schema version 3 in PRAGMA user_version; a newer one is refused,
+ * an older store gains observations.tput_var and jobs.class, NULL, when
+ * opened):
  *   targets(source, id, kind, limit_w, start, end, ramp_w_per_s, priority, is_default)
  *   caps(agent, gpu, watts, expires_at, pushed_at)      caps held now
  *   periods(t, target, site_limit_w, gpu_budget_w, fixed_w, trim_w,
@@ -11,7 +12,8 @@
  *   allocations(t, job, power_w, cap_w, tput, tmax)    one row per job per period
  *   pushes(t, agent, gpu, watts, status)                every cap call and its answer
  *   observations(job, cap_w, power_w, tput, n, t, tput_var)  learned curve points
- *   jobs(job, pmax_w, tmax, t)                          uncapped power and throughput seen
+ *   jobs(job, pmax_w, tmax, t, class)                   uncapped power and throughput
+ *                                                       seen, the job's class (issue 29)
  *   agents(url, n_gpus, max_w, t)                       each agent's size when last seen
  *   state(key, value)                                   trim_w, budget_w
  *   meta(key, value TEXT)                               owner (the controller's id)
@@ -90,9 +92,14 @@ int pfi_ctl_store_load_obs(pfi_ctl_store *s, pfi_ctl_obs_rec **out, size_t *n, p
 /* A job's uncapped power and throughput (kept at the highest seen). */
 int pfi_ctl_store_put_job(pfi_ctl_store *s, const char *job, double pmax_w, double tmax, double t,
                           pfi_error *err);
+/* The class a job was last seen with (its points pool with the class's
+ * after it ends); "" none. */
+int pfi_ctl_store_put_job_class(pfi_ctl_store *s, const char *job, const char *job_class, double t,
+                                pfi_error *err);
 typedef struct pfi_ctl_job_rec {
     char job[129];
     double pmax_w, tmax;
+    char job_class[65]; /* "" none */
 } pfi_ctl_job_rec;
 int pfi_ctl_store_load_jobs(pfi_ctl_store *s, pfi_ctl_job_rec **out, size_t *n, pfi_error *err);
 

@@ -3,7 +3,7 @@
  * controller's client can use them.
  *
  *   POST /v1/jobs               {"id":"llama-7","gpus":[0,1],"arch":"dense","task":"pt",
- *                                "sla_floor":0.8,"exempt":false}
+ *                                "sla_floor":0.8,"exempt":false,"class":"llama-70b-ft"}
  *   POST /v1/jobs/ID/throughput {"tokens_per_s":123456.7}
  *   PUT  /v1/gpus/N/limit       {"watts":450,"expires_s":3600}
  *
@@ -30,7 +30,9 @@ int pfi_api_job_id_valid(const char *id);
 
 /* POST /v1/jobs: id, gpus (1..PFI_STORE_MAX_JOB_GPUS distinct indices),
  * optional arch ("dense"|"moe"), task ("pt"|"ft"), sla_floor (in (0, 1], or
- * null: none, stored as 0) and exempt (a boolean). Times are left 0. */
+ * null: none, stored as 0), exempt (a boolean) and class (jobs expected to
+ * share a curve: 1..PFI_STORE_CLASS_MAX characters of the id charset, or
+ * null: none). Times are left 0. */
 int pfi_api_parse_job(const char *body, size_t len, pfi_store_job *out, pfi_error *err);
 
 /* POST /v1/jobs/ID/throughput: tokens_per_s, finite and >= 0. */

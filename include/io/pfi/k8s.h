@@ -64,6 +64,7 @@ typedef struct pfi_k8s_pod {
     double sla_floor;        /* annotation pfi.io/sla-floor, (0, 1]; 0 none or invalid */
     int exempt;              /* annotation pfi.io/exempt "true" */
     char arch[16], task[16]; /* label pfi.io/class "ARCH-TASK" (dense|moe, pt|ft) */
+    char job_class[65];      /* label pfi.io/job-class: jobs sharing a curve, "" none */
     int ended;               /* status.phase Succeeded or Failed */
     char warning[160];       /* a bad annotation or label, "" none */
 } pfi_k8s_pod;

@@ -29,10 +29,11 @@
 #include "pfi/gpu_sample.h"
 #include "pfi/error.h"
 
-#define PFI_STORE_SCHEMA_VERSION 3
+#define PFI_STORE_SCHEMA_VERSION 4
 #define PFI_STORE_APPLICATION_ID 0x70666964 /* 'pfid' */
 #define PFI_STORE_JOB_ID_MAX 128
 #define PFI_STORE_MAX_JOB_GPUS 64
+#define PFI_STORE_CLASS_MAX 64
 
 typedef struct pfi_store pfi_store;
 
@@ -46,6 +47,9 @@ typedef struct pfi_store_job {
     double ended_at;      /* Unix s, 0 while the job runs */
     double sla_floor;     /* minimum throughput as a fraction of uncapped, (0, 1]; 0: none */
     int exempt;           /* 1: never cap this job */
+    /* jobs expected to share a curve (the Slurm job name, a Kubernetes label,
+     * "class" at registration; the id charset), "" none */
+    char job_class[PFI_STORE_CLASS_MAX + 1];
 } pfi_store_job;
 
 typedef struct pfi_store_cap {
