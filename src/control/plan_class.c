@@ -18,12 +18,17 @@ typedef struct mpt {
     double x, y, v;
 } mpt;
 
-static const pfi_plan_job *g_jobs; /* qsort's context (one thread at a time, plan.h) */
+/* A job of a class, for sorting by class (ties by index: stable). */
+typedef struct cls_ix {
+    const char *cls;
+    size_t i;
+} cls_ix;
 
 static int by_class(const void *a, const void *b)
 {
-    const pfi_plan_job *x = &g_jobs[*(const size_t *)a], *y = &g_jobs[*(const size_t *)b];
-    return strcmp(x->job_class, y->job_class);
+    const cls_ix *x = a, *y = b;
+    int c = strcmp(x->cls, y->cls);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
 static int by_bucket(const void *a, const void *b)
@@ -124,11 +129,18 @@ int plan_class_pool(const pfi_plan_job *jobs, size_t n, plan_cls_pt **buf, plan_
     for (size_t i = 0; i < n; i++)
         cls[i] = NULL;
     size_t *idx = malloc((n + 1) * sizeof *idx), k = 0;
-    if (!idx) return PFI_ENOMEM;
+    cls_ix *ci = malloc((n + 1) * sizeof *ci);
+    if (!idx || !ci) {
+        free(idx);
+        free(ci);
+        return PFI_ENOMEM;
+    }
     for (size_t i = 0; i < n; i++)
-        if (jobs[i].job_class && jobs[i].job_class[0]) idx[k++] = i;
-    g_jobs = jobs;
-    qsort(idx, k, sizeof *idx, by_class);
+        if (jobs[i].job_class && jobs[i].job_class[0]) ci[k++] = (cls_ix){jobs[i].job_class, i};
+    qsort(ci, k, sizeof *ci, by_class);
+    for (size_t a = 0; a < k; a++)
+        idx[a] = ci[a].i;
+    free(ci);
     plan_cls_pt *out = NULL;
     size_t *off = malloc((n + 1) * sizeof *off), used = 0, cap = 0;
     mpt *mp = NULL;

@@ -251,6 +251,48 @@ static void test_measured_pins_prior(void **st)
     pfi_plan_destroy(p);
 }
 
+/* Classes (issue 29). Jobs a and b (PFI 1.5 +- 0.2, 5600 W, Tmax 100) share
+ * class "c"; a was measured at cap 400: 3200 W, 55 tokens/s. Equal gives
+ * both 3200 W (cap 400). b, unmeasured, takes a's point: 55 tokens/s, its
+ * SD the spread assumed between a class's jobs from one job, 0.02 x
+ * sqrt(1 + 1/1) x 100 = 2.8284; its bound 55 - 1.28155 x 2.8284 = 51.375 is
+ * under its prior's (plan_prior_ref.py at x = 3200 / 5600, linear between
+ * the grid's 0.55 and 0.60: 100 (0.657163 - 1.28155 x 0.062807) = 57.667),
+ * so it stands. Then b reads 75 tokens/s at cap 400 itself: 0.20 of Tmax
+ * from a, over 3 SD (3 sqrt(2 x 0.02^2 + 0.005^2) = 0.087): both are split
+ * out, each on its own point. */
+static void test_class(void **st)
+{
+    pfi_plan_obs oa[1] = {{400, 3200, 55, 0}}, ob[1] = {{400, 3200, 75, 0.5}};
+    pfi_plan_job j[2] = {job8("a", 1.5), job8("b", 1.5)};
+    j[0].obs = oa;
+    j[0].n_obs = 1;
+    j[0].job_class = j[1].job_class = "c";
+    pfi_plan_cap c[2];
+    pfi_plan_result r;
+    run(j, 2, PFI_PLAN_EQUAL, 6400, 0, 0, c, &r);
+    assert_near(c[1].power_w, 3200, 1e-6);
+    assert_near(c[1].tput, 55, 1e-6);
+    assert_true(c[1].class_used);
+    assert_near(c[1].tput_sd, 0.02 * sqrt(2) * 100, 1e-6);
+    assert_near(c[1].tput_lo, 55 - 1.2815515655446004 * 0.02 * sqrt(2) * 100, 1e-6);
+    /* without the class b is on its prior there, linear between the prior's
+     * points at 3085.7 and 3657.1 W (test_flexibility's command): 65.657 */
+    j[1].job_class = NULL;
+    run(j, 2, PFI_PLAN_EQUAL, 6400, 0, 0, c, &r);
+    assert_false(c[1].class_used);
+    assert_near(c[1].tput, 65.65718227143401, 1e-6);
+    /* disagreeing readings split the class */
+    j[1].job_class = "c";
+    j[1].obs = ob;
+    j[1].n_obs = 1;
+    run(j, 2, PFI_PLAN_EQUAL, 6400, 0, 0, c, &r);
+    assert_false(c[0].class_used);
+    assert_false(c[1].class_used);
+    assert_near(c[1].tput, 75, 1e-6);
+    assert_near(c[0].tput, 55, 1e-6);
+}
+
 static void test_learn_needs_use(void **st)
 {
     pfi_plan *p;
@@ -274,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_measured),        cmocka_unit_test(test_flexibility),
         cmocka_unit_test(test_no_estimate),     cmocka_unit_test(test_sla),
         cmocka_unit_test(test_learn_needs_use), cmocka_unit_test(test_measured_pins_prior),
+        cmocka_unit_test(test_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
