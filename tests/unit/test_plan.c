@@ -258,15 +258,16 @@ static void test_measured_pins_prior(void **st)
  * sqrt(1 + 1/1) x 100 = 2.8284; its bound 55 - 1.28155 x 2.8284 = 51.375 is
  * under its prior's (plan_prior_ref.py at x = 3200 / 5600, linear between
  * the grid's 0.55 and 0.60: 100 (0.657163 - 1.28155 x 0.062807) = 57.667),
- * so it stands. Then b reads 75 tokens/s at cap 400 itself: 0.20 of Tmax
- * from a, over 3 SD (3 sqrt(2 x 0.02^2 + 0.005^2) = 0.087): both are split
- * out, each on its own point. */
+ * so it stands (a's point at cap 500 enters b's curve too). Then b reads
+ * 75 tokens/s at cap 400 itself: 0.20 of Tmax from a, over 3 SD
+ * (3 sqrt(2 x 0.02^2 + 0.005^2) = 0.087): both are split out, each on its
+ * own points (b no longer takes a's at cap 500). */
 static void test_class(void **st)
 {
-    pfi_plan_obs oa[1] = {{400, 3200, 55, 0}}, ob[1] = {{400, 3200, 75, 0.5}};
+    pfi_plan_obs oa[2] = {{400, 3200, 55, 0}, {500, 4000, 70, 0}}, ob[1] = {{400, 3200, 75, 0.5}};
     pfi_plan_job j[2] = {job8("a", 1.5), job8("b", 1.5)};
     j[0].obs = oa;
-    j[0].n_obs = 1;
+    j[0].n_obs = 2;
     j[0].job_class = j[1].job_class = "c";
     pfi_plan_cap c[2];
     pfi_plan_result r;
