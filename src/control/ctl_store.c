@@ -425,11 +425,12 @@ int pfi_ctl_store_load_obs(pfi_ctl_store *s, pfi_ctl_obs_rec **out, size_t *n, p
 int pfi_ctl_store_put_job(pfi_ctl_store *s, const char *job, double pmax_w, double tmax, double t,
                           pfi_error *err)
 {
-    return run(s, err,
-               "INSERT INTO jobs(job,pmax_w,tmax,t) VALUES(?1,?2,?3,?4) ON CONFLICT(job) DO UPDATE SET "
-               "pmax_w=max(coalesce(pmax_w,?2),coalesce(?2,pmax_w)),"
-               "tmax=max(coalesce(tmax,?3),coalesce(?3,tmax)), t=?4",
-               "tddd", job, pmax_w, tmax, t);
+    return run(
+        s, err,
+        "INSERT INTO jobs(job,pmax_w,tmax,t) VALUES(?1,?2,?3,?4) ON CONFLICT(job) DO UPDATE SET "
+        "pmax_w=max(coalesce(pmax_w,?2),coalesce(?2,pmax_w)),"
+        "tmax=max(coalesce(tmax,?3),coalesce(?3,tmax)), t=?4",
+        "tddd", job, pmax_w, tmax, t);
 }
 
 int pfi_ctl_store_put_job_class(pfi_ctl_store *s, const char *job, const char *job_class, double t,
