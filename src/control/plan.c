@@ -19,6 +19,10 @@ typedef struct plan_jb {
     double pmax, tmax;
     int class_only; /* class points and none of its own: the bound is the prior's at most */
     int class_used;
+    /* what prior was built from (kept between periods: the same estimate,
+     * whichever job now has this slot, gives the same prior) */
+    double prior_pfi, prior_sd;
+    int prior_ok;
 } plan_jb;
 
 struct pfi_plan {
@@ -114,7 +118,10 @@ static int grow(pfi_plan *p, size_t n, size_t pts)
         pfi_alloc_out *o = realloc(p->out, n * sizeof *o);
         if (o) p->out = o;
         plan_jb *jb = realloc(p->jb, n * sizeof *jb);
-        if (jb) p->jb = jb;
+        if (jb) {
+            p->jb = jb;
+            memset(jb + p->cap_jobs, 0, (n - p->cap_jobs) * sizeof *jb); /* no prior yet */
+        }
         plan_cls_pt **cl = realloc(p->cls, n * sizeof *cl);
         if (cl) p->cls = cl;
         size_t *nc = realloc(p->n_cls, n * sizeof *nc);
@@ -133,6 +140,12 @@ static int grow(pfi_plan *p, size_t n, size_t pts)
         p->pts_cap = pts;
     }
     return PFI_OK;
+}
+
+/* Equal, NaN equal to NaN. */
+static int same(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
 }
 
 /* The PFI the pfi policy weights a job by: its estimate, or the least
@@ -174,7 +187,12 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         double *cap = q, *P = q + room, *T = q + 2 * room;
         q += 3 * room;
         plan_jb *b = &p->jb[i];
-        plan_prior_build(j->pfi, j->pfi_sd, &b->prior);
+        if (!b->prior_ok || !same(b->prior_pfi, j->pfi) || !same(b->prior_sd, j->pfi_sd)) {
+            plan_prior_build(j->pfi, j->pfi_sd, &b->prior);
+            b->prior_pfi = j->pfi;
+            b->prior_sd = j->pfi_sd;
+            b->prior_ok = 1;
+        }
         b->pts = bp;
         b->n = plan_curve_build(j, &b->prior, p->cls[i], p->n_cls[i], bp);
         bp += room;

@@ -29,17 +29,21 @@ void plan_prior_build(double pfi, double pfi_sd, plan_prior *out)
         w[g] = exp(-0.5 * (d * d - dmin * dmin) / v);
         wsum += w[g];
     }
-    for (int k = 0; k < PLAN_PRIOR_GRID; k++) {
-        double m = 0, q = 0;
-        for (size_t g = 0; g < n; g++)
-            m += w[g] * plan_prior_groups[g].y[k];
-        m /= wsum;
-        for (size_t g = 0; g < n; g++) {
-            double e = plan_prior_groups[g].y[k] - m;
-            q += w[g] * e * e;
+    /* one pass: the weighted mean and mean square (y in [0, 1]: no
+     * cancellation worth the second pass) */
+    double m[PLAN_PRIOR_GRID] = {0}, q[PLAN_PRIOR_GRID] = {0};
+    for (size_t g = 0; g < n; g++) {
+        if (w[g] < 1e-12 * wsum) continue; /* adds nothing a double keeps */
+        const double *y = plan_prior_groups[g].y;
+        for (int k = 0; k < PLAN_PRIOR_GRID; k++) {
+            m[k] += w[g] * y[k];
+            q[k] += w[g] * y[k] * y[k];
         }
-        out->y[k] = m;
-        out->sd[k] = PLAN_PRIOR_SD_SCALE * sqrt(q / wsum);
+    }
+    for (int k = 0; k < PLAN_PRIOR_GRID; k++) {
+        double mean = m[k] / wsum, var = q[k] / wsum - mean * mean;
+        out->y[k] = mean;
+        out->sd[k] = PLAN_PRIOR_SD_SCALE * sqrt(var > 0 ? var : 0);
     }
 }
 
