@@ -22,7 +22,13 @@ EOF2
 pfid_start "$WORK/pfid.log" --backend sim --sim-gpus 2 --sim-jobs "$WORK/jobs.csv" \
     --db "$WORK/pfid.db" --interval 0.2 --phase-hold 1 --model "$WORK/model.json"
 req POST /v1/jobs '{"id":"compute","gpus":[0],"arch":"dense","task":"pt"}'; expect 201 "register compute"
-req POST /v1/jobs '{"id":"memory","gpus":[1],"arch":"moe","task":"ft"}'; expect 201 "register memory"
+req POST /v1/jobs '{"id":"memory","gpus":[1],"arch":"moe","task":"ft","class":"moe-ft.a"}'; expect 201 "register memory"
+req POST /v1/jobs '{"id":"odd","gpus":[1],"class":"a b"}'; expect 400 "a class with a space"
+req GET /v1/jobs/memory; expect 200 "memory's registration"
+[ "$(jq_py 'd["class"]')" = moe-ft.a ] || fail "class not kept: $BODY"
+req GET /v1/jobs/compute
+[ "$(jq_py 'd["class"]')" = None ] || fail "a class where none was given: $BODY"
+ok "the registration's class is kept and listed"
 both() {
     req GET /v1/jobs "" no
     [ "$(jq_py 'all(j["pfi_estimate"] is not None for j in d["jobs"])')" = True ]
@@ -64,6 +70,10 @@ for j in jobs.values():
     want = m["intercept"] + m["coefficients"][0] * x
     assert abs(j["pfi_estimate"] - want) < 1e-9, (j["id"], j["pfi_estimate"], want)
     print("ok: %s: dram_copy_product %.2f -> PFI estimate %.3f" % (j["id"], x, j["pfi_estimate"]))
+    # its SD: the model's prediction SE, rmse_in sqrt(n / (n - p - 1)) sqrt(1 + 1/n)
+    n, p = m["n_train"], len(m["coefficients"])
+    sd = m["rmse_in"] * (n / (n - p - 1)) ** 0.5 * (1 + 1 / n) ** 0.5
+    assert abs(j["pfi_sd"] - sd) < 1e-9, (j["id"], j["pfi_sd"], sd)
 assert jobs["memory"]["pfi_estimate"] > jobs["compute"]["pfi_estimate"]
 PY
 ok "the memory-bound job is estimated more flexible"

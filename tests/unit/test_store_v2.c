@@ -238,6 +238,7 @@ static void test_job_sla_and_exempt(void **state)
     assert_int_equal(pfi_store_open(path, &s, &err), PFI_OK);
     pfi_store_job a = {.id = "a", .gpus = {0}, .n_gpus = 1, .registered_at = 1, .sla_floor = 0.9};
     pfi_store_job b = {.id = "b", .gpus = {1}, .n_gpus = 1, .registered_at = 2, .exempt = 1};
+    snprintf(b.job_class, sizeof b.job_class, "llama-70b"); /* schema 4 */
     pfi_store_job bad = {.id = "c", .gpus = {2}, .n_gpus = 1, .sla_floor = 1.5};
     assert_int_equal(pfi_store_job_add(s, &a, &err), PFI_OK);
     assert_int_equal(pfi_store_job_add(s, &b, &err), PFI_OK);
@@ -256,11 +257,18 @@ static void test_job_sla_and_exempt(void **state)
     assert_int_equal(jobs[0].exempt, 0);
     assert_near(jobs[1].sla_floor, 0, 0);
     assert_int_equal(jobs[1].exempt, 1);
+    assert_string_equal(jobs[0].job_class, "");
+    assert_string_equal(jobs[1].job_class, "llama-70b");
+    free(jobs);
+    assert_int_equal(pfi_store_jobs(s, &jobs, &n, &err), PFI_OK);
+    assert_string_equal(jobs[1].job_class, "llama-70b");
     free(jobs);
     pfi_store_close(s);
     /* No floor is NULL in the table, not 0. */
     char v[64];
     query_text("SELECT count(*) FROM jobs WHERE id='b' AND sla_floor IS NULL", v, sizeof v);
+    assert_string_equal(v, "1");
+    query_text("SELECT count(*) FROM jobs WHERE id='a' AND class IS NULL", v, sizeof v);
     assert_string_equal(v, "1");
 }
 
