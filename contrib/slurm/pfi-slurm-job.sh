@@ -9,8 +9,8 @@
 # pfi-sla=F, pfi-arch=dense|moe, pfi-task=pt|ft, pfi-exempt and pfi-class=NAME
 # set the job's options (other words are left alone: a comment is free text).
 # The class (jobs expected to share a power curve) is by default
-# array-SLURM_ARRAY_JOB_ID for an array's tasks, else SLURM_JOB_NAME (other
-# characters than [A-Za-z0-9._:@+-] made _). PFI_SLA,
+# array-SLURM_ARRAY_JOB_ID for an array's tasks (a prolog is not given the
+# job name: SLURM_JOB_NAME is PrologSlurmctld's only, slurm.conf(5)). PFI_SLA,
 # PFI_ARCH, PFI_TASK and PFI_EXEMPT=1 in the environment are defaults that the
 # comment overrides (slurmd passes a prolog only its own variables, so these
 # are a site's or a wrapper's, not the job's).
@@ -88,15 +88,12 @@ job_body() {
         pfi-class=*) cls=${w#pfi-class=} ;;
         esac
     done
-    # the jobs expected to share a power curve: an array's tasks, else one job name
+    # the jobs expected to share a power curve: by default an array's tasks
     if [ -n "$cls" ] && ! [[ $cls =~ ^[A-Za-z0-9._:@+-]{1,64}$ ]]; then
         log "job $SLURM_JOB_ID: pfi-class '$cls' ignored"
         cls=
     fi
     if [ -z "$cls" ] && [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then cls="array-$SLURM_ARRAY_JOB_ID"; fi
-    if [ -z "$cls" ] && [ -n "${SLURM_JOB_NAME:-}" ]; then
-        cls=$(printf '%s' "$SLURM_JOB_NAME" | tr -c 'A-Za-z0-9._:@+-' '_' | cut -c1-64)
-    fi
     local body="{\"id\":\"$SLURM_JOB_ID\",\"gpus\":[$gpus]"
     if [ -n "$sla" ]; then
         if valid_sla "$sla"; then body+=",\"sla_floor\":$sla"; else log "job $SLURM_JOB_ID: pfi-sla '$sla' ignored (not in (0, 1])"; fi

@@ -32,8 +32,9 @@
  * dense|moe, --pfi-task=pt|ft, --pfi-exempt (never cap this job; refused
  * unless plugstack.conf says allow_exempt), --pfi-class=NAME (the jobs
  * expected to share a power curve; by default the job array's id,
- * "array-N", for an array's tasks, else the job name, its characters
- * outside [A-Za-z0-9._:@+-] made '_'). */
+ * "array-N", for an array's tasks. The job name would be the natural
+ * default, but a node's prolog is not given it: SLURM_JOB_NAME is
+ * PrologSlurmctld's only, slurm.conf(5).) */
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
@@ -104,25 +105,19 @@ static int class_valid(const char *s)
     return 1;
 }
 
-/* The default class into out (len > CLASS_MAX): "array-N" for an array's
- * task, else the job name with other characters made '_'; "" none. */
+/* The default class into out: "array-N" for an array's task (its id, from
+ * the item or the prolog's SLURM_ARRAY_JOB_ID), else "" none. */
 static void default_class(spank_t sp, char *out, size_t len)
 {
     uint32_t arr = 0;
     out[0] = '\0';
-    if (spank_get_item(sp, S_JOB_ARRAY_ID, &arr) == ESPANK_SUCCESS && arr != 0) {
-        snprintf(out, len, "array-%u", (unsigned)arr);
-        return;
+    if (spank_get_item(sp, S_JOB_ARRAY_ID, &arr) != ESPANK_SUCCESS || arr == 0) {
+        const char *e = getenv("SLURM_ARRAY_JOB_ID");
+        char *end;
+        unsigned long v = e ? strtoul(e, &end, 10) : 0;
+        if (e && *e && !*end && v > 0 && v <= UINT32_MAX) arr = (uint32_t)v;
     }
-    const char *name = getenv("SLURM_JOB_NAME");
-    size_t k = 0;
-    for (; name && name[k] && k < CLASS_MAX && k + 1 < len; k++) {
-        char c = name[k];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 strchr("._:@+-", c);
-        out[k] = ok ? c : '_';
-    }
-    out[k] = '\0';
+    if (arr) snprintf(out, len, "array-%u", (unsigned)arr);
 }
 
 static int one_of(const char *s, const char *a, const char *b)

@@ -75,6 +75,7 @@ wait_until 10 pfid_job "$SJOB" || fail "srun job $SJOB never listed by pfid: $BO
 [ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$SJOB")" ] || fail "job $SJOB: pfid GPUs $(jq_py 'd["gpus"]') != Slurm's $(job_gpus "$SJOB")"
 [ "$(jq_py 'd["arch"]')" = dense ] && [ "$(jq_py 'd["sla_floor"]')" = 0.8 ] &&
     [ "$(jq_py 'd["exempt"]')" = False ] || fail "arch, SLA floor, exempt: $BODY"
+[ "$(jq_py 'd["class"]')" = None ] || fail "job $SJOB: a class where none was given: $BODY"
 req GET /metrics "" no
 grep -qx "pfi_job_sla_floor_ratio{job_id=\"$SJOB\"} 0.8" <<<"$BODY" || fail "/metrics lacks job $SJOB's SLA floor"
 grep -qx "pfi_job_exempt{job_id=\"$SJOB\"} 0" <<<"$BODY" || fail "/metrics lacks job $SJOB's exempt flag"
@@ -84,11 +85,12 @@ wait "$SRUN" || fail "srun exited non-zero"
 wait_until 10 pfid_gone "$SJOB" || fail "srun job $SJOB still listed after it ended: $BODY"
 ok "srun job $SJOB gone from pfid after it ended"
 
-BJOB=$(sbatch --parsable --gres=gpu:1 --pfi-task=ft --pfi-exempt -o /dev/null --wrap 'sleep 3')
+BJOB=$(sbatch --parsable --gres=gpu:1 --pfi-task=ft --pfi-exempt --pfi-class=nightly.7 -o /dev/null --wrap 'sleep 3')
 wait_until 15 pfid_job "$BJOB" || fail "batch job $BJOB never listed by pfid"
 [ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$BJOB")" ] || fail "job $BJOB GPUs: $BODY"
 [ "$(jq_py 'd["task"]')" = ft ] && [ "$(jq_py 'd["exempt"]')" = True ] &&
-    [ "$(jq_py 'd["sla_floor"]')" = None ] || fail "task, exempt, no SLA floor: $BODY"
+    [ "$(jq_py 'd["sla_floor"]')" = None ] && [ "$(jq_py 'd["class"]')" = nightly.7 ] ||
+    fail "task, exempt, no SLA floor, --pfi-class: $BODY"
 ok "sbatch job $BJOB listed by pfid on GPUs $(jq_py 'd["gpus"]'), exempt"
 wait_until 15 pfid_gone "$BJOB" || fail "batch job $BJOB still listed after it ended: $BODY"
 ok "sbatch job $BJOB gone after it ended"
@@ -142,12 +144,12 @@ for w in prolog epilog; do
 done
 slurm_write_conf "Prolog=$SD/prolog" "Epilog=$SD/epilog"
 slurmd_restart
-PJOB=$(sbatch --parsable --gres=gpu:2 --comment "nightly run pfi-sla=0.5 pfi-arch=moe,pfi-task=pt pfi-exempt" \
+PJOB=$(sbatch --parsable --gres=gpu:2 --comment "nightly run pfi-sla=0.5 pfi-arch=moe,pfi-task=pt pfi-exempt pfi-class=sweep-3" \
     -o /dev/null --wrap 'sleep 4')
 wait_until 15 pfid_job "$PJOB" || fail "prolog: job $PJOB never listed by pfid: $(cat "$WORK/pfi-slurm-sh.log" 2>/dev/null)"
 [ "$(jq_py 'd["gpus"]')" = "$(job_gpus "$PJOB")" ] && [ "$(jq_py 'd["sla_floor"]')" = 0.5 ] &&
     [ "$(jq_py 'd["arch"]')" = moe ] && [ "$(jq_py 'd["task"]')" = pt ] &&
-    [ "$(jq_py 'd["exempt"]')" = True ] || fail "prolog: job $PJOB: $BODY"
+    [ "$(jq_py 'd["exempt"]')" = True ] && [ "$(jq_py 'd["class"]')" = sweep-3 ] || fail "prolog: job $PJOB: $BODY"
 ok "prolog: job $PJOB listed on GPUs $(jq_py 'd["gpus"]') with the --comment's SLA 0.5, moe, pt, exempt"
 wait_until 15 pfid_gone "$PJOB" || fail "epilog: job $PJOB still listed after it ended"
 ok "epilog: job $PJOB gone after it ended"
