@@ -49,7 +49,7 @@ static void *xcalloc(size_t n, size_t size)
 
 /* Group g's true power and throughput at per-GPU cap c, linear between its
  * sweep's caps (held at the ends). */
-static void truth(const pfi_sim_group *g, double c, double *P, double *T)
+void calib_truth(const pfi_sim_group *g, double c, double *P, double *T)
 {
     if (c <= g->cap[0]) {
         *P = g->P[0];
@@ -200,7 +200,7 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
             for (size_t i = 0; i < n; i++) {
                 const pfi_sim_group *g = &s.g[slot_g[jobs[i].g]];
                 double c = caps[i].cap_w, P, T;
-                truth(g, c, &P, &T);
+                calib_truth(g, c, &P, &T);
                 real += T;
                 power += P;
                 unc += g->T[g->n - 1];

@@ -54,4 +54,8 @@ typedef struct calib_event {
 /* Runs o->events events into ev[0..events). PFI_OK or the plan's error. */
 int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err);
 
+/* Group g's true power and throughput at per-GPU cap c, linear between its
+ * sweep's caps (held at the ends): what a simulated job draws and keeps. */
+void calib_truth(const pfi_sim_group *g, double c, double *P, double *T);
+
 #endif

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "control/ctl_internal.h"
+#include "calib.h"
 #include "families.h"
 #include "pfi/index.h"
 
@@ -53,24 +54,6 @@ typedef struct tally {
     double first; /* the same over each event's first two (before its own readings) */
 } tally;
 
-static void truth(const pfi_sim_group *g, double c, double *P, double *T)
-{
-    if (c <= g->cap[0]) {
-        *P = g->P[0];
-        *T = g->T[0];
-        return;
-    }
-    for (size_t k = 1; k < g->n; k++)
-        if (c <= g->cap[k]) {
-            double f = (c - g->cap[k - 1]) / (g->cap[k] - g->cap[k - 1]);
-            *P = g->P[k - 1] + (g->P[k] - g->P[k - 1]) * f;
-            *T = g->T[k - 1] + (g->T[k] - g->T[k - 1]) * f;
-            return;
-        }
-    *P = g->P[g->n - 1];
-    *T = g->T[g->n - 1];
-}
-
 /* The period's job table: every job at cap (NaN: uncapped), as the merge of
  * its pfid's listing leaves it. */
 static void listing(ctl_jobs *J, const fleet *f, int classes, const double *cap, gsl_rng *r,
@@ -82,7 +65,7 @@ static void listing(ctl_jobs *J, const fleet *f, int classes, const double *cap,
         ctl_job *j = ctl_job_get(J, carry, f->id[i]);
         assert_non_null(j);
         double c = isfinite(cap[i]) ? cap[i] : 700, P, T;
-        truth(g, c, &P, &T);
+        calib_truth(g, c, &P, &T);
         j->n_gpus = (size_t)g->gpus;
         j->min_w = g->cap[0];
         j->max_w = 700;
@@ -189,7 +172,7 @@ static tally run(int classes)
                 const ctl_job *j = ctl_job_find(&J, f.id[i]);
                 cap[i] = caps[j - J.v].cap_w;
                 double P, T;
-                truth(&f.s.g[f.group[i / PER]], cap[i], &P, &T);
+                calib_truth(&f.s.g[f.group[i / PER]], cap[i], &P, &T);
                 real += T;
                 power += P;
             }
