@@ -14,6 +14,7 @@ PKGS=(
   prometheus curl python3 python3-yaml python3-jsonschema
   slurm-wlm munge libslurm-dev
   mandoc
+  etcd-server etcd-client python3-scipy iproute2
 )
 
 # kubectl validates contrib/kubernetes (`kubectl apply --dry-run=client`):

@@ -6,6 +6,20 @@
  *                                "sla_floor":0.8,"exempt":false,"class":"llama-70b-ft"}
  *   POST /v1/jobs/ID/throughput {"tokens_per_s":123456.7}
  *   PUT  /v1/gpus/N/limit       {"watts":450,"expires_s":3600}
+ *   PUT  /v1/node/limit         {"watts":5600,"expires_s":60}
+ *
+ * The node ceiling (issue 28): the same body as a GPU limit, parsed by
+ * pfi_api_parse_limit, fenced by the same Pfi-Owner / Pfi-Epoch headers as
+ * a cap. pfid keeps the sum of its GPUs' power under it on its own, within
+ * one sample interval, by capping its GPUs evenly (never above a GPU's own
+ * cap or prior), until it expires or DELETE /v1/node/limit; so a branch
+ * holds while the controller or the network is gone. GET /v1/node answers
+ *   {"node":"gpu-017",            the --node-name, else the hostname: the
+ *                                 name a topology file's "nodes" list
+ *    "limit":{"watts":5600,"expires_in_s":41.2,"owner":"ctl-a","epoch":7,
+ *             "enforcing":true,   its even caps are in force now
+ *             "power_w":5480.0}   the GPUs' summed power at the last sample
+ *    }                            ("limit": null when none)
  *
  * Bodies are strict: not an object, a missing or mistyped key, an unknown key
  * (a typo must not pass silently), a duplicate key, or a value out of range
