@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctl_ha.h"
 #include "ctl_internal.h"
 #include "ctl_spread.h"
 #include "pfi/lockfile.h"
@@ -143,6 +144,7 @@ static int resume(ctl *c, pfi_error *err)
 static void teardown(ctl *c)
 {
     ctl_server_stop(c);
+    ctl_ha_stop(c);
     pfi_ven_destroy(c->ven);
     pfi_agents_destroy(c->agents);
     pfi_plan_destroy(c->plan);
@@ -206,6 +208,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
         rc = pfi_ven_create(&vo, &c.ven, err);
         if (rc == PFI_OK) pfi_ven_get_health(c.ven, &c.vtn_health);
     }
+    if (rc == PFI_OK) rc = ctl_ha_start(&c, err);
     if (rc == PFI_OK) rc = ctl_server_start(&c, err);
     if (rc != PFI_OK) {
         teardown(&c);
@@ -217,10 +220,12 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     else
         pfi_log("%zu agent(s), policy %s, period %.3g s", o->n_agents,
                 pfi_plan_policy_name(o->policy), o->period_s);
-    pfi_log("owner %s, epoch 0", c.owner);
+    if (!c.ha) pfi_log("owner %s, epoch 0", c.owner);
     while (!*stop) {
         double t0 = pfi_clock_wall();
+        ctl_ha_before_period(&c);
         ctl_period(&c);
+        ctl_ha_after_period(&c);
         /* Sleep to the next period, or until a target changes. */
         double next = t0 + o->period_s;
         pthread_mutex_lock(&c.mu);

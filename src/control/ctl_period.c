@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_ha.h"
 #include "ctl_internal.h"
 #include "pfi/prom_query.h"
 
@@ -109,14 +110,22 @@ static int plan(ctl *c, period *p)
 static int caps(ctl *c, period *p)
 {
     int job_caps = p->controlling && p->plan_ok;
+    /* A follower plans (its state warm) but pushes nothing and learns
+     * nothing: the leader's caps and points come to it through etcd. So
+     * does a leader whose lease may end before its pushes land. */
+    int push = !c->passive && ctl_ha_may_push(c);
     for (size_t i = 0; job_caps && i < c->jobs.n; i++) {
         ctl_job *j = &c->jobs.v[i];
         p->caps[i].cap_w = ctl_caps_next(p->caps[i].cap_w, p->caps[i].at_floor, p->pj[i].min_w,
                                          p->pj[i].max_w, &j->last_plan_w);
-        ctl_job_capped(&c->jobs, c->store, j, p->caps[i].cap_w, p->now);
+        if (push) ctl_job_capped(&c->jobs, c->store, j, p->caps[i].cap_w, p->now);
     }
     /* what the caps as pushed promise (the step down, a raise a period late) */
     if (job_caps) pfi_plan_eval(c->plan, p->caps, &p->res);
+    if (!push) {
+        pfi_ctl_store_begin(c->store, NULL); /* the period's records; committed by record() */
+        return 0;
+    }
     if (!p->controlling)
         for (size_t i = 0; i < c->jobs.n; i++)
             c->jobs.v[i].last_cap_w = c->jobs.v[i].last_plan_w = NAN;
@@ -201,7 +210,8 @@ static void publish(ctl *c, period *p)
                     .periods = c->periods,
                     .ven = c->ven,
                     .owner = c->owner,
-                    .period_s = c->period_s};
+                    .period_s = c->period_s,
+                    .ha = c->ha};
     pfi_plan_flex flex[21];
     s.flex = flex;
     s.n_flex = p->plan_ok && c->jobs.n ? ctl_flex_steps(c->plan, c->o.policy, flex, 21) : 0;
@@ -244,7 +254,7 @@ void ctl_period(ctl *c)
     p.fresh = p.up > 0 && p.up == c->prev_up;
     c->prev_up = p.up;
     other_load(c, p.live);
-    ctl_ven_task(c, p.now, p.measured + c->other_w);
+    if (!c->passive) ctl_ven_task(c, p.now, p.measured + c->other_w); /* the leader's */
 
     pthread_mutex_lock(&c->mu);
     pfi_target_eval_ahead(c->targets, c->n_targets, p.now, c->o.period_s + c->o.cut_lead_ramp_s,

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "figures.h"
+#include "pfi/base64.h"
 #include "pfi/fileio.h"
 #include "pfi/json.h"
 
@@ -34,18 +35,6 @@ static void html_text(FILE *f, const char *s)
     }
 }
 
-static void base64(FILE *f, const unsigned char *b, size_t n)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)b[i] << 16 | (i + 1 < n ? (unsigned)b[i + 1] << 8 : 0) |
-                     (i + 2 < n ? b[i + 2] : 0);
-        fputc(a[v >> 18 & 63], f);
-        fputc(a[v >> 12 & 63], f);
-        fputc(i + 1 < n ? a[v >> 6 & 63] : '=', f);
-        fputc(i + 2 < n ? a[v & 63] : '=', f);
-    }
-}
 
 static const char *css =
     "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1320px;margin:0 auto;"
@@ -135,7 +124,9 @@ static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
     fprintf(f, "<figure id=\"%s\"><img alt=\"", fg->name);
     html_text(f, fg->title);
     fputs("\" src=\"data:image/svg+xml;base64,", f);
-    base64(f, (const unsigned char *)buf, len);
+    char *b64 = pfi_base64_encode((const unsigned char *)buf, len);
+    if (b64) fputs(b64, f);
+    free(b64);
     fputs("\"><figcaption><b>", f);
     html_text(f, fg->title);
     fputs(".</b> ", f);
