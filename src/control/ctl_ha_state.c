@@ -59,7 +59,8 @@ int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, 
         return pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key targets: %s",
                              json_is_array(a) ? je.text : "\"targets\" is not an array");
     }
-    pfi_target *v = calloc(json_array_size(a) + 1, sizeof *v);
+    size_t na = json_array_size(a);
+    pfi_target *v = calloc(na + 1, sizeof *v);
     int rc = v ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (size_t i = 0; rc == PFI_OK && i < json_array_size(a); i++) {
         const char *id, *src, *kind;
@@ -98,7 +99,7 @@ int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, 
         return rc;
     }
     *ts = v;
-    *n = json_array_size(a);
+    *n = na;
     return PFI_OK;
 }
 
@@ -113,7 +114,8 @@ int ctl_ha_parse_caps(const char *s, size_t len, ctl_ha_cap **caps, size_t *n, p
         json_decref(r);
         return pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key caps: \"caps\" is not an array");
     }
-    ctl_ha_cap *v = calloc(json_array_size(a) + 1, sizeof *v);
+    size_t na = json_array_size(a);
+    ctl_ha_cap *v = calloc(na + 1, sizeof *v);
     int rc = v ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (size_t i = 0; rc == PFI_OK && i < json_array_size(a); i++) {
         const char *agent;
@@ -138,7 +140,7 @@ int ctl_ha_parse_caps(const char *s, size_t len, ctl_ha_cap **caps, size_t *n, p
         return rc;
     }
     *caps = v;
-    *n = json_array_size(a);
+    *n = na;
     return PFI_OK;
 }
 
