@@ -75,8 +75,7 @@ int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, 
 /* {"caps":[{"agent","gpu","watts","expires_at"}]}: *caps malloc'd. */
 int ctl_ha_parse_caps(const char *s, size_t len, ctl_ha_cap **caps, size_t *n, pfi_error *err);
 /* {"budget_w": W|null, "trim_w": W}. */
-int ctl_ha_parse_state(const char *s, size_t len, double *budget_w, double *trim_w,
-                       pfi_error *err);
+int ctl_ha_parse_state(const char *s, size_t len, double *budget_w, double *trim_w, pfi_error *err);
 /* {"pmax_w","tmax","class","points":[[cap_w, power_w, tput, var|null]...]}. */
 int ctl_ha_parse_job(const char *s, size_t len, ctl_ha_job *out, pfi_error *err);
 
@@ -106,6 +105,5 @@ int ctl_ha_state_load(ctl *c, pfi_etcd *kv, const char *prefix, long long min_re
  * most 100 puts: etcd's --max-txn-ops is 128) guarded by guard's
  * create_revision == epoch. *puts counts the keys written, *txns the
  * transactions; *deposed is set when the guard failed. */
-int ctl_ha_state_save(ctl *c, pfi_etcd *kv, const char *prefix, const char *guard,
-                      long long epoch, ctl_ha_seen *seen, size_t *puts, size_t *txns, int *deposed,
-                      pfi_error *err);
+int ctl_ha_state_save(ctl *c, pfi_etcd *kv, const char *prefix, const char *guard, long long epoch,
+                      ctl_ha_seen *seen, size_t *puts, size_t *txns, int *deposed, pfi_error *err);

@@ -123,8 +123,8 @@ int ctl_ha_parse_caps(const char *s, size_t len, ctl_ha_cap **caps, size_t *n, p
         if (json_unpack_ex(json_array_get(a, i), &je, JSON_STRICT, "{s:s,s:I,s:F,s:F}", "agent",
                            &agent, "gpu", &gpu, "watts", &v[i].watts, "expires_at",
                            &v[i].expires_at))
-            rc = pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key caps: caps[%zu]: %s", i,
-                               je.text);
+            rc =
+                pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key caps: caps[%zu]: %s", i, je.text);
         else if (gpu < 0 || gpu > 65535 || !(v[i].watts > 0 && v[i].watts < 1e6) ||
                  !isfinite(v[i].expires_at) || strlen(agent) >= sizeof v[i].agent)
             rc = pfi_error_set(err, PFI_EPARSE, NULL, 0,
@@ -144,8 +144,7 @@ int ctl_ha_parse_caps(const char *s, size_t len, ctl_ha_cap **caps, size_t *n, p
     return PFI_OK;
 }
 
-int ctl_ha_parse_state(const char *s, size_t len, double *budget_w, double *trim_w,
-                       pfi_error *err)
+int ctl_ha_parse_state(const char *s, size_t len, double *budget_w, double *trim_w, pfi_error *err)
 {
     json_t *r = load(s, len, "state", err), *b;
     if (!r) return PFI_EPARSE;
@@ -251,8 +250,10 @@ static void apply_targets(ctl *c, const pfi_target *ts, size_t n)
     size_t na = 0, no = 0;
     if (!api || !adr) goto out;
     for (size_t i = 0; i < n; i++) {
-        if (ts[i].source == PFI_TARGET_API) api[na++] = ts[i];
-        else adr[no++] = ts[i];
+        if (ts[i].source == PFI_TARGET_API)
+            api[na++] = ts[i];
+        else
+            adr[no++] = ts[i];
     }
     pthread_mutex_lock(&c->mu);
     ctl_targets_replace(c, PFI_TARGET_API, api, na);
@@ -380,11 +381,10 @@ static json_t *jobs_json(ctl *c)
     const ctl_jobs *J = &c->jobs;
     json_t *m = json_object();
     for (size_t i = 0; i < J->n_known; i++)
-        json_object_set_new(m, J->known[i].job,
-                            json_pack("{s:o,s:o,s:s,s:[]}", "pmax_w",
-                                      pfi_json_num(J->known[i].pmax_w), "tmax",
-                                      pfi_json_num(J->known[i].tmax), "class",
-                                      J->known[i].job_class, "points"));
+        json_object_set_new(
+            m, J->known[i].job,
+            json_pack("{s:o,s:o,s:s,s:[]}", "pmax_w", pfi_json_num(J->known[i].pmax_w), "tmax",
+                      pfi_json_num(J->known[i].tmax), "class", J->known[i].job_class, "points"));
     for (size_t i = 0; i < J->n_obs; i++) {
         const ctl_obs *o = &J->obs[i];
         json_t *j = json_object_get(m, o->job);
@@ -392,9 +392,9 @@ static json_t *jobs_json(ctl *c)
             j = json_pack("{s:n,s:n,s:s,s:[]}", "pmax_w", "tmax", "class", "", "points");
             json_object_set_new(m, o->job, j);
         }
-        json_array_append_new(json_object_get(j, "points"),
-                              json_pack("[f,f,f,o]", o->o.cap_w, o->o.power_w, o->o.tput,
-                                        pfi_json_num(o->var)));
+        json_array_append_new(
+            json_object_get(j, "points"),
+            json_pack("[f,f,f,o]", o->o.cap_w, o->o.power_w, o->o.tput, pfi_json_num(o->var)));
     }
     return m;
 }
@@ -428,9 +428,8 @@ static int queue(ctl_ha_seen *seen, const char *key, json_t *v, pending **q, siz
     return PFI_OK;
 }
 
-int ctl_ha_state_save(ctl *c, pfi_etcd *kv, const char *prefix, const char *guard,
-                      long long epoch, ctl_ha_seen *seen, size_t *puts, size_t *txns, int *deposed,
-                      pfi_error *err)
+int ctl_ha_state_save(ctl *c, pfi_etcd *kv, const char *prefix, const char *guard, long long epoch,
+                      ctl_ha_seen *seen, size_t *puts, size_t *txns, int *deposed, pfi_error *err)
 {
     *puts = *txns = 0;
     *deposed = 0;

@@ -152,7 +152,7 @@ typedef struct ctl_status {
     unsigned long long periods;
     pfi_ven *ven; /* NULL without a VTN */
     const char *owner;
-    double period_s; /* the last period's duration (its work, not the sleep), NaN none */
+    double period_s;   /* the last period's duration (its work, not the sleep), NaN none */
     struct ctl_ha *ha; /* the HA role (ctl_ha.h), NULL without --etcd */
 } ctl_status;
 

@@ -200,9 +200,9 @@ int pfi_etcd_put_if(pfi_etcd *e, const char *guard, long long guard_rev, const p
     json_t *ops = json_array();
     for (size_t i = 0; ops && i < n; i++)
         json_array_append_new(ops, put_op(puts[i].key, puts[i].value, 0));
-    json_t *q = json_pack("{s:[{s:o,s:s,s:s,s:o}],s:o}", "compare", "key", b64(guard), "target",
-                          "CREATE", "result", "EQUAL", "create_revision", i64(guard_rev),
-                          "success", ops);
+    json_t *q =
+        json_pack("{s:[{s:o,s:s,s:s,s:o}],s:o}", "compare", "key", b64(guard), "target", "CREATE",
+                  "result", "EQUAL", "create_revision", i64(guard_rev), "success", ops);
     long long rev;
     int rc = call(e, "/v3/kv/txn", q, err);
     if (rc == PFI_OK) rc = pfi_etcd_parse_txn(e->buf.data, e->buf.len, ok, &rev, NULL, err);

@@ -35,7 +35,6 @@ static void html_text(FILE *f, const char *s)
     }
 }
 
-
 static const char *css =
     "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1320px;margin:0 auto;"
     "padding:16px 28px;color:#222;line-height:1.45}"

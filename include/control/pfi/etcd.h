@@ -58,8 +58,7 @@ int pfi_etcd_get(pfi_etcd *e, const char *key, int prefix, long long min_mod_rev
  * tells; *revision is the new key's revision (its create_revision) when
  * created; otherwise *holder (zeroed first) holds the key as it is. */
 int pfi_etcd_create_key(pfi_etcd *e, const char *key, const char *value, long long lease,
-                        int *created, long long *revision, pfi_etcd_range *holder,
-                        pfi_error *err);
+                        int *created, long long *revision, pfi_etcd_range *holder, pfi_error *err);
 /* Puts puts[0..n) in one transaction only if guard's create_revision is
  * guard_rev (a deposed leader's writes fail): *ok tells whether it was
  * applied. One store revision however many keys. */
