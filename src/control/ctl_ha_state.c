@@ -51,24 +51,23 @@ int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, 
 {
     *ts = NULL;
     *n = 0;
-    json_t *r = load(s, len, "targets", err), *a;
+    json_t *r = load(s, len, "targets", err), *a = NULL;
     if (!r) return PFI_EPARSE;
     json_error_t je;
     if (json_unpack_ex(r, &je, JSON_STRICT, "{s:o}", "targets", &a) || !json_is_array(a)) {
         json_decref(r);
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key targets: %s",
-                             json_is_array(a) ? je.text : "\"targets\" is not an array");
+        return pfi_error_set(err, PFI_EPARSE, NULL, 0,
+                             "etcd key targets: {\"targets\": [...]} expected");
     }
     size_t na = json_array_size(a);
     pfi_target *v = calloc(na + 1, sizeof *v);
     int rc = v ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (size_t i = 0; rc == PFI_OK && i < json_array_size(a); i++) {
         const char *id, *src, *kind;
-        json_t *end, *prio;
-        double dur;
+        json_t *end, *prio, *dur;
         pfi_target *t = &v[i];
         if (json_unpack_ex(json_array_get(a, i), &je, JSON_STRICT,
-                           "{s:s,s:s,s:s,s:F,s:F,s:o,s:F,s:F,s:o,s:b}", "id", &id, "source", &src,
+                           "{s:s,s:s,s:s,s:F,s:F,s:o,s:o,s:F,s:o,s:b}", "id", &id, "source", &src,
                            "kind", &kind, "limit_w", &t->limit_w, "start", &t->start, "end", &end,
                            "duration_s", &dur, "ramp_w_per_s", &t->ramp_w_per_s, "priority", &prio,
                            "default", &t->is_default)) {
@@ -76,7 +75,7 @@ int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, 
                                je.text);
             break;
         }
-        (void)dur; /* end - start, for people */
+        (void)dur; /* end - start (null open-ended), for people */
         snprintf(t->id, sizeof t->id, "%s", id);
         t->source = strcmp(src, "api") == 0 ? PFI_TARGET_API : PFI_TARGET_OPENADR;
         t->kind = strcmp(kind, "site") == 0 ? PFI_TARGET_SITE : PFI_TARGET_GPU;
@@ -107,7 +106,7 @@ int ctl_ha_parse_caps(const char *s, size_t len, ctl_ha_cap **caps, size_t *n, p
 {
     *caps = NULL;
     *n = 0;
-    json_t *r = load(s, len, "caps", err), *a;
+    json_t *r = load(s, len, "caps", err), *a = NULL;
     if (!r) return PFI_EPARSE;
     json_error_t je;
     if (json_unpack_ex(r, &je, JSON_STRICT, "{s:o}", "caps", &a) || !json_is_array(a)) {
