@@ -14,6 +14,7 @@ struct ctl_ha {
     pfi_etcd *elect; /* the thread's client */
     pfi_etcd *kv;    /* the loop's */
     char prefix[600], leader_key[640], value[256];
+    char self[72];                /* our id (the owner our caps carry) */
     double ttl_s, tick_s, push_s; /* push_s: what one period's pushes may take */
     pthread_t th;
     int started;
@@ -74,11 +75,31 @@ static void renew(ctl_ha *h)
     pthread_mutex_lock(&h->mu);
     if (rc == PFI_OK && ttl > 0)
         h->deadline = t + (double)ttl; /* from the asking: etcd restarted it later */
-    else if (rc == PFI_OK)
+    else if (rc == PFI_OK) {
         step_down(h, "the lease is gone (expired or revoked)");
+        h->lease = 0;
+    }
     if (h->leader && mono() + h->push_s >= h->deadline)
         step_down(h, "the lease could not be renewed in time");
     pthread_mutex_unlock(&h->mu);
+}
+
+/* The key is still ours on the lease we stepped down from (etcd was out of
+ * reach for a while, its lease was never lost: nobody else can have led):
+ * the lead again, at the same epoch, if the lease renews. */
+static int reclaim(ctl_ha *h, long long epoch)
+{
+    double t = mono();
+    long long ttl = 0;
+    if (pfi_etcd_keepalive(h->elect, h->lease, &ttl, NULL) != PFI_OK || ttl <= 0) return 0;
+    pthread_mutex_lock(&h->mu);
+    h->leader = 1;
+    h->epoch = h->leader_rev = epoch;
+    h->deadline = t + (double)ttl;
+    snprintf(h->leader_id, sizeof h->leader_id, "%s", h->self);
+    pthread_mutex_unlock(&h->mu);
+    pfi_log("HA: the lead again at epoch %lld (its lease outlived the outage)", epoch);
+    return 1;
 }
 
 /* A follower's turn: who leads; where nobody does, campaign. */
@@ -89,6 +110,10 @@ static void campaign(ctl_ha *h, ctl *c)
     pfi_etcd_range r;
     if (pfi_etcd_get(h->elect, h->leader_key, 0, 0, &r, &e) != PFI_OK) {
         note_error(h, &e);
+        return;
+    }
+    if (r.n && h->lease && r.kvs[0].lease == h->lease && reclaim(h, r.kvs[0].create_rev)) {
+        pfi_etcd_range_free(&r);
         return;
     }
     if (r.n) {
@@ -132,7 +157,7 @@ static void campaign(ctl_ha *h, ctl *c)
     h->epoch = h->leader_rev = rev;
     h->lease = lease;
     h->deadline = t + (double)granted;
-    snprintf(h->leader_id, sizeof h->leader_id, "%s", c->owner);
+    snprintf(h->leader_id, sizeof h->leader_id, "%s", h->self);
     pthread_mutex_unlock(&h->mu);
     pfi_log("HA: leader of %s at epoch %lld (lease %llds)", h->prefix, rev, granted);
     /* the loop's next period at once */
@@ -190,6 +215,7 @@ int ctl_ha_start(ctl *c, pfi_error *err)
                              h->ttl_s, h->tick_s, h->push_s - 0.1, h->push_s + 2 * h->tick_s);
     snprintf(h->prefix, sizeof h->prefix, "/pfi/%s/", o->ha_name);
     snprintf(h->leader_key, sizeof h->leader_key, "%sleader", h->prefix);
+    snprintf(h->self, sizeof h->self, "%s", c->owner);
     json_t *v = json_pack("{s:s}", "id", c->owner);
     char *vs = v ? json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
