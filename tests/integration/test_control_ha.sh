@@ -8,6 +8,7 @@
 # sample of every agent, every cap on the agents carrying the new leader's
 # owner and epoch (none of the deposed leader's accepted after), and no
 # target lost. pfid's fence itself: a lower epoch gets 409 naming the holder.
+# A clean stop of the leader hands over at once (its lease revoked).
 . "$(dirname "$0")/pfid_lib.sh"
 . "$(dirname "$0")/control_lib.sh"
 
@@ -60,6 +61,17 @@ CSV
     register $i "j$i" '[0,1]'
 done
 AGENTS=$(IFS=,; echo "${NODES[*]}")
+# their tokens/s at the caps in force (so the leader learns points, which it
+# shares): one table for all, per GPU, linear between caps
+python3 - "$WORK/reporter.json" "${NODES[@]}" <<'PY'
+import json, sys
+json.dump({"tables": {"t": [[200, 6000], [450, 12500], [700, 16000]]},
+           "nodes": [{"url": u, "jobs": [{"id": "j%d" % i, "table": "t", "gpus": [0, 1]}]}
+                     for i, u in enumerate(sys.argv[2:])]}, open(sys.argv[1], "w"))
+PY
+python3 "$PFI_SOURCE_DIR/tests/integration/sim_reporter.py" --spec "$WORK/reporter.json" \
+    --token-file "$TOKEN_FILE" --interval 0.5 2>"$WORK/reporter.log" &
+PIDS+=($!)
 
 # ctl NAME ETCD [ARGS]: a controller (URL in URL_NAME, PID in PID_NAME).
 ctl() {
@@ -262,7 +274,7 @@ counter() { curl -s "$LEAD/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 T1=$(counter pfi_control_ha_etcd_txns_total) K1=$(counter pfi_control_ha_etcd_puts_total)
 sleep "$WITHIN"
 T2=$(counter pfi_control_ha_etcd_txns_total) K2=$(counter pfi_control_ha_etcd_puts_total)
-python3 -c "print('ok: etcd writes per period: %.2f transactions, %.2f keys (3 jobs, 6 GPUs)' % (($T2 - $T1) / 3, ($K2 - $K1) / 3))"
+python3 -c "print('ok: etcd writes per period: %.2f transactions, %.2f keys (3 jobs learning, 6 GPUs)' % (($T2 - $T1) / 3, ($K2 - $K1) / 3))"
 M=$(curl -s "$LEAD/metrics")
 echo "$M" | grep -q '^pfi_control_ha_leader 1$' || fail "pfi_control_ha_leader: $M"
 echo "$M" | grep -q "^pfi_control_ha_epoch $E5\$" || fail "pfi_control_ha_epoch"
@@ -270,3 +282,16 @@ curl -s "$FOLLOW/metrics" | grep -q '^pfi_control_ha_leader 0$' || fail "the fol
 OUT=$("$PFI_BIN" control status --url "$LEAD")
 echo "$OUT" | grep -q "ha .*leader.*epoch $E5" || fail "pfi control status: $OUT"
 ok "metrics and pfi control status show the role and epoch"
+
+# --- a clean stop of the leader: it revokes its lease, the follower leads
+# at once (well inside the 2 s lease), and it exits 0 (ASan: no leak) ---
+LPID=$PID_B
+[ "$LEAD" = "$URL_A" ] && LPID=$PID_A
+T0=$(python3 -c 'import time; print(time.time())')
+kill -TERM "$LPID"
+DT=$(leader_within "$T0" 1.5 "$FOLLOW") || fail "SIGTERM: the follower did not lead within 1.5 s: $(ha "$FOLLOW")"
+RC=0
+wait "$LPID" || RC=$?
+[ "$RC" = 0 ] || fail "the leader's SIGTERM exit: $RC"
+has_targets "$FOLLOW" dr dr2 dr3 || fail "SIGTERM: a target lost"
+ok "SIGTERM of the leader: lease revoked, the follower leads after $DT s; exit 0"
