@@ -58,10 +58,12 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      "other, each on its own scale (their ranges differ by design); the titles give "
      "Spearman's rank correlation.",
      1300, 460},
-    {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: one panel per group",
-     "Normalised throughput against normalised power for every group (model, arch and task "
-     "in the title), with its ratio PFI; dashed: the diagonal (PFI = 1).",
-     1400, 1750},
+    {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: raw and normalised curves per group",
+     "Each group as the paper's appendix draws it: left, the job's GPU power (kW, all its "
+     "GPUs) against its throughput (k tokens/s), on axes shared by every group; right, both "
+     "normalised by the uncapped run, dashed the diagonal (PFI = 1). The title names arch, "
+     "task, platform x GPUs and model, with the ratio PFI (Eq. 1).",
+     1500, 0 /* per row of groups: rp_figure_draw */},
 };
 
 const rp_figure *rp_figure_of(pfi_plot_kind k)
@@ -139,5 +141,9 @@ int rp_figure_draw(pfi_plot_kind k, const rd_data *d, const char *path, int w, i
     if (!f) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown figure");
     if (!rp_figure_available(k, d, &why))
         return pfi_error_set(err, PFI_ENODATA, NULL, 0, "%s: %s", f->title, why);
+    if (h <= 0 && f->h == 0) { /* Figs. 11-13: 260 px a row of groups, as tall as they need */
+        size_t n = d->ng + d->nh, cols = rp_groups_cols(n);
+        h = 40 + 260 * (int)((n + cols - 1) / cols);
+    }
     return rp_render(path, w > 0 ? w : f->w, h > 0 ? h : f->h, draws[k], (void *)d, err);
 }

@@ -94,7 +94,11 @@ assert "paper -0.88k" in f8 and "Policy - oracle (tokens/s per job)" in f8, f8
 f9 = ft("fig9_ce")
 assert f9[2].startswith("(a) gpt-oss-20b FT, 8 GPUs: PFI_CE") and "(b) every group (appendix)" in f9, f9
 f11 = ft("fig11_groups")
-assert "gpt-oss-20b MoE FT" in f11 and "MoE FT" in f11[-4:], f11[-6:]
+# as the paper's appendix: per group raw (kW, k tok/s) and normalised panels, one title
+assert "MoE FT H200x8 (gpt-oss-20b, seq4096/bs8)" in f11 and "PFI = 2.67" in f11, f11
+assert "PFI = 1.67, held out" in f11 and len([t for t in f11 if t.startswith("PFI = ")]) == 29
+assert f11.count("Tput (k tok/s)") == 29 and f11.count("T / Tmax") == 29 and "Cluster power (kW)" in f11
+assert "MoE FT" in f11[-4:], f11[-6:]
 # the differences that remain, each with its measured cause
 dif = {r["what"]: r for r in tab("differences")}
 assert len(dif) == 5, list(dif)
