@@ -470,5 +470,6 @@ void rd_free(rd_data *d)
     pfi_telemetry_destroy(d->tm);
     pfi_sweeps_destroy(d->s);
     pfi_sweeps_destroy(d->held);
+    rd_trace_free(&d->trace);
     memset(d, 0, sizeof *d);
 }
