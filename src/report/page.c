@@ -332,12 +332,14 @@ int rp_page_write_html(FILE *f, void *ctx)
         html_text(f, o->heldout);
         fputs("</code>", f);
     }
-    fprintf(f, ". %zu groups%s. Made by <code>pfi report</code> " PFI_VERSION ".%s</p>\n", d->ng,
-            d->nh ? " and held-out groups" : "",
-            d->paper
-                ? " Groups named as the paper's: the columns <span class=\"paper\">paper_*</span>"
-                  " hold its published values and diff_* ours minus them."
-                : "");
+    char held[48] = "";
+    if (d->nh)
+        snprintf(held, sizeof held, " and %zu held-out group%s", d->nh, d->nh > 1 ? "s" : "");
+    fprintf(
+        f, ". %zu groups%s. Made by <code>pfi report</code> " PFI_VERSION ".%s</p>\n", d->ng, held,
+        d->paper ? " Groups named as the paper's: the columns <span class=\"paper\">paper_*</span>"
+                   " hold its published values and diff_* ours minus them."
+                 : "");
     summary_html(f, p);
     for (size_t i = 0; i < d->n_notes; i++) {
         fputs("<p class=\"note\">", f);
