@@ -85,7 +85,7 @@ typedef struct rd_data {
     int has_match_stats; /* >= 3 pairs with both PFIs and a defined rho */
     double match_rho, match_max_abs, match_median_rel; /* rel: |b - a| / a */
     rd_trace trace;                                    /* Fig. 2 (rd_trace_load) */
-    char notes[RD_MAX_NOTES][320];                     /* sections skipped and why */
+    char notes[RD_MAX_NOTES][640];                     /* sections skipped and why */
     size_t n_notes;
 } rd_data;
 

@@ -92,6 +92,17 @@ assert "dense,2,3.178" in t10, t10
 print("ok: 3 jobs with telemetry: notes, no nan")
 PY
 
+# Telemetry without two of its columns: one note names both, not the first only.
+python3 - "$WORK/tm.csv" "$WORK/tm2.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+drop = {rows[0].index("DCGM_FI_PROF_DRAM_ACTIVE"), rows[0].index("DCGM_FI_PROF_NVLINK_TX_BYTES")}
+csv.writer(open(sys.argv[2], "w", newline="")).writerows([[v for i, v in enumerate(r) if i not in drop] for r in rows])
+PY
+"$PFI_BIN" report --workloads 5 -o "$WORK/rep4" "$S" "$WORK/tm2.csv" >/dev/null 2>&1 || fail "report tm2"
+grep -q "The telemetry has no value in 2 columns (DCGM_FI_PROF_DRAM_ACTIVE, DCGM_FI_PROF_NVLINK_TX_BYTES)" \
+    "$WORK/rep4/summary.json" || { grep notes -A5 "$WORK/rep4/summary.json"; fail "missing telemetry columns not named"; }
+
 # A platform pfi has no TDP for: its largest cap may not be its uncapped run.
 sed -e 's/,H200,/,MI300X,/' -e 's/,700,/,750,/' "$S" >"$WORK/mi.csv"
 if "$PFI_BIN" report -o "$WORK/mi" "$WORK/mi.csv" >/dev/null 2>"$WORK/e"; then fail "MI300X without --tdp accepted"; fi
