@@ -63,7 +63,7 @@ void rp_draw_trace(void *ctx)
     double *tx = scaled(tr->tput_t, tr->n_tput, xk), *ty = scaled(tr->tput, tr->n_tput, tk);
     if (!x || !p || !tx || !ty) goto out;
     double xmax = span * xk, ymax = pmax * pk * 1.12, y2max = tmax > 0 ? tmax * tk * 1.12 : 1;
-    char title[200];
+    char title[400]; /* run (64) and file (256) names whole */
     snprintf(title, sizeof title, "run %s of %s, %d GPU%s", tr->run, tr->file, tr->gpus,
              tr->gpus == 1 ? "" : "s");
     pladv(0);
