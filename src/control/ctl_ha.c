@@ -32,8 +32,9 @@ struct ctl_ha {
     unsigned long long campaigns, wins, stepdowns;
     char last_error[256];
 
+    long long acting; /* the epoch the loop acts under, 0 follower (the loop writes it) */
+
     /* the loop's own */
-    long long acting;  /* the epoch the loop acts under, 0 follower */
     long long applied; /* a follower's last revision applied */
     ctl_ha_seen seen;
     unsigned long long txns, puts, deposed_writes, period_puts;
@@ -209,9 +210,9 @@ int ctl_ha_start(ctl *c, pfi_error *err)
     h->tick_s = fmin(h->ttl_s / 5, o->period_s);
     if (h->ttl_s < h->push_s + 2 * h->tick_s)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                             "--ha-ttl-s %.3g is too short: a leader renews every %.3g s and "
-                             "must outlast its pushes (2 x --agent-timeout = %.3g s); give at "
-                             "least %.3g",
+                             "the lease (--ha-ttl-s, default 3 periods) of %.3g s is too "
+                             "short: a leader renews every %.3g s and must outlast its pushes "
+                             "(2 x --agent-timeout-s = %.3g s); give at least %.3g",
                              h->ttl_s, h->tick_s, h->push_s - 0.1, h->push_s + 2 * h->tick_s);
     snprintf(h->prefix, sizeof h->prefix, "/pfi/%s/", o->ha_name);
     snprintf(h->leader_key, sizeof h->leader_key, "%sleader", h->prefix);
@@ -269,7 +270,9 @@ void ctl_ha_before_period(ctl *c)
     pfi_error_clear(&e);
     if (!epoch && h->acting) {
         pfi_log("HA: a follower now (was leader at epoch %lld)", h->acting);
+        pthread_mutex_lock(&h->mu);
         h->acting = 0;
+        pthread_mutex_unlock(&h->mu);
         h->applied = 0; /* read everything again */
         c->caps.n_conf = 0;
     }
@@ -285,7 +288,9 @@ void ctl_ha_before_period(ctl *c)
             return;
         }
         pfi_agents_set_owner(c->agents, c->owner, epoch, NULL);
+        pthread_mutex_lock(&h->mu);
         h->acting = epoch;
+        pthread_mutex_unlock(&h->mu);
         h->applied = rev;
         pfi_log("HA: acting at epoch %lld: %zu target(s), %zu cap(s) held, %zu learned point(s) "
                 "taken over",
@@ -336,8 +341,10 @@ int ctl_ha_refuses_writes(ctl *c, char *why, size_t len)
 {
     ctl_ha *h = c->ha;
     if (!h) return 0;
+    /* a leader takes writes once it acts: before, the shared state it is
+     * about to read would replace what it took */
     pthread_mutex_lock(&h->mu);
-    int leader = h->leader;
+    int leader = h->leader && h->acting == h->epoch;
     if (!leader)
         snprintf(why, len,
                  "this controller is a follower; the leader is %s (epoch %lld): send targets "

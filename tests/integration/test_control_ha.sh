@@ -19,6 +19,21 @@ PERIOD=1.2
 WITHIN=$(python3 -c "print(3 * $PERIOD)")
 LIMIT=2400
 
+# --- bad options: refused before anything starts, saying why ---
+bad_run() { # RC MESSAGE ARGS...: pfi control run ARGS exits RC, saying MESSAGE
+    local want=$1 msg=$2 rc=0
+    shift 2
+    "$PFI_BIN" control run --db "$WORK/bad.db" --token-file "$TOKEN_FILE" --agents http://127.0.0.1:9 \
+        --listen 127.0.0.1:0 "$@" >"$WORK/bad.out" 2>&1 || rc=$?
+    [ "$rc" = "$want" ] && grep -qF -- "$msg" "$WORK/bad.out" ||
+        fail "pfi control run $*: exit $rc, expected $want and '$msg': $(cat "$WORK/bad.out")"
+}
+bad_run 2 "--etcd and --ha-name go together" --etcd http://127.0.0.1:9
+bad_run 2 "--ha-name: 1-64 characters" --etcd http://127.0.0.1:9 --ha-name a/b
+bad_run 1 "'ftp://x' is not an http:// or https:// URL" --etcd ftp://x --ha-name s
+bad_run 1 "give at least 4.9" --etcd http://127.0.0.1:9 --ha-name s --ha-ttl-s 2
+ok "bad --etcd, --ha-name, --ha-ttl-s refused, saying why"
+
 # --- etcd: three members, fast elections (a lost member is noticed in 0.5 s) ---
 CP=() PP=()
 for i in 0 1 2; do CP[$i]=$(free_port); PP[$i]=$(free_port); done
