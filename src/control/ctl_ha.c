@@ -29,15 +29,15 @@ struct ctl_ha {
     double deadline;      /* monotonic s: our lease's end as last confirmed */
     char leader_id[72];   /* the leader's id as read, "" none */
     long long leader_rev; /* its epoch */
-    unsigned long long campaigns, wins, stepdowns;
+    unsigned long long campaigns, stepdowns;
     char last_error[256];
 
     long long acting; /* the epoch the loop acts under, 0 follower (the loop writes it) */
+    unsigned long long txns, puts, period_puts; /* the shared state's writes (the loop's) */
 
     /* the loop's own */
     long long applied; /* a follower's last revision applied */
     ctl_ha_seen seen;
-    unsigned long long txns, puts, deposed_writes, period_puts;
 };
 
 static double mono(void)
@@ -154,7 +154,6 @@ static void campaign(ctl_ha *h, ctl *c)
     }
     pthread_mutex_lock(&h->mu);
     h->leader = 1;
-    h->wins++;
     h->epoch = h->leader_rev = rev;
     h->lease = lease;
     h->deadline = t + (double)granted;
@@ -315,12 +314,13 @@ void ctl_ha_after_period(ctl *c)
     pfi_error_clear(&e);
     int rc = ctl_ha_state_save(c, h->kv, h->prefix, h->leader_key, h->acting, &h->seen, &puts,
                                &txns, &deposed, &e);
+    pthread_mutex_lock(&h->mu);
     h->txns += txns;
     h->puts += puts;
     h->period_puts = puts;
+    pthread_mutex_unlock(&h->mu);
     if (rc != PFI_OK) note_error(h, &e);
     if (deposed) {
-        h->deposed_writes++;
         pthread_mutex_lock(&h->mu);
         if (h->epoch == h->acting) step_down(h, "the shared state's write was refused (deposed)");
         pthread_mutex_unlock(&h->mu);
@@ -367,9 +367,9 @@ json_t *ctl_ha_json(ctl_ha *h)
                   "lease_left_s", pfi_json_num(left), "ttl_s", h->ttl_s, "campaigns",
                   (json_int_t)h->campaigns, "stepdowns", (json_int_t)h->stepdowns, "etcd_puts",
                   (json_int_t)h->puts, "last_error", h->last_error);
-    pthread_mutex_unlock(&h->mu);
     pfi_json_set(o, "etcd_txns", json_integer((json_int_t)h->txns));
     pfi_json_set(o, "etcd_puts_last_period", json_integer((json_int_t)h->period_puts));
+    pthread_mutex_unlock(&h->mu);
     return o;
 }
 
@@ -379,7 +379,7 @@ void ctl_ha_metrics(ctl_ha *h, FILE *f)
     pthread_mutex_lock(&h->mu);
     int leader = h->leader && h->acting == h->epoch;
     long long epoch = h->leader ? h->epoch : h->leader_rev;
-    unsigned long long st = h->stepdowns;
+    unsigned long long st = h->stepdowns, txns = h->txns, puts = h->puts;
     pthread_mutex_unlock(&h->mu);
     fprintf(f,
             "# HELP pfi_control_ha_leader 1 while this controller leads (acts), 0 a follower.\n"
@@ -392,5 +392,5 @@ void ctl_ha_metrics(ctl_ha *h, FILE *f)
             "# TYPE pfi_control_ha_etcd_txns_total counter\npfi_control_ha_etcd_txns_total %llu\n"
             "# HELP pfi_control_ha_etcd_puts_total Shared-state keys written.\n"
             "# TYPE pfi_control_ha_etcd_puts_total counter\npfi_control_ha_etcd_puts_total %llu\n",
-            leader, epoch, st, h->txns, h->puts);
+            leader, epoch, st, txns, puts);
 }

@@ -48,7 +48,7 @@ int ctl_ha_may_push(ctl *c);
 int ctl_ha_refuses_writes(ctl *c, char *why, size_t len);
 
 /* GET /v1/status "ha" (new reference) and the metrics; nothing without HA
- * (h NULL). Loop thread only. */
+ * (h NULL). Any thread: /v1/status gives the role as of the request. */
 json_t *ctl_ha_json(ctl_ha *h);
 void ctl_ha_metrics(ctl_ha *h, FILE *f);
 

@@ -204,6 +204,8 @@ static enum MHD_Result r_status(void *cv, const pfi_http_req *r)
         return pfi_http_send_error(r->conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no period has run yet");
     json_t *vtn = ctl_vtn_json(c);
     if (vtn) pfi_json_set(v, "vtn", vtn);
+    json_t *ha = ctl_ha_json(c->ha); /* the role as of now, not as of the period */
+    if (ha) pfi_json_set(v, "ha", ha);
     return pfi_http_send_json(r->conn, MHD_HTTP_OK, v);
 }
 

@@ -4,10 +4,12 @@
  * state's values: a target through pfi_target_to_json and back unchanged,
  * bad values refused with a sentence naming the key. */
 #include "test_util.h"
+#include "store_fixture.h"
 
 #include <string.h>
 
 #include "control/ctl_ha.h"
+#include "control/ctl_internal.h"
 #include "pfi/base64.h"
 #include "pfi/etcd.h"
 #include "pfi/target_io.h"
@@ -233,10 +235,46 @@ static void test_state_values(void **st)
     assert_null(j.pts);
 }
 
+/* What a follower takes from etcd is set, not averaged into what it had,
+ * and a point is never doubled: ctl_obs_put's mean moves 0.3 of the way
+ * (100 -> 130), ctl_obs_set puts the leader's value (200) on the same point. */
+static void test_obs_set(void **st)
+{
+    (void)st;
+    ctl_jobs J;
+    memset(&J, 0, sizeof J);
+    char dir[64], path[128];
+    assert_int_equal(store_fixture_dir(dir, path), 0);
+    pfi_ctl_store *s;
+    assert_int_equal(pfi_ctl_store_open(path, &s, NULL), PFI_OK);
+    ctl_obs_put(&J, s, "j", 450, 800, 100, 4, 0);
+    ctl_obs_put(&J, s, "j", 450, 800, 200, 4, 0);
+    assert_int_equal(J.n_obs, 1);
+    assert_near(J.obs[0].o.tput, 130, 1e-9);
+    ctl_obs_set(&J, "j", 450, 810, 200, NAN);
+    ctl_obs_set(&J, "j", 500, 900, 250, 9);
+    assert_int_equal(J.n_obs, 2);
+    assert_near(J.obs[0].o.tput, 200, 0);
+    assert_near(J.obs[0].o.power_w, 810, 0);
+    assert_true(isnan(J.obs[0].var));
+    assert_near(J.obs[1].o.tput_sd, 3, 1e-12);
+    ctl_known_set(&J, "j", 1400, 16000, "moe");
+    ctl_known_set(&J, "j", 1390, NAN, "");
+    assert_int_equal(J.n_known, 1);
+    const ctl_known *k = ctl_known_find(&J, "j");
+    assert_near(k->pmax_w, 1390, 0); /* set, not the highest seen */
+    assert_true(isnan(k->tmax));
+    assert_string_equal(k->job_class, "");
+    ctl_jobs_free(&J);
+    pfi_ctl_store_close(s);
+    store_fixture_remove(dir, path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_base64), cmocka_unit_test(test_range),
                                        cmocka_unit_test(test_lease_txn),
-                                       cmocka_unit_test(test_state_values)};
+                                       cmocka_unit_test(test_state_values),
+                                       cmocka_unit_test(test_obs_set)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
