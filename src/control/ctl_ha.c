@@ -181,7 +181,7 @@ static void *run(void *arg)
             campaign(h, c);
         pthread_mutex_lock(&h->mu);
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &ts); /* the cv's clock: a wall step cannot stall renewals */
         /* a follower looks twice as often: a read, and takeover is sooner */
         double w = h->leader ? h->tick_s : h->tick_s / 2;
         long long ns = (long long)ts.tv_nsec + (long long)(w * 1e9);
@@ -200,7 +200,11 @@ int ctl_ha_start(ctl *c, pfi_error *err)
     ctl_ha *h = calloc(1, sizeof *h);
     if (!h) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->cv, &ca);
+    pthread_condattr_destroy(&ca);
     c->ha = h;
     h->ttl_s = o->ha_ttl_s > 0 ? o->ha_ttl_s : fmax(3 * o->period_s, 2);
     /* pushes: the lowering round and the raising one, each bounded by the

@@ -310,3 +310,27 @@ wait "$LPID" || RC=$?
 [ "$RC" = 0 ] || fail "the leader's SIGTERM exit: $RC"
 has_targets "$FOLLOW" dr dr2 dr3 || fail "SIGTERM: a target lost"
 ok "SIGTERM of the leader: lease revoked, the follower leads after $DT s; exit 0"
+
+# --- the leader's wall clock stepped an hour ahead (tests/clock-shim): its
+# renewals wait on the monotonic clock, so it keeps its lease and epoch ---
+FPID=$PID_B
+[ "$FOLLOW" = "$URL_A" ] && FPID=$PID_A
+kill -TERM "$FPID"
+wait "$FPID" || true
+STEP=$WORK/clock-step
+echo 0 >"$STEP"
+[ -f "$PFI_CLOCK_SHIM" ] || fail "the clock shim $PFI_CLOCK_SHIM is not built"
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+LD_PRELOAD=$PFI_CLOCK_SHIM CLOCK_STEP_FILE=$STEP ctl C "http://127.0.0.1:${CP[0]},http://127.0.0.1:${CP[1]}"
+wait_until 5 bash -c "curl -s $URL_C/v1/status | grep -q '\"role\": *\"leader\"'" || fail "C did not lead: $(ha "$URL_C")"
+set -- $(ha "$URL_C"); EC=$2
+echo 3600 >"$STEP"
+sleep 3 # past the 2 s lease
+KEY_REV=$(ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:${CP[0]}" get /pfi/site1/leader -w json |
+    python3 -c 'import json,sys; k=json.load(sys.stdin).get("kvs", []); print(k[0]["create_revision"] if k else "none")')
+[ "$KEY_REV" = "$EC" ] || fail "clock step: the leader key's revision is $KEY_REV, not C's epoch $EC (its lease lapsed)"
+set -- $(ha "$URL_C")
+[ "$1 $2" = "leader $EC" ] || fail "clock step: C is $*"
+AHEAD=$(curl -s "$URL_C/v1/status" | python3 -c 'import json,sys,time; print(int(json.load(sys.stdin)["t"] - time.time()))')
+[ "$AHEAD" -gt 3000 ] || fail "clock step: C's clock is $AHEAD s ahead, not an hour (is $PFI_CLOCK_SHIM built?)"
+ok "the leader's wall clock an hour ahead: still leader at epoch $EC, its key on a live lease"
