@@ -175,7 +175,13 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     c.other_w = o->other_load_w;
     c.other_src = "constant";
     pthread_mutex_init(&c.mu, NULL);
-    pthread_cond_init(&c.wake, NULL);
+    /* the period's wait on the monotonic clock: a wall clock stepped back
+     * mid-wait would hold it the step's length */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c.wake, &ca);
+    pthread_condattr_destroy(&ca);
     int rc = lock_store(&c, o->db, err);
     if (rc == PFI_OK) rc = pfi_ctl_store_open(o->db, &c.store, err);
     if (rc == PFI_OK) rc = take_owner(&c, o->owner, err);
@@ -234,7 +240,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
             if (now >= next) break;
             double w = fmin(next - now, 0.2); /* a signal sets *stop: look every 0.2 s */
             struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
+            clock_gettime(CLOCK_MONOTONIC, &ts);
             long long ns = (long long)ts.tv_nsec + (long long)(w * 1e9);
             ts.tv_sec += (time_t)(ns / 1000000000LL);
             ts.tv_nsec = (long)(ns % 1000000000LL);

@@ -331,6 +331,9 @@ KEY_REV=$(ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:${CP[0]}" get /pfi
 [ "$KEY_REV" = "$EC" ] || fail "clock step: the leader key's revision is $KEY_REV, not C's epoch $EC (its lease lapsed)"
 set -- $(ha "$URL_C")
 [ "$1 $2" = "leader $EC" ] || fail "clock step: C is $*"
-AHEAD=$(curl -s "$URL_C/v1/status" | python3 -c 'import json,sys,time; print(int(json.load(sys.stdin)["t"] - time.time()))')
+read -r AHEAD P1 < <(curl -s "$URL_C/v1/status" | python3 -c 'import json,sys,time; d=json.load(sys.stdin); print(int(d["t"] - time.time()), d["counters"]["periods"])')
 [ "$AHEAD" -gt 3000 ] || fail "clock step: C's clock is $AHEAD s ahead, not an hour (is $PFI_CLOCK_SHIM built?)"
-ok "the leader's wall clock an hour ahead: still leader at epoch $EC, its key on a live lease"
+sleep 2.5
+P2=$(curl -s "$URL_C/v1/status" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["periods"])')
+[ "$P2" -ge $((P1 + 2)) ] || fail "clock step: C's loop stalled ($P1 -> $P2 periods in 2.5 s)"
+ok "the leader's wall clock an hour ahead: still leader at epoch $EC, its key on a live lease, its periods running"
