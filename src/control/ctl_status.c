@@ -134,6 +134,7 @@ json_t *ctl_status_json(const ctl_status *s)
     pfi_json_set(o, "policy", json_string(s->policy));
     pfi_json_set(o, "agents_up", json_integer((json_int_t)s->agents_up));
     pfi_json_set(o, "agents", agents_json(s));
+    pfi_json_set(o, "domains", ctl_domains_json(s));
     double kept, unc;
     json_t *js = jobs_json(s, &kept, &unc);
     pfi_json_set(o, "expected_tput", pfi_json_num(kept));
