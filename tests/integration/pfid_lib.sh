@@ -27,12 +27,12 @@ TOKEN=$(cat "$TOKEN_FILE")
 
 # await_listening LOG PID WHAT: waits (10 s at most) for the "listening on"
 # line a server (pfid, pfi control) writes to LOG; sets LISTEN_URL to its
-# http://127.0.0.1:PORT. Fails, showing LOG, if PID exits first or time runs out.
+# http://ADDR:PORT. Fails, showing LOG, if PID exits first or time runs out.
 await_listening() {
     local log=$1 pid=$2 what=$3 i
     for i in $(seq 100); do
         if grep -q 'listening on' "$log" 2>/dev/null; then
-            LISTEN_URL=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | tail -n1 | sed 's/listening on //')
+            LISTEN_URL=$(grep -o 'listening on http://[^ ]*:[0-9]*' "$log" | tail -n1 | sed 's/listening on //')
             return 0
         fi
         kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited at start"; }
@@ -69,14 +69,15 @@ pfid_stop() {
 }
 
 # req METHOD PATH [BODY] [AUTH]: AUTH "yes" sends the token, "bad" a wrong
-# one, anything else none. Sets CODE and BODY.
+# one, anything else none. Sets CODE and BODY. To $REQ_HOST:$PORT
+# (127.0.0.1 unless set: a netns host's address).
 req() {
     local method=$1 path=$2 body=${3:-} auth=${4:-yes}
     local args=(-s -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X "$method")
     [ "$auth" = yes ] && args+=(-H "Authorization: Bearer $TOKEN")
     [ "$auth" = bad ] && args+=(-H "Authorization: Bearer wrong-token-0123456789")
     [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
-    CODE=$(curl "${args[@]}" "http://127.0.0.1:$PORT$path") || CODE=000
+    CODE=$(curl "${args[@]}" "http://${REQ_HOST:-127.0.0.1}:$PORT$path") || CODE=000
     BODY=$(cat "$WORK/resp" 2>/dev/null || true)
 }
 
