@@ -10,6 +10,7 @@
 
 #include "ctl_index.h"
 #include "pfi/log.h"
+#include "pfi/openadr.h"
 #include "pfi/prom_query.h"
 
 const char *ctl_topo_name(const ctl_topo *T, size_t d)
@@ -342,4 +343,20 @@ void ctl_topo_after(ctl_topo *T, const double *planned)
         else
             x->over_periods = 0;
     }
+}
+
+size_t ctl_topo_oadr_domain(const ctl_topo *T, const struct pfi_oadr_event *e, const char *program)
+{
+    if (!T->t) return 0;
+    for (size_t k = 0; k < e->n_targets; k++)
+        for (size_t d = 0; d < T->n; d++) {
+            const char *r = pfi_topo_domain_at(T->t, d)->openadr_resource;
+            if (r && strcmp(r, e->targets[k]) == 0) return d;
+        }
+    for (size_t d = 1; d < T->n; d++) {
+        const char *pg = pfi_topo_domain_at(T->t, d)->openadr_program;
+        if (pg && (strcmp(pg, e->program_id) == 0 || (program && strcmp(pg, program) == 0)))
+            return d;
+    }
+    return 0;
 }

@@ -110,6 +110,12 @@ void ctl_topo_other(ctl_topo *T, const char *prometheus_url, double other_w, int
  * (room for n); how many. */
 size_t ctl_topo_filter(const ctl_topo *T, size_t d, const pfi_target *ts, size_t n,
                        pfi_target *out);
+/* The domain an OpenADR event targets: the first domain whose
+ * openadr.resource is among the event's targets, else one whose
+ * openadr.program is the event's programID or program (the VEN's --program
+ * as given), else the root (0). */
+struct pfi_oadr_event;
+size_t ctl_topo_oadr_domain(const ctl_topo *T, const struct pfi_oadr_event *e, const char *program);
 /* After the plan ran: each domain's planned power and its over-limit
  * count; planned NULL when there was no plan. */
 void ctl_topo_after(ctl_topo *T, const double *planned);

@@ -294,13 +294,48 @@ static void test_site_alone(void **st)
     unlink(path);
 }
 
+/* An OpenADR event targets the domain whose openadr.resource it names (the
+ * first of its targets that one has), else the domain whose openadr.program
+ * is its program (by id or as --program names it), else the site. */
+static void test_openadr_domain(void **st)
+{
+    char path[] = "/tmp/test_ctl_topo_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    test_write_file(path, "{\"name\":\"site\",\"children\":["
+                          "{\"name\":\"feed-a\",\"openadr\":{\"resource\":\"FEED-A\"},"
+                          " \"agents\":[\"http://a\"]},"
+                          "{\"name\":\"feed-b\",\"openadr\":{\"program\":\"dr-b\"},"
+                          " \"agents\":[\"http://b\"]}]}");
+    ctl_topo T;
+    char **extra;
+    size_t n_extra;
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (ctl_topo_init(&T, path, NULL, 0, &extra, &n_extra, &err) != PFI_OK) fail_msg("%s", err.msg);
+    unlink(path);
+    pfi_agents_free_urls(extra, n_extra);
+    pfi_oadr_event e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.program_id, sizeof e.program_id, "p-17");
+    assert_int_equal(ctl_topo_oadr_domain(&T, &e, "dr-site"), 0);
+    snprintf(e.targets[0], sizeof e.targets[0], "ven-1");
+    snprintf(e.targets[1], sizeof e.targets[1], "FEED-A");
+    e.n_targets = 2;
+    assert_int_equal(ctl_topo_oadr_domain(&T, &e, "dr-site"), 1);
+    e.n_targets = 1;
+    assert_int_equal(ctl_topo_oadr_domain(&T, &e, "dr-b"), 2); /* --program as given */
+    snprintf(e.program_id, sizeof e.program_id, "dr-b");
+    assert_int_equal(ctl_topo_oadr_domain(&T, &e, NULL), 2); /* the event's programID */
+    ctl_topo_free(&T);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_period),
-        cmocka_unit_test(test_targets),
-        cmocka_unit_test(test_ceilings),
-        cmocka_unit_test(test_site_alone),
+        cmocka_unit_test(test_period),         cmocka_unit_test(test_targets),
+        cmocka_unit_test(test_ceilings),       cmocka_unit_test(test_site_alone),
+        cmocka_unit_test(test_openadr_domain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
