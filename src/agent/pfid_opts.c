@@ -52,6 +52,8 @@ static const char *help =
     "  --state-dir DIR   per-GPU state files (prior limit, highest epoch, the cap\n"
     "                    held) that survive a lost store (default /var/lib/pfid\n"
     "                    with nvml; other backends keep none unless given)\n"
+    "  --node-name NAME  the node's name in GET /v1/node, as a topology file\n"
+    "                    lists it (default: the hostname)\n"
     "  --lock-dir DIR    per-GPU lock files a pfi sweep meets (default /run/pfid);\n"
     "                    one pfid per GPU holds whatever the flags\n"
     "  -h, --help        show this help\n"
@@ -64,6 +66,7 @@ static const char *help_api =
     "  POST /v1/jobs {\"id\":\"ID\",\"gpus\":[0,1],\"arch\":\"dense\",\"task\":\"pt\"}\n"
     "  POST /v1/jobs/ID/throughput {\"tokens_per_s\":X}   DELETE /v1/jobs/ID\n"
     "  PUT /v1/gpus/N/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/gpus/N/limit\n"
+    "  GET /v1/node   PUT /v1/node/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/node/limit\n"
     "    headers \"Pfi-Owner: ID\" and \"Pfi-Epoch: E\" (default \"\" and 0): another\n"
     "    owner's live cap, or an epoch below the highest seen, is a 409; a higher\n"
     "    epoch takes over\n"
@@ -153,6 +156,7 @@ static const pfid_opt opts[] = {
      "--http-timeout must be 1-3600 whole seconds, not '%s'"},
     {"state-dir", required_argument, 0, OPT_DIR, F(state_dir), 0, 0,
      "--state-dir needs a directory"},
+    {"node-name", required_argument, 0, OPT_DIR, F(node_name), 0, 0, "--node-name needs a name"},
     {"kubelet-socket", required_argument, 0, OPT_STR, F(k8s.socket), 0, 0, NULL},
     {"k8s-from-dcgm", no_argument, 0, OPT_FLAG, F(k8s.from_dcgm), 0, 0, NULL},
     {"kubelet-interval", required_argument, 0, OPT_DOUBLE, F(k8s.interval_s), 0.05, 3600,

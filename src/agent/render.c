@@ -312,6 +312,12 @@ static void emit_agent(agent *a, FILE *f)
         pfi_prom_sample(f, counters[k].name, NULL,
                         (double)*(const unsigned long long *)((const char *)a + counters[k].off));
     }
+    pfi_prom_family(f, "pfi_node_limit_watts", PFI_PROM_GAUGE,
+                    "The node ceiling on the GPUs' summed power (absent when none).");
+    if (a->node.set) pfi_prom_sample(f, "pfi_node_limit_watts", NULL, a->node.watts);
+    pfi_prom_family(f, "pfi_node_limit_enforcing", PFI_PROM_GAUGE,
+                    "1 while the node ceiling's even shares are on the GPUs.");
+    pfi_prom_sample(f, "pfi_node_limit_enforcing", NULL, a->node.enforcing);
     pfi_prom_family(f, "pfi_agent_last_sample_duration_seconds", PFI_PROM_GAUGE,
                     "How long the last sampler tick took.");
     pfi_prom_sample(f, "pfi_agent_last_sample_duration_seconds", NULL, a->last_tick_s);

@@ -145,6 +145,7 @@ static void *sampler_main(void *arg)
         if (now_m >= next) {
             agent_tick(a);
             agent_caps_reconcile(a);
+            agent_node_tick(a); /* the node ceiling on this sample */
             /* Skip missed ticks rather than bursting to catch up. */
             next += a->o.interval_s * (1 + floor((pfi_clock_mono() - next) / a->o.interval_s));
             if (pfi_clock_mono() >= next_prune) {
