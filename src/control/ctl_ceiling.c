@@ -36,8 +36,9 @@ void ctl_ceilings(const ctl_topo *T, const double *planned_w, const double *gpus
         if (!(gpus[a] > 0)) continue;
         for (size_t d = T->leaf[a]; d != PFI_TOPO_NONE; d = ctl_topo_parent(T, d)) {
             const ctl_dom *x = &T->d[d];
-            if (!isfinite(x->limit_w) || !(ng[d] > 0)) continue;
-            double head = fmax(0, x->limit_w - x->sub_other_w - base[d]);
+            double lim = d == 0 ? fmin(x->limit_w, T->site_w) : x->limit_w;
+            if (!isfinite(lim) || !(ng[d] > 0)) continue;
+            double head = fmax(0, lim - x->sub_other_w - base[d]);
             double c = planned_w[a] + T->ag_fixed_w[a] + head * gpus[a] / ng[d];
             if (c < out[a]) out[a] = c;
         }

@@ -327,6 +327,7 @@ void ctl_period(ctl *c)
     for (size_t d = 0; dp && d < c->topo.n; d++)
         dp[d] = c->topo.t ? pfi_plan_domain_power(c->plan, d)
                           : p.res.total_power_w + p.fixed + c->topo.d[0].sub_other_w;
+    c->topo.site_w = isfinite(p.budget) ? p.budget + c->topo.d[0].sub_other_w : INFINITY;
     ctl_topo_after(&c->topo, dp);
     free(dp);
     p.push_ok = caps(c, &p);

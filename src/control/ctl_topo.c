@@ -113,6 +113,7 @@ int ctl_topo_init(ctl_topo *T, const char *path, const char *const *urls, size_t
         if (isfinite(ctl_topo_rating(T, d))) T->has_limits = 1;
     }
     if (T->n > 1) T->has_limits = 1; /* a domain may get a target */
+    T->site_w = INFINITY;
     return PFI_OK;
 }
 

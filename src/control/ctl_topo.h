@@ -65,6 +65,10 @@ typedef struct ctl_topo {
     size_t cap_j;
     size_t *joff; /* job i's spans are [joff[i], joff[i + 1]) */
     size_t cap_joff;
+    /* the site's target on the root's power (its GPU budget plus the
+     * non-GPU load), INFINITY none: set by the period for the ceilings and
+     * the status (the plan has it as its budget) */
+    double site_w;
     int binding;    /* any domain other than by the site's targets */
     int has_limits; /* some domain has a rating or may get a target */
 } ctl_topo;

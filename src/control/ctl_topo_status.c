@@ -15,6 +15,13 @@ static double hard_limit(const ctl_topo *T, size_t d)
     return fmin(ctl_topo_rating(T, d), isfinite(x->target_w) ? x->target_w : INFINITY);
 }
 
+/* What its jobs and fixed power may use: its limit less the margin, the
+ * root's also under the site's target. */
+static double budget_of(const ctl_topo *T, size_t d)
+{
+    return d == 0 ? fmin(T->d[0].limit_w, T->site_w) : T->d[d].limit_w;
+}
+
 static double measured(const ctl_dom *x)
 {
     return x->sub_gpu_w + x->sub_other_w;
@@ -35,9 +42,7 @@ json_t *ctl_domains_json(const ctl_status *s)
         pfi_json_set(o, "target", x->active ? json_string(x->win.id) : json_null());
         pfi_json_set(o, "target_w", pfi_json_num(x->target_w));
         /* what its jobs and fixed power may use: the lower of both less the margin */
-        double budget = d == 0 && isfinite(s->gpu_budget_w)
-                            ? fmin(x->limit_w, s->gpu_budget_w + x->sub_other_w)
-                            : x->limit_w;
+        double budget = budget_of(T, d);
         pfi_json_set(o, "budget_w", pfi_json_num(budget));
         pfi_json_set(o, "trim_w", pfi_json_num(x->trim.w));
         pfi_json_set(o, "planned_w", pfi_json_num(x->planned_w));
@@ -77,7 +82,7 @@ static double v_rating(const ctl_status *s, size_t d)
 }
 static double v_budget(const ctl_status *s, size_t d)
 {
-    return s->topo->d[d].limit_w;
+    return budget_of(s->topo, d);
 }
 static double v_planned(const ctl_status *s, size_t d)
 {
@@ -89,7 +94,7 @@ static double v_measured(const ctl_status *s, size_t d)
 }
 static double v_headroom(const ctl_status *s, size_t d)
 {
-    return s->topo->d[d].limit_w - measured(&s->topo->d[d]);
+    return budget_of(s->topo, d) - measured(&s->topo->d[d]);
 }
 static double v_dead(const ctl_status *s, size_t d)
 {

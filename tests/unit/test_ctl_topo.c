@@ -247,6 +247,12 @@ static void test_ceilings(void **st)
         assert_near(out[a], want[a], 1e-9);
     /* a rack's nodes' ceilings add up to its limit less its other load */
     assert_near(out[3] + out[4], 3900, 1e-9);
+    /* the site's target (8900 W on its power) leaves the site 400 W of
+     * headroom: a2 800 + 400 2/15 */
+    T.site_w = 8900;
+    ctl_ceilings(&T, planned, gpus, out);
+    assert_near(out[2], 800 + 400 * 2.0 / 15, 1e-9);
+    assert_near(out[0], 1100, 1e-9);
     ctl_topo_free(&T);
 }
 
