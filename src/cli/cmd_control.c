@@ -142,7 +142,9 @@ static void print_status(const json_t *s)
         printf("event      %s (%s), until %.0f\n", json_string_value(json_object_get(t, "id")),
                json_string_value(json_object_get(t, "source")), num(t, "end"));
     else
-        printf("event      none%s\n", ctl_on ? " (ramping up)" : "");
+        printf("event      none%s\n", !ctl_on                            ? ""
+                                      : isfinite(num(s, "gpu_budget_w")) ? " (ramping up)"
+                                                                         : " (a domain's rating)");
     double lim = num(s, "site_limit_w");
     if (isfinite(lim))
         printf("site       limit %.0f W, ", lim);
@@ -150,7 +152,10 @@ static void print_status(const json_t *s)
         printf("site       no event, ");
     printf("measured %.0f W (GPU %.0f + other %.0f)\n", num(s, "site_w"), num(s, "measured_gpu_w"),
            num(s, "other_load_w"));
-    if (ctl_on)
+    if (ctl_on && !isfinite(num(s, "gpu_budget_w")))
+        printf("GPU budget none at the site (the power tree holds its domains), fixed %.0f W\n",
+               num(s, "fixed_w"));
+    else if (ctl_on)
         printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n",
                num(s, "gpu_budget_w"), num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),
                json_is_true(json_object_get(s, "infeasible")) ? ", INFEASIBLE" : "");

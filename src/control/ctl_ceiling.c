@@ -6,7 +6,8 @@
  * jobs' planned power on its GPUs, and what it cannot move) plus the
  * domain's headroom shared by GPU count; it is the lowest over the limited
  * domains above it, so the ceilings of a domain's nodes add up to its limit
- * less its non-GPU load. None (DELETE) where no domain above it is limited.
+ * less its non-GPU load (where the plan is over that, every node's share
+ * is scaled down to it). None (DELETE) where no domain above it is limited.
  * Sent again when it moves by more than 1% or a third of its expiry has
  * passed. */
 #include <math.h>
@@ -38,8 +39,11 @@ void ctl_ceilings(const ctl_topo *T, const double *planned_w, const double *gpus
             const ctl_dom *x = &T->d[d];
             double lim = d == 0 ? fmin(x->limit_w, T->site_w) : x->limit_w;
             if (!isfinite(lim) || !(ng[d] > 0)) continue;
-            double head = fmax(0, lim - x->sub_other_w - base[d]);
-            double c = planned_w[a] + T->ag_fixed_w[a] + head * gpus[a] / ng[d];
+            double room = fmax(0, lim - x->sub_other_w), own = planned_w[a] + T->ag_fixed_w[a];
+            /* the headroom shared by GPU count; a plan over the room (its
+             * floors do not fit) is scaled down to it: the breaker first */
+            double c =
+                base[d] <= room ? own + (room - base[d]) * gpus[a] / ng[d] : own * room / base[d];
             if (c < out[a]) out[a] = c;
         }
     }

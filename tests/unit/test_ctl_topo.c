@@ -225,13 +225,15 @@ static void test_targets(void **st)
 
 /* Node ceilings: a node's planned power and fixed, plus each limited
  * domain's headroom (limit - other - what its nodes are planned) shared by
- * GPU count, the lowest over its domains. Planned: j0 2000 W (500 a GPU),
- * j1 1600 (400), j2 1000; a0 has 3 GPUs (one idle), a1 4, a2 2, a3 2, a4 4.
+ * GPU count, the lowest over its domains; a domain planned over its room
+ * scales its nodes down to it. Planned: j0 2000 W (500 a GPU), j1 1600
+ * (400), j2 1000; a0 has 3 GPUs (one idle), a1 4, a2 2, a3 2, a4 4.
  * Per node planned + fixed: a0 1100, a1 1800, a2 800, a3 1000, a4 2800.
- * Headroom: rack-1 2900 - 200 - 2900 < 0: 0; feed-a 5900 - 200 - 3700 =
- * 2000; rack-3 3900 - 3800 = 100; feed-b 4900 - 500 - 3800 = 600; site
- * 9900 - 1000 - 7500 = 1400.
- *   a0 min(1100, 1100 + 2000 3/9, 1100 + 1400 3/15) = 1100
+ * Room (limit - other) and headroom: rack-1 2700, planned 2900 over it:
+ * scaled by 27/29; feed-a 5700 - 3700 = 2000; rack-3 3900 - 3800 = 100;
+ * feed-b 4400 - 3800 = 600; site 8900 - 7500 = 1400.
+ *   a0 min(1100 27/29, 1100 + 2000 3/9, 1100 + 1400 3/15) = 1024.14
+ *   a1 1800 27/29 = 1675.86
  *   a2 min(800 + 2000 2/9, 800 + 1400 2/15) = 986.67 (rack-2 has no rating)
  *   a3 min(1000 + 100 2/6, 1000 + 600 2/6, 1000 + 1400 2/15) = 1033.33
  *   a4 2800 + 100 4/6 = 2866.67 */
@@ -242,17 +244,19 @@ static void test_ceilings(void **st)
     build(&T, 1, 0);
     double planned[] = {1000, 1800, 800, 1000, 0}, gpus[] = {3, 4, 2, 2, 4}, out[5];
     ctl_ceilings(&T, planned, gpus, out);
-    double want[] = {1100, 1800, 800 + 1400 * 2.0 / 15, 1000 + 100 * 2.0 / 6, 2800 + 100 * 4.0 / 6};
+    double want[] = {1100 * 27.0 / 29, 1800 * 27.0 / 29, 800 + 1400 * 2.0 / 15,
+                     1000 + 100 * 2.0 / 6, 2800 + 100 * 4.0 / 6};
     for (size_t a = 0; a < 5; a++)
         assert_near(out[a], want[a], 1e-9);
     /* a rack's nodes' ceilings add up to its limit less its other load */
     assert_near(out[3] + out[4], 3900, 1e-9);
+    assert_near(out[0] + out[1], 2700, 1e-9);
     /* the site's target (8900 W on its power) leaves the site 400 W of
      * headroom: a2 800 + 400 2/15 */
     T.site_w = 8900;
     ctl_ceilings(&T, planned, gpus, out);
     assert_near(out[2], 800 + 400 * 2.0 / 15, 1e-9);
-    assert_near(out[0], 1100, 1e-9);
+    assert_near(out[0], 1100 * 27.0 / 29, 1e-9);
     ctl_topo_free(&T);
 }
 
