@@ -256,6 +256,8 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
     if (rc != PFI_OK) p->n = 0;
     /* the loop follows the job set (a job that left leaves it too) */
     if (rc == PFI_OK && p->learn) rc = plan_learn_sync(p->learn, jobs, n, p->prob, p->now_s, err);
+    if (rc == PFI_OK && p->learn && n > 0)
+        rc = plan_learn_tree(p->learn, p->tree.d, p->tree.nd, p->tree.s, p->tree.ns, err);
     return rc;
 }
 

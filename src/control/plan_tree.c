@@ -8,10 +8,8 @@
 void plan_tree_free(plan_tree *t)
 {
     free(t->d);
-    free(t->eff);
     free(t->names);
     free(t->s);
-    free(t->acc);
     free(t->dpow);
     memset(t, 0, sizeof *t);
 }
@@ -22,8 +20,7 @@ int plan_tree_set(plan_tree *t, const pfi_plan_domain *d, size_t n, pfi_error *e
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
         len += d[i].name ? strlen(d[i].name) + 1 : 0;
-    if (n && (!(nt.d = calloc(n, sizeof *nt.d)) || !(nt.eff = calloc(n, sizeof *nt.eff)) ||
-              !(nt.names = malloc(len + 1)) || !(nt.acc = calloc(n, sizeof *nt.acc)) ||
+    if (n && (!(nt.d = calloc(n, sizeof *nt.d)) || !(nt.names = malloc(len + 1)) ||
               !(nt.dpow = calloc(n, sizeof *nt.dpow)))) {
         plan_tree_free(&nt);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
@@ -68,12 +65,8 @@ int plan_tree_apply(plan_tree *t, const pfi_plan_job *jobs, size_t n, pfi_alloc_
         t->cap_s = ns;
     }
     t->ns = 0;
-    memset(t->acc, 0, t->nd * sizeof *t->acc);
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
-        double fl, c = (double)pfi_alloc_problem_job_count(prob, i);
-        pfi_alloc_problem_job_range(prob, i, NULL, NULL, &fl);
-        if (j->n_domains == 0) t->acc[0] += c * fl;
         for (size_t k = 0; k < j->n_domains; k++) {
             if (j->domains[k] >= t->nd)
                 return pfi_error_set(err, PFI_EINVAL, NULL, 0,
@@ -82,24 +75,11 @@ int plan_tree_apply(plan_tree *t, const pfi_plan_job *jobs, size_t n, pfi_alloc_
             /* no shares: an even split */
             double sh = j->shares ? j->shares[k] : 1.0 / (double)j->n_domains;
             t->s[t->ns++] = (pfi_alloc_span){i, j->domains[k], sh};
-            t->acc[j->domains[k]] += sh * c * fl;
         }
     }
-    /* floors and fixed power per subtree, children into parents */
-    for (size_t a = t->nd; a-- > 0;) {
-        t->acc[a] += t->d[a].fixed_w;
-        if (a > 0) t->acc[t->d[a].parent] += t->acc[a];
-    }
-    for (size_t a = 0; a < t->nd; a++) {
-        t->eff[a] = t->d[a];
-        /* a hair of slack over the floors: they are summed in another order */
-        double need = t->acc[a] * (1 + 1e-12);
-        if (need > t->d[a].limit_w) {
-            t->shortfall_w = fmax(t->shortfall_w, t->acc[a] - t->d[a].limit_w);
-            t->eff[a].limit_w = need;
-        }
-    }
-    return pfi_alloc_problem_set_tree(prob, t->eff, t->nd, t->s, t->ns, err);
+    int rc = pfi_alloc_problem_set_tree(prob, t->d, t->nd, t->s, t->ns, err);
+    if (rc == PFI_OK) t->shortfall_w = pfi_alloc_problem_relax_tree(prob);
+    return rc;
 }
 
 void plan_tree_keep(plan_tree *t, const pfi_alloc_problem *prob)

@@ -3,8 +3,8 @@
  * each period's pfi_plan_job.domains, and the tree set on the allocation
  * problem. A domain whose jobs' floors and fixed power already exceed its
  * limit cannot be helped by capping: its limit is raised to them for the
- * allocation (every job under it at its floor) and the plan says infeasible
- * with the excess as its shortfall, while every other domain still holds. */
+ * allocation (pfi_alloc_problem_relax_tree: every job under it at its floor) and the plan says
+ * infeasible with the excess as its shortfall, while every other domain still holds. */
 #ifndef PFI_PLAN_TREE_H
 #define PFI_PLAN_TREE_H
 
@@ -14,12 +14,11 @@
 #include "pfi/plan.h"
 
 typedef struct plan_tree {
-    pfi_alloc_domain *d, *eff; /* as set; with limits raised to the floors */
+    pfi_alloc_domain *d; /* as set (names into names) */
     char *names;
     size_t nd;
     pfi_alloc_span *s;
     size_t ns, cap_s;
-    double *acc;  /* nd: per-domain sums */
     double *dpow; /* nd: each domain's power after the last pfi_plan_run */
     int have_pow;
     double shortfall_w; /* the floors' excess over the limits, W (0: feasible) */

@@ -322,3 +322,19 @@ int pfi_alloc_problem_fit_tree(pfi_alloc_problem *p, double budget_w, double *po
     }
     return PFI_OK;
 }
+
+double pfi_alloc_problem_relax_tree(pfi_alloc_problem *p)
+{
+    struct alloc_tree *t = p ? p->tree : NULL;
+    if (!t || p->n == 0) return 0;
+    double worst = 0, *acc = t->dem;
+    aggregate(p, p->floor_w, acc);
+    for (size_t a = 0; a < t->nd; a++) {
+        double need = acc[a] + t->fixed_sub[a];
+        if (need > t->limit[a]) {
+            worst = fmax(worst, need - t->limit[a]);
+            t->limit[a] = need;
+        }
+    }
+    return worst;
+}
