@@ -37,7 +37,7 @@ static const char *dom_label(const pfi_alloc_domain *d, size_t i, char *buf, siz
 
 /* The domains: pre-order (each parent is the previous domain or one of its
  * ancestors, so a subtree is a range), limits and fixed powers. */
-static int check_domains(const pfi_alloc_domain *d, size_t nd, pfi_error *err)
+int pfi_alloc_tree_check(const pfi_alloc_domain *d, size_t nd, pfi_error *err)
 {
     char lb[32];
     for (size_t i = 0; i < nd; i++) {
@@ -111,7 +111,7 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
     if (nd == 0) return PFI_OK;
     if (!d || (ns && !s)) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no domains or spans");
     if (p->n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the problem holds no jobs");
-    int rc = check_domains(d, nd, err);
+    int rc = pfi_alloc_tree_check(d, nd, err);
     if (rc != PFI_OK) return rc;
     size_t n = p->n, name_len = 0;
     for (size_t i = 0; i < nd; i++)
@@ -297,4 +297,44 @@ void alloc_tree_fit(pfi_alloc_problem *p, const double *room, double *power_w)
     }
     for (size_t i = 0; i < p->n; i++)
         power_w[i] = fmin(p->pmax[i], p->floor_w[i] + x[i]);
+}
+
+int pfi_alloc_problem_fit_tree(pfi_alloc_problem *p, double budget_w, double *power_w,
+                               pfi_error *err)
+{
+    int rc = alloc_check_budget(p, budget_w, err);
+    if (rc != PFI_OK) return rc;
+    for (size_t i = 0; i < p->n; i++)
+        power_w[i] = fmin(p->pmax[i], fmax(p->floor_w[i], power_w[i]));
+    if (p->tree) {
+        if ((rc = alloc_tree_room(p, budget_w, p->tree->resid, err)) != PFI_OK) return rc;
+        alloc_tree_fit(p, p->tree->resid, power_w);
+        return alloc_tree_verify(p, power_w, "fitted", err);
+    }
+    double above = 0;
+    for (size_t i = 0; i < p->n; i++)
+        above += p->cnt[i] * (power_w[i] - p->floor_w[i]);
+    double room = budget_w - p->floor_total;
+    if (above > room) {
+        double f = fmax(0.0, room) / above;
+        for (size_t i = 0; i < p->n; i++)
+            power_w[i] = p->floor_w[i] + f * (power_w[i] - p->floor_w[i]);
+    }
+    return PFI_OK;
+}
+
+double pfi_alloc_problem_relax_tree(pfi_alloc_problem *p)
+{
+    struct alloc_tree *t = p ? p->tree : NULL;
+    if (!t || p->n == 0) return 0;
+    double worst = 0, *acc = t->dem;
+    aggregate(p, p->floor_w, acc);
+    for (size_t a = 0; a < t->nd; a++) {
+        double need = acc[a] + t->fixed_sub[a];
+        if (need > t->limit[a]) {
+            worst = fmax(worst, need - t->limit[a]);
+            t->limit[a] = need;
+        }
+    }
+    return worst;
 }
