@@ -109,6 +109,9 @@ placed() {
     [ "$(jq_py "[x['agents'] for x in d['domains'] if x['name'] == 'rack-1'][0], d['controlling']")" = "2 True" ]
 }
 wait_until 10 placed || fail "rack-1's nodes not placed, or no control: $BODY"
+[ "$(jq_py "[a['domain'] for a in d['agents']]")" = \
+    "['rack-1', 'rack-1', 'rack-2', 'rack-2', 'rack-3', 'rack-3', 'rack-4', 'rack-4']" ] ||
+    fail "the agents' domains: $BODY"
 sleep 1
 held 3 "$R1" 0 1 || fail "rack-1 over its rating"
 creq GET /v1/status "" no
