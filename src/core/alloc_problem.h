@@ -60,10 +60,11 @@ struct pfi_alloc_problem {
     struct alloc_tree *tree; /* nested budgets; NULL when none is set */
 };
 
-/* An envelope segment of job `job` (the tree's oracle sorts them). */
+/* An envelope segment of job `job` in domain `home` (UINT32_MAX: spread),
+ * as the tree's oracle walks them; 32-bit indices keep it 24 bytes. */
 struct tseg {
     double slope, width;
-    size_t job;
+    uint32_t job, home;
 };
 
 /* Entry i's envelope segments with a positive slope from its floor up, into
@@ -92,10 +93,16 @@ struct alloc_tree {
     int have_pow;
     double *resid, *dem, *g, *own; /* per-domain scratch (g: max of domains and jobs) */
     double *gw;                    /* 2 nd doubles of scratch */
-    struct tseg *ts;               /* the oracle's segments, cap_ts of them */
+    struct tseg *ts, *ts2;         /* the oracle's segments, cap_ts; scratch, 2 cap_ts */
     size_t cap_ts;
-    size_t *touched;     /* per-domain scratch */
-    unsigned char *mark; /* per-domain scratch */
+    unsigned char *blocked; /* per domain: it or an ancestor has no room left */
+    uint32_t *blocked_at;   /* per domain: the top-level bucket after which it was */
+    uint32_t cur;           /* the top-level bucket being taken */
+    double *qdem;           /* top-level buckets x domains: the buckets' demands */
+    uint32_t *qidx;         /* the segments by top-level bucket (cap_ts) */
+    double *bdem;           /* per domain: a bucket's demand */
+    size_t *touched;        /* per-domain scratch */
+    unsigned char *mark;    /* per-domain scratch */
 };
 
 /* The label of domain d ("#<d>" in buf when it has no name). */
@@ -111,6 +118,10 @@ double alloc_tree_alpha(const struct alloc_tree *t, size_t i, size_t a);
 /* The nested oracle's and proportional policies' powers (same contracts as
  * pfi_alloc_oracle's and pfi_alloc_proportional's, under the tree). */
 int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pfi_error *err);
+/* Every job's envelope segments (positive slopes) into t->ts, *count of
+ * them, and the least and greatest of their slopes' bit patterns. */
+int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
+                        pfi_error *err);
 int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi_error *err);
 int alloc_tree_share(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
                      pfi_error *err);

@@ -5,6 +5,7 @@
 #include "alloc_problem.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,8 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
     if (nd == 0) return PFI_OK;
     if (!d || (ns && !s)) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no domains or spans");
     if (p->n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the problem holds no jobs");
+    if (p->n >= UINT32_MAX || nd >= UINT32_MAX) /* the oracle's 32-bit indices */
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "too many jobs or domains for a tree");
     int rc = pfi_alloc_tree_check(d, nd, err);
     if (rc != PFI_OK) return rc;
     size_t n = p->n, name_len = 0;
@@ -123,6 +126,7 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
         !ALLOC_N(t->sdom, ns) || !ALLOC_N(t->sshare, ns) || !ALLOC_N(t->order, n) ||
         !ALLOC_N(t->jstart, nd + 1) || !ALLOC_N(t->dpow, nd) || !ALLOC_N(t->resid, nd) ||
         !ALLOC_N(t->dem, nd) || !ALLOC_N(t->own, nd) || !ALLOC_N(t->gw, 2 * nd) ||
+        !ALLOC_N(t->blocked, nd) || !ALLOC_N(t->blocked_at, nd) || !ALLOC_N(t->bdem, nd) ||
         !ALLOC_N(t->g, nd > n ? nd : n) || !ALLOC_N(t->touched, nd) || !ALLOC_N(t->mark, nd)) {
         alloc_tree_free(t);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu domains", nd);
