@@ -107,19 +107,8 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
  * counted for every job the entry stands for and added to *wsum. */
 size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
 {
-    size_t k = 0;
-    double c = p->cnt[i];
-    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
-    double ap = p->floor_w[i], at = p->ftput[i];
-    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
-        double bp = P[p->ei[v]], bt = T[p->ei[v]];
-        if (!(bt > at)) break; /* concave: every later segment is flatter */
-        out[k++] = (struct seg){p->es[v], c * (bp - ap)};
-        *wsum += c * (bp - ap);
-        ap = bp;
-        at = bt;
-    }
-    return k;
+    /* struct seg is two doubles: slope, width */
+    return alloc_job_segments_into(p, i, &out->slope, sizeof *out / sizeof(double), wsum);
 }
 
 int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,

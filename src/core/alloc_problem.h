@@ -66,10 +66,36 @@ struct tseg {
     double slope, width;
     uint32_t job, home;
 };
+_Static_assert(sizeof(struct tseg) == 3 * sizeof(double) &&
+                   sizeof(struct seg) == 2 * sizeof(double),
+               "alloc_job_segments_into writes records of whole doubles");
 
 /* Entry i's envelope segments with a positive slope from its floor up, into
  * out, widths counted for every job the entry stands for, added to *wsum. */
 size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum);
+
+/* The same into any array of records that start with the two doubles
+ * (slope, width), stride doubles apart: the flat oracle's struct seg and the
+ * tree's struct tseg are filled by one walk of the envelope. */
+static inline size_t alloc_job_segments_into(const pfi_alloc_problem *p, size_t i, double *out,
+                                             size_t stride, double *wsum)
+{
+    size_t k = 0;
+    double c = p->cnt[i];
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]];
+        if (!(bt > at)) break; /* concave: every later segment is flatter */
+        out[k * stride] = p->es[v];
+        out[k * stride + 1] = c * (bp - ap);
+        *wsum += c * (bp - ap);
+        k++;
+        ap = bp;
+        at = bt;
+    }
+    return k;
+}
 
 /* A job's home when its power lands in several domains. */
 #define ALLOC_SPREAD ((size_t)-1)
@@ -100,6 +126,7 @@ struct alloc_tree {
     uint32_t cur;           /* the top-level bucket being taken */
     double *qdem;           /* top-level buckets x domains: the buckets' demands */
     uint32_t *qidx;         /* the segments by top-level bucket (cap_ts) */
+    unsigned char *qb;      /* each segment's top-level bucket (cap_ts) */
     double *bdem;           /* per domain: a bucket's demand */
     size_t *touched;        /* per-domain scratch */
     unsigned char *mark;    /* per-domain scratch */

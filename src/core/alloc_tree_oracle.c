@@ -286,6 +286,7 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
     memset(t->qdem, 0, GR_NB * nd * sizeof *t->qdem);
     for (size_t j = 0; j < ns; j++) {
         size_t q = TOP_Q(t->ts[j].slope);
+        t->qb[j] = (unsigned char)q; /* the later passes read a byte, not the segment */
         start[q + 1]++;
         t->qdem[q * nd + t->ts[j].home] += t->ts[j].width;
     }
@@ -313,11 +314,11 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
             }
             continue;
         }
-        if (!indexed) { /* the first bucket that does not fit: index them all */
+        if (!indexed) { /* the first bucket that does not fit: index it and those after */
             size_t at[GR_NB];
             memcpy(at, start, sizeof at);
             for (size_t j = 0; j < ns; j++)
-                t->qidx[at[TOP_Q(t->ts[j].slope)]++] = (uint32_t)j;
+                if (t->qb[j] >= q) t->qidx[at[t->qb[j]]++] = (uint32_t)j;
             indexed = 1;
         }
         struct tseg *a = t->ts2, *b = t->ts2 + m;
@@ -326,7 +327,7 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
         greedy(p, a, b, m, UINT64_MAX, 0, room, added);
     }
     for (size_t j = 0; j < ns; j++) {
-        size_t q = TOP_Q(t->ts[j].slope);
+        size_t q = t->qb[j];
         if (status[q] == WHOLE && q < t->blocked_at[t->ts[j].home])
             added[t->ts[j].job] += t->ts[j].width;
     }
@@ -346,18 +347,23 @@ int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uin
         if (b) t->ts2 = b;
         uint32_t *x = realloc(t->qidx, cap * sizeof *x);
         if (x) t->qidx = x;
-        if (!a || !b || !x) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+        unsigned char *y = realloc(t->qb, cap);
+        if (y) t->qb = y;
+        if (!a || !b || !x || !y) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         t->cap_ts = cap;
     }
     if (!t->qdem && t->nd <= 4096) t->qdem = malloc(GR_NB * t->nd * sizeof *t->qdem);
     double wtot = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t k = alloc_job_segments(p, i, p->segs + ns, &wtot);
+        /* struct tseg: slope, width, then the two indices (three doubles' room) */
+        size_t k = alloc_job_segments_into(p, i, &t->ts[ns].slope,
+                                           sizeof(struct tseg) / sizeof(double), &wtot);
         uint32_t h = t->home[i] == ALLOC_SPREAD ? UINT32_MAX : (uint32_t)t->home[i];
         for (size_t j = ns; j < ns + k; j++) {
-            t->ts[j] = (struct tseg){p->segs[j].slope, p->segs[j].width, (uint32_t)i, h};
-            uint64_t key = slope_key(p->segs[j].slope);
+            t->ts[j].job = (uint32_t)i;
+            t->ts[j].home = h;
+            uint64_t key = slope_key(t->ts[j].slope);
             lo = key < lo ? key : lo;
             hi = key > hi ? key : hi;
         }
