@@ -111,6 +111,20 @@ size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out,
     return alloc_job_segments_into(p, i, &out->slope, sizeof *out / sizeof(double), wsum);
 }
 
+/* Entry i's envelope throughput at pw (no caps, no alternation: the totals). */
+static double envelope_tput(const pfi_alloc_problem *p, size_t i, double pw)
+{
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    for (size_t v = p->off[i]; v < p->eend[i] && pw > ap; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]];
+        if (pw < bp) return at + p->es[v] * (pw - ap);
+        ap = bp;
+        at = bt;
+    }
+    return at;
+}
+
 int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
                      pfi_error *err)
 {
@@ -122,11 +136,8 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
             return rc;
         if (total_tput) {
             double total = 0;
-            for (size_t i = 0; i < p->n; i++) {
-                pfi_alloc_out o;
-                alloc_envelope_point(p, i, power_w[i], 0, &o);
-                total += p->cnt[i] * o.tput;
-            }
+            for (size_t i = 0; i < p->n; i++)
+                total += p->cnt[i] * envelope_tput(p, i, power_w[i]);
             *total_tput = total;
         }
         return PFI_OK;

@@ -57,7 +57,8 @@ struct pfi_alloc_problem {
     struct kv *kv;
     /* capacities (elements) of the buffers above, so that reset reuses them */
     size_t cap_jobs, cap_pts, cap_names;
-    struct alloc_tree *tree; /* nested budgets; NULL when none is set */
+    struct alloc_tree *tree;     /* nested budgets; NULL when none is set */
+    struct alloc_tree *tree_mem; /* the memory of the last tree set, kept for the next */
 };
 
 /* An envelope segment of job `job` in domain `home` (UINT32_MAX: spread),
@@ -104,7 +105,8 @@ static inline size_t alloc_job_segments_into(const pfi_alloc_problem *p, size_t 
  * domain's subtree is [d, end[d]); the jobs sorted by home domain put a
  * subtree's home jobs in one range too, order[jstart[d] .. jstart[end[d]]). */
 struct alloc_tree {
-    size_t nd, n_jobs; /* domains; the job count it was set for */
+    size_t nd, n_jobs;                       /* domains; the job count it was set for */
+    size_t cap_nd, cap_n, cap_ns, cap_names; /* what its buffers hold */
     size_t *parent, *end;
     double *limit, *fixed, *fixed_sub; /* fixed_sub: fixed power of the subtree */
     const char **names;                /* into name_buf; NULL where none */

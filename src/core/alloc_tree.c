@@ -108,8 +108,7 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
                                const pfi_alloc_span *s, size_t ns, pfi_error *err)
 {
     if (!p) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no problem");
-    alloc_tree_free(p->tree);
-    p->tree = NULL;
+    p->tree = NULL; /* its memory (tree_mem) is kept for the next */
     if (nd == 0) return PFI_OK;
     if (!d || (ns && !s)) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no domains or spans");
     if (p->n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the problem holds no jobs");
@@ -120,23 +119,36 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
     size_t n = p->n, name_len = 0;
     for (size_t i = 0; i < nd; i++)
         if (d[i].name) name_len += strlen(d[i].name) + 1;
-    struct alloc_tree *t = calloc(1, sizeof *t);
-    if (!t || !ALLOC_N(t->parent, nd) || !ALLOC_N(t->end, nd) || !ALLOC_N(t->limit, nd) ||
-        !ALLOC_N(t->fixed, nd) || !ALLOC_N(t->fixed_sub, nd) || !ALLOC_N(t->names, nd) ||
-        !ALLOC_N(t->name_buf, name_len + 1) || !ALLOC_N(t->home, n) || !ALLOC_N(t->soff, n + 1) ||
-        !ALLOC_N(t->sdom, ns) || !ALLOC_N(t->sshare, ns) || !ALLOC_N(t->order, n) ||
-        !ALLOC_N(t->jstart, nd + 1) || !ALLOC_N(t->dpow, nd) || !ALLOC_N(t->resid, nd) ||
-        !ALLOC_N(t->dem, nd) || !ALLOC_N(t->own, nd) || !ALLOC_N(t->gw, 2 * nd) ||
-        !ALLOC_N(t->blocked, nd) || !ALLOC_N(t->blocked_at, nd) || !ALLOC_N(t->bdem, nd) ||
-        !ALLOC_N(t->g, nd > n ? nd : n) || !ALLOC_N(t->touched, nd) || !ALLOC_N(t->mark, nd)) {
+    /* a controller sets its tree every period: the memory of the last one
+     * is reused when it is large enough (fresh pages cost more than the
+     * work, alloc.h's _reset) */
+    struct alloc_tree *t = p->tree_mem;
+    if (!t || t->cap_nd < nd || t->cap_n < n || t->cap_ns < ns || t->cap_names < name_len + 1) {
         alloc_tree_free(t);
-        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu domains", nd);
+        p->tree_mem = t = calloc(1, sizeof *t);
+        if (!t || !ALLOC_N(t->parent, nd) || !ALLOC_N(t->end, nd) || !ALLOC_N(t->limit, nd) ||
+            !ALLOC_N(t->fixed, nd) || !ALLOC_N(t->fixed_sub, nd) || !ALLOC_N(t->names, nd) ||
+            !ALLOC_N(t->name_buf, name_len + 1) || !ALLOC_N(t->home, n) ||
+            !ALLOC_N(t->soff, n + 1) || !ALLOC_N(t->sdom, ns) || !ALLOC_N(t->sshare, ns) ||
+            !ALLOC_N(t->order, n) || !ALLOC_N(t->jstart, nd + 1) || !ALLOC_N(t->dpow, nd) ||
+            !ALLOC_N(t->resid, nd) || !ALLOC_N(t->dem, nd) || !ALLOC_N(t->own, nd) ||
+            !ALLOC_N(t->gw, 2 * nd) || !ALLOC_N(t->blocked, nd) || !ALLOC_N(t->blocked_at, nd) ||
+            !ALLOC_N(t->bdem, nd) || !ALLOC_N(t->g, nd > n ? nd : n) || !ALLOC_N(t->touched, nd) ||
+            !ALLOC_N(t->mark, nd)) {
+            alloc_tree_free(t);
+            p->tree_mem = NULL;
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu domains", nd);
+        }
+        t->cap_nd = nd;
+        t->cap_n = n;
+        t->cap_ns = ns;
+        t->cap_names = name_len + 1;
     }
+    t->n_spread = 0;
+    t->have_pow = 0;
+    memset(t->soff, 0, (n + 1) * sizeof *t->soff);
     /* g doubles as the per-job share sums while checking */
-    if ((rc = check_spans(p, s, ns, nd, t->g, err)) != PFI_OK) {
-        alloc_tree_free(t);
-        return rc;
-    }
+    if ((rc = check_spans(p, s, ns, nd, t->g, err)) != PFI_OK) return rc;
     t->nd = nd;
     t->n_jobs = n;
     size_t nb = 0;
@@ -145,6 +157,7 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
         t->limit[i] = d[i].limit_w;
         t->fixed[i] = t->fixed_sub[i] = d[i].fixed_w;
         t->end[i] = i + 1;
+        t->names[i] = NULL;
         if (d[i].name) {
             size_t l = strlen(d[i].name) + 1;
             memcpy(t->name_buf + nb, d[i].name, l);

@@ -352,7 +352,7 @@ int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uin
         if (!a || !b || !x || !y) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         t->cap_ts = cap;
     }
-    if (!t->qdem && t->nd <= 4096) t->qdem = malloc(GR_NB * t->nd * sizeof *t->qdem);
+    if (!t->qdem && t->cap_nd <= 4096) t->qdem = malloc(GR_NB * t->cap_nd * sizeof *t->qdem);
     double wtot = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
