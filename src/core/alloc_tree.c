@@ -84,14 +84,14 @@ static int check_spans(const pfi_alloc_problem *p, const pfi_alloc_span *s, size
         if (s[k].job >= p->n)
             return pfi_error_set(err, PFI_EINVAL, NULL, 0, "span %zu: job %zu out of range (%zu)",
                                  k, s[k].job, p->n);
-        const char *nm = alloc_label(p, s[k].job, lb, sizeof lb);
+        /* the label only for an error: it costs a snprintf per span */
         if (s[k].domain >= nd)
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: domain %zu out of range (%zu domains)", nm, s[k].domain,
-                                 nd);
+                                 "job %s: domain %zu out of range (%zu domains)",
+                                 alloc_label(p, s[k].job, lb, sizeof lb), s[k].domain, nd);
         if (!(s[k].share > 0 && s[k].share <= 1))
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: share %g outside (0, 1]", nm,
-                                 s[k].share);
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: share %g outside (0, 1]",
+                                 alloc_label(p, s[k].job, lb, sizeof lb), s[k].share);
         sum[s[k].job] += s[k].share;
     }
     for (size_t i = 0; i < p->n; i++)

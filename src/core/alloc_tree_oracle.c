@@ -21,9 +21,11 @@
  * watt per watt; test_alloc_tree shows the case). Those problems go to the
  * linear program of alloc_tree_lp.c.
  *
- * The greedy runs on buckets of slopes (greedy() below) rather than a sort of
- * every segment: bench_alloc's 10^5 jobs under a 4-level tree, 0.41 s with
- * the sort, see its alloc_tree_oracle line for now. */
+ * The greedy runs on buckets of slopes (greedy_top() and greedy() below)
+ * rather than a sort of every segment: bench_alloc's 10^5 jobs under a
+ * 4-level tree of 85 domains binding at every level, 0.41 s with a qsort,
+ * 19-24 ms now against the flat oracle's 11-13 ms (1.7-1.8x; with the
+ * period's set-up 1.6-1.8x). */
 #include "alloc_problem.h"
 
 #include <math.h>
