@@ -16,6 +16,7 @@ PKGS=(
   mandoc
   etcd-server etcd-client python3-scipy iproute2
   libglpk-dev
+  chromium
 )
 
 # kubectl validates contrib/kubernetes (`kubectl apply --dry-run=client`):
