@@ -5,6 +5,7 @@
 #include "alloc_problem.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,11 @@
 void alloc_tree_free(struct alloc_tree *t)
 {
     if (!t) return;
-    void *bufs[] = {t->parent,   t->end,  t->limit, t->fixed, t->fixed_sub, t->names,
-                    t->name_buf, t->home, t->soff,  t->sdom,  t->sshare,    t->order,
-                    t->jstart,   t->dpow, t->resid, t->dem,   t->g,         t->touched,
-                    t->mark,     t->own,  t->ts,    t->gw};
+    void *bufs[] = {t->parent,   t->end,        t->limit, t->fixed, t->fixed_sub, t->names,
+                    t->name_buf, t->home,       t->soff,  t->sdom,  t->sshare,    t->order,
+                    t->jstart,   t->dpow,       t->resid, t->dem,   t->g,         t->touched,
+                    t->mark,     t->own,        t->ts,    t->gw,    t->ts2,       t->blocked,
+                    t->bdem,     t->blocked_at, t->qdem,  t->qidx,  t->qb};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(t);
@@ -82,14 +84,14 @@ static int check_spans(const pfi_alloc_problem *p, const pfi_alloc_span *s, size
         if (s[k].job >= p->n)
             return pfi_error_set(err, PFI_EINVAL, NULL, 0, "span %zu: job %zu out of range (%zu)",
                                  k, s[k].job, p->n);
-        const char *nm = alloc_label(p, s[k].job, lb, sizeof lb);
+        /* the label only for an error: it costs a snprintf per span */
         if (s[k].domain >= nd)
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: domain %zu out of range (%zu domains)", nm, s[k].domain,
-                                 nd);
+                                 "job %s: domain %zu out of range (%zu domains)",
+                                 alloc_label(p, s[k].job, lb, sizeof lb), s[k].domain, nd);
         if (!(s[k].share > 0 && s[k].share <= 1))
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: share %g outside (0, 1]", nm,
-                                 s[k].share);
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: share %g outside (0, 1]",
+                                 alloc_label(p, s[k].job, lb, sizeof lb), s[k].share);
         sum[s[k].job] += s[k].share;
     }
     for (size_t i = 0; i < p->n; i++)
@@ -106,32 +108,47 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
                                const pfi_alloc_span *s, size_t ns, pfi_error *err)
 {
     if (!p) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no problem");
-    alloc_tree_free(p->tree);
-    p->tree = NULL;
+    p->tree = NULL; /* its memory (tree_mem) is kept for the next */
     if (nd == 0) return PFI_OK;
     if (!d || (ns && !s)) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no domains or spans");
     if (p->n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the problem holds no jobs");
+    if (p->n >= UINT32_MAX || nd >= UINT32_MAX) /* the oracle's 32-bit indices */
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "too many jobs or domains for a tree");
     int rc = pfi_alloc_tree_check(d, nd, err);
     if (rc != PFI_OK) return rc;
     size_t n = p->n, name_len = 0;
     for (size_t i = 0; i < nd; i++)
         if (d[i].name) name_len += strlen(d[i].name) + 1;
-    struct alloc_tree *t = calloc(1, sizeof *t);
-    if (!t || !ALLOC_N(t->parent, nd) || !ALLOC_N(t->end, nd) || !ALLOC_N(t->limit, nd) ||
-        !ALLOC_N(t->fixed, nd) || !ALLOC_N(t->fixed_sub, nd) || !ALLOC_N(t->names, nd) ||
-        !ALLOC_N(t->name_buf, name_len + 1) || !ALLOC_N(t->home, n) || !ALLOC_N(t->soff, n + 1) ||
-        !ALLOC_N(t->sdom, ns) || !ALLOC_N(t->sshare, ns) || !ALLOC_N(t->order, n) ||
-        !ALLOC_N(t->jstart, nd + 1) || !ALLOC_N(t->dpow, nd) || !ALLOC_N(t->resid, nd) ||
-        !ALLOC_N(t->dem, nd) || !ALLOC_N(t->own, nd) || !ALLOC_N(t->gw, 2 * nd) ||
-        !ALLOC_N(t->g, nd > n ? nd : n) || !ALLOC_N(t->touched, nd) || !ALLOC_N(t->mark, nd)) {
+    /* a controller sets its tree every period: the memory of the last one
+     * is reused when it is large enough (fresh pages cost more than the
+     * work, alloc.h's _reset) */
+    struct alloc_tree *t = p->tree_mem;
+    if (!t || t->cap_nd < nd || t->cap_n < n || t->cap_ns < ns || t->cap_names < name_len + 1) {
         alloc_tree_free(t);
-        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu domains", nd);
+        p->tree_mem = t = calloc(1, sizeof *t);
+        if (!t || !ALLOC_N(t->parent, nd) || !ALLOC_N(t->end, nd) || !ALLOC_N(t->limit, nd) ||
+            !ALLOC_N(t->fixed, nd) || !ALLOC_N(t->fixed_sub, nd) || !ALLOC_N(t->names, nd) ||
+            !ALLOC_N(t->name_buf, name_len + 1) || !ALLOC_N(t->home, n) ||
+            !ALLOC_N(t->soff, n + 1) || !ALLOC_N(t->sdom, ns) || !ALLOC_N(t->sshare, ns) ||
+            !ALLOC_N(t->order, n) || !ALLOC_N(t->jstart, nd + 1) || !ALLOC_N(t->dpow, nd) ||
+            !ALLOC_N(t->resid, nd) || !ALLOC_N(t->dem, nd) || !ALLOC_N(t->own, nd) ||
+            !ALLOC_N(t->gw, 2 * nd) || !ALLOC_N(t->blocked, nd) || !ALLOC_N(t->blocked_at, nd) ||
+            !ALLOC_N(t->bdem, nd) || !ALLOC_N(t->g, nd > n ? nd : n) || !ALLOC_N(t->touched, nd) ||
+            !ALLOC_N(t->mark, nd)) {
+            alloc_tree_free(t);
+            p->tree_mem = NULL;
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu domains", nd);
+        }
+        t->cap_nd = nd;
+        t->cap_n = n;
+        t->cap_ns = ns;
+        t->cap_names = name_len + 1;
     }
+    t->n_spread = 0;
+    t->have_pow = 0;
+    memset(t->soff, 0, (n + 1) * sizeof *t->soff);
     /* g doubles as the per-job share sums while checking */
-    if ((rc = check_spans(p, s, ns, nd, t->g, err)) != PFI_OK) {
-        alloc_tree_free(t);
-        return rc;
-    }
+    if ((rc = check_spans(p, s, ns, nd, t->g, err)) != PFI_OK) return rc;
     t->nd = nd;
     t->n_jobs = n;
     size_t nb = 0;
@@ -140,6 +157,7 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
         t->limit[i] = d[i].limit_w;
         t->fixed[i] = t->fixed_sub[i] = d[i].fixed_w;
         t->end[i] = i + 1;
+        t->names[i] = NULL;
         if (d[i].name) {
             size_t l = strlen(d[i].name) + 1;
             memcpy(t->name_buf + nb, d[i].name, l);
