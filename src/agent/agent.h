@@ -44,6 +44,7 @@ typedef struct agent_opts {
     unsigned sim_gpus;
     const char *sim_jobs;
     double sim_limit_w; /* sim: the limit in force at start (the site's own), 0 = the TDP */
+    int sim_tokens;     /* sim: report each job's modelled tokens/s every sample */
     const char *dcgm_url;
     const char *listen;
     const char *db;
