@@ -212,6 +212,10 @@ int agent_node_set(agent *a, double watts, double expires_s, const agent_caller 
 {
     static const agent_caller anon = {"", 0};
     if (!by) by = &anon;
+    /* A ceiling pfid could not hold is refused, as a cap is (501). */
+    if (strcmp(a->o.backend, "dcgm") == 0)
+        return pfi_error_set(err, PFI_ENOTSUP, NULL, 0,
+                             "the dcgm backend cannot set power limits: no node limit");
     pthread_mutex_lock(&a->cap_mu);
     int rc = fence(a, by, holder, err);
     if (rc == PFI_OK) {
