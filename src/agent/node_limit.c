@@ -201,6 +201,7 @@ static int node_commit(agent *a, const agent_node *nn, pfi_error *err)
     pthread_mutex_lock(&a->mu);
     a->node = *nn;
     a->gen++;
+    pthread_cond_broadcast(&a->wake); /* the sampler re-plans its next expiry */
     pthread_mutex_unlock(&a->mu);
     return PFI_OK;
 }
@@ -444,6 +445,14 @@ static void enforce(agent *a)
     }
     free(v);
     free(share);
+}
+
+double agent_node_expiry(agent *a)
+{
+    pthread_mutex_lock(&a->mu);
+    double t = a->node.set && !a->o.read_only ? a->node.expires_m : INFINITY;
+    pthread_mutex_unlock(&a->mu);
+    return t;
 }
 
 void agent_node_tick(agent *a)

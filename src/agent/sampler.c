@@ -166,8 +166,15 @@ static void *sampler_main(void *arg)
             pfi_log("the wall clock stepped by %+.1f s; caps still expire on time (they run on "
                     "the boot clock), timestamps from now on follow the new wall time",
                     step);
-        /* Caps first: an expiry is due whatever the sampling does. */
+        /* Caps first: an expiry is due whatever the sampling does; the
+         * node ceiling's too. */
         double expiry = agent_caps_expire(a);
+        double node_exp = agent_node_expiry(a);
+        if (node_exp <= agent_cap_now()) {
+            agent_node_tick(a);
+            node_exp = agent_node_expiry(a);
+        }
+        expiry = fmin(expiry, node_exp);
         double now_m = pfi_clock_mono();
         if (now_m >= next) {
             agent_tick(a);
