@@ -4,7 +4,7 @@
  * network is gone.
  *
  * Enforcement, after every sample: when the summed power passes ENFORCE_AT
- * of the ceiling, each GPU gets an even share of it (water-filled: the
+ * of the ceiling, each GPU gets an even share of it (pfi_even_shares: the
  * ceiling split by GPU, each share within the GPU's constraints and never
  * above its cap or prior limit, what a GPU below the level cannot use going
  * to the others), and the device holds the lower of share and cap. The
@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "pfi/even_share.h"
 #include "pfi/json.h"
 
 #define ENFORCE_AT 0.95 /* of the ceiling: shares go on above it */
@@ -284,26 +285,6 @@ typedef struct {
     int at_target;  /* the device reads target */
 } gpu_view;
 
-/* The water level L with sum_g clamp(L, lo_g, ub_g) = watts (bisection; the
- * sum is monotone in L), each share clamp(L, lo_g, ub_g). */
-static void water_fill(const gpu_view *v, unsigned n, double watts, double *share)
-{
-    double lo = 0, hi = 0;
-    for (unsigned g = 0; g < n; g++)
-        if (isfinite(v[g].ub)) hi = fmax(hi, v[g].ub);
-    for (int it = 0; it < 60; it++) {
-        double mid = 0.5 * (lo + hi), sum = 0;
-        for (unsigned g = 0; g < n; g++)
-            if (isfinite(v[g].ub)) sum += fmin(fmax(mid, v[g].lo), v[g].ub);
-        if (sum > watts)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    for (unsigned g = 0; g < n; g++)
-        share[g] = fmin(fmax(lo, v[g].lo), v[g].ub);
-}
-
 /* Puts share w (NaN: none) on gpu: the record first, then the device at the
  * lower of share and cap (or prior). Caller holds cap_mu. */
 static void apply_share(agent *a, unsigned gpu, double w)
@@ -436,7 +417,16 @@ static void enforce(agent *a)
             pfi_log("node power fits under the node limit%s: the GPUs' shares are lifted",
                     set ? "" : " (none now)");
     }
-    if (on) water_fill(v, n, watts, share);
+    if (on) {
+        double *lo = malloc((n ? n : 1) * sizeof *lo), *hi = malloc((n ? n : 1) * sizeof *hi);
+        for (unsigned g = 0; lo && hi && g < n; g++) {
+            lo[g] = fmin(v[g].lo, v[g].ub);
+            hi[g] = v[g].ub;
+        }
+        if (!lo || !hi || pfi_even_shares(lo, hi, n, watts, share) != PFI_OK) on = 0;
+        free(lo);
+        free(hi);
+    }
     for (unsigned g = 0; g < n; g++) {
         double w = on && isfinite(v[g].ub) ? share[g] : NAN;
         int moved = isfinite(w) != isfinite(v[g].share) ||
