@@ -44,6 +44,7 @@ typedef struct agent_opts {
     unsigned sim_gpus;
     const char *sim_jobs;
     double sim_limit_w; /* sim: the limit in force at start (the site's own), 0 = the TDP */
+    int sim_tokens;     /* sim: report each job's modelled tokens/s every sample */
     const char *dcgm_url;
     const char *listen;
     const char *db;
@@ -432,6 +433,8 @@ int agent_node_clear(agent *a, const agent_caller *by, json_t **resp, agent_hold
 json_t *agent_node_json(agent *a); /* GET /v1/node; caller holds mu */
 /* After each tick: expiry, then the shares the summed power calls for. */
 void agent_node_tick(agent *a);
+/* When the node limit expires (agent_cap_now's clock), INFINITY when none. */
+double agent_node_expiry(agent *a);
 /* At shutdown, before agent_caps_restore_all: every share off its GPU (the
  * limit itself stays recorded). */
 void agent_node_release_all(agent *a);

@@ -4,7 +4,7 @@
  * network is gone.
  *
  * Enforcement, after every sample: when the summed power passes ENFORCE_AT
- * of the ceiling, each GPU gets an even share of it (water-filled: the
+ * of the ceiling, each GPU gets an even share of it (pfi_even_shares: the
  * ceiling split by GPU, each share within the GPU's constraints and never
  * above its cap or prior limit, what a GPU below the level cannot use going
  * to the others), and the device holds the lower of share and cap. The
@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "pfi/even_share.h"
 #include "pfi/json.h"
 
 #define ENFORCE_AT 0.95 /* of the ceiling: shares go on above it */
@@ -201,6 +202,7 @@ static int node_commit(agent *a, const agent_node *nn, pfi_error *err)
     pthread_mutex_lock(&a->mu);
     a->node = *nn;
     a->gen++;
+    pthread_cond_broadcast(&a->wake); /* the sampler re-plans its next expiry */
     pthread_mutex_unlock(&a->mu);
     return PFI_OK;
 }
@@ -212,6 +214,10 @@ int agent_node_set(agent *a, double watts, double expires_s, const agent_caller 
 {
     static const agent_caller anon = {"", 0};
     if (!by) by = &anon;
+    /* A ceiling pfid could not hold is refused, as a cap is (501). */
+    if (strcmp(a->o.backend, "dcgm") == 0)
+        return pfi_error_set(err, PFI_ENOTSUP, NULL, 0,
+                             "the dcgm backend cannot set power limits: no node limit");
     pthread_mutex_lock(&a->cap_mu);
     int rc = fence(a, by, holder, err);
     if (rc == PFI_OK) {
@@ -278,26 +284,6 @@ typedef struct {
     double target;  /* the limit the device should hold with it, NaN: the prior */
     int at_target;  /* the device reads target */
 } gpu_view;
-
-/* The water level L with sum_g clamp(L, lo_g, ub_g) = watts (bisection; the
- * sum is monotone in L), each share clamp(L, lo_g, ub_g). */
-static void water_fill(const gpu_view *v, unsigned n, double watts, double *share)
-{
-    double lo = 0, hi = 0;
-    for (unsigned g = 0; g < n; g++)
-        if (isfinite(v[g].ub)) hi = fmax(hi, v[g].ub);
-    for (int it = 0; it < 60; it++) {
-        double mid = 0.5 * (lo + hi), sum = 0;
-        for (unsigned g = 0; g < n; g++)
-            if (isfinite(v[g].ub)) sum += fmin(fmax(mid, v[g].lo), v[g].ub);
-        if (sum > watts)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    for (unsigned g = 0; g < n; g++)
-        share[g] = fmin(fmax(lo, v[g].lo), v[g].ub);
-}
 
 /* Puts share w (NaN: none) on gpu: the record first, then the device at the
  * lower of share and cap (or prior). Caller holds cap_mu. */
@@ -431,7 +417,16 @@ static void enforce(agent *a)
             pfi_log("node power fits under the node limit%s: the GPUs' shares are lifted",
                     set ? "" : " (none now)");
     }
-    if (on) water_fill(v, n, watts, share);
+    if (on) {
+        double *lo = malloc((n ? n : 1) * sizeof *lo), *hi = malloc((n ? n : 1) * sizeof *hi);
+        for (unsigned g = 0; lo && hi && g < n; g++) {
+            lo[g] = fmin(v[g].lo, v[g].ub);
+            hi[g] = v[g].ub;
+        }
+        if (!lo || !hi || pfi_even_shares(lo, hi, n, watts, share) != PFI_OK) on = 0;
+        free(lo);
+        free(hi);
+    }
     for (unsigned g = 0; g < n; g++) {
         double w = on && isfinite(v[g].ub) ? share[g] : NAN;
         int moved = isfinite(w) != isfinite(v[g].share) ||
@@ -440,6 +435,14 @@ static void enforce(agent *a)
     }
     free(v);
     free(share);
+}
+
+double agent_node_expiry(agent *a)
+{
+    pthread_mutex_lock(&a->mu);
+    double t = a->node.set && !a->o.read_only ? a->node.expires_m : INFINITY;
+    pthread_mutex_unlock(&a->mu);
+    return t;
 }
 
 void agent_node_tick(agent *a)

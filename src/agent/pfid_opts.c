@@ -28,6 +28,8 @@ static const char *help =
     "  --sim-gpus N      sim: number of simulated H200s (default 8)\n"
     "  --sim-jobs FILE   sim: jobs file placing modelled jobs on GPUs\n"
     "  --sim-limit W     sim: the GPUs' power limit at start (default: the TDP)\n"
+    "  --sim-tokens      sim: report each registered job's modelled tokens/s\n"
+    "                    every sample, as its training loop would\n"
     "  --dcgm-url URL    dcgm: the exporter's metrics URL\n"
     "                    (default http://127.0.0.1:9400/metrics)\n"
     "  --listen A:P      HTTP address and port (default 127.0.0.1:9477; [::1]:P\n"
@@ -130,6 +132,7 @@ static const pfid_opt opts[] = {
     {"sim-jobs", required_argument, 0, OPT_STR, F(sim_jobs), 0, 0, NULL},
     {"sim-limit", required_argument, 0, OPT_DOUBLE, F(sim_limit_w), 1, 100000,
      "--sim-limit must be a power in W, not '%s'"},
+    {"sim-tokens", no_argument, 0, OPT_FLAG, F(sim_tokens), 0, 0, NULL},
     {"dcgm-url", required_argument, 0, OPT_STR, F(dcgm_url), 0, 0, NULL},
     {"listen", required_argument, 0, OPT_STR, F(listen), 0, 0, NULL},
     {"db", required_argument, 0, OPT_STR, F(db), 0, 0, NULL},
@@ -218,8 +221,10 @@ static int check(int argc, char **argv, agent_opts *o)
         return usage_error("--backend must be nvml, dcgm or sim, not '%s'", o->backend);
     if (!o->db) return usage_error("%s", "--db PATH is required");
     if (!o->token_file) return usage_error("%s", "--token-file FILE is required");
-    if ((o->sim_jobs || o->sim_gpus != 8 || o->sim_limit_w > 0) && strcmp(o->backend, "sim") != 0)
-        return usage_error("%s", "--sim-gpus, --sim-jobs and --sim-limit need --backend sim");
+    if ((o->sim_jobs || o->sim_gpus != 8 || o->sim_limit_w > 0 || o->sim_tokens) &&
+        strcmp(o->backend, "sim") != 0)
+        return usage_error(
+            "%s", "--sim-gpus, --sim-jobs, --sim-limit and --sim-tokens need --backend sim");
     if (o->dcgm_url && strcmp(o->backend, "dcgm") != 0)
         return usage_error("%s", "--dcgm-url needs --backend dcgm");
     const char *k8s_bad = agent_k8s_check(o);

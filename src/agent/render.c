@@ -386,6 +386,9 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "epoch", x->capped ? json_integer(x->cap_epoch) : json_null());
     pfi_json_set(o, "max_epoch", json_integer(x->st.max_epoch));
     pfi_json_set(o, "release_pending", json_boolean(x->release_pending));
+    /* the node ceiling's share on it (node_limit.c): the device holds the
+     * lower of it and the cap */
+    pfi_json_set(o, "node_share_w", pfi_json_num(x->node_w));
     if (x->capped) {
         json_t *c = json_object();
         pfi_json_set(c, "watts", pfi_json_num(x->cap_w));

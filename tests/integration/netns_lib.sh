@@ -98,9 +98,9 @@ netns_setup() {
     # On exit: pfid_lib's cleanup (kills the processes), then the namespaces.
     trap 'cleanup; netns_cleanup' EXIT
     netns__watch $$
-    netns__sweep
     exec 8>"$NETNS_STATE_DIR/.lock"
     flock 8
+    netns__sweep # under the lock: no other run is between its record and its bridge
     echo "$$ $(netns__start_time $$)" >"$NETNS_STATE_DIR/$NETNS_TAG"
     NETNS_SUBNET=
     for i in $(seq 50); do

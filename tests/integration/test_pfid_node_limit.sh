@@ -9,7 +9,8 @@
 # another owner is a 409 naming the holder; expiry (on the cap clock) and
 # DELETE put every GPU back at its prior; a restart keeps the ceiling and
 # its highest epoch (--state-dir) and holds it from the first sample.
-# GET /v1/node names the node (--node-name); /metrics has
+# GET /v1/node names the node (--node-name), /v1/gpus each GPU's
+# node_share_w; /metrics has
 # pfi_node_limit_watts and pfi_node_limit_enforcing.
 . "$(dirname "$0")/pfid_lib.sh"
 
@@ -56,6 +57,8 @@ read -r NOVER FIRST LAST MAXA <<<"$R"
 [ "$NOVER" = 1 ] || fail "job b never put the node over: $R"
 ok "job b started uncapped: $NOVER tick over $LIMIT W, then at most $MAXA W on every tick to $LAST"
 [ "$(limits)" = "500 500 500 500" ] || fail "even shares: $(limits)"
+req GET /v1/gpus "" no
+[ "$(jq_py '[g["node_share_w"] for g in d["gpus"]]')" = "[500.0, 500.0, 500.0, 500.0]" ] || fail "node_share_w: $BODY"
 [ "$(metric pfi_node_limit_enforcing)" = 1 ] || fail "pfi_node_limit_enforcing while held"
 ok "each GPU at its even share, 500 W; pfi_node_limit_enforcing 1"
 
@@ -100,6 +103,8 @@ wait_until 3 bash -c "[ \"\$(curl -s http://127.0.0.1:$PORT/v1/gpus | python3 -c
     fail "expired: the priors are not back: $(limits)"
 grep -q "node limit of 2000 W expired" "$WORK/pfid2.log" || fail "expiry not logged"
 [ "$(metric pfi_node_limit_enforcing)" = 0 ] && [ -z "$(metric pfi_node_limit_watts)" ] || fail "metrics after expiry"
+req GET /v1/gpus "" no
+[ "$(jq_py '[g["node_share_w"] for g in d["gpus"]]')" = "[None, None, None, None]" ] || fail "node_share_w after expiry: $BODY"
 ok "expired: every GPU back at 700 W, limit null"
 
 # --- DELETE ---
