@@ -354,7 +354,7 @@ static void bench_period_tree(void)
             ng[i] = mj[i].n;
             pmax[i] = mj[i].power;
         }
-        if (ctl_topo_build(&T, JOBS, (const size_t *const *)ga, ng, pmax, 0, 0, 1, 1) != PFI_OK)
+        if (ctl_topo_build(&T, JOBS, (const size_t *const *)ga, ng, pmax, 0, 1, 1) != PFI_OK)
             exit(1);
         for (int i = 0; i < JOBS; i++)
             pj[i] = (pfi_plan_job){.id = mj[i].id,

@@ -94,8 +94,8 @@ static int tree(ctl *c, period *p)
         ng[i] = j->n_gpus;
         pmax[i] = k && isfinite(k->pmax_w) ? k->pmax_w : j->n_gpus * p->pj[i].max_w;
     }
-    ok = ok && ctl_topo_build(T, n, ga, ng, pmax, c->other_w, c->o.margin_w, p->fresh,
-                              c->prev_push_ok) == PFI_OK;
+    ok = ok &&
+         ctl_topo_build(T, n, ga, ng, pmax, c->o.margin_w, p->fresh, c->prev_push_ok) == PFI_OK;
     free(ga);
     free(ng);
     free(pmax);

@@ -273,9 +273,8 @@ static int spans(ctl_topo *T, size_t n_jobs, const size_t *const *gpu_agent, con
 }
 
 int ctl_topo_build(ctl_topo *T, size_t n_jobs, const size_t *const *gpu_agent, const size_t *n_gpus,
-                   const double *pmax, double other_w, double margin_w, int fresh, int pushed)
+                   const double *pmax, double margin_w, int fresh, int pushed)
 {
-    (void)other_w;
     if (spans(T, n_jobs, gpu_agent, n_gpus) != 0) return PFI_ENOMEM;
     double *sub_fixed = calloc(T->n, sizeof *sub_fixed);
     if (!sub_fixed) return PFI_ENOMEM;

@@ -95,16 +95,15 @@ size_t ctl_topo_domain_of(const ctl_topo *T, const char *name);
 /* The period's arithmetic (pure): jobs' spans from their GPUs' agents,
  * each domain's power, demand, limit and plan limit, and the tree for the
  * plan (T->pd). Inputs: per job i its GPUs' agents (gpu_agent[i][k] for k
- * < n_gpus[i]) and its Pmax (pmax[i]); the site's non-GPU load other_w;
+ * < n_gpus[i]) and its Pmax (pmax[i]); the non-GPU loads (ctl_topo_other);
  * margin_w (taken off every limit); fresh and pushed as for the trim. The
  * targets per domain must be evaluated first (ctl_topo_targets). */
 int ctl_topo_build(ctl_topo *T, size_t n_jobs, const size_t *const *gpu_agent, const size_t *n_gpus,
-                   const double *pmax, double other_w, double margin_w, int fresh, int pushed);
+                   const double *pmax, double margin_w, int fresh, int pushed);
 /* Evaluates each non-root domain's targets at now (those naming it, by
  * the rule of pfi/target.h, lead as pfi_target_eval_ahead) and ramps them
- * (default ramp when a target has none); call after the per-domain other
- * load is known (ctl_topo_build's sub_other_w from the last period, or
- * ctl_topo_other). */
+ * (default ramp when a target has none); call after ctl_topo_other (a site
+ * limit on a domain is less its non-GPU load). */
 void ctl_topo_targets(ctl_topo *T, const pfi_target *ts, size_t n, double now, double dt,
                       double lead_s, double margin_w, double ramp_w_per_s);
 /* The non-GPU load per domain this period (the file's constants, its

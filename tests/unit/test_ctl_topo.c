@@ -80,7 +80,7 @@ static const double PMAX[] = {2800, 2000, 1400};
 static void build(ctl_topo *T, int fresh, int pushed)
 {
     ctl_topo_other(T, NULL, 1000, 0);
-    assert_int_equal(ctl_topo_build(T, 3, GA, NG, PMAX, 1000, 100, fresh, pushed), PFI_OK);
+    assert_int_equal(ctl_topo_build(T, 3, GA, NG, PMAX, 100, fresh, pushed), PFI_OK);
 }
 
 static void test_period(void **st)
@@ -194,7 +194,7 @@ static void test_targets(void **st)
          .domain = "rack-3"},
     };
     ctl_topo_targets(&T, ts, 5, 50, 5, 0, 100, 100);
-    assert_int_equal(ctl_topo_build(&T, 3, GA, NG, PMAX, 1000, 100, 1, 0), PFI_OK);
+    assert_int_equal(ctl_topo_build(&T, 3, GA, NG, PMAX, 100, 1, 0), PFI_OK);
     assert_true(T.d[FEED_B].active);
     assert_string_equal(T.d[FEED_B].win.id, "fb");
     assert_near(T.d[FEED_B].target_w, 4000, 1e-9);
@@ -210,13 +210,13 @@ static void test_targets(void **st)
     assert_false(T.d[SITE].active); /* the site's targets are the controller's flat path */
     /* every target over: the budgets ramp up at 100 W/s from where they were */
     ctl_topo_targets(&T, ts, 5, 200, 5, 0, 100, 100);
-    assert_int_equal(ctl_topo_build(&T, 3, GA, NG, PMAX, 1000, 100, 1, 0), PFI_OK);
+    assert_int_equal(ctl_topo_build(&T, 3, GA, NG, PMAX, 100, 1, 0), PFI_OK);
     assert_false(T.d[FEED_B].active);
     assert_near(T.d[FEED_B].limit_w, 4400, 1e-9); /* 3900 + 500 */
     assert_near(T.d[RACK_2].limit_w, 900, 1e-9);  /* 400 + 500 */
     /* once a ramp covers every job uncapped it ends */
     ctl_topo_targets(&T, ts, 5, 205, 5, 0, 100, 100);
-    assert_int_equal(ctl_topo_build(&T, 3, GA, NG, PMAX, 1000, 100, 1, 0), PFI_OK);
+    assert_int_equal(ctl_topo_build(&T, 3, GA, NG, PMAX, 100, 1, 0), PFI_OK);
     assert_near(T.d[FEED_B].limit_w, 4900, 1e-9); /* min(4900 rating, 4900 ramped) */
     assert_true(isnan(T.d[RACK_2].tbudget_w));    /* 1400 >= 1000: done */
     assert_true(isinf(T.d[RACK_2].limit_w));
@@ -282,7 +282,7 @@ static void test_site_alone(void **st)
     size_t ng[] = {2};
     double pm[] = {1400};
     T.ag_gpu_w[0] = T.ag_gpu_w[1] = 600;
-    assert_int_equal(ctl_topo_build(&T, 1, GAs, ng, pm, 700, 100, 1, 1), PFI_OK);
+    assert_int_equal(ctl_topo_build(&T, 1, GAs, ng, pm, 100, 1, 1), PFI_OK);
     assert_false(T.binding);
     assert_near(T.d[0].sub_other_w, 700, 1e-9);
     assert_near(T.d[0].sub_demand_w, 2100, 1e-9);
