@@ -64,13 +64,13 @@ int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, 
     int rc = v ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (size_t i = 0; rc == PFI_OK && i < json_array_size(a); i++) {
         const char *id, *src, *kind;
-        json_t *end, *prio, *dur;
+        json_t *end, *prio, *dur, *dom = NULL;
         pfi_target *t = &v[i];
         if (json_unpack_ex(json_array_get(a, i), &je, JSON_STRICT,
-                           "{s:s,s:s,s:s,s:F,s:F,s:o,s:o,s:F,s:o,s:b}", "id", &id, "source", &src,
-                           "kind", &kind, "limit_w", &t->limit_w, "start", &t->start, "end", &end,
-                           "duration_s", &dur, "ramp_w_per_s", &t->ramp_w_per_s, "priority", &prio,
-                           "default", &t->is_default)) {
+                           "{s:s,s:s,s:s,s:F,s:F,s:o,s:o,s:F,s:o,s:b,s?o}", "id", &id, "source",
+                           &src, "kind", &kind, "limit_w", &t->limit_w, "start", &t->start, "end",
+                           &end, "duration_s", &dur, "ramp_w_per_s", &t->ramp_w_per_s, "priority",
+                           &prio, "default", &t->is_default, "domain", &dom)) {
             rc = pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key targets: targets[%zu]: %s", i,
                                je.text);
             break;
@@ -81,13 +81,17 @@ int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, 
         t->kind = strcmp(kind, "site") == 0 ? PFI_TARGET_SITE : PFI_TARGET_GPU;
         t->end = json_is_null(end) ? INFINITY : json_number_value(end);
         t->priority = json_is_null(prio) ? PFI_TARGET_NO_PRIORITY : (long)json_integer_value(prio);
+        /* the power tree's domain ("" or null: the site) */
+        const char *d = json_string_value(dom);
+        snprintf(t->domain, sizeof t->domain, "%s", d ? d : "");
         if ((strcmp(src, "api") && strcmp(src, "openadr")) ||
             (strcmp(kind, "site") && strcmp(kind, "gpu")) || strlen(id) > PFI_TARGET_ID_MAX ||
             !(json_is_null(end) || json_is_number(end)) ||
-            !(json_is_null(prio) || json_is_integer(prio)))
+            !(json_is_null(prio) || json_is_integer(prio)) ||
+            !(!dom || json_is_null(dom) || (d && strlen(d) <= PFI_TARGET_DOMAIN_MAX)))
             rc = pfi_error_set(err, PFI_EPARSE, NULL, 0,
-                               "etcd key targets: targets[%zu]: a bad source, kind, id, end or "
-                               "priority",
+                               "etcd key targets: targets[%zu]: a bad source, kind, id, end, "
+                               "priority or domain",
                                i);
         else if (pfi_target_validate(t, err) != PFI_OK)
             rc = PFI_EPARSE;

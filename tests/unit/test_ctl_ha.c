@@ -150,7 +150,8 @@ static void test_state_values(void **st)
                          .start = 1796409057,
                          .end = 1796409657,
                          .ramp_w_per_s = 5,
-                         .priority = PFI_TARGET_NO_PRIORITY},
+                         .priority = PFI_TARGET_NO_PRIORITY,
+                         .domain = "rack-1"},
                         {.id = "sub",
                          .source = PFI_TARGET_OPENADR,
                          .kind = PFI_TARGET_SITE,
@@ -181,6 +182,7 @@ static void test_state_values(void **st)
         assert_true(ts[i].ramp_w_per_s == in[i].ramp_w_per_s);
         assert_int_equal(ts[i].priority, in[i].priority);
         assert_int_equal(ts[i].is_default, in[i].is_default);
+        assert_string_equal(ts[i].domain, in[i].domain);
     }
     free(ts);
     const char *badt[] = {"{\"targets\":{}}", "{\"targets\":[],\"x\":1}",
