@@ -48,7 +48,7 @@ static double mono(void)
 static void note_error(ctl_ha *h, const pfi_error *e)
 {
     pthread_mutex_lock(&h->mu);
-    snprintf(h->last_error, sizeof h->last_error, "%s", e->msg);
+    snprintf(h->last_error, sizeof h->last_error, "%.250s", e->msg);
     pthread_mutex_unlock(&h->mu);
 }
 

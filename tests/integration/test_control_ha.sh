@@ -293,7 +293,8 @@ python3 -c "print('ok: etcd writes per period: %.2f transactions, %.2f keys (3 j
 M=$(curl -s "$LEAD/metrics")
 echo "$M" | grep -q '^pfi_control_ha_leader 1$' || fail "pfi_control_ha_leader: $M"
 echo "$M" | grep -q "^pfi_control_ha_epoch $E5\$" || fail "pfi_control_ha_epoch"
-curl -s "$FOLLOW/metrics" | grep -q '^pfi_control_ha_leader 0$' || fail "the follower's pfi_control_ha_leader"
+M=$(curl -s "$FOLLOW/metrics") # whole: grep -q would close the pipe on curl (pipefail)
+echo "$M" | grep -q '^pfi_control_ha_leader 0$' || fail "the follower's pfi_control_ha_leader: $M"
 OUT=$("$PFI_BIN" control status --url "$LEAD")
 echo "$OUT" | grep -q "ha .*leader.*epoch $E5" || fail "pfi control status: $OUT"
 ok "metrics and pfi control status show the role and epoch"
