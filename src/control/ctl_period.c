@@ -184,7 +184,8 @@ static int caps(ctl *c, period *p)
     if (rc != PFI_OK) pfi_log("out of memory for the period's cap calls");
     int prc = ctl_caps_push(&c->caps, c->agents, c->store, cmds, n, p->now);
     free(cmds);
-    ctl_ceiling_push(c, p->plan_ok ? p->caps : NULL, p->now);
+    /* a third round: the lease is asked again (the two above were its bound) */
+    if (ctl_ha_may_push(c)) ctl_ceiling_push(c, p->plan_ok ? p->caps : NULL, p->now);
     return rc == PFI_OK && prc == PFI_OK;
 }
 
