@@ -4,7 +4,10 @@
  *
  *   targets     {"targets":[target...]}   the API's and OpenADR's (a schedule
  *                                          file is each controller's own)
- *   caps        {"caps":[{"agent","gpu","watts","expires_at"}]}
+ *   caps/URL    {"caps":[{"agent","gpu","watts","expires_at"}]}  an agent's, by
+ *               its URL (one key per agent: a period writes only the agents
+ *               whose caps changed, and 100,000 GPUs fit etcd's 1.5 MiB a
+ *               request)
  *   state       {"budget_w","trim_w"}
  *   jobs/ID     {"pmax_w","tmax","class","points":[[cap_w,power_w,tput,var]...]}
  */
@@ -270,15 +273,18 @@ out:
     free(adr);
 }
 
-/* The held table becomes etcd's: the caps another leader pushed are ours to
- * renew (never released by a takeover), and no GPU is in conflict until an
- * agent says so. */
-static void apply_caps(ctl *c, const ctl_ha_cap *v, size_t n)
+/* An agent's held caps become etcd's: the caps another leader pushed are
+ * ours to renew (never released by a takeover). */
+static void apply_caps(ctl *c, const char *url, const ctl_ha_cap *v, size_t n)
 {
     ctl_caps *K = &c->caps;
-    K->n = 0;
-    K->n_conf = 0;
+    size_t ag = pfi_agents_find(c->agents, url), k = 0;
+    for (size_t i = 0; i < K->n; i++)
+        if (K->v[i].agent != ag) K->v[k++] = K->v[i];
+    K->n = k;
     ctl_index_clear(&K->ix);
+    for (size_t i = 0; i < K->n; i++)
+        ctl_index_put(&K->ix, ctl_held_key(K->v[i].agent, K->v[i].gpu), i);
     for (size_t i = 0; i < n; i++) {
         size_t a = pfi_agents_find(c->agents, v[i].agent);
         if (a == SIZE_MAX && c->o.cluster_from_prometheus)
@@ -301,11 +307,11 @@ static int apply_one(ctl *c, const pfi_etcd_kv *kv, const char *name, pfi_error 
             apply_targets(c, ts, n);
             free(ts);
         }
-    } else if (strcmp(name, "caps") == 0) {
+    } else if (strncmp(name, "caps/", 5) == 0 && name[5]) {
         ctl_ha_cap *v;
         size_t n;
         if ((rc = ctl_ha_parse_caps(kv->value, kv->value_len, &v, &n, err)) == PFI_OK) {
-            apply_caps(c, v, n);
+            apply_caps(c, name + 5, v, n);
             free(v);
         }
     } else if (strcmp(name, "state") == 0) {
@@ -334,6 +340,12 @@ int ctl_ha_state_load(ctl *c, pfi_etcd *kv, const char *prefix, long long min_re
     int rc = pfi_etcd_get(kv, prefix, 1, min_rev, &r, err);
     if (rc != PFI_OK) return rc;
     size_t plen = strlen(prefix), bad = 0;
+    if (min_rev <= 1) {
+        /* everything: the held table is etcd's alone, and no GPU is in
+         * conflict until an agent says so */
+        c->caps.n = c->caps.n_conf = 0;
+        ctl_index_clear(&c->caps.ix);
+    }
     for (size_t i = 0; i < r.n; i++) {
         const pfi_etcd_kv *k = &r.kvs[i];
         if (strncmp(k->key, prefix, plen) != 0) continue;
@@ -365,17 +377,24 @@ static json_t *targets_json(ctl *c)
     return json_pack("{s:o}", "targets", a);
 }
 
+/* The caps held, by agent URL: {URL: {"caps": [...]}}. */
 static json_t *caps_json(ctl *c)
 {
-    json_t *a = json_array();
+    json_t *m = json_object();
     for (size_t i = 0; i < c->caps.n; i++) {
         const ctl_held *h = &c->caps.v[i];
-        json_array_append_new(a, json_pack("{s:s,s:i,s:f,s:f}", "agent",
-                                           pfi_agents_get(c->agents, h->agent)->url, "gpu",
-                                           (int)h->gpu, "watts", h->watts, "expires_at",
-                                           isfinite(h->expires_at) ? h->expires_at : 0.0));
+        const char *url = pfi_agents_get(c->agents, h->agent)->url;
+        json_t *o = json_object_get(m, url);
+        if (!o) {
+            o = json_pack("{s:[]}", "caps");
+            json_object_set_new(m, url, o);
+        }
+        json_array_append_new(json_object_get(o, "caps"),
+                              json_pack("{s:s,s:i,s:f,s:f}", "agent", url, "gpu", (int)h->gpu,
+                                        "watts", h->watts, "expires_at",
+                                        isfinite(h->expires_at) ? h->expires_at : 0.0));
     }
-    return json_pack("{s:o}", "caps", a);
+    return m;
 }
 
 /* Every job's value, keyed by id: its figures and its points. */
@@ -442,8 +461,25 @@ int ctl_ha_state_save(ctl *c, pfi_etcd *kv, const char *prefix, const char *guar
     int rc = PFI_OK;
     snprintf(key, sizeof key, "%stargets", prefix);
     rc = queue(seen, key, targets_json(c), &q, &n, &cap);
-    snprintf(key, sizeof key, "%scaps", prefix);
-    if (rc == PFI_OK) rc = queue(seen, key, caps_json(c), &q, &n, &cap);
+    json_t *held = rc == PFI_OK ? caps_json(c) : NULL;
+    const char *url;
+    json_t *hv;
+    json_object_foreach(held, url, hv)
+    {
+        snprintf(key, sizeof key, "%scaps/%s", prefix, url);
+        if (rc == PFI_OK) rc = queue(seen, key, json_incref(hv), &q, &n, &cap);
+    }
+    /* an agent whose caps were all released: its key emptied */
+    size_t plen = strlen(prefix), n_seen = seen->n;
+    for (size_t i = 0; rc == PFI_OK && i < n_seen; i++) {
+        const char *k = seen->key[i];
+        if (strncmp(k, prefix, plen) || strncmp(k + plen, "caps/", 5) ||
+            json_object_get(held, k + plen + 5))
+            continue;
+        snprintf(key, sizeof key, "%s", k);
+        rc = queue(seen, key, json_pack("{s:[]}", "caps"), &q, &n, &cap);
+    }
+    json_decref(held);
     snprintf(key, sizeof key, "%sstate", prefix);
     if (rc == PFI_OK)
         rc = queue(seen, key,

@@ -245,6 +245,8 @@ DT=$(leader_within "$T0" "$WITHIN" "$URL_B") || fail "kill: B did not lead withi
 set -- $(ha "$URL_B"); E4=$2
 wait_until 5 caps_all "$OWNER_B" "$E4" || fail "kill: caps not B's at epoch $E4"
 has_targets "$URL_B" dr dr2 || fail "kill: a target lost"
+grep -q "acting at epoch $E4: 2 target(s), 6 cap(s) held" "$WORK"/ctlB.*.log ||
+    fail "kill: B did not take A's 6 caps and 2 targets from etcd: $(grep acting "$WORK"/ctlB.*.log)"
 under_throughout "kill"
 ok "kill -9: B leads at epoch $E4 after $DT s; caps all B's; both targets kept"
 ctl A "http://127.0.0.1:$PX" # back, on its own store: a follower
