@@ -64,7 +64,7 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      "group: the appendix figure below.",
      720, 540, 0},
     {PFI_PLOT_CE_GROUPS, "fig9_ce_groups",
-     "Fig. 9, appendix: the constant-elasticity fit of every other group",
+     "Fig. 9 (appendix): the constant-elasticity fit of every other group",
      "The fit of Fig. 9 for each group it does not show (training groups, then held-out), on "
      "axes shared by every panel. Where the dashed line leaves the runs, the one-parameter "
      "model misses the curve's bend: the paper's reason to adopt the ratio PFI.",

@@ -132,7 +132,8 @@ static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
     char *buf = NULL;
     size_t len = 0;
     if (pfi_file_read_all(path, &buf, &len, NULL) != PFI_OK) return;
-    fprintf(f, "<figure id=\"%s\"><img alt=\"", fg->name);
+    /* no wider than drawn: a small figure (Fig. 9's one panel) stays its size */
+    fprintf(f, "<figure id=\"%s\"><img style=\"max-width:%dpx\" alt=\"", fg->name, fg->w);
     html_text(f, fg->title);
     fputs("\" src=\"data:image/svg+xml;base64,", f);
     base64(f, (const unsigned char *)buf, len);
