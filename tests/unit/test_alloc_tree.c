@@ -6,6 +6,7 @@
  * brute force is test_alloc_tree_lp.c. */
 #include "test_util.h"
 
+#include <gsl/gsl_rng.h>
 #include <string.h>
 
 #include "pfi/alloc.h"
@@ -306,13 +307,118 @@ static void ties_and_counts(void **state)
     pfi_alloc_problem_destroy(p);
 }
 
+/* Large problems, where the oracle's greedy works on buckets of slopes
+ * (alloc_tree_oracle.c): the same total as a plain greedy written here
+ * (every envelope segment sorted by slope, each taken as far as the rooms
+ * on its path allow, which test_alloc_tree_lp proves optimal against the
+ * LP), every limit held. 3000 random concave jobs (counts 1-3) and 600 of
+ * one curve (ties across racks), a 3-level tree of 21 domains. */
+typedef struct {
+    double slope, width;
+    size_t job;
+} rseg;
+
+static int cmp_rseg(const void *a, const void *b)
+{
+    double x = ((const rseg *)a)->slope, y = ((const rseg *)b)->slope;
+    return (x < y) - (x > y);
+}
+
+static void large_vs_sorted_greedy(void **state)
+{
+    (void)state;
+    enum { NJ = 3600, NPT = 6, ND = 21 };
+    static double P[NJ][NPT], T[NJ][NPT];
+    static pfi_alloc_job j[NJ];
+    static pfi_alloc_span s[NJ];
+    static rseg seg[NJ * NPT];
+    static double pw[NJ];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    for (int trial = 0; trial < 4; trial++) {
+        gsl_rng_set(r, 7 + (unsigned long)trial);
+        pfi_alloc_domain d[ND];
+        d[0] = (pfi_alloc_domain){"site", NP, INFINITY, 0};
+        size_t nd = 1, rack[16];
+        for (int q = 0; q < 4; q++) {
+            size_t pd = nd;
+            d[nd++] = (pfi_alloc_domain){"pdu", 0, INFINITY, 0};
+            for (int k = 0; k < 4; k++) {
+                rack[q * 4 + k] = nd;
+                d[nd++] = (pfi_alloc_domain){"rack", pd, INFINITY, 0};
+            }
+        }
+        double pm[ND] = {0};
+        for (size_t i = 0; i < NJ; i++) {
+            double p0 = 800 + 800 * gsl_rng_uniform(r), t0 = 100 * gsl_rng_uniform(r),
+                   sl = 0.5 + gsl_rng_uniform(r);
+            for (int k = 0; k < NPT; k++) {
+                int same = i >= 3000; /* one curve for the last 600 */
+                P[i][k] = same ? 1000 + 200 * k : p0 + 150 * k + 50 * gsl_rng_uniform(r);
+                T[i][k] = same ? 10 * k - 0.5 * k * k
+                               : (k ? T[i][k - 1] + sl * (P[i][k] - P[i][k - 1]) : t0);
+                sl *= 0.5 + 0.4 * gsl_rng_uniform(r);
+            }
+            j[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = NPT, .count = i % 3 + 1};
+            s[i] = (pfi_alloc_span){i, rack[gsl_rng_uniform_int(r, 16)], 1};
+            for (size_t a = s[i].domain; a != NP; a = d[a].parent)
+                pm[a] += (double)j[i].count * P[i][NPT - 1];
+        }
+        for (size_t a = 1; a < nd; a++)
+            d[a].limit_w = pm[a] * (0.6 + 0.35 * gsl_rng_uniform(r));
+        double budget = 0.75 * pm[0];
+        pfi_alloc_problem *p = NULL;
+        pfi_error err;
+        assert_int_equal(pfi_alloc_problem_create(j, NJ, &p, &err), PFI_OK);
+        set_tree(p, d, nd, s, NJ);
+        double tput;
+        if (pfi_alloc_oracle(p, budget, pw, &tput, &err)) fail_msg("%s", err.msg);
+        /* the reference greedy (curves concave: the envelope is the curve) */
+        double room[ND], fl[ND] = {0};
+        size_t ns = 0;
+        double ref = 0;
+        for (size_t i = 0; i < NJ; i++) {
+            double c = (double)j[i].count;
+            for (size_t a = s[i].domain; a != NP; a = d[a].parent)
+                fl[a] += c * P[i][0];
+            ref += c * T[i][0];
+            for (int k = 1; k < NPT; k++)
+                seg[ns++] = (rseg){(T[i][k] - T[i][k - 1]) / (P[i][k] - P[i][k - 1]),
+                                   c * (P[i][k] - P[i][k - 1]), i};
+        }
+        for (size_t a = 0; a < nd; a++)
+            room[a] = d[a].limit_w - fl[a];
+        room[0] = budget - fl[0];
+        qsort(seg, ns, sizeof *seg, cmp_rseg);
+        for (size_t k = 0; k < ns; k++) {
+            double m = seg[k].width;
+            for (size_t a = s[seg[k].job].domain; a != NP; a = d[a].parent)
+                m = fmin(m, room[a]);
+            if (!(m > 0)) continue;
+            for (size_t a = s[seg[k].job].domain; a != NP; a = d[a].parent)
+                room[a] -= m;
+            ref += m * seg[k].slope;
+        }
+        if (fabs(tput - ref) > 1e-9 * ref)
+            fail_msg("trial %d: oracle %.12g, sorted greedy %.12g", trial, tput, ref);
+        for (size_t a = 0; a < nd; a++) {
+            double drawn = 0;
+            for (size_t i = 0; i < NJ; i++)
+                for (size_t e = s[i].domain; e != NP; e = d[e].parent)
+                    if (e == a) drawn += (double)j[i].count * pw[i];
+            assert_true(drawn <= (a ? d[a].limit_w : budget) * (1 + 1e-12));
+        }
+        pfi_alloc_problem_destroy(p);
+    }
+    gsl_rng_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(oracle_hand),         cmocka_unit_test(equal_hand),
         cmocka_unit_test(spread_beats_greedy), cmocka_unit_test(infeasible),
         cmocka_unit_test(bad_trees),           cmocka_unit_test(tree_life),
-        cmocka_unit_test(ties_and_counts),
+        cmocka_unit_test(ties_and_counts),     cmocka_unit_test(large_vs_sorted_greedy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
