@@ -96,6 +96,7 @@ void rp_draw_ce(void *ctx)
     ce_low(d, (size_t)(job - d->grp), (size_t)(job - d->grp) + 1, NULL, &xlo, &ylo);
     double px = 0.04 * -xlo, py = 0.04 * (0.2 - ylo);
     pladv(0);
+    plschr(0, 0.95); /* one panel on a small page: PLplot's default text would be small */
     rp_next_ticks(0.2, 0.2);
     rp_panel(0.11, 0.70, 0.10, 0.87, xlo - px, px, ylo - py, 0.2 + py, 0, 0, "log(P / Pmax)",
              "log(T / Tmax)", NULL);
