@@ -209,4 +209,25 @@ if "$PFI_BIN" plot gap "$S" -o "$WORK/bad.png" 2>"$WORK/e"; then fail "plot gap 
 grep -q "mine.csv" "$WORK/e" || fail "plot gap error does not name the file"
 [ ! -e "$WORK/bad.png" ] || fail "a failed plot left a file"
 if "$PFI_BIN" plot curves "$S" -o "$WORK/x.gif" 2>/dev/null; then fail "gif accepted"; fi
+# Figs. 11-13 split evenly when the groups do not fill ten a figure: 12 groups
+# are Figs. 11 and 12 with 6 each, in the file's order, and no Fig. 13
+python3 - "$WORK/g12.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("group,platform,model,arch,task,gpus,config,cap_w,power_w,throughput_tok_s\n")
+    for i in range(12):
+        for cap, p, t in ((300, 2300, 7000 + 100 * i), (700, 5500, 10000)):
+            f.write(f"g{i:02d},H200,m{i:02d},dense,pt,8,,{cap},{p},{t}\n")
+PY
+"$PFI_BIN" report --workloads 5 -o "$WORK/r12" "$WORK/g12.csv" >/dev/null 2>&1 || fail "report of 12 groups"
+python3 - "$WORK/r12" <<'PY'
+import json, sys
+rep = sys.argv[1]
+S = json.load(open(f"{rep}/summary.json"))
+assert [f for f in S["figures"] if f.startswith("fig1") and f.endswith("_groups")] == ["fig11_groups", "fig12_groups"], S["figures"]
+for k, want in ((11, range(0, 6)), (12, range(6, 12))):
+    t = [l for l in open(f"{rep}/figures/fig{k}_groups.txt", encoding="utf-8").read().splitlines() if "H200x" in l]
+    assert t == [f"Dense PT H200x8 (m{i:02d})" for i in want], (k, t)
+print("ok: 12 groups over Figs. 11-12")
+PY
 echo "ok: report without telemetry, bad paths, pfi plot"
