@@ -143,8 +143,6 @@ static int parse(int argc, char **argv, args *a)
     if (isnan(a->reduction) && isnan(a->budget) && !a->topo_path)
         return pfi_cli_usage_error("allocate",
                                    "give one of --reduction and --budget-w (or --topology)");
-    if (a->learn && a->topo_path)
-        return pfi_cli_usage_error("allocate", "--topology works with every policy but learn");
     if (a->model_path && !a->tm_path)
         return pfi_cli_usage_error("allocate", "--model needs --telemetry");
     if (a->policy == PFI_POLICY_DRAM_COPY && !a->learn && !a->tm_path)

@@ -412,13 +412,107 @@ static void large_vs_sorted_greedy(void **state)
     gsl_rng_free(r);
 }
 
+/* The proportional policies on large trees (alloc_tree_share.c's bucketed
+ * search): a one-domain tree whose limit is the budget gives flat equal's
+ * powers; racks alone binding give each rack flat equal under its limit (a
+ * problem of its jobs alone); with the site binding too, every domain stays
+ * under its limit and the site is spent to the budget. 2000 random jobs in
+ * 8 racks. */
+static void proportional_large_vs_flat(void **state)
+{
+    (void)state;
+    enum { NJ = 2000, NPT = 4, NR = 8 };
+    static double P[NJ][NPT], T[NJ][NPT], pw[NJ], ref[NJ];
+    static pfi_alloc_job j[NJ], sub[NJ];
+    static pfi_alloc_span s[NJ];
+    static size_t idx[NJ];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 11);
+    for (size_t i = 0; i < NJ; i++) {
+        double p0 = 500 + 1000 * gsl_rng_uniform(r);
+        for (int k = 0; k < NPT; k++) {
+            P[i][k] = p0 + 300 * k * (0.5 + gsl_rng_uniform(r) * 0.1);
+            T[i][k] = 100 * k + 50 * gsl_rng_uniform(r);
+        }
+        j[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = NPT, .count = i % 2 + 1};
+        s[i] = (pfi_alloc_span){i, 1 + i % NR, 1};
+    }
+    pfi_alloc_problem *p = NULL;
+    pfi_error err;
+    assert_int_equal(pfi_alloc_problem_create(j, NJ, &p, &err), PFI_OK);
+    double pm = pfi_alloc_problem_pmax_total(p), fl = pfi_alloc_problem_floor_total(p);
+    double budget = fl + 0.4 * (pm - fl);
+    /* one domain: flat equal */
+    double wt[NJ];
+    for (size_t i = 0; i < NJ; i++)
+        pfi_alloc_problem_job_range(p, i, &wt[i], NULL, NULL);
+    assert_int_equal(pfi_alloc_proportional(p, wt, budget, ref, &err), PFI_OK);
+    pfi_alloc_domain one[] = {{"site", NP, budget, 0}};
+    pfi_alloc_span s0[NJ];
+    for (size_t i = 0; i < NJ; i++)
+        s0[i] = (pfi_alloc_span){i, 0, 1};
+    set_tree(p, one, 1, s0, NJ);
+    assert_int_equal(pfi_alloc_proportional(p, wt, 1e15, pw, &err), PFI_OK);
+    for (size_t i = 0; i < NJ; i++)
+        if (fabs(pw[i] - ref[i]) > 1e-9 * ref[i])
+            fail_msg("job %zu: %.12g, flat %.12g", i, pw[i], ref[i]);
+    /* racks alone bind: each as flat equal over its own jobs */
+    pfi_alloc_domain d[1 + NR];
+    d[0] = (pfi_alloc_domain){"site", NP, INFINITY, 0};
+    double rack_pm[NR] = {0}, rack_fl[NR] = {0};
+    for (size_t i = 0; i < NJ; i++) {
+        double a, b;
+        pfi_alloc_problem_job_range(p, i, &a, NULL, &b);
+        rack_pm[i % NR] += (double)j[i].count * a;
+        rack_fl[i % NR] += (double)j[i].count * b;
+    }
+    for (size_t k = 0; k < NR; k++)
+        d[1 + k] = (pfi_alloc_domain){
+            "rack", 0, rack_fl[k] + (0.2 + 0.08 * (double)k) * (rack_pm[k] - rack_fl[k]), 0};
+    set_tree(p, d, 1 + NR, s, NJ);
+    assert_int_equal(pfi_alloc_proportional(p, wt, 1e15, pw, &err), PFI_OK);
+    for (size_t k = 0; k < NR; k++) {
+        size_t m = 0;
+        double w2[NJ], out2[NJ];
+        for (size_t i = k; i < NJ; i += NR) {
+            idx[m] = i;
+            w2[m] = wt[i];
+            sub[m++] = j[i];
+        }
+        pfi_alloc_problem *q = NULL;
+        assert_int_equal(pfi_alloc_problem_create(sub, m, &q, &err), PFI_OK);
+        assert_int_equal(pfi_alloc_proportional(q, w2, d[1 + k].limit_w, out2, &err), PFI_OK);
+        for (size_t a = 0; a < m; a++)
+            if (fabs(pw[idx[a]] - out2[a]) > 1e-9 * out2[a])
+                fail_msg("rack %zu job %zu: %.12g, flat %.12g", k, idx[a], pw[idx[a]], out2[a]);
+        pfi_alloc_problem_destroy(q);
+    }
+    /* and the site binding over them: limits held, the budget spent */
+    double lim = 0;
+    for (size_t k = 0; k < NR; k++)
+        lim += d[1 + k].limit_w;
+    pfi_alloc_result res;
+    double b2 = fl + 0.5 * (lim - fl);
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_EQUAL, b2, NULL, &res, &err), PFI_OK);
+    assert_near(res.total_power_w, b2, 1e-9 * lim);
+    for (size_t k = 0; k < NR; k++)
+        assert_true(pfi_alloc_problem_domain_power(p, 1 + k) <= d[1 + k].limit_w * (1 + 1e-12));
+    pfi_alloc_problem_destroy(p);
+    gsl_rng_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(oracle_hand),         cmocka_unit_test(equal_hand),
-        cmocka_unit_test(spread_beats_greedy), cmocka_unit_test(infeasible),
-        cmocka_unit_test(bad_trees),           cmocka_unit_test(tree_life),
-        cmocka_unit_test(ties_and_counts),     cmocka_unit_test(large_vs_sorted_greedy),
+        cmocka_unit_test(oracle_hand),
+        cmocka_unit_test(equal_hand),
+        cmocka_unit_test(spread_beats_greedy),
+        cmocka_unit_test(infeasible),
+        cmocka_unit_test(bad_trees),
+        cmocka_unit_test(tree_life),
+        cmocka_unit_test(ties_and_counts),
+        cmocka_unit_test(large_vs_sorted_greedy),
+        cmocka_unit_test(proportional_large_vs_flat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
