@@ -1,0 +1,185 @@
+/* Live learn's job classes (pfi_live_job.class_id, issue 29 item 3): jobs
+ * of one class are expected to share a curve (replicas of one
+ * configuration: a Slurm array, a Kubernetes label), so each reads its
+ * classmates' readings as its own, in y = T / Tmax against the share of
+ * Pmax. A curtailment reads each job once a period, so a class of k jobs
+ * reads each power k times as often, and the readings' noise, which is
+ * what learn loses to (docs/learn.md), falls by sqrt(k).
+ *
+ * A class is checked, never trusted: job x pools the readings of a
+ * classmate y only while their own readings agree, at every power both
+ * were read at, within SPLIT_Z SDs of the difference (exact readings: to
+ * the last bits). Pooled jobs get the same estimate, so the oracle gives
+ * them the same power and their readings meet again there: a classmate
+ * whose curve differs is read beside the others until the difference
+ * shows, and is split out; a wrong class costs the periods before that
+ * (bounded by test_live's mislabelled classes, test_families).
+ *
+ * A job pools with at most POOL_MAX classmates (the next ones in the
+ * class's order), so a class of thousands costs O(jobs) a proposal; the
+ * noise is down 4x by then. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "learn_live_int.h"
+
+#define SPLIT_Z 3.0
+#define SPLIT_DIR 1.5
+enum { POOL_MAX = 16 };
+
+/* Whether x's and y's own readings agree (above); adds, over the powers
+ * both read noisily, the squared differences less their noise to *ss and
+ * their count to *n (the class's spread, class_tau2). */
+static int agree(const ljob *x, const ljob *y, double *ss, double *n)
+{
+    size_t a = 0, b = 0;
+    double s = 0, c = 0, zs = 0;
+    while (a < x->nown && b < y->nown) {
+        const bin *p = &x->own[a], *q = &y->own[b];
+        double u = p->p / x->j.pmax_w, v = q->p / y->j.pmax_w;
+        if (u < v - 1e-3) {
+            a++;
+            continue;
+        }
+        if (v < u - 1e-3) {
+            b++;
+            continue;
+        }
+        a++;
+        b++;
+        if (!(p->sw > 0 && q->sw > 0)) continue;
+        double d = p->swy / p->sw - q->swy / q->sw;
+        double var = (p->sw < EXACT_W ? 1 / p->sw : 0) + (q->sw < EXACT_W ? 1 / q->sw : 0);
+        if (d * d > SPLIT_Z * SPLIT_Z * var + 1e-18) return 0;
+        if (var > 0) {
+            s += d * d - var;
+            c++;
+            zs += d / sqrt(var);
+        }
+    }
+    /* one curve above the other at every power read, each within the noise */
+    if (c > 0 && fabs(zs) > SPLIT_DIR * sqrt(c)) return 0;
+    *ss += s;
+    *n += c;
+    return 1;
+}
+
+/* y's own readings into x's view, at the same share of x's Pmax, each
+ * noisy one weighed as its variance plus tau2 (how far a classmate's
+ * curve may sit from x's); an exact bin stays as first read (add_reading,
+ * learn_live.c). */
+static void merge(ljob *x, const ljob *y, double tau2)
+{
+    double f = x->j.pmax_w / y->j.pmax_w, tol = 1e-3 * x->j.pmax_w;
+    for (size_t k = 0; k < y->nown; k++) {
+        const bin *q = &y->own[k];
+        if (!(q->sw > 0)) continue;
+        bin *b = live_bin_slot(x->b, &x->nb, q->p * f, tol);
+        if (b->sw >= EXACT_W && q->sw >= EXACT_W) continue;
+        double r = q->sw < EXACT_W ? 1 / (1 + q->sw * tau2) : 1;
+        b->sw += r * q->sw;
+        b->swy += r * q->swy;
+        b->swc += q->swc;
+        b->nc += q->nc;
+        b->swp += r * q->swp;
+        b->swyp += r * q->swyp;
+    }
+}
+
+typedef struct {
+    uint64_t c;
+    size_t i;
+} cix;
+
+static int by_class(const void *a, const void *b)
+{
+    const cix *x = a, *y = b;
+    if (x->c != y->c) return x->c < y->c ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* l->cls: the classed jobs by (class, index); each job's grp the slot its
+ * class starts at. Every view is made again. -1 on no memory. */
+static int order(pfi_live *l)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++)
+        k += l->jobs[i].j.class_id != 0;
+    cix *v = malloc((k + 1) * sizeof *v);
+    if (!v) return -1;
+    if (k + 1 > l->cap_cls) {
+        size_t *o = realloc(l->cls, (k + 1) * sizeof *o);
+        if (o) l->cls = o;
+        double *acc = o ? realloc(l->cls_acc, (k + 1) * sizeof *acc) : NULL;
+        if (acc) l->cls_acc = acc;
+        if (!acc) {
+            free(v);
+            return -1;
+        }
+        l->cap_cls = k + 1;
+    }
+    k = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        ljob *x = &l->jobs[i];
+        x->grp = SIZE_MAX;
+        x->pool_n = 1;
+        if (x->j.class_id) {
+            v[k++] = (cix){x->j.class_id, i};
+            x->own_dirty = 1;
+        }
+    }
+    qsort(v, k, sizeof *v, by_class);
+    for (size_t a = 0, s = 0; a < k; a++) {
+        if (a > 0 && v[a].c != v[a - 1].c) s = a;
+        l->cls[a] = v[a].i;
+        l->jobs[v[a].i].grp = s;
+    }
+    free(v);
+    l->ncls = k;
+    l->cls_ok = 1;
+    return 0;
+}
+
+/* Every classed job's view (its bins b) made again where a reading of its
+ * class came in: its own readings and those of the classmates that agree
+ * with them; its estimate is then rebuilt. -1 on no memory. */
+int live_class_refresh(pfi_live *l)
+{
+    if (!l->cls_ok && order(l)) return -1;
+    for (size_t s = 0, e; s < l->ncls; s = e) {
+        uint64_t c = l->jobs[l->cls[s]].j.class_id;
+        int dirty = 0;
+        for (e = s; e < l->ncls && l->jobs[l->cls[e]].j.class_id == c; e++)
+            dirty |= l->jobs[l->cls[e]].own_dirty;
+        if (!dirty) continue;
+        size_t k = e - s, span = k - 1 < POOL_MAX ? k - 1 : POOL_MAX;
+        /* the class's spread: how far the curves of classmates whose
+         * readings agree sit apart beyond the readings' noise (the mean
+         * square of their differences less it, halved: each pair is two
+         * curves off the class's), so that a class of look-alikes that
+         * are not replicas pools little */
+        double ss = 0, np = 0;
+        for (size_t a = s; a < e; a++)
+            for (size_t t = 1; t <= span; t++)
+                agree(&l->jobs[l->cls[a]], &l->jobs[l->cls[s + (a - s + t) % k]], &ss, &np);
+        double tau2 = np > 0 && ss > 0 ? ss / (2 * np) : 0;
+        for (size_t a = s; a < e; a++) {
+            ljob *x = &l->jobs[l->cls[a]];
+            memcpy(x->b, x->own, x->nown * sizeof *x->b);
+            x->nb = x->nown;
+            x->pool_n = 1;
+            for (size_t t = 1; t <= span; t++) {
+                const ljob *y = &l->jobs[l->cls[s + (a - s + t) % k]];
+                double dummy_s = 0, dummy_n = 0;
+                if (!agree(x, y, &dummy_s, &dummy_n)) continue;
+                merge(x, y, tau2);
+                x->pool_n++;
+            }
+            x->est_ok = 0;
+        }
+        for (size_t a = s; a < e; a++)
+            l->jobs[l->cls[a]].own_dirty = 0;
+    }
+    return 0;
+}
