@@ -38,32 +38,53 @@
  * 81.4% with none). */
 #define SPLIT_Z 3.0
 #define SPLIT_DIR 1.0
+#define SPAN 0.05
 enum { POOL_MAX = 16 };
 
-/* Whether x's and y's own readings agree (above); adds, over the powers
- * both read noisily, the squared differences less their noise to *ss and
- * their count to *n (the class's spread, class_tau2). */
+/* y's own value at x's bin q (u: its share of x's Pmax) into *v, its
+ * variance into *var: y's bin there, or linear between its two bins about
+ * u when both are noisy and within SPAN of Pmax (a controller's caps are
+ * whole watts on jobs of different Pmax: their readings seldom meet);
+ * 0 when y has neither. */
+static int value_at(const ljob *y, size_t *b, double u, double *v, double *var)
+{
+    double ym = y->j.pmax_w;
+    while (*b < y->nown && y->own[*b].p / ym < u - 1e-3)
+        (*b)++;
+    if (*b < y->nown && y->own[*b].p / ym <= u + 1e-3) {
+        const bin *q = &y->own[*b];
+        if (!(q->sw > 0)) return 0;
+        *v = q->swy / q->sw;
+        *var = q->sw < EXACT_W ? 1 / q->sw : 0;
+        return 1;
+    }
+    if (*b == 0 || *b >= y->nown) return 0;
+    const bin *l = &y->own[*b - 1], *r = &y->own[*b];
+    double ul = l->p / ym, ur = r->p / ym;
+    if (ur - ul > SPAN || !(l->sw > 0 && r->sw > 0) || l->sw >= EXACT_W || r->sw >= EXACT_W)
+        return 0;
+    double f = (u - ul) / (ur - ul);
+    *v = (1 - f) * l->swy / l->sw + f * r->swy / r->sw;
+    *var = (1 - f) * (1 - f) / l->sw + f * f / r->sw;
+    return 1;
+}
+
+/* Whether x's and y's own readings agree (above): compared at x's powers,
+ * at least once; adds the squared differences of the noisy ones less
+ * their noise to *ss and their count to *n (the class's spread). */
 static int agree(const ljob *x, const ljob *y, double *ss, double *n)
 {
-    size_t a = 0, b = 0;
+    size_t b = 0, cmp = 0;
     double s = 0, c = 0, zs = 0;
-    while (a < x->nown && b < y->nown) {
-        const bin *p = &x->own[a], *q = &y->own[b];
-        double u = p->p / x->j.pmax_w, v = q->p / y->j.pmax_w;
-        if (u < v - 1e-3) {
-            a++;
-            continue;
-        }
-        if (v < u - 1e-3) {
-            b++;
-            continue;
-        }
-        a++;
-        b++;
-        if (!(p->sw > 0 && q->sw > 0)) continue;
-        double d = p->swy / p->sw - q->swy / q->sw;
-        double var = (p->sw < EXACT_W ? 1 / p->sw : 0) + (q->sw < EXACT_W ? 1 / q->sw : 0);
+    for (size_t a = 0; a < x->nown; a++) {
+        const bin *p = &x->own[a];
+        double yv, yvar;
+        if (!(p->sw > 0) || !value_at(y, &b, p->p / x->j.pmax_w, &yv, &yvar)) continue;
+        if (p->sw >= EXACT_W && yvar > 0) continue; /* exact against interpolated */
+        double d = p->swy / p->sw - yv;
+        double var = (p->sw < EXACT_W ? 1 / p->sw : 0) + yvar;
         if (d * d > SPLIT_Z * SPLIT_Z * var + 1e-18) return 0;
+        cmp++;
         if (var > 0) {
             s += d * d - var;
             c++;
@@ -74,7 +95,7 @@ static int agree(const ljob *x, const ljob *y, double *ss, double *n)
     if (c > 0 && fabs(zs) > SPLIT_DIR * sqrt(c)) return 0;
     *ss += s;
     *n += c;
-    return 1;
+    return cmp > 0;
 }
 
 /* y's own readings into x's view, at the same share of x's Pmax, each
