@@ -15,6 +15,8 @@ PKGS=(
   slurm-wlm munge libslurm-dev
   mandoc
   etcd-server etcd-client python3-scipy iproute2
+  libglpk-dev
+  chromium
 )
 
 # kubectl validates contrib/kubernetes (`kubectl apply --dry-run=client`):

@@ -2,12 +2,13 @@
 # Regenerates docs/report-screenshot.png, the README's picture of the report's
 # top: runs `pfi report` on the embedded dataset and has headless Chromium draw
 # the page, so the picture is always the page the code writes, never a hand
-# edit. Usage: scripts/screenshot.sh [PFI_BIN] (default build/pfi).
+# edit. Usage: scripts/screenshot.sh [PFI_BIN] (default build/pfi); SCREENSHOT_OUT
+# writes elsewhere (test_screenshot does, leaving docs/ alone).
 # Needs Debian's chromium (apt-get install chromium).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pfi=${1:-$root/build/pfi}
-out=$root/docs/report-screenshot.png
+out=${SCREENSHOT_OUT:-$root/docs/report-screenshot.png}
 width=${SCREENSHOT_WIDTH:-1280} height=${SCREENSHOT_HEIGHT:-1500}
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 [ -n "$browser" ] || { echo "screenshot.sh: no chromium (apt-get install chromium)" >&2; exit 1; }

@@ -23,7 +23,8 @@ static const char *help_head =
     "Kinds and the files they take:\n";
 static const char *help_tail =
     "\n"
-    "  curves: Fig. 3 power-throughput curves; pfi: Fig. 4 distribution, by regime\n"
+    "  trace: Fig. 2 a run's GPU power and throughput over time (--steps for the\n"
+    "  throughput); curves: Fig. 3 power-throughput curves; pfi: Fig. 4 distribution, by regime\n"
     "  and GPUs; features: Fig. 5/14 PFI against each telemetry feature; clocks:\n"
     "  Fig. 6 SM and memory clock against cap (GPU model, and the probe with\n"
     "  --probe); predicted: Fig. 7; gap: Fig. 8 from `pfi simulate --json` output\n"
@@ -32,6 +33,7 @@ static const char *help_tail =
     "Options:\n"
     "  -o, --out FILE   the figure (.svg, .png or .pdf), written whole or not at all\n"
     "  --probe DIR      clocks: the H200 probe folder (trace.csv)\n"
+    "  --steps FILE     trace: the step log, time_s[,run],step,tokens\n"
     "  --size WxH       pixels (points for PDF); default the report's size\n"
     "  --json           print {\"kind\",\"out\"} when done\n"
     "  -h, --help       show this help\n"
@@ -41,9 +43,13 @@ static const char *help_tail =
 int pfi_cmd_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},  {"probe", required_argument, 0, 'p'},
-        {"size", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+        {"out", required_argument, 0, 'o'},
+        {"probe", required_argument, 0, 'p'},
+        {"steps", required_argument, 0, 'S'},
+        {"size", required_argument, 0, 's'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     pfi_plot_opts o = {0};
     int json = 0, c;
@@ -55,6 +61,9 @@ int pfi_cmd_plot(int argc, char **argv)
             break;
         case 'p':
             o.probe_dir = optarg;
+            break;
+        case 'S':
+            o.steps = optarg;
             break;
         case 's':
             if (sscanf(optarg, "%dx%d", &o.width, &o.height) != 2 || o.width < 100 ||
@@ -90,7 +99,11 @@ int pfi_cmd_plot(int argc, char **argv)
     if (nf < want_min || nf > want_max)
         return pfi_cli_usage_error("plot", "%s takes %s", pfi_plot_kind_name(kind),
                                    pfi_plot_kind_inputs(kind));
-    if (kind == PFI_PLOT_GAP) {
+    if (o.steps && kind != PFI_PLOT_TRACE)
+        return pfi_cli_usage_error("plot", "--steps is for the trace kind");
+    if (kind == PFI_PLOT_TRACE) {
+        o.trace = f[0];
+    } else if (kind == PFI_PLOT_GAP) {
         o.sim_json[0] = f[0];
         o.sim_json[1] = nf > 1 ? f[1] : NULL;
     } else if (kind == PFI_PLOT_GROUPS && nf == 2) {

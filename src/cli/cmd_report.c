@@ -137,6 +137,11 @@ int pfi_cmd_report(int argc, char **argv)
                 "the paper's tables as CSV (default: ../shared's data/paper-tables)"),
         PFI_OPT("probe", "DIR", pfi_cli_set_str, &probe, NULL,
                 "the real H200 probe for Fig. 6 (default: data/h200-probe there)"),
+        PFI_OPT("trace", "FILE", pfi_cli_set_str, &o.trace, NULL,
+                "Fig. 2's run: a trace in pfi trace's formats (default: the probe's "
+                "run_trace.csv)"),
+        PFI_OPT("steps", "FILE", pfi_cli_set_str, &o.steps, NULL,
+                "the trace's step log, time_s[,run],step,tokens (Fig. 2's throughput)"),
         PFI_OPT("data", "DIR", pfi_cli_set_str, &data, NULL,
                 "the embedded dataset's folder (data/paper-h200, or $PFI_DATA_DIR)"),
         PFI_OPT("matched", "SWEEPS", pfi_cli_set_str, &o.matched, NULL,

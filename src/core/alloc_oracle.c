@@ -105,7 +105,7 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
 
 /* Entry i's envelope segments with a positive slope, into out, their widths
  * counted for every job the entry stands for and added to *wsum. */
-static size_t job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
+size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
 {
     size_t k = 0;
     double c = p->cnt[i];
@@ -127,10 +127,25 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
 {
     int rc = alloc_check_budget(p, budget_w, err);
     if (rc) return rc;
+    if (p->tree) {
+        if ((rc = alloc_tree_oracle(p, budget_w, power_w, err)) != PFI_OK ||
+            (rc = alloc_tree_verify(p, power_w, "oracle", err)) != PFI_OK)
+            return rc;
+        if (total_tput) {
+            double total = 0;
+            for (size_t i = 0; i < p->n; i++) {
+                pfi_alloc_out o;
+                alloc_envelope_point(p, i, power_w[i], 0, &o);
+                total += p->cnt[i] * o.tput;
+            }
+            *total_tput = total;
+        }
+        return PFI_OK;
+    }
     size_t n = p->n, ns = 0;
     double L = budget_w - p->floor_total, wtot = 0, lambda = 0, above = 0, at_lambda = 0;
     for (size_t i = 0; i < n; i++)
-        ns += job_segments(p, i, p->segs + ns, &wtot);
+        ns += alloc_job_segments(p, i, p->segs + ns, &wtot);
     int fill_all = wtot <= L;
     if (!fill_all && L > 0) lambda = select_threshold(p->segs, ns, L, &above, &at_lambda);
     /* the watts left for the segments at lambda, shared by all of them in

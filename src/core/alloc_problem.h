@@ -6,6 +6,9 @@
  * alloc_share.c   the proportional policies (shares with floors)
  * alloc_oracle.c  the exact oracle over the envelopes
  * alloc_run.c     a policy's allocation with per-job output and totals
+ * alloc_tree.c    nested budgets: the tree, its checks, domain powers
+ * alloc_tree_oracle.c, alloc_tree_lp.c, alloc_tree_share.c
+ *                 the oracle and the proportional policies under the tree
  */
 #ifndef PFI_ALLOC_PROBLEM_H
 #define PFI_ALLOC_PROBLEM_H
@@ -54,7 +57,72 @@ struct pfi_alloc_problem {
     struct kv *kv;
     /* capacities (elements) of the buffers above, so that reset reuses them */
     size_t cap_jobs, cap_pts, cap_names;
+    struct alloc_tree *tree; /* nested budgets; NULL when none is set */
 };
+
+/* An envelope segment of job `job` (the tree's oracle sorts them). */
+struct tseg {
+    double slope, width;
+    size_t job;
+};
+
+/* Entry i's envelope segments with a positive slope from its floor up, into
+ * out, widths counted for every job the entry stands for, added to *wsum. */
+size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum);
+
+/* A job's home when its power lands in several domains. */
+#define ALLOC_SPREAD ((size_t)-1)
+
+/* The tree of pfi_alloc_problem_set_tree. Domains are in pre-order, so a
+ * domain's subtree is [d, end[d]); the jobs sorted by home domain put a
+ * subtree's home jobs in one range too, order[jstart[d] .. jstart[end[d]]). */
+struct alloc_tree {
+    size_t nd, n_jobs; /* domains; the job count it was set for */
+    size_t *parent, *end;
+    double *limit, *fixed, *fixed_sub; /* fixed_sub: fixed power of the subtree */
+    const char **names;                /* into name_buf; NULL where none */
+    char *name_buf;
+    size_t *home;           /* per job: its one domain, or ALLOC_SPREAD */
+    size_t *soff;           /* n_jobs + 1: a spread job's spans [soff[i], soff[i+1]) */
+    size_t *sdom;           /* their domains */
+    double *sshare;         /* and shares */
+    size_t *order, *jstart; /* jobs by home (spread ones last); jstart: nd + 1 */
+    size_t n_spread;        /* spread jobs: order[jstart[nd] ..) */
+    double *dpow;           /* after a run: each domain's power, W */
+    int have_pow;
+    double *resid, *dem, *g, *own; /* per-domain scratch (g: max of domains and jobs) */
+    double *gw;                    /* 2 nd doubles of scratch */
+    struct tseg *ts;               /* the oracle's segments, cap_ts of them */
+    size_t cap_ts;
+    size_t *touched;     /* per-domain scratch */
+    unsigned char *mark; /* per-domain scratch */
+};
+
+/* The label of domain d ("#<d>" in buf when it has no name). */
+const char *alloc_tree_label(const struct alloc_tree *t, size_t d, char *buf, size_t len);
+/* The watts domain a (with its subtree) may give the jobs above their
+ * floors, the root's also under budget_w; PFI_EINFEASIBLE naming the first
+ * domain (pre-order) whose floors and fixed power exceed its limit. */
+int alloc_tree_room(pfi_alloc_problem *p, double budget_w, double *room, pfi_error *err);
+/* Each domain's power (jobs at power_w plus fixed) into t->dpow. */
+void alloc_tree_powers(pfi_alloc_problem *p, const double *power_w);
+/* The share of job i's power that lands in domain a's subtree. */
+double alloc_tree_alpha(const struct alloc_tree *t, size_t i, size_t a);
+/* The nested oracle's and proportional policies' powers (same contracts as
+ * pfi_alloc_oracle's and pfi_alloc_proportional's, under the tree). */
+int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pfi_error *err);
+int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi_error *err);
+int alloc_tree_share(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
+                     pfi_error *err);
+/* PFI_OK when every domain's power is within its limit (up to rounding),
+ * else PFI_EINFEASIBLE naming the domain; fills t->dpow. */
+int alloc_tree_verify(pfi_alloc_problem *p, const double *power_w, const char *what,
+                      pfi_error *err);
+/* Takes back what rounding left over a domain's room (room as
+ * alloc_tree_room gives it): the watts above the floors of the jobs in each
+ * such domain shrink by one factor. */
+void alloc_tree_fit(pfi_alloc_problem *p, const double *room, double *power_w);
+void alloc_tree_free(struct alloc_tree *t);
 
 /* The slope of an envelope segment from (ap, at) to (bp, bt), bp > ap, in
  * tokens/s per W: one formula wherever a segment's slope is needed, so that

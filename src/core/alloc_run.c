@@ -77,6 +77,10 @@ int pfi_alloc_run(pfi_alloc_problem *p, pfi_alloc_policy policy, double budget_w
         return pfi_error_set(err, PFI_EINFEASIBLE, NULL, 0,
                              "budget %.1f W is infeasible: the %s allocation draws %.1f W",
                              budget_w, pfi_alloc_policy_name(policy), r.total_power_w);
+    /* and never over any domain's limit (the policies check it too; this
+     * also leaves each domain's power for pfi_alloc_problem_domain_power) */
+    if (p->tree && (rc = alloc_tree_verify(p, power, pfi_alloc_policy_name(policy), err)) != PFI_OK)
+        return rc;
     if (res) *res = r;
     return PFI_OK;
 }

@@ -125,6 +125,10 @@ int pfi_alloc_proportional(pfi_alloc_problem *p, const double *w, double budget_
     for (size_t i = 0; i < n; i++)
         wn[i] = wmax > 0 ? w[i] / wmax : 0;
     w = wn;
+    if (p->tree) {
+        if ((rc = alloc_tree_share(p, w, budget_w, power_w, err)) != PFI_OK) return rc;
+        return alloc_tree_verify(p, power_w, "proportional", err);
+    }
     if (S > 0) {
         /* the weighted jobs first, the others at Pmax */
         size_t k = 0;

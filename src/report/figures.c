@@ -17,6 +17,13 @@
 #include "tables.h"
 
 static const rp_figure figures[PFI_PLOT_COUNT] = {
+    {PFI_PLOT_TRACE, "fig2_trace", "Fig. 2: a run's GPU power and throughput over time",
+     "One run of a trace, as the paper's Fig. 2: the GPU power summed over the run's GPUs "
+     "(left axis) and the training throughput from its step log (right axis) against elapsed "
+     "time, with the phases pfi trace finds (warmup: frame buffer under 10 GiB; startup: "
+     "loaded, GPU idle; training: utilisation held at 50% or more). Dashed: the steady state, "
+     "the mean of the top 10% of the training samples, which leaves out evals and checkpoints.",
+     1200, 480},
     {PFI_PLOT_CURVES, "fig3_curves", "Fig. 3: power-throughput curves",
      "Each line is one sweep group, from its lowest cap to the uncapped run. (a) the job's GPU "
      "power (kW, all its GPUs) and throughput (k tokens/s); (b) both normalised by the "
@@ -58,10 +65,12 @@ static const rp_figure figures[PFI_PLOT_COUNT] = {
      "other, each on its own scale (their ranges differ by design); the titles give "
      "Spearman's rank correlation.",
      1300, 460},
-    {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: one panel per group",
-     "Normalised throughput against normalised power for every group (model, arch and task "
-     "in the title), with its ratio PFI; dashed: the diagonal (PFI = 1).",
-     1400, 1750},
+    {PFI_PLOT_GROUPS, "fig11_groups", "Figs. 11-13: raw and normalised curves per group",
+     "Each group as the paper's appendix draws it: left, the job's GPU power (kW, all its "
+     "GPUs) against its throughput (k tokens/s), on axes shared by every group; right, both "
+     "normalised by the uncapped run, dashed the diagonal (PFI = 1). The title names arch, "
+     "task, platform x GPUs and model, with the ratio PFI (Eq. 1).",
+     1500, 0 /* per row of groups: rp_figure_draw */},
 };
 
 const rp_figure *rp_figure_of(pfi_plot_kind k)
@@ -72,6 +81,12 @@ const rp_figure *rp_figure_of(pfi_plot_kind k)
 int rp_figure_available(pfi_plot_kind k, const rd_data *d, const char **why)
 {
     switch (k) {
+    case PFI_PLOT_TRACE:
+        if (!d->trace.has) {
+            *why = "it needs a trace (--trace FILE, in pfi trace's formats)";
+            return 0;
+        }
+        return 1;
     case PFI_PLOT_FEATURES:
     case PFI_PLOT_PREDICTED:
         if (!d->has_tm) {
@@ -127,8 +142,8 @@ void rp_diagonal(double lo, double hi)
 }
 
 static const rp_draw_fn draws[PFI_PLOT_COUNT] = {
-    rp_draw_curves, rp_draw_pfi, rp_draw_features,    rp_draw_clocks, rp_draw_predicted,
-    rp_draw_gap,    rp_draw_ce,  rp_draw_definitions, rp_draw_groups,
+    rp_draw_trace,     rp_draw_curves, rp_draw_pfi, rp_draw_features,    rp_draw_clocks,
+    rp_draw_predicted, rp_draw_gap,    rp_draw_ce,  rp_draw_definitions, rp_draw_groups,
 };
 
 int rp_figure_draw(pfi_plot_kind k, const rd_data *d, const char *path, int w, int h,
@@ -139,5 +154,9 @@ int rp_figure_draw(pfi_plot_kind k, const rd_data *d, const char *path, int w, i
     if (!f) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "unknown figure");
     if (!rp_figure_available(k, d, &why))
         return pfi_error_set(err, PFI_ENODATA, NULL, 0, "%s: %s", f->title, why);
+    if (h <= 0 && f->h == 0) { /* Figs. 11-13: 260 px a row of groups, as tall as they need */
+        size_t n = d->ng + d->nh, cols = rp_groups_cols(n);
+        h = 40 + 260 * (int)((n + cols - 1) / cols);
+    }
     return rp_render(path, w > 0 ? w : f->w, h > 0 ? h : f->h, draws[k], (void *)d, err);
 }

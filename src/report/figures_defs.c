@@ -156,78 +156,122 @@ void rp_draw_definitions(void *ctx)
 }
 
 /* ---- Figs. 11-13 ---- */
-/* character scale for a panel title of at most ~21 characters at `base` */
-static double fit_scale(const char *s, double base)
+/* As the paper draws them: per group a pair of panels, raw (the job's GPU
+ * power in kW against k tokens/s, on axes shared by every group so sizes
+ * compare) and normalised (T / Tmax against P / Pmax with the diagonal),
+ * under one title naming arch, task, platform x GPUs and model, with the
+ * ratio PFI. RP_GROUP_COLS pairs a row. */
+
+/* character scale for a title of at most `fit` characters at `base` */
+static double fit_scale(const char *s, double base, double fit)
 {
-    size_t n = strlen(s);
-    return n > 21 ? base * 21.0 / (double)n : base;
+    double n = (double)strlen(s);
+    return n > fit ? base * fit / n : base;
 }
 
-void rp_draw_groups(void *ctx)
+/* "Dense PT H200x16 (Qwen3-32B, seq8192/bs4)", as the paper's titles */
+static void group_title(const rd_group *r, char *t, size_t len)
 {
-    const rd_data *d = ctx;
-    size_t n = d->ng + d->nh, cols = n > 20 ? 5 : n > 9 ? 4 : 3, rows = (n + cols - 1) / cols;
-    if (!rows) return;
-    double x[64], y[64];
-    pladv(0);
-    plschr(0, 0.55);
-    /* half-length ticks: full ones fill a third of these small panels */
-    plsmaj(0, 0.5);
-    plsmin(0, 0.5);
-    for (size_t i = 0; i < n; i++) {
-        const rd_group *r = &d->grp[i];
-        const pfi_group *g = r->g;
-        const pfi_run *u = &g->runs[g->n_runs - 1];
-        size_t c = i % cols, rw = i / cols, m = g->n_runs < 64 ? g->n_runs : 64;
-        double x0 = 0.04 + c * (0.95 / cols), y1 = 0.975 - rw * (0.955 / rows);
-        /* two title lines, the model and then GPUs and config (the cluster is
-         * the colour; "held out" joins the second), and the PFI inside the
-         * panel's empty lower right corner (curves run near the diagonal): a
-         * third line above the panel crowded into the one below it */
-        char t[200], t2[200], sub[64];
-        if (g->meta.model[0]) {
-            snprintf(t, sizeof t, "%s %s", g->meta.model, rp_cluster_label(r->cluster));
-            snprintf(t2, sizeof t2, "%d GPUs%s%s%s", g->meta.gpus, g->meta.config[0] ? ", " : "",
-                     g->meta.config, r->held ? ", held out" : "");
-        } else {
-            snprintf(t, sizeof t, "%s", g->name);
-            snprintf(t2, sizeof t2, "%s, %d GPUs%s", rp_cluster_label(r->cluster), g->meta.gpus,
-                     r->held ? ", held out" : "");
+    const pfi_group_meta *m = &r->g->meta;
+    if (!m->model[0]) {
+        snprintf(t, len, "%s %s", rp_cluster_label(r->cluster), r->g->name);
+        return;
+    }
+    snprintf(t, len, "%s %sx%d (%s%s%s)", rp_cluster_label(r->cluster),
+             m->platform[0] ? m->platform : "GPU", m->gpus, m->model, m->config[0] ? ", " : "",
+             m->config);
+}
+
+/* The pair in the box x0..x1, y0..y1 (page fractions, axes only: the labels
+ * and titles go outside it); gap: between the two panels, a fraction. */
+static void group_pair(const rd_data *d, size_t i, double x0, double x1, double y0, double y1,
+                       double gap, double pmax, double tmax, int xlabels)
+{
+    const rd_group *r = &d->grp[i];
+    const pfi_group *g = r->g;
+    const pfi_run *u = &g->runs[g->n_runs - 1];
+    size_t m = g->n_runs < 64 ? g->n_runs : 64;
+    double x[64], y[64], w = (x1 - x0 - gap) / 2;
+    for (int pass = 0; pass < 2; pass++) {
+        double px0 = x0 + pass * (w + gap);
+        if (pass == 0)
+            rp_panel(px0, px0 + w, y0, y1, 0, pmax, 0, tmax, 0, 0,
+                     xlabels ? "Cluster power (kW)" : NULL, "Tput (k tok/s)", NULL);
+        else {
+            rp_next_ticks(0.25, 0.25); /* the paper's steps */
+            rp_panel(px0, px0 + w, y0, y1, 0, 1.05, 0, 1.05, 0, 0, xlabels ? "P / Pmax" : NULL,
+                     "T / Tmax", NULL);
+            rp_diagonal(0, 1.05);
         }
-        if (r->idx.has_pfi)
-            snprintf(sub, sizeof sub, "PFI %.2f", r->idx.pfi);
-        else
-            snprintf(sub, sizeof sub, "PFI undefined");
-        rp_next_ticks(0.5, 0.25); /* the paper's 0.25 steps on throughput */
-        rp_panel(x0 + 0.035, x0 + 0.95 / cols - 0.015, y1 - 0.955 / rows + 0.04, y1 - 0.04, 0, 1.05,
-                 0, 1.05, 0, 0, rw == rows - 1 || i + cols >= n ? "P / uncapped P" : NULL,
-                 c == 0 ? "T / uncapped T" : NULL, NULL);
-        /* a long line is set smaller to fit its panel; plmtex's offset counts
-         * lines of the current size, so each offset is scaled to keep the
-         * two lines a fixed distance apart whatever their sizes */
-        double s1 = fit_scale(t, 0.5), s2 = fit_scale(t2, 0.5);
-        plschr(0, s2);
-        rp_mtex("t", 0.9, 0.5, 0.5, t2);
-        plschr(0, s1);
-        rp_mtex("t", (0.9 + 1.4) * s2 / s1, 0.5, 0.5, t);
-        plschr(0, 0.55);
-        rp_text(0.96, 0.16, 1.0, 0.5, sub);
-        rp_diagonal(0, 1.05);
         for (size_t k = 0; k < m; k++) {
-            x[k] = g->runs[k].power_w / u->power_w;
-            y[k] = g->runs[k].tput / u->tput;
+            x[k] = pass ? g->runs[k].power_w / u->power_w : g->runs[k].power_w / 1000;
+            y[k] = pass ? g->runs[k].tput / u->tput : g->runs[k].tput / 1000;
         }
         rp_cluster_colour(r->cluster);
         rp_line(m, x, y, 1, 1.2);
         rp_points(r->cluster, m, x, y);
     }
-    plsmaj(0, 1);
-    plsmin(0, 1);
-    /* the legend in the cell after the last panel, or right of the last row */
+    /* one title over the pair: the job, then its PFI (and "held out") */
+    char t[200], sub[64];
+    group_title(r, t, sizeof t);
+    if (r->idx.has_pfi)
+        snprintf(sub, sizeof sub, "PFI = %.2f%s", r->idx.pfi, r->held ? ", held out" : "");
+    else
+        snprintf(sub, sizeof sub, "PFI undefined%s", r->held ? ", held out" : "");
+    plvpor(x0, x1, y0, y1);
+    plwind(0, 1, 0, 1);
+    plcol0(RP_BLACK);
+    double s1 = fit_scale(t, 0.62, 48);
+    plschr(0, 0.62);
+    rp_mtex("t", 0.8, 0.5, 0.5, sub);
+    plschr(0, s1);
+    rp_mtex("t", (0.8 + 1.3) * 0.62 / s1, 0.5, 0.5, t);
+    plschr(0, 0.62);
+}
+
+size_t rp_groups_cols(size_t n)
+{
+    return n > 8 ? 3 : n > 2 ? 2 : 1;
+}
+
+void rp_draw_groups(void *ctx)
+{
+    const rd_data *d = ctx;
+    size_t n = d->ng + d->nh, cols = rp_groups_cols(n), rows = (n + cols - 1) / cols;
+    if (!rows) return;
+    double pmax = 0, tmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pfi_group *g = d->grp[i].g;
+        for (size_t k = 0; k < g->n_runs; k++) {
+            pmax = fmax(pmax, g->runs[k].power_w / 1000);
+            tmax = fmax(tmax, g->runs[k].tput / 1000);
+        }
+    }
+    pmax *= 1.08, tmax *= 1.08;
+    pladv(0);
+    /* PLplot's default text height grows with the page: fix it at Fig. 3's
+     * (7 mm) so a tall figure of many rows keeps readable small text */
+    plschr(7.0, 0.62);
+    /* margins in pixels, as fractions of the page: the text does not grow
+     * with the page, so fractions of it would squash the panels */
+    PLFLT xp, yp;
+    PLINT wpx, hpx, xo, yo;
+    plgpage(&xp, &yp, &wpx, &hpx, &xo, &yo);
+    double px = 1.0 / (wpx > 0 ? wpx : 1500), py = 1.0 / (hpx > 0 ? hpx : 2600);
+    double cw = (1 - 20 * px) / (double)cols, rh = (1 - 20 * py) / (double)rows;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = i % cols, rw = i / cols;
+        double x0 = 20 * px + (double)c * cw, y1 = 1 - 20 * py - (double)rw * rh;
+        /* x labels on the bottom row and on a pair with none under it */
+        int xl = rw == rows - 1 || i + cols >= n;
+        group_pair(d, i, x0 + 58 * px, x0 + cw - 22 * px, y1 - rh + 52 * py, y1 - 50 * py, 70 * px,
+                   pmax, tmax, xl);
+    }
+    /* the legend in the cell after the last pair, or right of the last row */
     size_t c = n % cols, rw = n / cols;
     if (rw >= rows) c = cols, rw = rows - 1;
-    double x0 = 0.04 + (double)c * (0.95 / (double)cols), y1 = 0.975 - (double)rw * (0.955 / rows);
-    plvpor(x0, x0 + 0.01, y1 - 0.955 / rows + 0.05, y1 - 0.045);
+    double x0 = 20 * px + (double)c * cw, y1 = 1 - 20 * py - (double)rw * rh;
+    plvpor(x0, x0 + 0.01, y1 - rh + 52 * py, y1 - 50 * py);
     plwind(0, 1, 0, 1);
     plschr(0, 0.9);
     int present[4];

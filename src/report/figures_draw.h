@@ -12,7 +12,10 @@
 void rp_present_clusters(const rd_data *d, int held, int present[4]);
 /* The dashed y = x line from lo to hi. */
 void rp_diagonal(double lo, double hi);
+/* Figs. 11-13: pairs of panels a row for n groups (figures_defs.c). */
+size_t rp_groups_cols(size_t n);
 
+void rp_draw_trace(void *ctx);       /* Fig. 2 (figures_trace.c) */
 void rp_draw_curves(void *ctx);      /* Fig. 3 (figures_pfi.c) */
 void rp_draw_pfi(void *ctx);         /* Fig. 4 */
 void rp_draw_features(void *ctx);    /* Figs. 5/14 (figures_model.c) */

@@ -121,9 +121,10 @@ void rp_draw_features(void *ctx)
     /* the legend in the empty cell after the last panel */
     int f = PFI_FEAT_N_TELEMETRY, r = f / cols, c = f % cols;
     double x0 = 0.04 + c * (0.95 / cols), y1 = 0.98 - r * (0.96 / rows);
-    plvpor(x0 + 0.02, x0 + 0.03, y1 - 0.96 / rows + 0.045, y1 - 0.02);
+    plvpor(x0 + 0.02, x0 + 0.03, y1 - 0.96 / rows + 0.045,
+           y1 - 0.04); /* below the x label above it */
     plwind(0, 1, 0, 1);
-    plschr(0, 1.0);
+    plschr(0, 0.85);
     int present[4], col[6];
     const char *gl[6], *tx[6];
     rp_present_clusters(d, 1, present);

@@ -255,7 +255,12 @@ static const struct {
     item items[10];
 } sections[] = {
     {"The Power Flexibility Index of each job",
-     {FIG(PFI_PLOT_CURVES), FIG(PFI_PLOT_PFI), TAB("table6_pfi"), FIG(PFI_PLOT_GROUPS), {0, 0}}},
+     {FIG(PFI_PLOT_TRACE),
+      FIG(PFI_PLOT_CURVES),
+      FIG(PFI_PLOT_PFI),
+      TAB("table6_pfi"),
+      FIG(PFI_PLOT_GROUPS),
+      {0, 0}}},
     {"Definitions, the cap grid and the GPU generation",
      {FIG(PFI_PLOT_CE),
       FIG(PFI_PLOT_DEFINITIONS),
@@ -327,12 +332,14 @@ int rp_page_write_html(FILE *f, void *ctx)
         html_text(f, o->heldout);
         fputs("</code>", f);
     }
-    fprintf(f, ". %zu groups%s. Made by <code>pfi report</code> " PFI_VERSION ".%s</p>\n", d->ng,
-            d->nh ? " and held-out groups" : "",
-            d->paper
-                ? " Groups named as the paper's: the columns <span class=\"paper\">paper_*</span>"
-                  " hold its published values and diff_* ours minus them."
-                : "");
+    char held[48] = "";
+    if (d->nh)
+        snprintf(held, sizeof held, " and %zu held-out group%s", d->nh, d->nh > 1 ? "s" : "");
+    fprintf(
+        f, ". %zu groups%s. Made by <code>pfi report</code> " PFI_VERSION ".%s</p>\n", d->ng, held,
+        d->paper ? " Groups named as the paper's: the columns <span class=\"paper\">paper_*</span>"
+                   " hold its published values and diff_* ours minus them."
+                 : "");
     summary_html(f, p);
     for (size_t i = 0; i < d->n_notes; i++) {
         fputs("<p class=\"note\">", f);
@@ -418,6 +425,27 @@ int rp_page_write_summary(FILE *f, void *ctx)
         pfi_json_set(g, "max_abs_diff", num_or_null(d->has_match_stats, d->match_max_abs));
         pfi_json_set(g, "median_rel_diff", num_or_null(d->has_match_stats, d->match_median_rel));
         pfi_json_set(root, "generations", g);
+    }
+    if (d->trace.has) { /* Fig. 2's run, in pfi trace --json's words */
+        const rd_trace *tr = &d->trace;
+        json_t *t = json_object(), *ph = json_object();
+        pfi_json_set(t, "file", json_string(tr->file));
+        pfi_json_set(t, "run", json_string(tr->run));
+        pfi_json_set(t, "gpus", json_integer(tr->gpus));
+        for (int k = 0; k < PFI_PHASE_COUNT; k++)
+            pfi_json_set(ph, pfi_trace_phase_name((pfi_phase)k),
+                         num_or_null(isfinite(tr->start[k]), tr->start[k]));
+        pfi_json_set(t, "phases_s", ph);
+        /* the drawn series' extent: what the figure's axes are scaled to */
+        double pk = 0;
+        for (size_t i = 0; i < tr->n; i++)
+            pk = fmax(pk, tr->power_w[i]);
+        pfi_json_set(t, "samples", json_integer((json_int_t)tr->n));
+        pfi_json_set(t, "peak_power_w", pfi_json_num(pk));
+        pfi_json_set(t, "throughput_reports", json_integer((json_int_t)tr->n_tput));
+        pfi_json_set(t, "power_w", num_or_null(isfinite(tr->top_power_w), tr->top_power_w));
+        pfi_json_set(t, "throughput_tok_s", num_or_null(isfinite(tr->top_tput), tr->top_tput));
+        pfi_json_set(root, "trace", t);
     }
     if (d->has_tm && d->best_set >= 0) {
         const pfi_ablation *a = &d->ab[d->best_set];

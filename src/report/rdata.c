@@ -67,6 +67,30 @@ static int check_unknown_tdp(const pfi_sweeps *s, const char *file, double tdp_w
     return PFI_OK;
 }
 
+/* Every telemetry column no row has, in one note: the features built on
+ * them are left out of Fig. 5/14 and the tables, and a user should learn
+ * which columns to add at once, not one run at a time. */
+static void tm_missing_note(rd_data *d)
+{
+    char list[480] = "";
+    size_t len = 0, n = 0;
+    for (int f = 0; f < PFI_TM_NFIELDS; f++) {
+        int any = 0;
+        for (size_t i = 0; i < d->tm->n && !any; i++)
+            any = (d->tm->rows[i].valid >> f) & 1u;
+        if (any) continue;
+        n++;
+        if (len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
+                                    pfi_tm_field_name((pfi_tm_field)f));
+    }
+    if (n)
+        rd_note(d,
+                "The telemetry has no value in %zu column%s (%s): the features built on them "
+                "are left out.",
+                n, n > 1 ? "s" : "", list);
+}
+
 int rd_load(rd_data *d, const char *sweeps, const char *telemetry, const char *heldout,
             double tdp_w, pfi_error *err)
 {
@@ -100,6 +124,7 @@ int rd_load(rd_data *d, const char *sweeps, const char *telemetry, const char *h
             return rc;
         }
         d->has_tm = 1;
+        tm_missing_note(d);
     }
     d->ng = ns;
     d->nh = nh;
@@ -470,5 +495,6 @@ void rd_free(rd_data *d)
     pfi_telemetry_destroy(d->tm);
     pfi_sweeps_destroy(d->s);
     pfi_sweeps_destroy(d->held);
+    rd_trace_free(&d->trace);
     memset(d, 0, sizeof *d);
 }

@@ -15,6 +15,7 @@
 #include "pfi/regime.h"
 #include "pfi/sim.h"
 #include "pfi/telemetry_csv.h"
+#include "rtrace.h"
 
 typedef struct rd_group {
     const pfi_group *g;
@@ -83,7 +84,8 @@ typedef struct rd_data {
     size_t npairs;
     int has_match_stats; /* >= 3 pairs with both PFIs and a defined rho */
     double match_rho, match_max_abs, match_median_rel; /* rel: |b - a| / a */
-    char notes[RD_MAX_NOTES][320];                     /* sections skipped and why */
+    rd_trace trace;                                    /* Fig. 2 (rd_trace_load) */
+    char notes[RD_MAX_NOTES][640];                     /* sections skipped and why */
     size_t n_notes;
 } rd_data;
 

@@ -216,6 +216,32 @@ static int write_all(const rd_data *d, const pfi_report_opts *o, const run *r, c
     return rc;
 }
 
+/* Fig. 2's run: a trace given is an input like the sweeps (its errors stop
+ * the report before any work); without one, the probe's run_trace.csv when
+ * the probe folder has it, and a note when it cannot be read. */
+static int load_trace(rd_data *d, const pfi_report_opts *o, pfi_error *err)
+{
+    if (o->trace) return rd_trace_load(&d->trace, o->trace, o->steps, err);
+    char t[4200], s[4200];
+    struct stat st;
+    if (!o->probe_dir) {
+        rd_note(d, "No trace: Fig. 2 (a run's power and throughput over time) needs one "
+                   "(--trace FILE, in pfi trace's formats).");
+        return PFI_OK;
+    }
+    snprintf(t, sizeof t, "%s/run_trace.csv", o->probe_dir);
+    snprintf(s, sizeof s, "%s/run_steps.csv", o->probe_dir);
+    if (stat(t, &st) != 0) {
+        rd_note(d, "No trace: Fig. 2 needs one (--trace FILE); the probe folder has no "
+                   "run_trace.csv.");
+        return PFI_OK;
+    }
+    pfi_error e = {0};
+    if (rd_trace_load(&d->trace, t, stat(s, &st) == 0 ? s : NULL, &e) != PFI_OK)
+        rd_note(d, "Fig. 2 is not drawn: %s: %s.", e.file[0] ? e.file : t, e.msg);
+    return PFI_OK;
+}
+
 int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
 {
     if (!o || !o->sweeps || !o->out_dir || o->threads < 1 || o->workloads == 0)
@@ -223,6 +249,7 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
     rd_data d;
     int rc = rd_load(&d, o->sweeps, o->telemetry, o->heldout, o->tdp_w, err);
     if (rc == PFI_OK) rc = rd_load_matched(&d, o->matched, err);
+    if (rc == PFI_OK) rc = load_trace(&d, o, err);
     char tmp[4096] = "";
     if (rc == PFI_OK) rc = make_temp(o->out_dir, tmp, sizeof tmp, err);
     run r = {.o = o};
@@ -237,8 +264,10 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
 /* ---- pfi plot ---- */
 
 static const char *const kind_names[PFI_PLOT_COUNT] = {
-    "curves", "pfi", "features", "clocks", "predicted", "gap", "ce", "definitions", "groups"};
+    "trace",     "curves", "pfi", "features",    "clocks",
+    "predicted", "gap",    "ce",  "definitions", "groups"};
 static const char *const kind_inputs[PFI_PLOT_COUNT] = {
+    "TRACE [--steps STEPS.csv] (pfi trace's formats; its first run)",
     "SWEEPS.csv",
     "SWEEPS.csv",
     "SWEEPS.csv TELEMETRY.csv",
@@ -281,6 +310,9 @@ int pfi_report_plot(pfi_plot_kind kind, const pfi_plot_opts *o, pfi_error *err)
     if (kind == PFI_PLOT_GAP) {
         memset(&d, 0, sizeof d);
         rc = rd_sim_from_json(&d, o->sim_json, err);
+    } else if (kind == PFI_PLOT_TRACE) {
+        memset(&d, 0, sizeof d);
+        rc = rd_trace_load(&d.trace, o->trace, o->steps, err);
     } else if (kind == PFI_PLOT_CLOCKS) {
         memset(&d, 0, sizeof d);
         rc = rd_probe(&d, o->probe_dir, err);

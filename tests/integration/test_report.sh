@@ -78,6 +78,19 @@ for a in ("#fig3_curves", "#table6_pfi", "#table12_leverage", "#fig8_simulation"
 assert html.index("</nav>") < html.index('<h2 id="sec1">')
 # the figures in the paper's form, read from the texts each one draws
 ft = lambda n: open(f"{rep}/figures/{n}.txt", encoding="utf-8").read().splitlines()
+# Fig. 2: the probe's dense_pt run; its steady state by hand from run_trace.csv (training
+# from 23.702 s, pfi trace's phase; the mean of the top 10% of its power samples)
+tr = S["trace"]
+assert (tr["file"], tr["run"], tr["gpus"]) == ("run_trace.csv", "dense_pt", 1), tr
+probe = os.environ["PFI_SHARED_DIR"] + "/data/h200-probe/run_trace.csv"
+pw = sorted((float(r["power_w"]) for r in csv.DictReader(open(probe))
+             if r["run"] == "dense_pt" and float(r["time_s"]) >= 23.702), reverse=True)
+top = pw[:-(-len(pw) // 10)]
+assert abs(tr["power_w"] - sum(top) / len(top)) < 1e-6, (tr, sum(top) / len(top))
+assert abs(tr["phases_s"]["training"] - (23.702 - 3.036)) < 1e-9 and tr["phases_s"]["warmup"] == 0, tr
+f2 = ft("fig2_trace")
+assert "run dense_pt of run_trace.csv, 1 GPU" in f2 and "Elapsed time (s)" in f2, f2
+assert all(w in f2 for w in ("warmup", "startup", "training", "Throughput (k tokens/s)")), f2
 f3 = ft("fig3_curves")
 assert f3[:3] == ["Cluster GPU power (kW)", "Throughput (k tokens/s)", "(a) raw, per sweep"], f3
 assert "(b) normalised, per sweep" in f3 and "(c) mean per category" in f3
@@ -94,7 +107,11 @@ assert "paper -0.88k" in f8 and "Policy - oracle (tokens/s per job)" in f8, f8
 f9 = ft("fig9_ce")
 assert f9[2].startswith("(a) gpt-oss-20b FT, 8 GPUs: PFI_CE") and "(b) every group (appendix)" in f9, f9
 f11 = ft("fig11_groups")
-assert "gpt-oss-20b MoE FT" in f11 and "MoE FT" in f11[-4:], f11[-6:]
+# as the paper's appendix: per group raw (kW, k tok/s) and normalised panels, one title
+assert "MoE FT H200x8 (gpt-oss-20b, seq4096/bs8)" in f11 and "PFI = 2.67" in f11, f11
+assert "PFI = 1.67, held out" in f11 and len([t for t in f11 if t.startswith("PFI = ")]) == 29
+assert f11.count("Tput (k tok/s)") == 29 and f11.count("T / Tmax") == 29 and "Cluster power (kW)" in f11
+assert "MoE FT" in f11[-4:], f11[-6:]
 # the differences that remain, each with its measured cause
 dif = {r["what"]: r for r in tab("differences")}
 assert len(dif) == 5, list(dif)
@@ -118,7 +135,7 @@ def check_svg(p):
 def check_pdf(p):
     b = open(p, "rb").read()
     assert b[:5] == b"%PDF-" and b"%%EOF" in b[-1024:] and len(b) > 5_000, p
-figs = ["fig3_curves", "fig4_pfi", "fig5_features", "fig6_clocks", "fig7_predicted", "fig8_gap",
+figs = ["fig2_trace", "fig3_curves", "fig4_pfi", "fig5_features", "fig6_clocks", "fig7_predicted", "fig8_gap",
         "fig9_ce", "fig10_definitions", "fig11_groups"]
 assert S["figures"] == figs, S["figures"]
 for f in figs:

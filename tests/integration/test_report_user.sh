@@ -92,6 +92,17 @@ assert "dense,2,3.178" in t10, t10
 print("ok: 3 jobs with telemetry: notes, no nan")
 PY
 
+# Telemetry without two of its columns: one note names both, not the first only.
+python3 - "$WORK/tm.csv" "$WORK/tm2.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+drop = {rows[0].index("DCGM_FI_PROF_DRAM_ACTIVE"), rows[0].index("DCGM_FI_PROF_NVLINK_TX_BYTES")}
+csv.writer(open(sys.argv[2], "w", newline="")).writerows([[v for i, v in enumerate(r) if i not in drop] for r in rows])
+PY
+"$PFI_BIN" report --workloads 5 -o "$WORK/rep4" "$S" "$WORK/tm2.csv" >/dev/null 2>&1 || fail "report tm2"
+grep -q "The telemetry has no value in 2 columns (DCGM_FI_PROF_DRAM_ACTIVE, DCGM_FI_PROF_NVLINK_TX_BYTES)" \
+    "$WORK/rep4/summary.json" || { grep notes -A5 "$WORK/rep4/summary.json"; fail "missing telemetry columns not named"; }
+
 # A platform pfi has no TDP for: its largest cap may not be its uncapped run.
 sed -e 's/,H200,/,MI300X,/' -e 's/,700,/,750,/' "$S" >"$WORK/mi.csv"
 if "$PFI_BIN" report -o "$WORK/mi" "$WORK/mi.csv" >/dev/null 2>"$WORK/e"; then fail "MI300X without --tdp accepted"; fi
@@ -125,6 +136,48 @@ expect_error "not a folder" -o "$WORK/file" "$S"
 expect_error "telemetry" -o "$WORK/rep" "$S" data/paper-h200/telemetry.csv
 after=$(cd "$WORK/rep" && find . -type f | sort | xargs md5sum)
 [ "$before" = "$after" ] || fail "a failed run changed the existing report"
+
+# Fig. 2 from the user's own trace: two GPUs, hand-made phases (warmup to 4 s,
+# startup to 9 s, training from 10 s), power 600+i and 650 W at training sample
+# i of 30: the top 10% is i = 27..29, 1250 + 28 = 1278 W; 1000 tokens a second.
+python3 - "$WORK/trace.csv" "$WORK/steps.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("time_s,gpu,DCGM_FI_DEV_POWER_USAGE,DCGM_FI_DEV_GPU_UTIL,DCGM_FI_DEV_FB_USED\n")
+    for t in range(40):
+        for g in range(2):
+            fb, util = (500, 0) if t < 5 else (20000, 0) if t < 10 else (20000, 95)
+            p = 80 if t < 5 else 120 if t < 10 else (600 + t - 10 if g == 0 else 650)
+            f.write(f"{t},{g},{p},{util},{fb}\n")
+with open(sys.argv[2], "w") as f:
+    f.write("time_s,step,tokens\n" + "".join(f"{t},{t - 9},{1000 * (t - 9)}\n" for t in range(10, 40)))
+PY
+"$PFI_BIN" report --workloads 5 --trace "$WORK/trace.csv" --steps "$WORK/steps.csv" -o "$WORK/rt" "$S" \
+    >/dev/null 2>&1 || fail "report --trace"
+python3 - "$WORK/rt" <<'PY'
+import json, sys
+S = json.load(open(f"{sys.argv[1]}/summary.json"))
+t = S["trace"]
+assert (t["file"], t["run"], t["gpus"]) == ("trace.csv", "trace", 2), t
+assert t["phases_s"] == {"warmup": 0, "startup": 5, "training": 10}, t
+assert abs(t["power_w"] - 1278) < 1e-9 and abs(t["throughput_tok_s"] - 1000) < 1e-9, t
+# the series drawn: 40 samples summed over both GPUs (peak 629 + 650), 29 rates
+assert (t["samples"], t["peak_power_w"], t["throughput_reports"]) == (40, 1279, 29), t
+assert S["figures"][0] == "fig2_trace", S["figures"]
+f2 = open(f"{sys.argv[1]}/figures/fig2_trace.txt").read()
+assert "run trace of trace.csv, 2 GPUs" in f2 and "GPU power, all GPUs (W)" in f2, f2
+print("ok: Fig. 2 from a user's trace")
+PY
+# a bad trace given is an error naming it, before any work; none at all is a note
+printf 'time_s,DCGM_FI_DEV_POWER_USAGE\n1,x\n' >"$WORK/badtrace.csv"
+expect_error "badtrace.csv:2" --trace "$WORK/badtrace.csv" -o "$WORK/rt" "$S"
+"$PFI_BIN" report --workloads 5 --probe "$WORK/none" -o "$WORK/rn" "$S" >/dev/null 2>&1 || fail "no probe"
+grep -q "Fig. 2: a run's GPU power and throughput over time is not drawn: it needs a trace" \
+    "$WORK/rn/report.html" || fail "no note for a missing trace"
+"$PFI_BIN" plot trace "$WORK/trace.csv" -o "$WORK/tr.png" >/dev/null || fail "plot trace"
+if "$PFI_BIN" plot curves --steps "$WORK/steps.csv" "$S" -o "$WORK/x.png" 2>/dev/null; then
+    fail "--steps taken by plot curves"
+fi
 
 # pfi plot: every sweeps-only kind, each format, and gap from simulate --json
 for k in curves pfi ce definitions groups; do

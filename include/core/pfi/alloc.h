@@ -171,10 +171,13 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
  * racks puts each rack's share of its GPUs there and takes one cap on all).
  * With a tree set, pfi_alloc_run keeps every domain's jobs' power plus its
  * fixed_w (and its subtree's) under its limit, as well as the whole under
- * budget_w: the root's limit and budget_w both hold, the tighter binds. The
+ * budget_w: the root's limit and budget_w both hold, the tighter binds
+ * (budget_w, as without a tree, holds on the jobs' power alone; a limit on
+ * the jobs' and the fixed power). The
  * oracle stays the exact optimum over the envelopes under the nested limits
  * (for jobs in one domain each, greedy by marginal throughput per watt is
- * optimal on a laminar family); the proportional policies shed within each
+ * optimal on a laminar family; with a job spread over domains it is not,
+ * and a linear program (GLPK) finds the optimum); the proportional policies shed within each
  * domain over its limit by their weights. PFI_EINFEASIBLE names the first
  * domain whose floors and fixed power exceed its limit.
  *

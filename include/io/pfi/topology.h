@@ -22,7 +22,9 @@
  * wrong type, a limit that is not a finite positive number, a name used
  * twice, a member in two leaves, a depth over PFI_TOPO_MAX_DEPTH, leaves of
  * different member kinds. A child rated above its parent is allowed and
- * noted (pfi_topo_note), since oversubscription is the point.
+ * noted (pfi_topo_note), since oversubscription is the point. Text that is
+ * not JSON (or repeats a key) is PFI_EPARSE with the line; a file that cannot
+ * be read, PFI_EIO.
  *
  * Ownership: a pfi_topo owns every string it returns; they live until
  * destroy (NULL-safe). Read-only after parsing, so several threads may read

@@ -30,6 +30,9 @@ typedef struct pfi_report_opts {
     const char *out_dir;   /* replaced whole: written to a temporary sibling, then renamed */
     const char *paper_dir; /* the paper's tables as CSV (Tables 3, 10-11), or NULL */
     const char *probe_dir; /* the real H200 probe (trace.csv) for Fig. 6, or NULL */
+    const char *trace;     /* Fig. 2: a trace in pfi trace's formats (its first run), or NULL
+                              for the probe's run_trace.csv when probe_dir has one */
+    const char *steps;     /* the trace's step log (throughput), or NULL */
     const char *title;     /* page title, NULL for a default */
     size_t workloads;      /* simulation workloads per mix (paper: 500) */
     size_t ci_draws;       /* Monte Carlo CI draws (paper: 10000) */
@@ -51,6 +54,7 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err);
 
 /* The figures `pfi plot` can draw alone. */
 typedef enum {
+    PFI_PLOT_TRACE,       /* Fig. 2: one run's GPU power and throughput over time */
     PFI_PLOT_CURVES,      /* Fig. 3: power-throughput curves, raw and normalised */
     PFI_PLOT_PFI,         /* Fig. 4: PFI distribution, by regime and by cluster size */
     PFI_PLOT_FEATURES,    /* Fig. 5/14: PFI against each telemetry feature */
@@ -63,7 +67,7 @@ typedef enum {
     PFI_PLOT_COUNT
 } pfi_plot_kind;
 
-/* "curves", "pfi", "features", "clocks", "predicted", "gap", "ce",
+/* "trace", "curves", "pfi", "features", "clocks", "predicted", "gap", "ce",
  * "definitions", "groups"; NULL past the last. */
 const char *pfi_plot_kind_name(pfi_plot_kind k);
 int pfi_plot_kind_parse(const char *s, pfi_plot_kind *out); /* -1 if unknown */
@@ -74,6 +78,7 @@ typedef struct pfi_plot_opts {
     const char *sweeps, *telemetry, *heldout; /* as in pfi_report_opts */
     const char *sim_json[2];                  /* gap: one or two `pfi simulate --json` outputs */
     const char *probe_dir;                    /* clocks: the probe folder or NULL */
+    const char *trace, *steps;                /* trace: the trace and its step log (or NULL) */
     const char *out;   /* .svg, .png or .pdf: the format follows the suffix */
     int width, height; /* pixels (points for PDF); 0 for the figure's default */
 } pfi_plot_opts;
