@@ -31,9 +31,10 @@
  * differences' z over the powers both read, times the root of their
  * number (one curve above the other at every power, each within the
  * noise). Wrong classes at 5-10% cut (20 workloads, 1% noise, against no
- * class): the 3 SD rule alone cost sigmoid 5% 8.3 points, bumps 5% 9.5,
- * dead zones 5% 8.5; with the direction at 2 / 1.5 / 1 SD 6.3 / 5.1 /
- * 2.7, 5.0 / 3.3 / 2.1, 4.5 / 3.0 / 1.8, while the right class's gain
+ * class): the 3 SD rule alone cost sigmoid 5% 13.5 points, bumps 5%
+ * 11.5, dead zones 5% 12.0, with the class's spread 8.3, 9.4 and 8.5, and
+ * then with the direction at 2 / 1.5 / 1 SD 6.3 / 5.1 /
+ * 2.7, 5.1 / 3.3 / 2.1, 4.5 / 3.0 / 1.8, while the right class's gain
  * there fell 0.5-2 points (dead zones 5% 88.8 / 88.8 / 86.7% against
  * 81.4% with none). */
 #define SPLIT_Z 3.0
