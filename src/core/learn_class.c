@@ -70,10 +70,11 @@ static int value_at(const ljob *y, size_t *b, double u, double *v, double *var)
     return 1;
 }
 
-/* Whether x's and y's own readings agree (above): compared at x's powers,
- * at least once; adds the squared differences of the noisy ones less
- * their noise to *ss and their count to *n (the class's spread). */
-static int agree(const ljob *x, const ljob *y, double *ss, double *n)
+/* x's own readings against y's at x's powers: -1 they disagree (above),
+ * 0 none compared, 1 they agree; adds the squared differences of the
+ * noisy ones less their noise to *ss and their count to *n (the class's
+ * spread). */
+static int agree_at(const ljob *x, const ljob *y, double *ss, double *n)
 {
     size_t b = 0, cmp = 0;
     double s = 0, c = 0, zs = 0;
@@ -84,7 +85,7 @@ static int agree(const ljob *x, const ljob *y, double *ss, double *n)
         if (p->sw >= EXACT_W && yvar > 0) continue; /* exact against interpolated */
         double d = p->swy / p->sw - yv;
         double var = (p->sw < EXACT_W ? 1 / p->sw : 0) + yvar;
-        if (d * d > SPLIT_Z * SPLIT_Z * var + 1e-18) return 0;
+        if (d * d > SPLIT_Z * SPLIT_Z * var + 1e-18) return -1;
         cmp++;
         if (var > 0) {
             s += d * d - var;
@@ -93,10 +94,21 @@ static int agree(const ljob *x, const ljob *y, double *ss, double *n)
         }
     }
     /* one curve above the other at every power read, each within the noise */
-    if (c > 0 && fabs(zs) > SPLIT_DIR * sqrt(c)) return 0;
+    if (c > 0 && fabs(zs) > SPLIT_DIR * sqrt(c)) return -1;
     *ss += s;
     *n += c;
     return cmp > 0;
+}
+
+/* Whether x pools y: y's readings agree with x's at x's powers, or, where
+ * none of x's powers has a reading of y's to compare with, x's agree with
+ * y's at y's (comparing both ways every time split true classmates on
+ * the interpolation's error: test_classes' class gain 35.7 -> 30.9
+ * points). */
+static int agree(const ljob *x, const ljob *y, double *ss, double *n)
+{
+    int a = agree_at(x, y, ss, n);
+    return (a == 0 ? agree_at(y, x, ss, n) : a) > 0;
 }
 
 /* y's own readings into x's view, at the same share of x's Pmax, each
