@@ -1,13 +1,14 @@
 /* Benchmark: every policy on the curve families of tests/families (issue
- * 12, item 2): the random mix, 500 workloads x 100 jobs, reductions 5, 10,
- * 20, 30, 40%, exact readings and 1% relative reading noise for learn. One
- * JSON object per line per (family, noise, reduction): each policy's share
- * of equal's gap recovered and its throughput per job, the families' rank
- * correlation of telemetry with PFI, and the time the cell's simulation
- * took. `bench_families --table` prints the README's markdown table
- * instead (learn's share, with noise in parentheses, and the best other
- * policy's); `--workloads N` shrinks the run, `--event-s S` sets the event's length
- * (a long one shows the kept allocation alone). */
+ * 12, item 2; classes: issue 29): the random mix, 500 workloads x 100
+ * jobs, reductions 5, 10, 20, 30, 40%, four runs a family: exact readings,
+ * 1% relative reading noise, 1% noise with each job's group as its class,
+ * 1% noise with wrong classes (pfi_sim_opts.classes). One JSON object per
+ * line per (family, run, reduction): each policy's share of equal's gap
+ * recovered and its throughput per job, the families' rank correlation of
+ * telemetry with PFI, and the time the run took. `bench_families --table`
+ * prints docs/learn.md's markdown table instead (learn's share, a row per
+ * run); `--workloads N` shrinks the run, `--event-s S` sets the event's
+ * length (a long one shows the kept allocation alone). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
