@@ -13,6 +13,14 @@
  *     at the cap it was given, on a curve the prior does not know), one
  *     round of the loop, the caps out. CPU seconds per period, median of
  *     the 16 periods after the first.
+ *   control_period_tree_cpu: the period of control_period_cpu under a
+ *     4-level power tree (issue 28): a site, 5 feeds, 25 PDUs, 125 racks of
+ *     100 nodes, racks rated at 60-90% of their GPUs' uncapped power, PDUs
+ *     and feeds a little under their children (write_tree); after the
+ *     merge each domain's power, demand, limit and the jobs' spans
+ *     (ctl_topo_build), the tree into the plan, and the plan under the
+ *     site's budget and every domain's limit. CPU seconds, median of 5, and
+ *     the tree's own part (tree_seconds).
  *   control_caps_64_agents: a target change to every cap acknowledged across
  *     64 agents on loopback (in-process HTTP servers answering as pfid does):
  *     read all agents, plan, push 512 caps in parallel. Wall seconds, median
@@ -24,6 +32,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -31,6 +40,8 @@
 #include "pfi/agents.h"
 #include "pfi/cluster.h"
 #include "pfi/plan.h"
+
+#include "control/ctl_topo.h"
 
 #define NODES 12500
 #define GPUS 8
@@ -216,6 +227,198 @@ static void bench_period(int full)
     free(caps);
 }
 
+#define RACK_NODES 100
+
+/* The 4-level tree in a file (ctl_topo_init reads one) from each rack's
+ * uncapped GPU power rack_w[r]: racks rated 60-90% of it (by r mod 5), each
+ * PDU at 95% of its racks' ratings, each feed at 97% of its PDUs'; so some
+ * racks, PDUs and feeds bind, and the site's budget (70%) too. */
+static void write_tree(const char *path, const double *rack_w)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) exit(1);
+    int racks = NODES / RACK_NODES, per = 5;
+    double *rr = malloc(racks * sizeof *rr);
+    for (int r = 0; r < racks; r++)
+        rr[r] = (0.6 + 0.075 * (r % 5)) * rack_w[r];
+    fprintf(f, "{\"name\":\"site\",\"children\":[");
+    for (int fe = 0; fe < racks / (per * per); fe++) {
+        double fw = 0;
+        for (int r = fe * per * per; r < (fe + 1) * per * per; r++)
+            fw += rr[r];
+        fprintf(f, "%s{\"name\":\"feed-%d\",\"limit_w\":%.0f,\"children\":[", fe ? "," : "", fe,
+                0.97 * 0.95 * fw);
+        for (int pd = fe * per; pd < (fe + 1) * per; pd++) {
+            double pw = 0;
+            for (int r = pd * per; r < (pd + 1) * per; r++)
+                pw += rr[r];
+            fprintf(f, "%s{\"name\":\"pdu-%d\",\"limit_w\":%.0f,\"children\":[",
+                    pd > fe * per ? "," : "", pd, 0.95 * pw);
+            for (int r = pd * per; r < (pd + 1) * per; r++) {
+                fprintf(f, "%s{\"name\":\"rack-%d\",\"limit_w\":%.0f,\"nodes\":[",
+                        r > pd * per ? "," : "", r, rr[r]);
+                for (int n = r * RACK_NODES; n < (r + 1) * RACK_NODES; n++)
+                    fprintf(f, "%s\"node-%d\"", n > r * RACK_NODES ? "," : "", n);
+                fprintf(f, "]}");
+            }
+            fprintf(f, "]}");
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]}");
+    free(rr);
+    if (fclose(f) != 0) exit(1);
+}
+
+static void bench_period_tree(void)
+{
+    enum { GL = 8192, JL = 4096 };
+    char **g = malloc(NODES * sizeof *g), **jt = malloc(NODES * sizeof *jt), *tg = malloc(GL),
+         *tj = malloc(JL);
+    size_t *gl = malloc(NODES * sizeof *gl), *jl = malloc(NODES * sizeof *jl);
+    double *rack_w = calloc(NODES / RACK_NODES, sizeof *rack_w);
+    for (int n = 0; n < NODES; n++) {
+        listings_as(n, 0, tg, GL, tj, JL);
+        gl[n] = strlen(tg);
+        jl[n] = strlen(tj);
+        g[n] = strdup(tg);
+        jt[n] = strdup(tj);
+        for (int k = 0; k < GPUS; k++)
+            rack_w[n / RACK_NODES] += 400.0 + (n * 8 + k) % 300; /* listings_as's powers */
+    }
+    char path[] = "/tmp/bench_control_tree_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) exit(1);
+    close(fd);
+    write_tree(path, rack_w);
+    ctl_topo T;
+    char **extra;
+    size_t n_extra;
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (ctl_topo_init(&T, path, NULL, 0, &extra, &n_extra, &err) != PFI_OK ||
+        ctl_topo_agents(&T, NULL, NODES, &err) != PFI_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        exit(1);
+    }
+    unlink(path);
+    for (int n = 0; n < NODES; n++) { /* what GET /v1/node places */
+        char nm[32];
+        /* racks start 3 nodes in: the 125 jobs on a boundary span two */
+        snprintf(nm, sizeof nm, "node-%d", (n + 3) % NODES);
+        T.leaf[n] = pfi_topo_leaf_of(T.t, nm);
+        T.placed[n] = 1;
+    }
+    ctl_topo_other(&T, NULL, 0, 0);
+    mjob *mj = calloc(JOBS, sizeof *mj);
+    pfi_plan_job *pj = calloc(JOBS, sizeof *pj);
+    pfi_plan_cap *caps = calloc(JOBS, sizeof *caps);
+    size_t **ga = calloc(JOBS, sizeof *ga), *ng = calloc(JOBS, sizeof *ng);
+    double *pmax = calloc(JOBS, sizeof *pmax);
+    for (int i = 0; i < JOBS; i++)
+        ga[i] = calloc(10, sizeof **ga);
+    pfi_plan *plan;
+    pfi_plan_create(&plan);
+    double t[5], tt[5];
+    pfi_plan_result res;
+    for (int r = 0; r < 5; r++) {
+        double t0 = bench_cpu();
+        memset(mj, 0, JOBS * sizeof *mj);
+        double gpu_w = 0;
+        for (int n = 0; n < NODES; n++) {
+            pfi_cl_node node = {0};
+            if (pfi_cl_parse_gpus(g[n], gl[n], &node, NULL) != PFI_OK ||
+                pfi_cl_parse_jobs(jt[n], jl[n], &node, NULL) != PFI_OK)
+                exit(1);
+            double nw = 0;
+            for (size_t k = 0; k < node.n_gpus; k++)
+                nw += node.gpus[k].power_w;
+            gpu_w += nw;
+            T.ag_gpu_w[n] = nw;
+            T.ag_fixed_w[n] = 0;
+            T.ag_down[n] = 0;
+            for (size_t k = 0; k < node.n_jobs; k++) {
+                int id = atoi(node.jobs[k].id + 4);
+                mjob *m = &mj[id];
+                snprintf(m->id, sizeof m->id, "%s", node.jobs[k].id);
+                for (size_t q = 0; q < node.jobs[k].n_gpus && m->n < 10; q++)
+                    ga[id][m->n++] = (size_t)n;
+                m->power += node.jobs[k].power_w;
+                m->tps += node.jobs[k].tokens_per_s;
+                m->pfi = node.jobs[k].pfi_estimate;
+            }
+            pfi_cl_node_clear(&node);
+        }
+        double t1 = bench_cpu();
+        for (int i = 0; i < JOBS; i++) {
+            ng[i] = mj[i].n;
+            pmax[i] = mj[i].power;
+        }
+        if (ctl_topo_build(&T, JOBS, (const size_t *const *)ga, ng, pmax, 0, 1, 1) != PFI_OK)
+            exit(1);
+        for (int i = 0; i < JOBS; i++)
+            pj[i] = (pfi_plan_job){.id = mj[i].id,
+                                   .n_gpus = mj[i].n,
+                                   .min_w = 200,
+                                   .max_w = 700,
+                                   .pmax_w = mj[i].power,
+                                   .tmax = mj[i].tps,
+                                   .pfi = mj[i].pfi,
+                                   .domains = &T.jdom[T.joff[i]],
+                                   .shares = &T.jshare[T.joff[i]],
+                                   .n_domains = T.joff[i + 1] - T.joff[i]};
+        if (pfi_plan_set_tree(plan, T.pd, T.n, &err) != PFI_OK) {
+            fprintf(stderr, "%s\n", err.msg);
+            exit(1);
+        }
+        tt[r] = bench_cpu() - t1;
+        if (pfi_plan_set_jobs(plan, pj, JOBS, NULL) != PFI_OK) exit(1);
+        if (pfi_plan_run(plan, PFI_PLAN_PFI, 0.7 * gpu_w, 0, 0, caps, &res, &err) != PFI_OK) {
+            fprintf(stderr, "%s\n", err.msg);
+            exit(1);
+        }
+        t[r] = bench_cpu() - t0;
+        if (res.total_power_w > 0.7 * gpu_w * (1 + 1e-9)) exit(1);
+    }
+    /* every rack under its limit in the plan */
+    size_t over = 0, bound = 0;
+    for (size_t d = 0; d < T.n; d++) {
+        double pw = pfi_plan_domain_power(plan, d);
+        over += pw > T.pd[d].limit_w * (1 + 1e-9);
+        bound += pw > T.pd[d].limit_w * (1 - 1e-3); /* within 0.1%: binding */
+    }
+    size_t spanning = 0;
+    for (int i = 0; i < JOBS; i++)
+        spanning += T.joff[i + 1] - T.joff[i] > 1;
+    printf("{\"name\":\"control_period_tree_cpu\",\"jobs\":%d,\"gpus\":%d,\"nodes\":%d,"
+           "\"domains\":%zu,\"levels\":4,\"jobs_spanning_leaves\":%zu,\"policy\":\"pfi\","
+           "\"seconds_median\":%.6f,\"tree_seconds_median\":%.6f,\"domains_binding\":%zu,"
+           "\"domains_over\":%zu,\"bar_seconds\":0.1}\n",
+           JOBS, NODES * GPUS, NODES, T.n, spanning, bench_median(t, 5), bench_median(tt, 5), bound,
+           over);
+    pfi_plan_destroy(plan);
+    ctl_topo_free(&T);
+    for (int n = 0; n < NODES; n++) {
+        free(g[n]);
+        free(jt[n]);
+    }
+    for (int i = 0; i < JOBS; i++)
+        free(ga[i]);
+    free(ga);
+    free(ng);
+    free(pmax);
+    free(g);
+    free(jt);
+    free(gl);
+    free(jl);
+    free(tg);
+    free(tj);
+    free(rack_w);
+    free(mj);
+    free(pj);
+    free(caps);
+}
+
 /* A fake pfid: its two listings and 200 on limit calls. */
 static enum MHD_Result fake(void *cls, struct MHD_Connection *c, const char *url,
                             const char *method, const char *version, const char *upload,
@@ -365,6 +568,7 @@ int main(void)
     bench_caps();
     bench_period(0);
     bench_period(1);
+    bench_period_tree();
     bench_learn();
     return 0;
 }

@@ -44,6 +44,7 @@ typedef struct agent_opts {
     unsigned sim_gpus;
     const char *sim_jobs;
     double sim_limit_w; /* sim: the limit in force at start (the site's own), 0 = the TDP */
+    int sim_tokens;     /* sim: report each job's modelled tokens/s every sample */
     const char *dcgm_url;
     const char *listen;
     const char *db;
@@ -58,6 +59,7 @@ typedef struct agent_opts {
     unsigned http_threads;
     const char *lock_dir;  /* per-GPU lock files for pfi sweep to meet (lock.c) */
     const char *state_dir; /* per-GPU state files (cap_state.c); NULL: none */
+    const char *node_name; /* --node-name: GET /v1/node's name, NULL the hostname */
     unsigned http_max_conns, http_conns_per_ip;
     unsigned http_timeout_s; /* a connection idle this long is closed */
     agent_k8s_opts k8s;
@@ -83,6 +85,7 @@ typedef struct agent_state {
     char boot_id[40];                 /* of the boot expires_mono counts from */
     char owner[AGENT_OWNER_MAX + 1];
     long long epoch;
+    double node_w; /* the node ceiling's share on the device (W), NaN none */
 } agent_state;
 
 typedef struct agent_gpu {
@@ -111,6 +114,11 @@ typedef struct agent_gpu {
     int below_prior;         /* (mu) found below its recorded prior at start, not restored */
     char refused_owner[AGENT_OWNER_MAX + 1]; /* (cap_mu) the last refusal logged */
     int refused_logged;
+    /* The node ceiling's share (node_limit.c): the device holds the lower
+     * of it and the cap (mu). node_prior_w is the limit before the share
+     * while no cap is held (the prior a cap or a release returns to). */
+    double node_w, node_prior_w;
+    int node_failed;    /* (mu) setting the share failed; logged once */
     int restore_failed; /* (mu) an expired cap could not be restored yet */
     int drifting;       /* (mu) the device's limit moved off the cap; re-applying */
     int persistence;    /* NVML persistence mode at start: 1, 0, -1 unknown */
@@ -165,6 +173,22 @@ typedef struct agent_job {
     agent_curve curve;
 } agent_job;
 
+/* The node ceiling (node_limit.c; agent_api.h's PUT /v1/node/limit):
+ * fenced like a cap, expiring on the cap clock, kept in --state-dir. (mu;
+ * changed under cap_mu) */
+typedef struct agent_node {
+    int set;
+    double watts, set_at, expires_at; /* set_at, expires_at: wall, for people */
+    double expires_m;                 /* agent_cap_now's clock */
+    char owner[AGENT_OWNER_MAX + 1];
+    long long epoch;
+    long long max_epoch; /* the highest epoch seen on the node limit */
+    char max_epoch_owner[AGENT_OWNER_MAX + 1];
+    int enforcing;  /* its even shares are on the GPUs */
+    double power_w; /* the GPUs' summed power at the last sample, NaN unknown */
+    char name[256]; /* --node-name, else the hostname */
+} agent_node;
+
 typedef struct agent {
     agent_opts o;
     pfi_backend *be;
@@ -190,6 +214,7 @@ typedef struct agent {
     int store_failing;                       /* (mu) the last tick's samples could not be written */
     char store_error[512];                   /* (mu) why, while store_failing */
     double started_at;                       /* Unix s */
+    agent_node node;                         /* node_limit.c */
 
     /* The cached /metrics response, rebuilt when gen moved (mu). */
     struct MHD_Response *metrics_resp;
@@ -293,6 +318,19 @@ int agent_cap_clear(agent *a, unsigned gpu, const char *why, const agent_caller 
  * per owner, a takeover always. */
 int agent_cap_fence(agent *a, unsigned gpu, const agent_caller *by, agent_holder *holder,
                     pfi_error *err);
+/* The fence's decision for any limit (cap_fence.c): live, whether a holder's
+ * limit is in force; what names it in messages ("GPU 3", "node"), thing the
+ * limit ("cap"). PFI_ESTATE with *h, *why and msg filled when refused; a
+ * takeover is logged. */
+typedef struct agent_fence {
+    int live;
+    char holder[AGENT_OWNER_MAX + 1];
+    long long holder_epoch, max_epoch;
+    char max_owner[AGENT_OWNER_MAX + 1];
+} agent_fence;
+int agent_fence_decide(const agent_fence *f, const char *what, const char *thing,
+                       const agent_caller *by, agent_holder *h, agent_refusal *why, char *msg,
+                       size_t len);
 /* Counts a refusal and logs it once per refused owner (caller holds cap_mu). */
 void agent_cap_refused(agent *a, unsigned gpu, agent_refusal why, const agent_caller *by,
                        const char *msg);
@@ -381,6 +419,28 @@ void agent_curve_free(agent_curve *c);
 /* GET /v1/jobs/ID/curve: a running job's points, else the stored ones of an
  * ended job; PFI_ENOTFOUND when neither. Takes mu itself. */
 int agent_curve_get(agent *a, const char *id, json_t **out, pfi_error *err);
+
+/* node_limit.c: the node ceiling. Each takes cap_mu and mu itself. */
+/* At start, after agent_caps_recover: the node limit from --state-dir (an
+ * expired one, or one from before a reboot, is dropped) and the name. */
+void agent_node_open(agent *a);
+/* PUT /v1/node/limit and DELETE: fenced like a cap (by NULL: anonymous);
+ * *resp is GET /v1/node's object. */
+int agent_node_set(agent *a, double watts, double expires_s, const agent_caller *by, json_t **resp,
+                   agent_holder *holder, pfi_error *err);
+int agent_node_clear(agent *a, const agent_caller *by, json_t **resp, agent_holder *holder,
+                     pfi_error *err);
+json_t *agent_node_json(agent *a); /* GET /v1/node; caller holds mu */
+/* After each tick: expiry, then the shares the summed power calls for. */
+void agent_node_tick(agent *a);
+/* When the node limit expires (agent_cap_now's clock), INFINITY when none. */
+double agent_node_expiry(agent *a);
+/* At shutdown, before agent_caps_restore_all: every share off its GPU (the
+ * limit itself stays recorded). */
+void agent_node_release_all(agent *a);
+/* The limit the device should hold: the lower of the cap and the node share;
+ * NaN when neither (caller holds mu). */
+double agent_gpu_target_w(const agent_gpu *x);
 
 /* lock.c: one pfid per store and per GPU (see there). Taken before any GPU
  * setting or store record is touched; PFI_ESTATE when another pfid holds one. */

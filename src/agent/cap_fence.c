@@ -74,43 +74,57 @@ void agent_cap_refused(agent *a, unsigned gpu, agent_refusal why, const agent_ca
     pfi_log("%s (logged once per owner; pfi_cap_refused_total counts them)", msg);
 }
 
+int agent_fence_decide(const agent_fence *f, const char *what, const char *thing,
+                       const agent_caller *by, agent_holder *h, agent_refusal *why, char *msg,
+                       size_t len)
+{
+    if (by->epoch < f->max_epoch) {
+        snprintf(msg, len,
+                 "%s: epoch %lld of %s is below the highest seen, %lld of %s: a deposed "
+                 "controller is fenced off",
+                 what, by->epoch, who(by->owner), f->max_epoch, who(f->max_owner));
+        *h = (agent_holder){1, "", f->max_epoch};
+        snprintf(h->owner, sizeof h->owner, "%s", f->max_owner);
+        *why = AGENT_REFUSED_EPOCH;
+        return PFI_ESTATE;
+    }
+    if (f->live && strcmp(by->owner, f->holder) != 0) {
+        if (by->epoch <= f->holder_epoch) {
+            snprintf(msg, len,
+                     "%s's %s is held by %s at epoch %lld until it expires or is released; "
+                     "%s at epoch %lld may not change it (a takeover needs a higher epoch)",
+                     what, thing, who(f->holder), f->holder_epoch, who(by->owner), by->epoch);
+            *h = (agent_holder){1, "", f->holder_epoch};
+            snprintf(h->owner, sizeof h->owner, "%s", f->holder);
+            *why = AGENT_REFUSED_OWNER;
+            return PFI_ESTATE;
+        }
+        pfi_log("%s: %s at epoch %lld takes over the %s held by %s at epoch %lld", what,
+                who(by->owner), by->epoch, thing, who(f->holder), f->holder_epoch);
+    }
+    return PFI_OK;
+}
+
 int agent_cap_fence(agent *a, unsigned gpu, const agent_caller *by, agent_holder *holder,
                     pfi_error *err)
 {
     agent_gpu *x = &a->gpus[gpu];
+    agent_fence f;
     pthread_mutex_lock(&a->mu);
-    int live = x->capped && !x->release_pending && x->cap_expires_m > agent_cap_now() &&
-               !x->cap_owner_unknown;
-    agent_holder h = {1, "", 0};
-    long long max = x->st.max_epoch;
+    f.live = x->capped && !x->release_pending && x->cap_expires_m > agent_cap_now() &&
+             !x->cap_owner_unknown;
+    snprintf(f.holder, sizeof f.holder, "%s", x->cap_owner);
+    f.holder_epoch = x->cap_epoch;
+    f.max_epoch = x->st.max_epoch;
+    snprintf(f.max_owner, sizeof f.max_owner, "%s", x->st.max_epoch_owner);
     pthread_mutex_unlock(&a->mu);
-    agent_caller caller = *by;
-    char msg[512];
-    if (by->epoch < max) {
-        snprintf(h.owner, sizeof h.owner, "%s", x->st.max_epoch_owner);
-        h.epoch = max;
-        snprintf(msg, sizeof msg,
-                 "GPU %u: epoch %lld of %s is below the highest seen, %lld of %s: a deposed "
-                 "controller is fenced off",
-                 gpu, by->epoch, who(by->owner), max, who(h.owner));
-        agent_cap_refused(a, gpu, AGENT_REFUSED_EPOCH, &caller, msg);
-        if (holder) *holder = h;
-        return pfi_error_set(err, PFI_ESTATE, NULL, 0, "%s", msg);
-    }
-    if (live && strcmp(by->owner, x->cap_owner) != 0) {
-        if (by->epoch <= x->cap_epoch) {
-            snprintf(h.owner, sizeof h.owner, "%s", x->cap_owner);
-            h.epoch = x->cap_epoch;
-            snprintf(msg, sizeof msg,
-                     "GPU %u's cap is held by %s at epoch %lld until it expires or is released; "
-                     "%s at epoch %lld may not change it (a takeover needs a higher epoch)",
-                     gpu, who(h.owner), h.epoch, who(by->owner), by->epoch);
-            agent_cap_refused(a, gpu, AGENT_REFUSED_OWNER, &caller, msg);
-            if (holder) *holder = h;
-            return pfi_error_set(err, PFI_ESTATE, NULL, 0, "%s", msg);
-        }
-        pfi_log("GPU %u: %s at epoch %lld takes over the cap held by %s at epoch %lld", gpu,
-                who(by->owner), by->epoch, who(x->cap_owner), x->cap_epoch);
-    }
-    return PFI_OK;
+    char what[64], msg[512];
+    snprintf(what, sizeof what, "GPU %u", gpu);
+    agent_holder h = {0};
+    agent_refusal why;
+    int rc = agent_fence_decide(&f, what, "cap", by, &h, &why, msg, sizeof msg);
+    if (rc == PFI_OK) return PFI_OK;
+    agent_cap_refused(a, gpu, why, by, msg);
+    if (holder) *holder = h;
+    return pfi_error_set(err, PFI_ESTATE, NULL, 0, "%s", msg);
 }

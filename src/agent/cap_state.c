@@ -73,7 +73,7 @@ static void str(json_t *o, const char *k, char *buf, size_t len)
 int agent_state_load(agent *a, unsigned gpu, agent_state *st, pfi_error *err)
 {
     memset(st, 0, sizeof *st);
-    st->prior_w = NAN;
+    st->prior_w = st->node_w = NAN;
     char path[4096];
     if (agent_state_path(a, gpu, path, sizeof path) != 0) return PFI_OK;
     json_error_t je;
@@ -84,6 +84,7 @@ int agent_state_load(agent *a, unsigned gpu, agent_state *st, pfi_error *err)
     }
     st->present = 1;
     st->prior_w = num(root, "prior_w");
+    st->node_w = num(root, "node_w");
     double me = num(root, "max_epoch");
     st->max_epoch = isfinite(me) && me >= 0 ? (long long)me : 0;
     str(root, "max_epoch_owner", st->max_epoch_owner, sizeof st->max_epoch_owner);
@@ -110,6 +111,8 @@ static json_t *state_json(const agent *a, unsigned gpu, const agent_state *st)
     pfi_json_set(o, "uuid", json_string(a->gpus[gpu].info.uuid));
     pfi_json_set(o, "prior_w", isfinite(st->prior_w) ? json_real(st->prior_w) : json_null());
     pfi_json_set(o, "max_epoch", json_integer(st->max_epoch));
+    /* a node ceiling's share on the device: what a crash leaves to undo */
+    if (isfinite(st->node_w)) pfi_json_set(o, "node_w", json_real(st->node_w));
     pfi_json_set(o, "max_epoch_owner", json_string(st->max_epoch_owner));
     if (st->capped) {
         json_t *c = json_object();
@@ -191,7 +194,7 @@ int agent_state_dir_open(agent *a, pfi_error *err)
             pfi_error_format(&e, msg, sizeof msg);
             pfi_log("GPU %u: %s; ignored", g, msg);
             memset(&a->gpus[g].st, 0, sizeof a->gpus[g].st);
-            a->gpus[g].st.prior_w = NAN;
+            a->gpus[g].st.prior_w = a->gpus[g].st.node_w = NAN;
         }
     }
     return PFI_OK;

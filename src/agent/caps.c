@@ -41,7 +41,15 @@ double agent_gpu_prior_w(const agent_gpu *x)
 {
     if (x->capped) return x->cap_prior_w;
     if (x->below_prior) return x->st.prior_w;
+    if (isfinite(x->node_w)) return x->node_prior_w;
     return x->have_limits ? agent_in_force_w(&x->limits) : NAN;
+}
+
+double agent_gpu_target_w(const agent_gpu *x)
+{
+    double cap = x->capped ? x->cap_w : NAN;
+    if (!isfinite(x->node_w)) return cap;
+    return isfinite(cap) ? fmin(cap, x->node_w) : x->node_w;
 }
 
 int agent_externally_limited(const pfi_gpu_limits *l)
@@ -223,7 +231,10 @@ static int check_cap(agent *a, unsigned gpu, double watts, const agent_caller *b
      * the ceiling of every cap: a cap only lowers the site's own limit. */
     agent_gpu *x = &a->gpus[gpu];
     pthread_mutex_lock(&a->mu);
-    *prior = x->capped ? x->cap_prior_w : x->below_prior ? x->st.prior_w : agent_in_force_w(lim);
+    *prior = x->capped             ? x->cap_prior_w
+             : x->below_prior      ? x->st.prior_w
+             : isfinite(x->node_w) ? x->node_prior_w
+                                   : agent_in_force_w(lim);
     pthread_mutex_unlock(&a->mu);
     if (watts > *prior + READBACK_TOL_W) {
         char msg[256];
@@ -246,6 +257,9 @@ static void put_back(agent *a, unsigned gpu, int was_capped, const agent_cap *pr
     pfi_gpu_limits tmp;
     pfi_error e2;
     double back = was_capped ? prev->watts : rec->prior_w;
+    pthread_mutex_lock(&a->mu);
+    if (isfinite(a->gpus[gpu].node_w)) back = fmin(back, a->gpus[gpu].node_w);
+    pthread_mutex_unlock(&a->mu);
     if ((pfi_backend_limits(a->be, gpu, &tmp) == PFI_OK && agent_at_w(&tmp, back)) ||
         agent_set_verify(a, gpu, back, &tmp, &e2) == PFI_OK) {
         undo_record(a, gpu, was_capped, prev, st);
@@ -287,13 +301,15 @@ int agent_cap_set(agent *a, unsigned gpu, double watts, double expires_s, const 
     int was_capped = x->capped;
     agent_cap prev = held_cap(x);
     agent_state prev_st = x->st;
+    /* Under a node ceiling the device holds the lower of the two. */
+    double dev_w = isfinite(x->node_w) ? fmin(watts, x->node_w) : watts;
     pthread_mutex_unlock(&a->mu);
     double now_m = agent_cap_now(), now = pfi_clock_wall();
     agent_cap rec = {watts, now, now + expires_s, now_m + expires_s, prior, "", by->epoch};
     snprintf(rec.owner, sizeof rec.owner, "%s", by->owner);
     if ((rc = agent_cap_record(a, gpu, &rec, by, err)) != PFI_OK) goto out;
     pfi_gpu_limits after;
-    rc = agent_set_verify(a, gpu, watts, &after, err);
+    rc = agent_set_verify(a, gpu, dev_w, &after, err);
     if (rc == PFI_ENOTSUP) {
         /* The backend cannot set limits: nothing happened (backend.h's
          * contract), so the record goes and no restore is needed. */
@@ -378,12 +394,17 @@ int agent_cap_restore(agent *a, unsigned gpu, double prior_w, const char *why,
                       const agent_caller *by, pfi_gpu_limits *after, pfi_error *err)
 {
     int rc = PFI_OK;
-    if (pfi_backend_limits(a->be, gpu, after) != PFI_OK || !agent_at_w(after, prior_w))
-        rc = agent_set_verify(a, gpu, prior_w, after, err);
-    pthread_mutex_lock(&a->mu);
     agent_gpu *x = &a->gpus[gpu];
+    /* Under a node ceiling the GPU goes back to its share, not above it. */
+    pthread_mutex_lock(&a->mu);
+    double w = isfinite(x->node_w) ? fmin(prior_w, x->node_w) : prior_w;
+    pthread_mutex_unlock(&a->mu);
+    if (pfi_backend_limits(a->be, gpu, after) != PFI_OK || !agent_at_w(after, w))
+        rc = agent_set_verify(a, gpu, w, after, err);
+    pthread_mutex_lock(&a->mu);
     int failed_before = x->restore_failed;
     if (rc == PFI_OK) {
+        x->node_prior_w = prior_w;
         x->capped = 0;
         x->restore_failed = 0;
         x->limits = *after;
@@ -406,7 +427,10 @@ int agent_cap_restore(agent *a, unsigned gpu, double prior_w, const char *why,
     pthread_mutex_unlock(&a->mu);
     if (make_due) agent_cap_record(a, gpu, &due, by, NULL);
     if (rc == PFI_OK) {
-        pfi_log("GPU %u: prior limit %.0f W restored (%s)", gpu, prior_w, why);
+        if (w < prior_w)
+            pfi_log("GPU %u: cap lifted (%s); the node ceiling's share %.0f W holds", gpu, why, w);
+        else
+            pfi_log("GPU %u: prior limit %.0f W restored (%s)", gpu, prior_w, why);
         pfi_error e;
         pfi_error_clear(&e);
         if (record_release(a, gpu, by, &e) != PFI_OK)
@@ -497,12 +521,11 @@ void agent_caps_reconcile(agent *a)
         pthread_mutex_lock(&a->mu);
         /* The tick's read first: a fresh one only when it shows a change. An
          * expired or failing cap is the expiry loop's (agent_caps_expire). */
+        double cap_w = agent_gpu_target_w(x); /* the cap, or the node share under it */
         int check = x->capped && !x->restore_failed && x->have_limits &&
-                    x->cap_expires_m > agent_cap_now() && !agent_at_w(&x->limits, x->cap_w);
+                    x->cap_expires_m > agent_cap_now() && !agent_at_w(&x->limits, cap_w);
         int was_drifting = x->drifting;
-        double cap_w = x->cap_w;
-        if (!check && x->capped && x->have_limits && agent_at_w(&x->limits, x->cap_w))
-            x->drifting = 0;
+        if (!check && x->capped && x->have_limits && agent_at_w(&x->limits, cap_w)) x->drifting = 0;
         pthread_mutex_unlock(&a->mu);
         if (!check) continue;
         pfi_gpu_limits now;

@@ -108,8 +108,9 @@ static int pick_record(agent *a, unsigned gpu, const pfi_store_cap *row, agent_c
     return 1;
 }
 
-/* No cap record: a GPU below its recorded prior gets the prior back. */
-static void check_prior(agent *a, unsigned gpu)
+/* No cap record: a GPU below its recorded prior gets the prior back (a node
+ * share left by a crash, share_w, is expected there and not a lost record). */
+static void check_prior(agent *a, unsigned gpu, double share_w)
 {
     agent_gpu *x = &a->gpus[gpu];
     double prior = x->st.prior_w;
@@ -120,9 +121,16 @@ static void check_prior(agent *a, unsigned gpu)
     pfi_gpu_limits after;
     pfi_error e;
     if (agent_set_verify(a, gpu, prior, &after, &e) == PFI_OK) {
-        pfi_log("GPU %u: found at %.0f W, below its recorded prior limit %.0f W, with no cap "
-                "record (a crashed pfid's cap whose record was lost?); prior limit restored",
-                gpu, w, prior);
+        if (isfinite(share_w))
+            pfi_log("GPU %u: the node ceiling's share of %.0f W was left on it by the last run; "
+                    "prior limit %.0f W restored (a live ceiling holds again from the first "
+                    "sample)",
+                    gpu, share_w, prior);
+        else
+            pfi_log("GPU %u: found at %.0f W, below its recorded prior limit %.0f W, with no "
+                    "cap record (a crashed pfid's cap whose record was lost?); prior limit "
+                    "restored",
+                    gpu, w, prior);
         pthread_mutex_lock(&a->mu);
         x->limits = after;
         x->have_limits = 1;
@@ -145,7 +153,7 @@ static void recover_one(agent *a, unsigned gpu, const pfi_store_cap *row)
     agent_cap c;
     double remaining = NAN, now = pfi_clock_wall(), now_m = agent_cap_now();
     if (!pick_record(a, gpu, row, &c, &remaining)) {
-        check_prior(a, gpu);
+        check_prior(a, gpu, x->st.node_w);
         return;
     }
     /* a cap known only from the store's row: its owner was not kept there */
@@ -214,6 +222,13 @@ int agent_caps_recover(agent *a, pfi_error *err)
             continue;
         }
         recover_one(a, g, row[g]);
+        /* A node share the last run left is undone by now (the cap, or the
+         * prior, is back): its record goes. */
+        if (isfinite(a->gpus[g].st.node_w)) {
+            agent_state ns = a->gpus[g].st;
+            ns.node_w = NAN;
+            if (agent_state_save(a, g, &ns, NULL) == PFI_OK) a->gpus[g].st = ns;
+        }
     }
     pthread_mutex_unlock(&a->cap_mu);
     free(row);

@@ -277,7 +277,7 @@ static long gpu_index(const char *p)
 
 static int is_limit_call(const char *url)
 {
-    return strncmp(url, "/v1/gpus/", 9) == 0;
+    return strncmp(url, "/v1/gpus/", 9) == 0 || strcmp(url, "/v1/node/limit") == 0;
 }
 
 static enum MHD_Result r_metrics(void *a, const pfi_http_req *r)
@@ -351,6 +351,43 @@ static enum MHD_Result r_delete_limit(void *a, const pfi_http_req *r)
     return delete_limit(a, r->conn, (unsigned)g);
 }
 
+static enum MHD_Result r_node(void *a, const pfi_http_req *r)
+{
+    return get_locked(a, r->conn, agent_node_json);
+}
+
+/* PUT and DELETE /v1/node/limit: fenced by the same headers as a cap. */
+static enum MHD_Result r_put_node(void *a, const pfi_http_req *r)
+{
+    double w, e;
+    pfi_error err;
+    pfi_error_clear(&err);
+    agent_caller by;
+    if (limit_caller(r->conn, &by, &err) != PFI_OK)
+        return pfi_http_send_error(r->conn, MHD_HTTP_BAD_REQUEST, err.msg);
+    int rc = pfi_api_parse_limit(r->body, r->len, &w, &e, &err);
+    if (rc != PFI_OK) return pfi_http_send_error(r->conn, MHD_HTTP_BAD_REQUEST, err.msg);
+    json_t *resp = NULL;
+    agent_holder h = {0};
+    rc = agent_node_set(a, w, e, &by, &resp, &h, &err);
+    if (rc != PFI_OK) return send_limit_error(r->conn, rc, &err, &h);
+    return pfi_http_send_json(r->conn, MHD_HTTP_OK, resp);
+}
+
+static enum MHD_Result r_delete_node(void *a, const pfi_http_req *r)
+{
+    pfi_error err;
+    pfi_error_clear(&err);
+    agent_caller by;
+    if (limit_caller(r->conn, &by, &err) != PFI_OK)
+        return pfi_http_send_error(r->conn, MHD_HTTP_BAD_REQUEST, err.msg);
+    json_t *resp = NULL;
+    agent_holder h = {0};
+    int rc = agent_node_clear(a, &by, &resp, &h, &err);
+    if (rc != PFI_OK) return send_limit_error(r->conn, rc, &err, &h);
+    return pfi_http_send_json(r->conn, MHD_HTTP_OK, resp);
+}
+
 static const pfi_http_route routes[] = {
     {"GET", "/metrics", r_metrics},
     {"GET", "/healthz", r_healthz},
@@ -363,6 +400,9 @@ static const pfi_http_route routes[] = {
     {"GET", "/v1/jobs/{}/curve", r_curve},
     {"PUT", "/v1/gpus/{}/limit", r_put_limit},
     {"DELETE", "/v1/gpus/{}/limit", r_delete_limit},
+    {"GET", "/v1/node", r_node},
+    {"PUT", "/v1/node/limit", r_put_node},
+    {"DELETE", "/v1/node/limit", r_delete_node},
 };
 
 static const char *screen(void *a, struct MHD_Connection *c)

@@ -88,6 +88,7 @@ static int open_backend(agent *a, pfi_error *err)
         x->lock_fd = -1;
         x->sock_fd = -1;
         x->st.prior_w = NAN;
+        x->st.node_w = x->node_w = x->node_prior_w = NAN;
         if (pfi_backend_info(a->be, g, &x->info) != PFI_OK)
             snprintf(x->info.name, sizeof x->info.name, "unknown");
         if (pfi_backend_limits(a->be, g, &x->limits) == PFI_OK) x->have_limits = 1;
@@ -204,12 +205,16 @@ static int start(agent *a)
         cleanup(a);
         return 1;
     }
+    agent_node_open(a);
+    agent_node_tick(a); /* a recovered node ceiling holds from the first sample */
     agent_caps_check_persistence(a);
     reload_jobs(a);
     agent_tick(a); /* the first sample is there before the first request */
+    agent_node_tick(a);
     if (agent_k8s_start(a, &err) != PFI_OK) {
         pfi_error_format(&err, msg, sizeof msg);
         pfi_log("%s", msg);
+        agent_node_release_all(a);
         agent_caps_restore_all(a);
         cleanup(a);
         return 1;
@@ -217,6 +222,7 @@ static int start(agent *a)
     if (agent_sampler_start(a) != 0) {
         pfi_log("cannot start the sampler thread");
         agent_k8s_stop(a);
+        agent_node_release_all(a);
         agent_caps_restore_all(a);
         cleanup(a);
         return 1;
@@ -226,6 +232,7 @@ static int start(agent *a)
         pfi_log("%s", msg);
         agent_k8s_stop(a);
         agent_sampler_stop(a);
+        agent_node_release_all(a);
         agent_caps_restore_all(a);
         cleanup(a);
         return 1;
@@ -302,6 +309,7 @@ int main(int argc, char **argv)
     agent_http_stop(&a);
     agent_k8s_stop(&a);
     agent_sampler_stop(&a);
+    agent_node_release_all(&a);
     unsigned failed = agent_caps_restore_all(&a);
     cleanup(&a);
     if (failed) {

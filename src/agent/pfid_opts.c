@@ -28,6 +28,8 @@ static const char *help =
     "  --sim-gpus N      sim: number of simulated H200s (default 8)\n"
     "  --sim-jobs FILE   sim: jobs file placing modelled jobs on GPUs\n"
     "  --sim-limit W     sim: the GPUs' power limit at start (default: the TDP)\n"
+    "  --sim-tokens      sim: report each registered job's modelled tokens/s\n"
+    "                    every sample, as its training loop would\n"
     "  --dcgm-url URL    dcgm: the exporter's metrics URL\n"
     "                    (default http://127.0.0.1:9400/metrics)\n"
     "  --listen A:P      HTTP address and port (default 127.0.0.1:9477; [::1]:P\n"
@@ -52,6 +54,8 @@ static const char *help =
     "  --state-dir DIR   per-GPU state files (prior limit, highest epoch, the cap\n"
     "                    held) that survive a lost store (default /var/lib/pfid\n"
     "                    with nvml; other backends keep none unless given)\n"
+    "  --node-name NAME  the node's name in GET /v1/node, as a topology file\n"
+    "                    lists it (default: the hostname)\n"
     "  --lock-dir DIR    per-GPU lock files a pfi sweep meets (default /run/pfid);\n"
     "                    one pfid per GPU holds whatever the flags\n"
     "  -h, --help        show this help\n"
@@ -64,6 +68,7 @@ static const char *help_api =
     "  POST /v1/jobs {\"id\":\"ID\",\"gpus\":[0,1],\"arch\":\"dense\",\"task\":\"pt\"}\n"
     "  POST /v1/jobs/ID/throughput {\"tokens_per_s\":X}   DELETE /v1/jobs/ID\n"
     "  PUT /v1/gpus/N/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/gpus/N/limit\n"
+    "  GET /v1/node   PUT /v1/node/limit {\"watts\":W,\"expires_s\":S}   DELETE /v1/node/limit\n"
     "    headers \"Pfi-Owner: ID\" and \"Pfi-Epoch: E\" (default \"\" and 0): another\n"
     "    owner's live cap, or an epoch below the highest seen, is a 409; a higher\n"
     "    epoch takes over\n"
@@ -127,6 +132,7 @@ static const pfid_opt opts[] = {
     {"sim-jobs", required_argument, 0, OPT_STR, F(sim_jobs), 0, 0, NULL},
     {"sim-limit", required_argument, 0, OPT_DOUBLE, F(sim_limit_w), 1, 100000,
      "--sim-limit must be a power in W, not '%s'"},
+    {"sim-tokens", no_argument, 0, OPT_FLAG, F(sim_tokens), 0, 0, NULL},
     {"dcgm-url", required_argument, 0, OPT_STR, F(dcgm_url), 0, 0, NULL},
     {"listen", required_argument, 0, OPT_STR, F(listen), 0, 0, NULL},
     {"db", required_argument, 0, OPT_STR, F(db), 0, 0, NULL},
@@ -153,6 +159,7 @@ static const pfid_opt opts[] = {
      "--http-timeout must be 1-3600 whole seconds, not '%s'"},
     {"state-dir", required_argument, 0, OPT_DIR, F(state_dir), 0, 0,
      "--state-dir needs a directory"},
+    {"node-name", required_argument, 0, OPT_DIR, F(node_name), 0, 0, "--node-name needs a name"},
     {"kubelet-socket", required_argument, 0, OPT_STR, F(k8s.socket), 0, 0, NULL},
     {"k8s-from-dcgm", no_argument, 0, OPT_FLAG, F(k8s.from_dcgm), 0, 0, NULL},
     {"kubelet-interval", required_argument, 0, OPT_DOUBLE, F(k8s.interval_s), 0.05, 3600,
@@ -214,8 +221,10 @@ static int check(int argc, char **argv, agent_opts *o)
         return usage_error("--backend must be nvml, dcgm or sim, not '%s'", o->backend);
     if (!o->db) return usage_error("%s", "--db PATH is required");
     if (!o->token_file) return usage_error("%s", "--token-file FILE is required");
-    if ((o->sim_jobs || o->sim_gpus != 8 || o->sim_limit_w > 0) && strcmp(o->backend, "sim") != 0)
-        return usage_error("%s", "--sim-gpus, --sim-jobs and --sim-limit need --backend sim");
+    if ((o->sim_jobs || o->sim_gpus != 8 || o->sim_limit_w > 0 || o->sim_tokens) &&
+        strcmp(o->backend, "sim") != 0)
+        return usage_error(
+            "%s", "--sim-gpus, --sim-jobs, --sim-limit and --sim-tokens need --backend sim");
     if (o->dcgm_url && strcmp(o->backend, "dcgm") != 0)
         return usage_error("%s", "--dcgm-url needs --backend dcgm");
     const char *k8s_bad = agent_k8s_check(o);

@@ -312,6 +312,12 @@ static void emit_agent(agent *a, FILE *f)
         pfi_prom_sample(f, counters[k].name, NULL,
                         (double)*(const unsigned long long *)((const char *)a + counters[k].off));
     }
+    pfi_prom_family(f, "pfi_node_limit_watts", PFI_PROM_GAUGE,
+                    "The node ceiling on the GPUs' summed power (absent when none).");
+    if (a->node.set) pfi_prom_sample(f, "pfi_node_limit_watts", NULL, a->node.watts);
+    pfi_prom_family(f, "pfi_node_limit_enforcing", PFI_PROM_GAUGE,
+                    "1 while the node ceiling's even shares are on the GPUs.");
+    pfi_prom_sample(f, "pfi_node_limit_enforcing", NULL, a->node.enforcing);
     pfi_prom_family(f, "pfi_agent_last_sample_duration_seconds", PFI_PROM_GAUGE,
                     "How long the last sampler tick took.");
     pfi_prom_sample(f, "pfi_agent_last_sample_duration_seconds", NULL, a->last_tick_s);
@@ -380,6 +386,9 @@ static json_t *gpu_json(agent *a, unsigned g)
     pfi_json_set(o, "epoch", x->capped ? json_integer(x->cap_epoch) : json_null());
     pfi_json_set(o, "max_epoch", json_integer(x->st.max_epoch));
     pfi_json_set(o, "release_pending", json_boolean(x->release_pending));
+    /* the node ceiling's share on it (node_limit.c): the device holds the
+     * lower of it and the cap */
+    pfi_json_set(o, "node_share_w", pfi_json_num(x->node_w));
     if (x->capped) {
         json_t *c = json_object();
         pfi_json_set(c, "watts", pfi_json_num(x->cap_w));

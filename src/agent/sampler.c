@@ -11,6 +11,32 @@
 /* Prune the store once a minute, not every tick. */
 #define PRUNE_EVERY_S 60.0
 
+/* --sim-tokens: each registered job's modelled tokens/s, the sum over its
+ * GPUs of the sim's model at their limits (pfi_backend_throughput), reported
+ * as the job's training loop would, through the path of POST
+ * /v1/jobs/ID/throughput; none while no GPU of the job trains. So a sim
+ * fleet's throughput follows its caps with no reporter beside it. */
+static void report_sim_tokens(agent *a)
+{
+    pthread_mutex_lock(&a->mu);
+    size_t n = a->n_jobs;
+    pfi_store_job *jobs = malloc((n ? n : 1) * sizeof *jobs);
+    for (size_t i = 0; jobs && i < n; i++)
+        jobs[i] = a->jobs[i]->rec;
+    pthread_mutex_unlock(&a->mu);
+    if (!jobs) return;
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0, tok;
+        for (size_t k = 0; k < jobs[i].n_gpus; k++)
+            if (pfi_backend_throughput(a->be, jobs[i].gpus[k], &tok) == PFI_OK) sum += tok;
+        unsigned long long reports;
+        pfi_error err;
+        /* a job ended since the copy is no report to make */
+        if (sum > 0) agent_job_report(a, jobs[i].id, sum, &reports, &err);
+    }
+    free(jobs);
+}
+
 void agent_tick(agent *a)
 {
     double m0 = pfi_clock_mono();
@@ -91,6 +117,7 @@ void agent_tick(agent *a)
     free(pts);
     agent_jobs_save_bases(a, bases, n_bases);
     free(bases);
+    if (a->o.sim_tokens) report_sim_tokens(a);
     free(s);
     free(lim);
     free(ok);
@@ -139,12 +166,20 @@ static void *sampler_main(void *arg)
             pfi_log("the wall clock stepped by %+.1f s; caps still expire on time (they run on "
                     "the boot clock), timestamps from now on follow the new wall time",
                     step);
-        /* Caps first: an expiry is due whatever the sampling does. */
+        /* Caps first: an expiry is due whatever the sampling does; the
+         * node ceiling's too. */
         double expiry = agent_caps_expire(a);
+        double node_exp = agent_node_expiry(a);
+        if (node_exp <= agent_cap_now()) {
+            agent_node_tick(a);
+            node_exp = agent_node_expiry(a);
+        }
+        expiry = fmin(expiry, node_exp);
         double now_m = pfi_clock_mono();
         if (now_m >= next) {
             agent_tick(a);
             agent_caps_reconcile(a);
+            agent_node_tick(a); /* the node ceiling on this sample */
             /* Skip missed ticks rather than bursting to catch up. */
             next += a->o.interval_s * (1 + floor((pfi_clock_mono() - next) / a->o.interval_s));
             if (pfi_clock_mono() >= next_prune) {

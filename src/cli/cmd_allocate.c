@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "alloc_cli.h"
+#include "alloc_topo.h"
 #include "cli.h"
 #include "pfi/alloc.h"
 #include "pfi/csv.h"
@@ -18,7 +19,8 @@ static const char *about =
     "most the budget: each sweep group is one job (or see --jobs), its curve its\n"
     "sweep interpolated between caps. Policies: equal, pfi, moe-ft, dram-copy,\n"
     "oracle (the exact maximum of total throughput), learn (the closed loop,\n"
-    "replayed against the sweeps).\n";
+    "replayed against the sweeps). With --topology every domain of the power\n"
+    "tree stays under its limit too.\n";
 
 typedef struct {
     size_t *group; /* job -> index into the curves */
@@ -70,7 +72,7 @@ static int read_jobs(const char *path, const pfi_cli_curves *cv, double sla_all,
 }
 
 typedef struct {
-    const char *policy_s, *tm_path, *model_path, *jobs_path, *path;
+    const char *policy_s, *tm_path, *model_path, *jobs_path, *topo_path, *path;
     double reduction, budget, sla_all;
     pfi_learn_opts lo;
     int json, learn;
@@ -105,6 +107,8 @@ static int parse(int argc, char **argv, args *a)
                 "a PFI model from 'pfi fit --out': pfi and learn use its predictions"),
         PFI_OPT("jobs", "FILE", pfi_cli_set_str, &a->jobs_path, NULL,
                 "CSV of jobs: a group column, an optional sla column"),
+        PFI_OPT("topology", "FILE", pfi_cli_set_str, &a->topo_path, NULL,
+                "power tree (JSON, leaves list \"jobs\"): every domain under its limit"),
         PFI_OPT_R("sla", "F", pfi_cli_set_num, &a->sla_all, "--sla must be a fraction in [0, 1]",
                   "SLA floor (fraction of uncapped throughput) of every other job", 0, 1),
         PFI_OPT_R("rounds", "K", pfi_cli_set_size, &a->lo.rounds, "--rounds must be 1-64",
@@ -119,7 +123,8 @@ static int parse(int argc, char **argv, args *a)
     };
     const pfi_cli_spec spec = {.cmd = "allocate",
                                .usage =
-                                   "--policy P (--reduction R | --budget-w W) [OPTIONS] SWEEPS.csv",
+                                   "--policy P (--reduction R | --budget-w W | --topology FILE) "
+                                   "[OPTIONS] SWEEPS.csv",
                                .about = about,
                                .opts = opts,
                                .n_opts = PFI_CLI_N(opts)};
@@ -133,8 +138,11 @@ static int parse(int argc, char **argv, args *a)
                                    "unknown --policy '%s' (equal, pfi, moe-ft, dram-copy, "
                                    "oracle, learn)",
                                    a->policy_s);
-    if (isnan(a->reduction) == isnan(a->budget))
-        return pfi_cli_usage_error("allocate", "give exactly one of --reduction and --budget-w");
+    if (!isnan(a->reduction) && !isnan(a->budget))
+        return pfi_cli_usage_error("allocate", "give one of --reduction and --budget-w");
+    if (isnan(a->reduction) && isnan(a->budget) && !a->topo_path)
+        return pfi_cli_usage_error("allocate",
+                                   "give one of --reduction and --budget-w (or --topology)");
     if (a->model_path && !a->tm_path)
         return pfi_cli_usage_error("allocate", "--model needs --telemetry");
     if (a->policy == PFI_POLICY_DRAM_COPY && !a->learn && !a->tm_path)
@@ -208,7 +216,8 @@ oom:
 }
 
 static int print_json(const args *a, const pfi_alloc_job *jobs, const pfi_alloc_out *out, size_t n,
-                      const pfi_alloc_result *res, const pfi_learn_result *lr)
+                      const pfi_alloc_result *res, const pfi_learn_result *lr, const pfi_topo *topo,
+                      const pfi_alloc_problem *prob)
 {
     json_t *root = json_object(), *arr = json_array();
     pfi_json_set(root, "policy",
@@ -232,6 +241,10 @@ static int print_json(const args *a, const pfi_alloc_job *jobs, const pfi_alloc_
         pfi_json_set(o, "cap_w", pfi_json_num(out[k].cap_w));
         pfi_json_set(o, "throughput_tok_s", pfi_json_num(out[k].tput));
         pfi_json_set(o, "at_floor", json_boolean(out[k].at_floor));
+        if (topo)
+            pfi_json_set(
+                o, "domain",
+                json_string(pfi_topo_domain_at(topo, pfi_topo_leaf_of(topo, jobs[k].name))->name));
         if (out[k].alternates) {
             json_t *alt = json_object();
             pfi_json_set(alt, "low_cap_w", pfi_json_num(out[k].alt_low_cap_w));
@@ -242,6 +255,7 @@ static int print_json(const args *a, const pfi_alloc_job *jobs, const pfi_alloc_
         json_array_append_new(arr, o);
     }
     pfi_json_set(root, "jobs", arr);
+    if (topo) pfi_json_set(root, "domains", pfi_cli_alloc_topo_json(topo, prob));
     int ec = pfi_json_print(stdout, root) != 0 ? PFI_EXIT_DATA : PFI_EXIT_OK;
     json_decref(root);
     return ec;
@@ -249,7 +263,7 @@ static int print_json(const args *a, const pfi_alloc_job *jobs, const pfi_alloc_
 
 static void print_table(const args *a, const pfi_alloc_job *jobs, const pfi_alloc_out *out,
                         size_t n, const pfi_alloc_result *res, const pfi_learn_result *lr,
-                        double pmax_total)
+                        double pmax_total, const pfi_topo *topo, const pfi_alloc_problem *prob)
 {
     int w = 5;
     for (size_t k = 0; k < n; k++) {
@@ -275,6 +289,7 @@ static void print_table(const args *a, const pfi_alloc_job *jobs, const pfi_allo
         printf("learn: %zu rounds x %g s in a %g s event; average over the event %.1f "
                "tok/s\n",
                a->lo.rounds, a->lo.round_s, a->lo.event_s, lr->avg_tput);
+    if (topo) pfi_cli_alloc_topo_print(topo, prob);
 }
 
 int pfi_cmd_allocate(int argc, char **argv)
@@ -289,6 +304,7 @@ int pfi_cmd_allocate(int argc, char **argv)
     pfi_alloc_job *jobs = NULL;
     pfi_alloc_out *out = NULL;
     pfi_alloc_problem *prob = NULL;
+    pfi_topo *topo = NULL;
     double *pfi_hat = NULL;
     ec = load(&a, &d, &cv);
     if (ec == PFI_EXIT_OK) ec = make_jobs(&a, &cv, &jl, &jobs);
@@ -302,26 +318,40 @@ int pfi_cmd_allocate(int argc, char **argv)
     }
     for (size_t k = 0; k < jl.n; k++)
         pfi_hat[k] = jobs[k].pfi;
-    double budget = a.budget;
+    if (a.topo_path && (ec = pfi_cli_alloc_topo_load(a.topo_path, &cv, jobs, jl.n, &topo)))
+        goto done;
+    double budget = a.budget, jobs_limit = INFINITY;
     int rc = pfi_alloc_problem_create(jobs, jl.n, &prob, &err);
-    if (rc == PFI_OK && isnan(budget))
+    if (rc == PFI_OK && isnan(budget) && !isnan(a.reduction))
         rc = pfi_alloc_budget_for_reduction(prob, a.reduction, &budget, &err);
+    if (rc == PFI_OK && topo) {
+        rc = pfi_cli_alloc_topo_set(topo, jobs, jl.n, prob, &jobs_limit, &err);
+        /* the root's limit is the budget, or the tighter of it and the one given */
+        if (rc == PFI_OK && isnan(budget) && !isfinite(jobs_limit))
+            rc = pfi_error_set(&err, PFI_EINVAL, a.topo_path, 0,
+                               "the root domain has no limit_w: give --budget-w or --reduction");
+        if (rc == PFI_OK) budget = fmax(0.0, isnan(budget) ? jobs_limit : fmin(budget, jobs_limit));
+        if (rc != PFI_OK) snprintf(err.file, sizeof err.file, "%s", a.topo_path);
+    }
     pfi_alloc_result res = {0};
     pfi_learn_result lr = {0};
     if (rc == PFI_OK)
         rc = a.learn ? pfi_learn_replay(prob, pfi_hat, budget, &a.lo, out, &res, &lr, &err)
                      : pfi_alloc_run(prob, a.policy, budget, out, &res, &err);
     if (rc != PFI_OK) {
+        if (topo && strncmp(err.msg, "domain ", 7) == 0) /* a domain infeasible */
+            snprintf(err.file, sizeof err.file, "%s", a.topo_path);
         if (!err.file[0]) snprintf(err.file, sizeof err.file, "%s", a.path);
         ec = pfi_cli_fail("allocate", &err);
         goto done;
     }
     if (a.json)
-        ec = print_json(&a, jobs, out, jl.n, &res, &lr);
+        ec = print_json(&a, jobs, out, jl.n, &res, &lr, topo, prob);
     else
-        print_table(&a, jobs, out, jl.n, &res, &lr, pfi_alloc_problem_pmax_total(prob));
+        print_table(&a, jobs, out, jl.n, &res, &lr, pfi_alloc_problem_pmax_total(prob), topo, prob);
 done:
     pfi_alloc_problem_destroy(prob);
+    pfi_topo_destroy(topo);
     free(jobs);
     free(out);
     free(pfi_hat);

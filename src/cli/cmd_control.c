@@ -99,6 +99,40 @@ static const char *watts(char *buf, size_t len, double v)
     return buf;
 }
 
+/* The power tree (issue 28), one domain a line, indented by depth: what it
+ * may draw (rating, target), what it draws, its budget and headroom. */
+static void print_tree(const json_t *doms)
+{
+    size_t n = json_array_size(doms);
+    if (n < 2) return; /* the site alone: the lines above say it */
+    const char **name = calloc(n, sizeof *name);
+    size_t *depth = calloc(n, sizeof *depth);
+    if (!name || !depth) goto out;
+    printf("\n%-28s %10s %10s %10s %10s %10s %10s %5s\n", "domain", "limit_w", "target_w",
+           "measured_w", "budget_w", "planned_w", "headroom_w", "dead");
+    char b[7][32];
+    for (size_t i = 0; i < n; i++) {
+        const json_t *d = json_array_get(doms, i);
+        name[i] = json_string_value(json_object_get(d, "name"));
+        const char *par = json_string_value(json_object_get(d, "parent"));
+        for (size_t k = 0; par && k < i; k++)
+            if (name[k] && strcmp(name[k], par) == 0) depth[i] = depth[k] + 1;
+        char label[64];
+        snprintf(label, sizeof label, "%*s%s%s", (int)(2 * depth[i]), "", name[i] ? name[i] : "?",
+                 num(d, "over_periods") >= 2 ? " OVER" : "");
+        printf("%-28s %10s %10s %10s %10s %10s %10s %5.0f\n", label,
+               watts(b[0], sizeof b[0], num(d, "limit_w")),
+               watts(b[1], sizeof b[1], num(d, "target_w")),
+               watts(b[2], sizeof b[2], num(d, "measured_w")),
+               watts(b[3], sizeof b[3], num(d, "budget_w")),
+               watts(b[4], sizeof b[4], num(d, "planned_w")),
+               watts(b[5], sizeof b[5], num(d, "headroom_w")), num(d, "dead_agents"));
+    }
+out:
+    free(name);
+    free(depth);
+}
+
 static void print_status(const json_t *s)
 {
     const json_t *t = json_object_get(s, "target");
@@ -108,7 +142,9 @@ static void print_status(const json_t *s)
         printf("event      %s (%s), until %.0f\n", json_string_value(json_object_get(t, "id")),
                json_string_value(json_object_get(t, "source")), num(t, "end"));
     else
-        printf("event      none%s\n", ctl_on ? " (ramping up)" : "");
+        printf("event      none%s\n", !ctl_on                            ? ""
+                                      : isfinite(num(s, "gpu_budget_w")) ? " (ramping up)"
+                                                                         : " (a domain's rating)");
     double lim = num(s, "site_limit_w");
     if (isfinite(lim))
         printf("site       limit %.0f W, ", lim);
@@ -116,7 +152,10 @@ static void print_status(const json_t *s)
         printf("site       no event, ");
     printf("measured %.0f W (GPU %.0f + other %.0f)\n", num(s, "site_w"), num(s, "measured_gpu_w"),
            num(s, "other_load_w"));
-    if (ctl_on)
+    if (ctl_on && !isfinite(num(s, "gpu_budget_w")))
+        printf("GPU budget none at the site (the power tree holds its domains), fixed %.0f W\n",
+               num(s, "fixed_w"));
+    else if (ctl_on)
         printf("GPU budget %.0f W, headroom %.0f W, trim %.0f W, fixed %.0f W%s\n",
                num(s, "gpu_budget_w"), num(s, "headroom_w"), num(s, "trim_w"), num(s, "fixed_w"),
                json_is_true(json_object_get(s, "infeasible")) ? ", INFEASIBLE" : "");
@@ -143,6 +182,7 @@ static void print_status(const json_t *s)
         printf("conflict   %s GPU %.0f held by controller %s\n",
                json_string_value(json_object_get(j, "agent")), num(j, "gpu"),
                json_string_value(json_object_get(j, "owner")));
+    print_tree(json_object_get(s, "domains"));
     if (n_jobs == 0) return;
     printf("\n%-32s %5s %9s %9s %9s %7s %12s %12s\n", "job", "gpus", "cap_w", "power_w",
            "planned_w", "loss", "expected", "lower");
@@ -271,7 +311,7 @@ static int cmd_plan(int argc, char **argv)
 
 typedef struct add_args {
     double site, gpu, dur, ramp;
-    const char *start, *id;
+    const char *start, *id, *domain;
     int have_site, have_gpu, have_dur, have_ramp, bad, replace;
 } add_args;
 
@@ -300,6 +340,8 @@ static int on_add(int c, const char *v, void *ctx)
         a->id = v;
     else if (c == 'X')
         a->replace = 1;
+    else if (c == 'M')
+        a->domain = v;
     else
         return 1;
     return 0;
@@ -310,13 +352,14 @@ static int cmd_target(int argc, char **argv)
     static const char *usage =
         "Usage: pfi control target add (--site-power-w W | --gpu-power-w W) --duration-s S\n"
         "                              [--start RFC3339|UNIX] [--id ID [--replace]]\n"
-        "                              [--ramp-w-per-s R]\n"
+        "                              [--ramp-w-per-s R] [--domain NAME]\n"
         "       pfi control target list   (state: active, scheduled or ended)\n"
         "       pfi control target rm ID\n"
         "Common: --url URL (" DEFAULT_URL "), --token-file F (add, rm), --json\n"
         "An --id of a target still scheduled or active is refused (409) unless\n"
         "--replace is given (PUT /v1/targets/ID); a target that has ended, or a\n"
-        "duration over 31 days, is refused.\n";
+        "duration over 31 days, is refused. --domain: a domain of the controller's\n"
+        "--topology (default: the site).\n";
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? PFI_EXIT_USAGE : PFI_EXIT_OK;
@@ -327,10 +370,9 @@ static int cmd_target(int argc, char **argv)
     int rc;
     if (strcmp(verb, "add") == 0) {
         static const struct option extra[] = {
-            {"site-power-w", 1, 0, 'S'}, {"gpu-power-w", 1, 0, 'G'},
-            {"duration-s", 1, 0, 'D'},   {"ramp-w-per-s", 1, 0, 'R'},
-            {"start", 1, 0, 'B'},        {"id", 1, 0, 'I'},
-            {"replace", 0, 0, 'X'},      {0, 0, 0, 0}};
+            {"site-power-w", 1, 0, 'S'}, {"gpu-power-w", 1, 0, 'G'}, {"duration-s", 1, 0, 'D'},
+            {"ramp-w-per-s", 1, 0, 'R'}, {"start", 1, 0, 'B'},       {"id", 1, 0, 'I'},
+            {"replace", 0, 0, 'X'},      {"domain", 1, 0, 'M'},      {0, 0, 0, 0}};
         add_args a = {0};
         rc = parse_client("control target add", argc - 1, argv + 1, &cl, usage, extra, on_add, &a);
         if (rc) return rc < 0 ? PFI_EXIT_OK : rc;
@@ -353,6 +395,7 @@ static int cmd_target(int argc, char **argv)
             pfi_json_set(b, "start", json_string(a.start));
         pfi_json_set(b, "duration_s", json_real(a.dur));
         if (a.have_ramp) pfi_json_set(b, "ramp_w_per_s", json_real(a.ramp));
+        if (a.domain) pfi_json_set(b, "domain", json_string(a.domain));
         char *body = json_dumps(b, JSON_COMPACT);
         json_decref(b);
         char path[300] = "/v1/targets";
@@ -378,18 +421,19 @@ static int cmd_target(int argc, char **argv)
     if (cl.json || strcmp(verb, "list") != 0) {
         pfi_json_print(stdout, v);
     } else {
-        printf("%-40s %-9s %-5s %-9s %12s %12s %12s\n", "id", "source", "kind", "state", "limit_w",
-               "start", "duration_s");
+        printf("%-40s %-9s %-5s %-9s %12s %12s %12s %s\n", "id", "source", "kind", "state",
+               "limit_w", "start", "duration_s", "domain");
         size_t i;
         const json_t *t;
         json_array_foreach(json_object_get(v, "targets"), i, t)
         {
             const char *st = json_string_value(json_object_get(t, "state"));
-            printf("%-40s %-9s %-5s %-9s %12.0f %12.0f %12.0f\n",
+            const char *dm = json_string_value(json_object_get(t, "domain"));
+            printf("%-40s %-9s %-5s %-9s %12.0f %12.0f %12.0f %s\n",
                    json_string_value(json_object_get(t, "id")),
                    json_string_value(json_object_get(t, "source")),
                    json_string_value(json_object_get(t, "kind")), st ? st : "?", num(t, "limit_w"),
-                   num(t, "start"), num(t, "duration_s"));
+                   num(t, "start"), num(t, "duration_s"), dm ? dm : "site");
         }
     }
     json_decref(v);

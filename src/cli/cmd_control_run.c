@@ -169,9 +169,13 @@ static int check_run(const pfi_ctl_opts *o, size_t n_urls, const char *token_fil
     if (extra) bad = pfi_cli_usage_error("control run", "unexpected argument '%s'", extra);
     if (!bad && (!o->db || !token_file))
         bad = pfi_cli_usage_error("control run", "--db and --token-file are required");
-    if (!bad && n_urls == 0 && !o->cluster_from_prometheus)
+    if (!bad && n_urls == 0 && !o->cluster_from_prometheus && !o->topology)
+        bad = pfi_cli_usage_error(
+            "control run", "give --agents, --agents-file, --topology or --cluster-from prometheus");
+    if (!bad && o->topology && o->cluster_from_prometheus)
         bad = pfi_cli_usage_error("control run",
-                                  "give --agents, --agents-file or --cluster-from prometheus");
+                                  "--topology places agents by their own figures: use --agents "
+                                  "or --agents-file, not --cluster-from prometheus");
     if (!bad && o->cluster_from_prometheus && !o->prometheus_url)
         bad =
             pfi_cli_usage_error("control run", "--cluster-from prometheus needs --prometheus URL");
@@ -254,6 +258,8 @@ int pfi_cmd_control_run(int argc, char **argv)
         PFI_OPT("owner", "ID", pfi_cli_set_str, &o.owner, NULL,
                 "the id its caps carry (default: made once, kept in the store)"),
         IN("http-threads", "N", set_in_int, &o.http_threads, "HTTP worker threads (2)", 1, 64),
+        STR("topology", "FILE", &o.topology,
+            "the power tree: every domain held under its rating (JSON; pfi-control(8))"),
     };
 #undef STR
 #undef IN

@@ -228,6 +228,10 @@ static void print_points(const pfi_gpu_spec *gpu, const pfi_job_model *jp,
         pfi_json_set(jj, "tensor_ratio", pfi_json_num(job.tensor_ratio));
         pfi_json_set(jj, "tput_per_gpu", pfi_json_num(job.tput_per_gpu));
         pfi_json_set(jj, "clock_spread", pfi_json_num(job.clock_spread));
+        /* the rest of pfi_job_model, so that a sim jobs file made from this
+         * runs the same job (its columns of the same names) */
+        pfi_json_set(jj, "floor_mhz", pfi_json_num(job.floor_mhz));
+        pfi_json_set(jj, "extra_w", pfi_json_num(job.extra_w));
         pfi_json_set(root, "job", jj);
         for (size_t i = 0; i < ncaps; i++)
             json_array_append_new(arr, point_json(&pts[i], (int)gpus));

@@ -281,7 +281,10 @@ size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n)
     for (size_t i = 0; i < n; i++) {
         const pfi_cap_cmd *c = &cmds[i];
         const char *base = c->agent < a->n ? a->ag[c->agent].url : "";
-        snprintf(x[i].url, sizeof x->url, "%s/v1/gpus/%u/limit", base, c->gpu);
+        if (c->gpu == PFI_CAP_NODE)
+            snprintf(x[i].url, sizeof x->url, "%s/v1/node/limit", base);
+        else
+            snprintf(x[i].url, sizeof x->url, "%s/v1/gpus/%u/limit", base, c->gpu);
         if (c->watts > 0) {
             snprintf(x[i].method, sizeof x->method, "PUT");
             snprintf(x[i].body, sizeof x->body, "{\"watts\":%.0f,\"expires_s\":%.0f}", c->watts,
@@ -316,8 +319,9 @@ size_t pfi_agents_push(pfi_agents *a, pfi_cap_cmd *cmds, size_t n)
             }
             json_decref(o);
         }
-        if (c->owner[0]) {
-            /* another controller's GPU: the agent still takes caps */
+        if (c->owner[0] || c->gpu == PFI_CAP_NODE) {
+            /* another controller's GPU, or a node ceiling (an older pfid
+             * has none): the agent still takes caps */
         } else if (c->agent < a->n && (c->status == 409 || c->status == 501))
             a->ag[c->agent].cannot_cap = 1;
         else if (c->agent < a->n && c->status == 200)

@@ -81,8 +81,12 @@ static int resume(ctl *c, pfi_error *err)
     size_t n;
     int rc = pfi_ctl_store_load_targets(c->store, &ts, &n, err);
     if (rc != PFI_OK) return rc;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (ctl_topo_domain_of(&c->topo, ts[i].domain) == PFI_TOPO_NONE)
+            pfi_log("target %s: domain %s is not in the topology: it limits nothing", ts[i].id,
+                    ts[i].domain);
         if (ts[i].source != PFI_TARGET_SCHEDULE) ctl_targets_add(c, &ts[i], NULL);
+    }
     free(ts);
     pfi_ctl_cap_rec *caps;
     if ((rc = pfi_ctl_store_load_caps(c->store, &caps, &n, err)) != PFI_OK) return rc;
@@ -140,6 +144,50 @@ static int resume(ctl *c, pfi_error *err)
     return PFI_OK;
 }
 
+/* The power tree and the agents: with leaves of agents, the file's URLs
+ * join --agents (every one of which must be in a leaf). The root's
+ * other_load_w and other_load_query are the site's non-GPU load where
+ * --other-load-w and --site-meter are not given. */
+static int topology(ctl *c, pfi_error *err)
+{
+    const pfi_ctl_opts *o = &c->o;
+    char **extra = NULL;
+    size_t n_extra = 0;
+    int rc = ctl_topo_init(&c->topo, o->topology, (const char *const *)o->agents, o->n_agents,
+                           &extra, &n_extra, err);
+    char **all = NULL;
+    size_t n = o->n_agents + n_extra;
+    if (rc == PFI_OK && !(all = calloc(n + 1, sizeof *all)))
+        rc = pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    for (size_t i = 0; rc == PFI_OK && i < n; i++)
+        all[i] = i < o->n_agents ? o->agents[i] : extra[i - o->n_agents];
+    if (rc == PFI_OK)
+        rc = pfi_agents_create((const char *const *)all, n, o->agent_token, o->agent_timeout_s,
+                               &c->agents, err);
+    if (rc == PFI_OK) rc = ctl_topo_agents(&c->topo, (const char *const *)all, n, err);
+    if (rc == PFI_OK && n_extra)
+        pfi_log("topology %s: %zu agent(s) from its leaves", o->topology, n_extra);
+    free(all);
+    pfi_agents_free_urls(extra, n_extra);
+    if (rc != PFI_OK || !c->topo.t) return rc;
+    const pfi_topo_domain *root = pfi_topo_domain_at(c->topo.t, 0);
+    if (c->o.other_load_w == 0 && root->other_load_w > 0)
+        c->o.other_load_w = c->other_w = root->other_load_w;
+    if (!c->o.site_meter && root->other_load_query) {
+        if (!c->o.prometheus_url)
+            return pfi_error_set(err, PFI_EINVAL, o->topology, 0,
+                                 "%s's other_load_query needs --prometheus URL", root->name);
+        c->o.site_meter = root->other_load_query;
+    }
+    for (size_t d = 1; d < c->topo.n; d++)
+        if (pfi_topo_domain_at(c->topo.t, d)->other_load_query && !c->o.prometheus_url)
+            return pfi_error_set(err, PFI_EINVAL, o->topology, 0,
+                                 "%s's other_load_query needs --prometheus URL",
+                                 pfi_topo_domain_at(c->topo.t, d)->name);
+    pfi_log("topology %s: %zu domain(s) under %s", o->topology, c->topo.n, root->name);
+    return PFI_OK;
+}
+
 static void teardown(ctl *c)
 {
     ctl_server_stop(c);
@@ -150,6 +198,7 @@ static void teardown(ctl *c)
     pfi_lockfile_release(c->lock_fd);
     ctl_jobs_free(&c->jobs);
     ctl_caps_free(&c->caps);
+    ctl_topo_free(&c->topo);
     free(c->targets);
     pfi_oadr_events_free(c->events, c->n_events);
     free(c->accs);
@@ -181,15 +230,19 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     if (rc == PFI_OK && o->confidence > 0) pfi_plan_set_confidence(c.plan, o->confidence);
     if (rc == PFI_OK && o->policy == PFI_PLAN_LEARN)
         rc = pfi_plan_use_learn(c.plan, o->learn_rounds, 2, err); /* caps go up a period late */
-    if (rc == PFI_OK)
-        rc = pfi_agents_create((const char *const *)o->agents, o->n_agents, o->agent_token,
-                               o->agent_timeout_s, &c.agents, err);
+    if (rc == PFI_OK) rc = topology(&c, err);
     if (rc == PFI_OK) rc = pfi_agents_set_owner(c.agents, c.owner, 0, err);
     if (rc == PFI_OK) rc = resume(&c, err);
     if (rc == PFI_OK && o->schedule) {
         pfi_target *ts;
         size_t n;
         rc = pfi_schedule_read(o->schedule, &ts, &n, err);
+        for (size_t i = 0; rc == PFI_OK && i < n; i++)
+            if (ctl_topo_domain_of(&c.topo, ts[i].domain) == PFI_TOPO_NONE)
+                rc = pfi_error_set(err, PFI_EINVAL, o->schedule, 0,
+                                   "target %s: no domain %s in the topology", ts[i].id,
+                                   ts[i].domain);
+        if (rc != PFI_OK) free(ts);
         if (rc == PFI_OK) {
             ctl_targets_replace(&c, PFI_TARGET_SCHEDULE, ts, n);
             pfi_ctl_store_replace_source(c.store, PFI_TARGET_SCHEDULE, ts, n, NULL);

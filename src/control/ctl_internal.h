@@ -12,6 +12,8 @@
 #include <microhttpd.h>
 
 #include "ctl_index.h"
+#include "ctl_topo.h"
+#include "ctl_trim.h"
 #include "pfi/agents.h"
 #include "pfi/clock.h"
 #include "pfi/log.h"
@@ -121,12 +123,6 @@ typedef struct ctl_caps {
     unsigned long long pushes, errors, releases, refused;
 } ctl_caps;
 
-/* The feedback trim on measured power (ctl_trim.c). */
-typedef struct ctl_trim {
-    double w;   /* taken off the budget, W */
-    int frozen; /* the last period's readings were incomplete */
-} ctl_trim;
-
 /* One period's figures (ctl_status.c), from which GET /v1/status and
  * /metrics are both built (ctl_render.c). Pointers are borrowed from the
  * loop's state for the period's rendering. */
@@ -152,7 +148,8 @@ typedef struct ctl_status {
     unsigned long long periods;
     pfi_ven *ven; /* NULL without a VTN */
     const char *owner;
-    double period_s; /* the last period's duration (its work, not the sleep), NaN none */
+    double period_s;      /* the last period's duration (its work, not the sleep), NaN none */
+    const ctl_topo *topo; /* the domains' figures */
 } ctl_status;
 
 typedef struct ctl {
@@ -180,6 +177,7 @@ typedef struct ctl {
     ctl_jobs jobs;
     ctl_caps caps;
     ctl_trim trim;
+    ctl_topo topo; /* the power tree (ctl_topo.h): the site alone without --topology */
     pfi_oadr_event *events;
     size_t n_events;
     ctl_acc *accs;
@@ -292,13 +290,6 @@ int ctl_caps_commands(const ctl_caps *K, pfi_agents *ag, const ctl_job *jobs,
 int ctl_caps_push(ctl_caps *K, pfi_agents *ag, pfi_ctl_store *st, pfi_cap_cmd *cmds, size_t n,
                   double now);
 
-/* ctl_trim.c: the feedback trim. measured and budget this period;
- * settled: the caps planned under this budget have been in force a period;
- * controlling: a budget is in force; fresh: the readings are complete
- * (else it is frozen and decays). Returns the trim. */
-double ctl_trim_update(ctl_trim *t, int controlling, int settled, int fresh, double budget,
-                       double measured);
-
 /* ctl_status.c: GET /v1/status and GET /v1/flexibility from the period's figures. */
 json_t *ctl_status_json(const ctl_status *s);
 json_t *ctl_flex_json(const ctl_status *s);
@@ -333,6 +324,17 @@ void ctl_ven_task(ctl *c, double now, double site_w);
 json_t *ctl_vtn_json(ctl *c);                         /* /v1/status "vtn" */
 int ctl_vtn_unhealthy(ctl *c, char *why, size_t len); /* /healthz: 1 and why */
 void ctl_vtn_metrics(pfi_ven *ven, FILE *f);          /* loop thread only */
+/* ctl_topo_place.c: asks unplaced agents their node name (leaves of nodes). */
+void ctl_topo_place(ctl *c, double now);
+/* ctl_ceiling.c: node ceilings. ctl_ceilings: per agent from its planned
+ * power (W) and GPU count, INFINITY where no limited domain is above it
+ * (pure). ctl_ceiling_push: computes and sends them (caps: the period's
+ * plan per job, NULL none). */
+void ctl_ceilings(const ctl_topo *T, const double *planned_w, const double *gpus, double *out);
+void ctl_ceiling_push(ctl *c, const pfi_plan_cap *caps, double now);
+/* ctl_topo_status.c: /v1/status "domains" and the pfi_control_domain_* metrics. */
+json_t *ctl_domains_json(const ctl_status *s);
+void ctl_domains_metrics(const ctl_status *s, FILE *f);
 /* ctl_server.c */
 int ctl_server_start(ctl *c, pfi_error *err);
 void ctl_server_stop(ctl *c);

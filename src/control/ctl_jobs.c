@@ -316,9 +316,16 @@ void ctl_jobs_merge(ctl *c, double now, double *fixed_w, double *measured_w, dou
             for (size_t k = 0; k < nd->n_gpus; k++)
                 g->max_sum_w += ctl_gpu_counted_max(&nd->gpus[k]);
         }
+        double f0 = *fixed_w, m0 = *measured_w;
         ctl_agent_count(c, g, now, fixed_w, measured_w);
         if (g->up && !g->cannot_cap)
             ctl_merge_node(&c->jobs, &c->caps, carry, a, nd, fixed_w, measured_w, live_w);
+        if (a < c->topo.n_ag) {
+            /* what lands in its domain of the power tree */
+            c->topo.ag_fixed_w[a] = *fixed_w - f0;
+            c->topo.ag_gpu_w[a] = *measured_w - m0;
+            c->topo.ag_down[a] = !g->up;
+        }
     }
     ctl_jobs_end(carry);
 }

@@ -76,24 +76,69 @@ static double ramped_budget(ctl *c, period *p)
     return budget;
 }
 
+/* The power tree's period (ctl_topo.h): each domain's power and limit from
+ * the jobs' GPUs and the agents' figures, the jobs' spans into p->pj, and
+ * the tree into the plan. 0 on no memory. */
+static int tree(ctl *c, period *p)
+{
+    ctl_topo *T = &c->topo;
+    size_t n = c->jobs.n;
+    const size_t **ga = malloc((n + 1) * sizeof *ga);
+    size_t *ng = malloc((n + 1) * sizeof *ng);
+    double *pmax = malloc((n + 1) * sizeof *pmax);
+    int ok = ga && ng && pmax;
+    for (size_t i = 0; ok && i < n; i++) {
+        const ctl_job *j = &c->jobs.v[i];
+        const ctl_known *k = ctl_known_find(&c->jobs, j->id);
+        ga[i] = j->gpu_agent;
+        ng[i] = j->n_gpus;
+        pmax[i] = k && isfinite(k->pmax_w) ? k->pmax_w : j->n_gpus * p->pj[i].max_w;
+    }
+    ok = ok &&
+         ctl_topo_build(T, n, ga, ng, pmax, c->o.margin_w, p->fresh, c->prev_push_ok) == PFI_OK;
+    free(ga);
+    free(ng);
+    free(pmax);
+    if (!ok || !T->t) return ok; /* the site alone: the plan as before */
+    for (size_t i = 0; i < n; i++) {
+        p->pj[i].domains = &T->jdom[T->joff[i]];
+        p->pj[i].shares = &T->jshare[T->joff[i]];
+        p->pj[i].n_domains = T->joff[i + 1] - T->joff[i];
+    }
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_plan_set_tree(c->plan, T->pd, T->n, &err) != PFI_OK) {
+        pfi_log("plan: the tree: %s", err.msg);
+        return 0;
+    }
+    return 1;
+}
+
 /* The budget, the trim and this period's plan (p->caps, p->res); 0 when
- * planning failed. */
+ * planning failed. The site's targets give the budget (NaN none); a domain
+ * over its limit with every job uncapped (its rating, its own targets) is
+ * controlled too, every period, with or without an event. */
 static int plan(ctl *c, period *p)
 {
     pfi_error err;
     pfi_error_clear(&err);
     pfi_plan_set_time(c->plan, p->now);
-    int ok = pfi_plan_set_jobs(c->plan, p->pj, c->jobs.n, &err) == PFI_OK;
-    if (!ok) pfi_log("plan: %s", err.msg);
+    int ok = tree(c, p);
+    if (!ok) pfi_log("plan: out of memory for the power tree");
+    ok = ok && pfi_plan_set_jobs(c->plan, p->pj, c->jobs.n, &err) == PFI_OK;
+    if (!ok && err.msg[0]) pfi_log("plan: %s", err.msg);
     p->budget = ramped_budget(c, p);
-    p->controlling = isfinite(p->budget);
+    int site = isfinite(p->budget);
+    p->controlling = site || c->topo.binding;
     int settled = c->prev_active && c->prev_push_ok &&
                   fabs(c->prev_budget_w - p->budget) <= 0.01 * p->budget + 1;
-    ctl_trim_update(&c->trim, p->controlling, settled, p->fresh, p->budget, p->measured);
+    ctl_trim_update(&c->trim, site, settled, p->fresh, p->budget, p->measured);
     if (!ok) return 0;
     if (p->controlling) {
-        if (pfi_plan_run(c->plan, c->o.policy, p->budget, p->fixed, c->trim.w, p->caps, &p->res,
-                         &err) != PFI_OK) {
+        /* held by the tree alone: the site's budget covers every job uncapped */
+        double budget = site ? p->budget : p->pmax_total + p->fixed + 1;
+        if (pfi_plan_run(c->plan, c->o.policy, budget, p->fixed, site ? c->trim.w : 0, p->caps,
+                         &p->res, &err) != PFI_OK) {
             pfi_log("plan: %s", err.msg);
             return 0;
         }
@@ -130,6 +175,7 @@ static int caps(ctl *c, period *p)
     if (rc != PFI_OK) pfi_log("out of memory for the period's cap calls");
     int prc = ctl_caps_push(&c->caps, c->agents, c->store, cmds, n, p->now);
     free(cmds);
+    ctl_ceiling_push(c, p->plan_ok ? p->caps : NULL, p->now);
     return rc == PFI_OK && prc == PFI_OK;
 }
 
@@ -201,7 +247,8 @@ static void publish(ctl *c, period *p)
                     .periods = c->periods,
                     .ven = c->ven,
                     .owner = c->owner,
-                    .period_s = c->period_s};
+                    .period_s = c->period_s,
+                    .topo = &c->topo};
     pfi_plan_flex flex[21];
     s.flex = flex;
     s.n_flex = p->plan_ok && c->jobs.n ? ctl_flex_steps(c->plan, c->o.policy, flex, 21) : 0;
@@ -244,13 +291,27 @@ void ctl_period(ctl *c)
     p.fresh = p.up > 0 && p.up == c->prev_up;
     c->prev_up = p.up;
     other_load(c, p.live);
+    ctl_topo_place(c, p.now);
+    ctl_topo_other(&c->topo, c->o.prometheus_url, c->other_w, c->periods % 12 == 1);
     ctl_ven_task(c, p.now, p.measured + c->other_w);
 
+    /* the site's targets, then each domain's */
     pthread_mutex_lock(&c->mu);
-    pfi_target_eval_ahead(c->targets, c->n_targets, p.now, c->o.period_s + c->o.cut_lead_ramp_s,
-                          c->other_w, c->o.margin_w, &p.tn);
-    if (p.tn.active) p.win = c->targets[p.tn.winner];
+    double lead = c->o.period_s + c->o.cut_lead_ramp_s;
+    pfi_target *site = malloc((c->n_targets + 1) * sizeof *site);
+    size_t ns = site ? ctl_topo_filter(&c->topo, 0, c->targets, c->n_targets, site) : 0;
+    pfi_target_eval_ahead(site, ns, p.now, lead, c->other_w, c->o.margin_w, &p.tn);
+    if (p.tn.active) p.win = site[p.tn.winner];
+    ctl_topo_targets(&c->topo, c->targets, c->n_targets, p.now, p.dt, lead, c->o.margin_w,
+                     c->o.ramp_w_per_s);
     pthread_mutex_unlock(&c->mu);
+    free(site);
+    ctl_dom *root = &c->topo.d[0];
+    root->active = p.tn.active;
+    if (p.tn.active) root->win = p.win;
+    root->target_w = !p.tn.active                    ? NAN
+                     : p.win.kind == PFI_TARGET_SITE ? p.win.limit_w
+                                                     : p.win.limit_w + root->sub_other_w;
 
     if (c->o.policy == PFI_PLAN_LEARN) ctl_priors_fetch(&c->jobs, c->agents);
     p.caps = calloc(c->jobs.n + 1, sizeof *p.caps);
@@ -262,6 +323,13 @@ void ctl_period(ctl *c)
         return;
     }
     p.plan_ok = plan(c, &p);
+    double *dp = p.plan_ok && p.controlling ? malloc(c->topo.n * sizeof *dp) : NULL;
+    for (size_t d = 0; dp && d < c->topo.n; d++)
+        dp[d] = c->topo.t ? pfi_plan_domain_power(c->plan, d)
+                          : p.res.total_power_w + p.fixed + c->topo.d[0].sub_other_w;
+    c->topo.site_w = isfinite(p.budget) ? p.budget + c->topo.d[0].sub_other_w : INFINITY;
+    ctl_topo_after(&c->topo, dp);
+    free(dp);
     p.push_ok = caps(c, &p);
     record(c, &p);
 

@@ -125,6 +125,7 @@ char *ctl_render_metrics(const ctl_status *s, size_t *len)
         const char *l[] = {"agent", g->url, NULL};
         pfi_prom_sample(f, "pfi_control_agent_up", l, g->up);
     }
+    ctl_domains_metrics(s, f);
     per_job(f, s, "pfi_control_job_cap_watts", "per-GPU cap pushed to the job's GPUs", 0);
     per_job(f, s, "pfi_control_job_planned_watts", "the job's planned power, all its GPUs", 1);
     per_job(f, s, "pfi_control_job_loss_ratio", "expected throughput lost to the cap, fraction", 2);

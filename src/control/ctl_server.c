@@ -87,6 +87,10 @@ static int install(ctl *c, pfi_target *t, int replace, int *replaced, pfi_error 
                              "target %s ended %.0f s ago (start + duration_s is in the past): "
                              "refused",
                              t->id, now - t->end);
+    if (ctl_topo_domain_of(&c->topo, t->domain) == PFI_TOPO_NONE)
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "\"domain\": no domain %s in the topology%s",
+                             t->domain,
+                             c->topo.t ? "" : " (the controller runs without --topology)");
     const pfi_target *old = api_target(c, t->id);
     *replaced = old != NULL;
     if (old && old->end > now && !replace)

@@ -31,6 +31,10 @@ static json_t *agents_json(const ctl_status *s)
         pfi_json_set(x, "cannot_cap", json_boolean(g->cannot_cap));
         pfi_json_set(x, "gpus", json_integer((json_int_t)g->n_gpus));
         pfi_json_set(x, "error", g->error[0] ? json_string(g->error) : json_null());
+        /* its leaf of the power tree; null while its node name is unknown */
+        const ctl_topo *T = s->topo;
+        int placed = T && a < T->n_ag && T->placed[a];
+        pfi_json_set(x, "domain", placed ? json_string(ctl_topo_name(T, T->leaf[a])) : json_null());
         json_array_append_new(ag, x);
     }
     return ag;
@@ -134,6 +138,7 @@ json_t *ctl_status_json(const ctl_status *s)
     pfi_json_set(o, "policy", json_string(s->policy));
     pfi_json_set(o, "agents_up", json_integer((json_int_t)s->agents_up));
     pfi_json_set(o, "agents", agents_json(s));
+    pfi_json_set(o, "domains", ctl_domains_json(s));
     double kept, unc;
     json_t *js = jobs_json(s, &kept, &unc);
     pfi_json_set(o, "expected_tput", pfi_json_num(kept));

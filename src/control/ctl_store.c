@@ -12,14 +12,15 @@
 #include <sqlite3.h>
 
 /* 2: observations.tput_var (a version-1 store gains it on open, NULL: unknown);
- * 3: jobs.class (an older store gains it on open, NULL: none) */
-#define SCHEMA_VERSION 3
+ * 3: jobs.class (an older store gains it on open, NULL: none);
+ * 4: targets.domain (an older store gains it on open, NULL: the site) */
+#define SCHEMA_VERSION 4
 
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS targets(source INTEGER NOT NULL, id TEXT NOT NULL,"
     " kind INTEGER NOT NULL, limit_w REAL NOT NULL, start REAL NOT NULL, end REAL,"
     " ramp_w_per_s REAL NOT NULL, priority INTEGER, is_default INTEGER NOT NULL,"
-    " PRIMARY KEY(source, id));"
+    " domain TEXT, PRIMARY KEY(source, id));"
     "CREATE TABLE IF NOT EXISTS caps(agent TEXT NOT NULL, gpu INTEGER NOT NULL,"
     " watts REAL NOT NULL, expires_at REAL NOT NULL, pushed_at REAL NOT NULL,"
     " PRIMARY KEY(agent, gpu));"
@@ -170,6 +171,9 @@ int pfi_ctl_store_open(const char *path, pfi_ctl_store **out, pfi_error *err)
     if (ok && !has_column(s->db, "observations", "tput_var"))
         ok = sqlite3_exec(s->db, "ALTER TABLE observations ADD COLUMN tput_var REAL", NULL, NULL,
                           &msg) == SQLITE_OK;
+    if (ok && !has_column(s->db, "targets", "domain"))
+        ok = sqlite3_exec(s->db, "ALTER TABLE targets ADD COLUMN domain TEXT", NULL, NULL, &msg) ==
+             SQLITE_OK;
     if (ok && !has_column(s->db, "jobs", "class"))
         ok = sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN class TEXT", NULL, NULL, &msg) ==
              SQLITE_OK;
@@ -214,7 +218,9 @@ int pfi_ctl_store_commit(pfi_ctl_store *s, pfi_error *err)
     return rc;
 }
 
-static const char *SQL_TGT_PUT = "INSERT OR REPLACE INTO targets VALUES(?,?,?,?,?,?,?,?,?)";
+static const char *SQL_TGT_PUT =
+    "INSERT OR REPLACE INTO targets(source, id, kind, limit_w, start, end, ramp_w_per_s, priority,"
+    " is_default, domain) VALUES(?,?,?,?,?,?,?,?,?,?)";
 
 int pfi_ctl_store_put_target(pfi_ctl_store *s, const pfi_target *t, pfi_error *err)
 {
@@ -233,6 +239,7 @@ int pfi_ctl_store_put_target(pfi_ctl_store *s, const pfi_target *t, pfi_error *e
     sqlite3_bind_double(q, 7, t->ramp_w_per_s);
     if (t->priority != PFI_TARGET_NO_PRIORITY) sqlite3_bind_int64(q, 8, t->priority);
     sqlite3_bind_int(q, 9, t->is_default);
+    if (t->domain[0]) sqlite3_bind_text(q, 10, t->domain, -1, SQLITE_TRANSIENT);
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
     rc = rc == SQLITE_DONE ? PFI_OK : db_error(s, err, "write a target");
@@ -334,12 +341,15 @@ static void row_target(sqlite3_stmt *q, void *p)
     t->priority = sqlite3_column_type(q, 7) == SQLITE_NULL ? PFI_TARGET_NO_PRIORITY
                                                            : (long)sqlite3_column_int64(q, 7);
     t->is_default = sqlite3_column_int(q, 8);
+    col_s(q, 9, t->domain, sizeof t->domain); /* NULL: the site */
 }
 
 int pfi_ctl_store_load_targets(pfi_ctl_store *s, pfi_target **out, size_t *n, pfi_error *err)
 {
-    return select_all(s, "SELECT * FROM targets ORDER BY start, source, id", sizeof **out,
-                      row_target, (void **)out, n, err);
+    return select_all(s,
+                      "SELECT source, id, kind, limit_w, start, end, ramp_w_per_s, priority,"
+                      " is_default, domain FROM targets ORDER BY start, source, id",
+                      sizeof **out, row_target, (void **)out, n, err);
 }
 
 int pfi_ctl_store_put_cap(pfi_ctl_store *s, const char *agent, unsigned gpu, double watts,

@@ -72,8 +72,14 @@ static void replace_targets(ctl *c)
     pfi_target *ts = calloc(n + 1, sizeof *ts);
     if (!ts) return;
     size_t k = 0;
-    for (size_t i = 0; i < c->n_events; i++)
+    for (size_t i = 0; i < c->n_events; i++) {
+        size_t k0 = k;
         k += pfi_oadr_event_targets(&c->events[i], ts + k, n - k);
+        /* a resource or program of the topology's: that domain's targets */
+        size_t d = ctl_topo_oadr_domain(&c->topo, &c->events[i], c->o.vtn_program);
+        for (size_t j = k0; d && j < k; j++)
+            snprintf(ts[j].domain, sizeof ts[j].domain, "%s", ctl_topo_name(&c->topo, d));
+    }
     pthread_mutex_lock(&c->mu);
     ctl_targets_replace(c, PFI_TARGET_OPENADR, ts, k);
     pthread_mutex_unlock(&c->mu);

@@ -266,6 +266,40 @@ static int read_interval(pfi_oadr_event *e, const json_t *in, size_t k, const js
     return PFI_OK;
 }
 
+static void add_target(pfi_oadr_event *e, const json_t *v)
+{
+    if (!json_is_string(v) || json_string_length(v) == 0 ||
+        json_string_length(v) > PFI_OADR_ID_MAX) {
+        note(e, "a target that is not a string of 1-%d characters (ignored)", PFI_OADR_ID_MAX);
+        return;
+    }
+    if (e->n_targets == PFI_OADR_MAX_TARGETS) {
+        note(e, "more than %d targets (the rest ignored)", PFI_OADR_MAX_TARGETS);
+        return;
+    }
+    copy_str(e->targets[e->n_targets++], sizeof e->targets[0], json_string_value(v));
+}
+
+/* "targets": strings (3.1.0) or valuesMaps {"type", "values": [...]}
+ * (3.0.1), whose string values are taken whatever their type. */
+static void read_targets(pfi_oadr_event *e, const json_t *ts)
+{
+    if (!ts || json_is_null(ts)) return;
+    if (!json_is_array(ts)) {
+        note(e, "targets is not an array (ignored)");
+        return;
+    }
+    size_t i, k;
+    const json_t *t, *v;
+    json_array_foreach(ts, i, t)
+    {
+        if (json_is_object(t) && json_is_array(json_object_get(t, "values")))
+            json_array_foreach(json_object_get(t, "values"), k, v) add_target(e, v);
+        else
+            add_target(e, t);
+    }
+}
+
 int pfi_oadr_event_from_json(const json_t *ev, double now, pfi_oadr_event *out)
 {
     memset(out, 0, sizeof *out);
@@ -308,6 +342,7 @@ int pfi_oadr_event_from_json(const json_t *ev, double now, pfi_oadr_event *out)
             note(e, "createdDateTime is not RFC 3339 (ignored)");
     }
     if (json_object_get(ev, "duration")) note(e, "the event's duration (looping) is ignored");
+    read_targets(e, json_object_get(ev, "targets"));
     const json_t *descs;
     if ((rc = read_descriptors(e, ev, &descs)) != PFI_OK) return rc;
     double def_start, def_dur;

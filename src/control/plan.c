@@ -10,6 +10,7 @@
 #include "pfi/alloc.h"
 #include "plan_curve.h"
 #include "plan_learn.h"
+#include "plan_tree.h"
 
 /* What the plan keeps of a job for its band. */
 typedef struct plan_jb {
@@ -41,6 +42,8 @@ struct pfi_plan {
     plan_learn *learn; /* NULL until pfi_plan_use_learn */
     double now_s;
     double confidence, z;
+    plan_tree tree;
+    double *pw; /* cap_jobs: learn's proposal brought under the tree */
 };
 
 const char *pfi_plan_policy_name(pfi_plan_policy p)
@@ -103,7 +106,19 @@ void pfi_plan_destroy(pfi_plan *p)
     free(p->min_w);
     free(p->max_w);
     free(p->out);
+    free(p->pw);
+    plan_tree_free(&p->tree);
     free(p);
+}
+
+int pfi_plan_set_tree(pfi_plan *p, const pfi_plan_domain *d, size_t n, pfi_error *err)
+{
+    return plan_tree_set(&p->tree, d, n, err);
+}
+
+double pfi_plan_domain_power(const pfi_plan *p, size_t d)
+{
+    return p->tree.have_pow && d < p->tree.nd ? p->tree.dpow[d] : NAN;
 }
 
 static int grow(pfi_plan *p, size_t n, size_t pts)
@@ -128,7 +143,9 @@ static int grow(pfi_plan *p, size_t n, size_t pts)
         if (nc) p->n_cls = nc;
         int *sp = realloc(p->split, n * sizeof *sp);
         if (sp) p->split = sp;
-        if (!aj || !a || !b || !o || !jb || !cl || !nc || !sp) return PFI_ENOMEM;
+        double *pw = realloc(p->pw, n * sizeof *pw);
+        if (pw) p->pw = pw;
+        if (!aj || !a || !b || !o || !jb || !cl || !nc || !sp || !pw) return PFI_ENOMEM;
         p->cap_jobs = n;
     }
     if (pts > p->pts_cap) {
@@ -235,9 +252,12 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
     if (n > 0)
         rc = p->prob ? pfi_alloc_problem_reset(p->prob, p->aj, n, err)
                      : pfi_alloc_problem_create(p->aj, n, &p->prob, err);
+    if (rc == PFI_OK) rc = plan_tree_apply(&p->tree, jobs, n, p->prob, err);
     if (rc != PFI_OK) p->n = 0;
     /* the loop follows the job set (a job that left leaves it too) */
     if (rc == PFI_OK && p->learn) rc = plan_learn_sync(p->learn, jobs, n, p->prob, p->now_s, err);
+    if (rc == PFI_OK && p->learn && n > 0)
+        rc = plan_learn_tree(p->learn, p->tree.d, p->tree.nd, p->tree.s, p->tree.ns, err);
     return rc;
 }
 
@@ -287,6 +307,22 @@ static int plan_allocate(pfi_plan *p, pfi_plan_policy policy, double budget_w, i
         return pfi_alloc_run(p->prob, PFI_POLICY_ORACLE, budget_w, p->out, res, err);
     int rc = plan_learn_propose(p->learn, budget_w, floors, p->now_s, p->out, p->n, err);
     if (rc != PFI_OK) return rc;
+    /* the loop's proposal under the tree: a domain it would pass is cut
+     * back (pfi_alloc_problem_fit_tree), those jobs priced on the plan's
+     * curves */
+    if (p->tree.nd) {
+        for (size_t i = 0; i < p->n; i++)
+            p->pw[i] = p->out[i].power_w;
+        if ((rc = pfi_alloc_problem_fit_tree(p->prob, budget_w, p->pw, err)) != PFI_OK) return rc;
+        for (size_t i = 0; i < p->n; i++) {
+            if (p->pw[i] == p->out[i].power_w) continue;
+            double fl;
+            pfi_alloc_problem_job_range(p->prob, i, NULL, NULL, &fl);
+            p->out[i].power_w = p->pw[i];
+            p->out[i].tput = pfi_alloc_problem_tput_at(p->prob, i, p->pw[i]);
+            p->out[i].at_floor = p->pw[i] <= fl * (1 + 1e-12);
+        }
+    }
     memset(res, 0, sizeof *res);
     res->budget_w = budget_w;
     for (size_t i = 0; i < p->n; i++) {
@@ -322,9 +358,15 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
         res->shortfall_w = res->floor_total_w - alloc_b;
         alloc_b = res->floor_total_w; /* every job at its floor */
     }
+    int all_floor = res->infeasible; /* the budget under the floors: every job at its floor */
+    if (p->tree.shortfall_w > 0) {   /* a domain's floors over its limit (plan_tree.h) */
+        res->infeasible = 1;
+        res->shortfall_w = fmax(res->shortfall_w, p->tree.shortfall_w);
+    }
     pfi_alloc_result ar;
     int rc = plan_allocate(p, policy, alloc_b * (1 + 1e-12), 1, &ar, err);
     if (rc != PFI_OK) return rc;
+    plan_tree_keep(&p->tree, p->prob);
     double sum_sdc = 0, sum_vari = 0;
     for (size_t i = 0; i < p->n; i++) {
         double pm, tm, fl;
@@ -336,7 +378,7 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
                        : pfi_alloc_problem_cap_at(p->prob, i, p->out[i].power_w);
         /* Whole watts, rounded down (never above the plan), within the
          * range; up for a job at its floor (never below its SLA). */
-        int floor_job = res->infeasible || p->out[i].at_floor;
+        int floor_job = all_floor || p->out[i].at_floor;
         c = floor_job ? ceil(c - 1e-9) : floor(c + 1e-9);
         if (c < p->min_w[i]) c = p->min_w[i];
         if (c > p->max_w[i]) c = p->max_w[i];
@@ -350,7 +392,7 @@ int pfi_plan_run(pfi_plan *p, pfi_plan_policy policy, double budget_w, double fi
                                  .tput_lo = fmax(0, p->out[i].tput - p->z * sd),
                                  .tput_sd = sd,
                                  .class_used = p->jb[i].class_used,
-                                 .at_floor = res->infeasible || p->out[i].at_floor};
+                                 .at_floor = all_floor || p->out[i].at_floor};
         res->total_power_w += p->out[i].power_w;
         res->total_tput += p->out[i].tput;
         sum_sdc += sdc;

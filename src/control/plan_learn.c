@@ -278,3 +278,23 @@ int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, dou
     l->proposed = 1;
     return PFI_OK;
 }
+
+int plan_learn_tree(plan_learn *l, const pfi_alloc_domain *d, size_t nd, const pfi_alloc_span *s,
+                    size_t ns, pfi_error *err)
+{
+    if (nd == 0) return pfi_live_set_tree(l->live, NULL, 0, NULL, 0, err);
+    uint64_t *key = malloc((l->n ? l->n : 1) * sizeof *key);
+    pfi_live_span *ls = malloc((ns ? ns : 1) * sizeof *ls);
+    if (!key || !ls) {
+        free(key), free(ls);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    }
+    for (size_t i = 0; i < l->n; i++)
+        if (l->e[i].idx < l->n) key[l->e[i].idx] = l->e[i].key;
+    size_t k = 0;
+    for (size_t j = 0; j < ns; j++)
+        if (s[j].job < l->n) ls[k++] = (pfi_live_span){key[s[j].job], s[j].domain, s[j].share};
+    int rc = pfi_live_set_tree(l->live, d, nd, ls, k, err);
+    free(key), free(ls);
+    return rc;
+}

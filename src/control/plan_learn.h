@@ -49,6 +49,11 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
 int plan_learn_propose(plan_learn *l, double budget_w, double floor_total_w, double now_s,
                        pfi_alloc_out *out, size_t n, pfi_error *err);
 
+/* The plan's tree for the loop (spans by the last sync's job order), so
+ * that its rounds allocate under it; nd 0 clears. */
+int plan_learn_tree(plan_learn *l, const pfi_alloc_domain *d, size_t nd, const pfi_alloc_span *s,
+                    size_t ns, pfi_error *err);
+
 /* The budget level the last proposal was made under (NaN before one). */
 double plan_learn_level(const plan_learn *l);
 

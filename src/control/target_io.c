@@ -18,6 +18,18 @@ int pfi_target_id_valid(const char *id)
     return pfi_api_job_id_valid(id);
 }
 
+int pfi_target_domain_valid(const char *d)
+{
+    /* pfi/topology.h's names: 1-64 of [A-Za-z0-9._:@-] */
+    size_t n = strlen(d);
+    if (n == 0 || n > PFI_TARGET_DOMAIN_MAX) return 0;
+    for (; *d; d++)
+        if (!(('a' <= *d && *d <= 'z') || ('A' <= *d && *d <= 'Z') || ('0' <= *d && *d <= '9') ||
+              strchr("._:@-", *d)))
+            return 0;
+    return 1;
+}
+
 static int number_key(json_t *root, const char *key, double *out, int *have, pfi_error *err)
 {
     json_t *v = json_object_get(root, key);
@@ -45,6 +57,15 @@ static int parse_obj(json_t *root, pfi_target *out, int *has_id, pfi_error *err)
                                  "\"id\" must be 1-128 characters of A-Z a-z 0-9 . _ : @ + -");
         snprintf(out->id, sizeof out->id, "%s", json_string_value(id));
         *has_id = 1;
+    }
+    json_t *dom = json_object_get(root, "domain");
+    if (dom && !json_is_null(dom)) {
+        if (!json_is_string(dom) || strlen(json_string_value(dom)) != json_string_length(dom) ||
+            !pfi_target_domain_valid(json_string_value(dom)))
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0,
+                                 "\"domain\" must be a topology domain's name: 1-64 characters "
+                                 "of A-Z a-z 0-9 . _ : @ -");
+        snprintf(out->domain, sizeof out->domain, "%s", json_string_value(dom));
     }
     double site = 0, gpu = 0, dur = 0, ramp = 0;
     int hs, hg, hd, hr, rc;
@@ -97,7 +118,7 @@ int pfi_target_parse_json(const char *body, size_t len, pfi_target *out, int *ha
                           pfi_error *err)
 {
     static const char *const allowed[] = {"id",         "site_power_w", "gpu_power_w", "start",
-                                          "duration_s", "ramp_w_per_s", NULL};
+                                          "duration_s", "ramp_w_per_s", "domain",      NULL};
     json_t *root;
     int rc = pfi_json_load_strict(body, len, PFI_TARGET_MAX_BODY, allowed, &root, err);
     if (rc != PFI_OK) return rc;
@@ -121,6 +142,7 @@ json_t *pfi_target_to_json(const pfi_target *t)
                  t->priority == PFI_TARGET_NO_PRIORITY ? json_null()
                                                        : json_integer((json_int_t)t->priority));
     pfi_json_set(o, "default", json_boolean(t->is_default));
+    pfi_json_set(o, "domain", t->domain[0] ? json_string(t->domain) : json_null());
     return o;
 }
 
@@ -161,6 +183,7 @@ int pfi_schedule_read(const char *path, pfi_target **out, size_t *n, pfi_error *
     int cs = pfi_csv_col(c, "site_power_w"), cg = pfi_csv_col(c, "gpu_power_w");
     int ci = pfi_csv_col(c, "id"), cr = pfi_csv_col(c, "ramp_w_per_s");
     int cstart = pfi_csv_col(c, "start"), cdur = pfi_csv_col(c, "duration_s");
+    int cd = pfi_csv_col(c, "domain");
     if (cs < 0 && cg < 0) {
         rc = pfi_error_set(err, PFI_EINVAL, path, 1, "needs a site_power_w or gpu_power_w column");
         goto done;
@@ -199,6 +222,14 @@ int pfi_schedule_read(const char *path, pfi_target **out, size_t *n, pfi_error *
             snprintf(t->id, sizeof t->id, "%s", pfi_csv_field(c, r, (size_t)ci));
         } else {
             snprintf(t->id, sizeof t->id, "line-%ld", line);
+        }
+        if (cd >= 0 && *pfi_csv_field(c, r, (size_t)cd)) {
+            if (!pfi_target_domain_valid(pfi_csv_field(c, r, (size_t)cd))) {
+                rc = pfi_error_set(err, PFI_EINVAL, path, line,
+                                   "domain must be 1-64 characters of A-Z a-z 0-9 . _ : @ -");
+                break;
+            }
+            snprintf(t->domain, sizeof t->domain, "%s", pfi_csv_field(c, r, (size_t)cd));
         }
         if (!(dur > 0) || dur > PFI_TARGET_MAX_DURATION_S) {
             rc = pfi_error_set(err, PFI_EINVAL, path, line,

@@ -45,7 +45,7 @@ void pfi_alloc_problem_destroy(pfi_alloc_problem *p)
                     p->w,   p->wn,   p->room,   p->shed,  p->pw,       p->kv};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
-    alloc_tree_free(p->tree);
+    alloc_tree_free(p->tree_mem);
     free(p);
 }
 
@@ -332,10 +332,8 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
 {
     p->n = 0;
     if (p->tree) p->tree->have_pow = 0;
-    if (p->tree && p->tree->n_jobs != n) { /* a tree is for one job count (alloc.h) */
-        alloc_tree_free(p->tree);
+    if (p->tree && p->tree->n_jobs != n) /* a tree is for one job count (alloc.h) */
         p->tree = NULL;
-    }
     if (n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no jobs to allocate");
     if (!jobs) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "jobs is NULL");
     size_t total = 0, name_len = 0;

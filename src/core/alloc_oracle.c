@@ -107,19 +107,22 @@ static double select_threshold(struct seg *s, size_t n, double L, double *above,
  * counted for every job the entry stands for and added to *wsum. */
 size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum)
 {
-    size_t k = 0;
-    double c = p->cnt[i];
+    /* struct seg is two doubles: slope, width */
+    return alloc_job_segments_into(p, i, &out->slope, sizeof *out / sizeof(double), wsum);
+}
+
+/* Entry i's envelope throughput at pw (no caps, no alternation: the totals). */
+static double envelope_tput(const pfi_alloc_problem *p, size_t i, double pw)
+{
     const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
     double ap = p->floor_w[i], at = p->ftput[i];
-    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+    for (size_t v = p->off[i]; v < p->eend[i] && pw > ap; v++) {
         double bp = P[p->ei[v]], bt = T[p->ei[v]];
-        if (!(bt > at)) break; /* concave: every later segment is flatter */
-        out[k++] = (struct seg){p->es[v], c * (bp - ap)};
-        *wsum += c * (bp - ap);
+        if (pw < bp) return at + p->es[v] * (pw - ap);
         ap = bp;
         at = bt;
     }
-    return k;
+    return at;
 }
 
 int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total_tput,
@@ -133,11 +136,8 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
             return rc;
         if (total_tput) {
             double total = 0;
-            for (size_t i = 0; i < p->n; i++) {
-                pfi_alloc_out o;
-                alloc_envelope_point(p, i, power_w[i], 0, &o);
-                total += p->cnt[i] * o.tput;
-            }
+            for (size_t i = 0; i < p->n; i++)
+                total += p->cnt[i] * envelope_tput(p, i, power_w[i]);
             *total_tput = total;
         }
         return PFI_OK;

@@ -57,18 +57,46 @@ struct pfi_alloc_problem {
     struct kv *kv;
     /* capacities (elements) of the buffers above, so that reset reuses them */
     size_t cap_jobs, cap_pts, cap_names;
-    struct alloc_tree *tree; /* nested budgets; NULL when none is set */
+    struct alloc_tree *tree;     /* nested budgets; NULL when none is set */
+    struct alloc_tree *tree_mem; /* the memory of the last tree set, kept for the next */
 };
 
-/* An envelope segment of job `job` (the tree's oracle sorts them). */
+/* An envelope segment of job `job` in domain `home` (UINT32_MAX: spread),
+ * as the tree's oracle walks them; 32-bit indices keep it 24 bytes. */
 struct tseg {
     double slope, width;
-    size_t job;
+    uint32_t job, home;
 };
+_Static_assert(sizeof(struct tseg) == 3 * sizeof(double) &&
+                   sizeof(struct seg) == 2 * sizeof(double),
+               "alloc_job_segments_into writes records of whole doubles");
 
 /* Entry i's envelope segments with a positive slope from its floor up, into
  * out, widths counted for every job the entry stands for, added to *wsum. */
 size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out, double *wsum);
+
+/* The same into any array of records that start with the two doubles
+ * (slope, width), stride doubles apart: the flat oracle's struct seg and the
+ * tree's struct tseg are filled by one walk of the envelope. */
+static inline size_t alloc_job_segments_into(const pfi_alloc_problem *p, size_t i, double *out,
+                                             size_t stride, double *wsum)
+{
+    size_t k = 0;
+    double c = p->cnt[i];
+    const double *P = p->cp + p->off[i], *T = p->ct + p->off[i];
+    double ap = p->floor_w[i], at = p->ftput[i];
+    for (size_t v = p->off[i]; v < p->eend[i]; v++) {
+        double bp = P[p->ei[v]], bt = T[p->ei[v]];
+        if (!(bt > at)) break; /* concave: every later segment is flatter */
+        out[k * stride] = p->es[v];
+        out[k * stride + 1] = c * (bp - ap);
+        *wsum += c * (bp - ap);
+        k++;
+        ap = bp;
+        at = bt;
+    }
+    return k;
+}
 
 /* A job's home when its power lands in several domains. */
 #define ALLOC_SPREAD ((size_t)-1)
@@ -77,7 +105,8 @@ size_t alloc_job_segments(const pfi_alloc_problem *p, size_t i, struct seg *out,
  * domain's subtree is [d, end[d]); the jobs sorted by home domain put a
  * subtree's home jobs in one range too, order[jstart[d] .. jstart[end[d]]). */
 struct alloc_tree {
-    size_t nd, n_jobs; /* domains; the job count it was set for */
+    size_t nd, n_jobs;                       /* domains; the job count it was set for */
+    size_t cap_nd, cap_n, cap_ns, cap_names; /* what its buffers hold */
     size_t *parent, *end;
     double *limit, *fixed, *fixed_sub; /* fixed_sub: fixed power of the subtree */
     const char **names;                /* into name_buf; NULL where none */
@@ -92,10 +121,17 @@ struct alloc_tree {
     int have_pow;
     double *resid, *dem, *g, *own; /* per-domain scratch (g: max of domains and jobs) */
     double *gw;                    /* 2 nd doubles of scratch */
-    struct tseg *ts;               /* the oracle's segments, cap_ts of them */
+    struct tseg *ts, *ts2;         /* the oracle's segments, cap_ts; scratch, 2 cap_ts */
     size_t cap_ts;
-    size_t *touched;     /* per-domain scratch */
-    unsigned char *mark; /* per-domain scratch */
+    unsigned char *blocked; /* per domain: it or an ancestor has no room left */
+    uint32_t *blocked_at;   /* per domain: the top-level bucket after which it was */
+    uint32_t cur;           /* the top-level bucket being taken */
+    double *qdem;           /* top-level buckets x domains: the buckets' demands */
+    uint32_t *qidx;         /* the segments by top-level bucket (cap_ts) */
+    unsigned char *qb;      /* each segment's top-level bucket (cap_ts) */
+    double *bdem;           /* per domain: a bucket's demand */
+    size_t *touched;        /* per-domain scratch */
+    unsigned char *mark;    /* per-domain scratch */
 };
 
 /* The label of domain d ("#<d>" in buf when it has no name). */
@@ -111,6 +147,10 @@ double alloc_tree_alpha(const struct alloc_tree *t, size_t i, size_t a);
 /* The nested oracle's and proportional policies' powers (same contracts as
  * pfi_alloc_oracle's and pfi_alloc_proportional's, under the tree). */
 int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pfi_error *err);
+/* Every job's envelope segments (positive slopes) into t->ts, *count of
+ * them, and the least and greatest of their slopes' bit patterns. */
+int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
+                        pfi_error *err);
 int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi_error *err);
 int alloc_tree_share(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
                      pfi_error *err);

@@ -5,6 +5,7 @@
 #include "alloc_problem.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,11 @@
 void alloc_tree_free(struct alloc_tree *t)
 {
     if (!t) return;
-    void *bufs[] = {t->parent,   t->end,  t->limit, t->fixed, t->fixed_sub, t->names,
-                    t->name_buf, t->home, t->soff,  t->sdom,  t->sshare,    t->order,
-                    t->jstart,   t->dpow, t->resid, t->dem,   t->g,         t->touched,
-                    t->mark,     t->own,  t->ts,    t->gw};
+    void *bufs[] = {t->parent,   t->end,        t->limit, t->fixed, t->fixed_sub, t->names,
+                    t->name_buf, t->home,       t->soff,  t->sdom,  t->sshare,    t->order,
+                    t->jstart,   t->dpow,       t->resid, t->dem,   t->g,         t->touched,
+                    t->mark,     t->own,        t->ts,    t->gw,    t->ts2,       t->blocked,
+                    t->bdem,     t->blocked_at, t->qdem,  t->qidx,  t->qb};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(t);
@@ -37,7 +39,7 @@ static const char *dom_label(const pfi_alloc_domain *d, size_t i, char *buf, siz
 
 /* The domains: pre-order (each parent is the previous domain or one of its
  * ancestors, so a subtree is a range), limits and fixed powers. */
-static int check_domains(const pfi_alloc_domain *d, size_t nd, pfi_error *err)
+int pfi_alloc_tree_check(const pfi_alloc_domain *d, size_t nd, pfi_error *err)
 {
     char lb[32];
     for (size_t i = 0; i < nd; i++) {
@@ -82,14 +84,14 @@ static int check_spans(const pfi_alloc_problem *p, const pfi_alloc_span *s, size
         if (s[k].job >= p->n)
             return pfi_error_set(err, PFI_EINVAL, NULL, 0, "span %zu: job %zu out of range (%zu)",
                                  k, s[k].job, p->n);
-        const char *nm = alloc_label(p, s[k].job, lb, sizeof lb);
+        /* the label only for an error: it costs a snprintf per span */
         if (s[k].domain >= nd)
             return pfi_error_set(err, PFI_EINVAL, NULL, 0,
-                                 "job %s: domain %zu out of range (%zu domains)", nm, s[k].domain,
-                                 nd);
+                                 "job %s: domain %zu out of range (%zu domains)",
+                                 alloc_label(p, s[k].job, lb, sizeof lb), s[k].domain, nd);
         if (!(s[k].share > 0 && s[k].share <= 1))
-            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: share %g outside (0, 1]", nm,
-                                 s[k].share);
+            return pfi_error_set(err, PFI_EINVAL, NULL, 0, "job %s: share %g outside (0, 1]",
+                                 alloc_label(p, s[k].job, lb, sizeof lb), s[k].share);
         sum[s[k].job] += s[k].share;
     }
     for (size_t i = 0; i < p->n; i++)
@@ -106,32 +108,47 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
                                const pfi_alloc_span *s, size_t ns, pfi_error *err)
 {
     if (!p) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no problem");
-    alloc_tree_free(p->tree);
-    p->tree = NULL;
+    p->tree = NULL; /* its memory (tree_mem) is kept for the next */
     if (nd == 0) return PFI_OK;
     if (!d || (ns && !s)) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "no domains or spans");
     if (p->n == 0) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "the problem holds no jobs");
-    int rc = check_domains(d, nd, err);
+    if (p->n >= UINT32_MAX || nd >= UINT32_MAX) /* the oracle's 32-bit indices */
+        return pfi_error_set(err, PFI_EINVAL, NULL, 0, "too many jobs or domains for a tree");
+    int rc = pfi_alloc_tree_check(d, nd, err);
     if (rc != PFI_OK) return rc;
     size_t n = p->n, name_len = 0;
     for (size_t i = 0; i < nd; i++)
         if (d[i].name) name_len += strlen(d[i].name) + 1;
-    struct alloc_tree *t = calloc(1, sizeof *t);
-    if (!t || !ALLOC_N(t->parent, nd) || !ALLOC_N(t->end, nd) || !ALLOC_N(t->limit, nd) ||
-        !ALLOC_N(t->fixed, nd) || !ALLOC_N(t->fixed_sub, nd) || !ALLOC_N(t->names, nd) ||
-        !ALLOC_N(t->name_buf, name_len + 1) || !ALLOC_N(t->home, n) || !ALLOC_N(t->soff, n + 1) ||
-        !ALLOC_N(t->sdom, ns) || !ALLOC_N(t->sshare, ns) || !ALLOC_N(t->order, n) ||
-        !ALLOC_N(t->jstart, nd + 1) || !ALLOC_N(t->dpow, nd) || !ALLOC_N(t->resid, nd) ||
-        !ALLOC_N(t->dem, nd) || !ALLOC_N(t->own, nd) || !ALLOC_N(t->gw, 2 * nd) ||
-        !ALLOC_N(t->g, nd > n ? nd : n) || !ALLOC_N(t->touched, nd) || !ALLOC_N(t->mark, nd)) {
+    /* a controller sets its tree every period: the memory of the last one
+     * is reused when it is large enough (fresh pages cost more than the
+     * work, alloc.h's _reset) */
+    struct alloc_tree *t = p->tree_mem;
+    if (!t || t->cap_nd < nd || t->cap_n < n || t->cap_ns < ns || t->cap_names < name_len + 1) {
         alloc_tree_free(t);
-        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu domains", nd);
+        p->tree_mem = t = calloc(1, sizeof *t);
+        if (!t || !ALLOC_N(t->parent, nd) || !ALLOC_N(t->end, nd) || !ALLOC_N(t->limit, nd) ||
+            !ALLOC_N(t->fixed, nd) || !ALLOC_N(t->fixed_sub, nd) || !ALLOC_N(t->names, nd) ||
+            !ALLOC_N(t->name_buf, name_len + 1) || !ALLOC_N(t->home, n) ||
+            !ALLOC_N(t->soff, n + 1) || !ALLOC_N(t->sdom, ns) || !ALLOC_N(t->sshare, ns) ||
+            !ALLOC_N(t->order, n) || !ALLOC_N(t->jstart, nd + 1) || !ALLOC_N(t->dpow, nd) ||
+            !ALLOC_N(t->resid, nd) || !ALLOC_N(t->dem, nd) || !ALLOC_N(t->own, nd) ||
+            !ALLOC_N(t->gw, 2 * nd) || !ALLOC_N(t->blocked, nd) || !ALLOC_N(t->blocked_at, nd) ||
+            !ALLOC_N(t->bdem, nd) || !ALLOC_N(t->g, nd > n ? nd : n) || !ALLOC_N(t->touched, nd) ||
+            !ALLOC_N(t->mark, nd)) {
+            alloc_tree_free(t);
+            p->tree_mem = NULL;
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for %zu domains", nd);
+        }
+        t->cap_nd = nd;
+        t->cap_n = n;
+        t->cap_ns = ns;
+        t->cap_names = name_len + 1;
     }
+    t->n_spread = 0;
+    t->have_pow = 0;
+    memset(t->soff, 0, (n + 1) * sizeof *t->soff);
     /* g doubles as the per-job share sums while checking */
-    if ((rc = check_spans(p, s, ns, nd, t->g, err)) != PFI_OK) {
-        alloc_tree_free(t);
-        return rc;
-    }
+    if ((rc = check_spans(p, s, ns, nd, t->g, err)) != PFI_OK) return rc;
     t->nd = nd;
     t->n_jobs = n;
     size_t nb = 0;
@@ -140,6 +157,7 @@ int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, 
         t->limit[i] = d[i].limit_w;
         t->fixed[i] = t->fixed_sub[i] = d[i].fixed_w;
         t->end[i] = i + 1;
+        t->names[i] = NULL;
         if (d[i].name) {
             size_t l = strlen(d[i].name) + 1;
             memcpy(t->name_buf + nb, d[i].name, l);
@@ -297,4 +315,44 @@ void alloc_tree_fit(pfi_alloc_problem *p, const double *room, double *power_w)
     }
     for (size_t i = 0; i < p->n; i++)
         power_w[i] = fmin(p->pmax[i], p->floor_w[i] + x[i]);
+}
+
+int pfi_alloc_problem_fit_tree(pfi_alloc_problem *p, double budget_w, double *power_w,
+                               pfi_error *err)
+{
+    int rc = alloc_check_budget(p, budget_w, err);
+    if (rc != PFI_OK) return rc;
+    for (size_t i = 0; i < p->n; i++)
+        power_w[i] = fmin(p->pmax[i], fmax(p->floor_w[i], power_w[i]));
+    if (p->tree) {
+        if ((rc = alloc_tree_room(p, budget_w, p->tree->resid, err)) != PFI_OK) return rc;
+        alloc_tree_fit(p, p->tree->resid, power_w);
+        return alloc_tree_verify(p, power_w, "fitted", err);
+    }
+    double above = 0;
+    for (size_t i = 0; i < p->n; i++)
+        above += p->cnt[i] * (power_w[i] - p->floor_w[i]);
+    double room = budget_w - p->floor_total;
+    if (above > room) {
+        double f = fmax(0.0, room) / above;
+        for (size_t i = 0; i < p->n; i++)
+            power_w[i] = p->floor_w[i] + f * (power_w[i] - p->floor_w[i]);
+    }
+    return PFI_OK;
+}
+
+double pfi_alloc_problem_relax_tree(pfi_alloc_problem *p)
+{
+    struct alloc_tree *t = p ? p->tree : NULL;
+    if (!t || p->n == 0) return 0;
+    double worst = 0, *acc = t->dem;
+    aggregate(p, p->floor_w, acc);
+    for (size_t a = 0; a < t->nd; a++) {
+        double need = acc[a] + t->fixed_sub[a];
+        if (need > t->limit[a]) {
+            worst = fmax(worst, need - t->limit[a]);
+            t->limit[a] = need;
+        }
+    }
+    return worst;
 }

@@ -63,26 +63,13 @@ static int add(triplets *m, int row, int col, double v)
 int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi_error *err)
 {
     struct alloc_tree *t = p->tree;
-    size_t n = p->n, nd = t->nd, ns = 0;
-    double wtot = 0;
-    for (size_t i = 0; i < n; i++)
-        ns += alloc_job_segments(p, i, p->segs + ns, &wtot);
-    if (ns > t->cap_ts) {
-        struct tseg *nts = realloc(t->ts, ns * sizeof *nts);
-        if (!nts) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
-        t->ts = nts;
-        t->cap_ts = ns;
-    }
-    ns = 0;
+    size_t n = p->n, nd = t->nd, ns;
+    uint64_t kmin, kmax;
+    int rc = alloc_tree_segments(p, &ns, &kmin, &kmax, err);
+    if (rc != PFI_OK) return rc;
     double smax = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t k = alloc_job_segments(p, i, p->segs + ns, &wtot);
-        for (size_t j = ns; j < ns + k; j++) {
-            t->ts[j] = (struct tseg){p->segs[j].slope, p->segs[j].width, i};
-            smax = fmax(smax, p->segs[j].slope);
-        }
-        ns += k;
-    }
+    for (size_t j = 0; j < ns; j++)
+        smax = fmax(smax, t->ts[j].slope);
     double *added = p->shed;
     for (size_t i = 0; i < n; i++)
         added[i] = 0;
@@ -131,7 +118,6 @@ int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi
         }
         j += k;
     }
-    int rc = PFI_OK;
     if (oom) {
         rc = pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory for the linear program");
     } else {
@@ -139,9 +125,19 @@ int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi
         if (m.n) glp_load_matrix(lp, (int)m.n, m.ia, m.ja, m.ar);
         int term = glp_term_out(GLP_OFF); /* GLPK prints its scaling otherwise */
         glp_scale_prob(lp, GLP_SF_AUTO);
+        /* Start from every segment full (columns at their upper bound, the
+         * rows' slacks basic): dual feasible, every objective coefficient
+         * being positive, so the dual simplex with the long-step ratio test
+         * only takes back what the rows cannot hold, flipping many columns
+         * a pivot. From the empty start the primal simplex brings columns
+         * in one pivot each (10^4 jobs: 7.9 s). */
+        for (int c = 1; c <= ncols; c++)
+            glp_set_col_stat(lp, c, GLP_NU);
         glp_smcp parm;
         glp_init_smcp(&parm);
         parm.msg_lev = GLP_MSG_OFF;
+        parm.meth = GLP_DUALP;
+        parm.r_test = GLP_RT_FLIP;
         int r = glp_simplex(lp, &parm);
         glp_term_out(term);
         if (r != 0 || glp_get_status(lp) != GLP_OPT)

@@ -174,3 +174,16 @@ int pfi_learn_run(const pfi_learn_job *jobs, size_t n, double budget_w, const pf
     pfi_learn_plan_destroy(s);
     return rc;
 }
+
+int pfi_learn_plan_set_tree(pfi_learn_plan *s, const pfi_alloc_domain *d, size_t nd,
+                            const pfi_alloc_span *sp, size_t ns, pfi_error *err)
+{
+    if (!s || !s->live) return pfi_error_set(err, PFI_EINVAL, NULL, 0, "learn: no plan");
+    pfi_live_span *ls = malloc((ns ? ns : 1) * sizeof *ls);
+    if (!ls) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    for (size_t k = 0; k < ns; k++) /* the loop's ids are the jobs' indices (reset) */
+        ls[k] = (pfi_live_span){sp[k].job, sp[k].domain, sp[k].share};
+    int rc = pfi_live_set_tree(s->live, d, nd, ls, ns, err);
+    free(ls);
+    return rc;
+}

@@ -147,6 +147,7 @@ static int repropose(pfi_live *l, double budget_w, double now_s, int measured_on
     }
     int rc = l->ts_prob ? pfi_alloc_problem_reset(l->ts_prob, l->ts_est, l->n, err)
                         : pfi_alloc_problem_create(l->ts_est, l->n, &l->ts_prob, err);
+    if (rc == PFI_OK) rc = live_tree_apply(l, l->ts_prob, err);
     return rc ? rc : pfi_alloc_oracle(l->ts_prob, budget_w, l->pw, NULL, err);
 }
 

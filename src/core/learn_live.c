@@ -72,6 +72,9 @@ void pfi_live_destroy(pfi_live *l)
     free(l->ts_et);
     free(l->cls);
     free(l->cls_acc);
+    free(l->tree_d);
+    free(l->tree_s);
+    free(l->tree_ix);
     free(l);
 }
 
@@ -116,6 +119,11 @@ static size_t find(const pfi_live *l, uint64_t id)
     if (!l->hsize) return l->n;
     size_t s = hslot(l, id);
     return l->hval[s] ? l->hval[s] - 1 : l->n;
+}
+
+size_t live_find(const pfi_live *l, uint64_t id)
+{
+    return find(l, id);
 }
 
 static int rehash(pfi_live *l, size_t size)
@@ -466,6 +474,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
     int rc = !l->prob     ? pfi_alloc_problem_create(l->est, l->n, &l->prob, err)
              : l->prob_ok ? pfi_alloc_problem_update(l->prob, l->est, l->n, l->changed, nch, err)
                           : pfi_alloc_problem_reset(l->prob, l->est, l->n, err);
+    if (rc == PFI_OK) rc = live_tree_apply(l, l->prob, err);
     l->prob_ok = rc == PFI_OK;
     if (rc) {
         for (size_t i = 0; i < l->n; i++)

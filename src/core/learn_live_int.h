@@ -244,7 +244,18 @@ struct pfi_live {
     size_t *cls, ncls, cap_cls;
     double *cls_acc;
     int cls_ok;
+    /* the tree (pfi_live_set_tree), its spans by index for the problems */
+    pfi_alloc_domain *tree_d;
+    size_t tree_nd;
+    pfi_live_span *tree_s;
+    pfi_alloc_span *tree_ix;
+    size_t tree_ns;
 };
+
+/* The index of job id, or l->n when absent. */
+size_t live_find(const pfi_live *l, uint64_t id);
+/* Sets the tree, if any, on prob (built from the jobs in l's order). */
+int live_tree_apply(const pfi_live *l, pfi_alloc_problem *prob, pfi_error *err);
 
 /* Job x has sent nothing for stale_s at now_s (and is held where it was). */
 static inline int silent_at(const pfi_live *l, const ljob *x, double now_s)

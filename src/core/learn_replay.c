@@ -16,6 +16,38 @@ static int replay_observe(void *ctx, size_t job, double power_w, size_t jobs, do
     return PFI_OK;
 }
 
+/* pfi_learn_run with prob's tree, if any, on the loop, and its last
+ * allocation brought under the tree. */
+static int run(pfi_alloc_problem *prob, const pfi_learn_job *lj, size_t n, double budget_w,
+               const pfi_learn_opts *o, double *pw, pfi_learn_result *lr, pfi_error *err)
+{
+    const struct alloc_tree *t = prob->tree;
+    if (!t) return pfi_learn_run(lj, n, budget_w, o, replay_observe, prob, pw, lr, err);
+    pfi_alloc_domain *d = malloc(t->nd * sizeof *d);
+    pfi_alloc_span *sp = malloc((n + t->soff[n]) * sizeof *sp);
+    pfi_learn_plan *pl = NULL;
+    int rc = d && sp ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    size_t ns = 0;
+    for (size_t a = 0; rc == PFI_OK && a < t->nd; a++)
+        d[a] = (pfi_alloc_domain){t->names[a], t->parent[a], t->limit[a], t->fixed[a]};
+    for (size_t i = 0; rc == PFI_OK && i < n; i++) {
+        if (t->home[i] != ALLOC_SPREAD) {
+            sp[ns++] = (pfi_alloc_span){i, t->home[i], 1};
+            continue;
+        }
+        for (size_t k = t->soff[i]; k < t->soff[i + 1]; k++)
+            sp[ns++] = (pfi_alloc_span){i, t->sdom[k], t->sshare[k]};
+    }
+    if (rc == PFI_OK) rc = pfi_learn_plan_create(lj, n, o, &pl, err);
+    if (rc == PFI_OK) rc = pfi_learn_plan_set_tree(pl, d, t->nd, sp, ns, err);
+    if (rc == PFI_OK) rc = pfi_learn_plan_run(pl, budget_w, replay_observe, prob, pw, lr, err);
+    if (rc == PFI_OK) rc = pfi_alloc_problem_fit_tree(prob, budget_w, pw, err);
+    pfi_learn_plan_destroy(pl);
+    free(d);
+    free(sp);
+    return rc;
+}
+
 int pfi_learn_replay(pfi_alloc_problem *prob, const double *pfi_hat, double budget_w,
                      const pfi_learn_opts *o, pfi_alloc_out *out, pfi_alloc_result *res,
                      pfi_learn_result *lr, pfi_error *err)
@@ -33,7 +65,7 @@ int pfi_learn_replay(pfi_alloc_problem *prob, const double *pfi_hat, double budg
                                "job %s has no PFI: learn's prior needs one",
                                alloc_label(prob, k, lb, sizeof lb));
     }
-    if (rc == PFI_OK) rc = pfi_learn_run(lj, n, budget_w, o, replay_observe, prob, pw, lr, err);
+    if (rc == PFI_OK) rc = run(prob, lj, n, budget_w, o, pw, lr, err);
     *res = (pfi_alloc_result){.budget_w = budget_w};
     for (size_t k = 0; rc == PFI_OK && k < n; k++) {
         double fl;

@@ -311,7 +311,7 @@ static int build_index(pfi_topo *t, const char *file, pfi_error *err)
         for (size_t k = 0; k < t->d[i].n_members; k++)
             t->members[t->n_members++] = (member_ix){t->d[i].members[k], i, k};
     qsort(t->by_name, t->nd, sizeof *t->by_name, cmp_member);
-    qsort(t->members, n, sizeof *t->members, cmp_member);
+    if (n) qsort(t->members, n, sizeof *t->members, cmp_member);
     size_t bad = SIZE_MAX, first = 0;
     for (size_t i = 1; i < t->nd; i++)
         if (!strcmp(t->by_name[i].name, t->by_name[i - 1].name) && t->by_name[i].leaf < bad)

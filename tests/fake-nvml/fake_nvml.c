@@ -44,6 +44,9 @@
  *                               external GPU MW  an out-of-band limit (a BMC):
  *                                              the enforced limit is the lower
  *                                              of it and the one set; 0 clears
+ *                               job GPU        FAKE_NVML_JOB's job runs on GPU
+ *                                              from now on (a job starting
+ *                                              uncapped), while the line stays
  *
  * Build variants (CMakeLists.txt) leave symbols out, as older or newer
  * drivers do: FAKE_NVML_NO_GPM (no nvmlGpm*), FAKE_NVML_SPARSE (no GPM, no
@@ -82,6 +85,7 @@ typedef struct {
 typedef struct nvmlDevice_st {
     unsigned index;
     int has_job;
+    int job_at_init; /* has_job as FAKE_NVML_JOB{,_GPUS} set it */
     unsigned limit_mw;
     unsigned external_mw; /* FAKE_NVML_CTL "external", 0 none */
     double energy_mj;
@@ -99,6 +103,7 @@ static int inits;
 static unsigned n_gpus;
 static fake_gpu gpus[MAX_GPUS];
 static pfi_job_model job;
+static int job_set; /* FAKE_NVML_JOB gave one */
 static double fb_mib = 60000;
 static rule rules[MAX_RULES];
 static int n_rules, n_env_rules;
@@ -153,8 +158,10 @@ static void ctl_poll(void)
     FILE *f = fopen(ctl_path, "r");
     if (!f) return;
     n_rules = n_env_rules;
-    for (unsigned i = 0; i < n_gpus; i++)
+    for (unsigned i = 0; i < n_gpus; i++) {
         gpus[i].external_mw = 0;
+        gpus[i].has_job = gpus[i].job_at_init;
+    }
     char line[2048];
     int changed = 0;
     while (fgets(line, sizeof line, f)) {
@@ -171,6 +178,8 @@ static void ctl_poll(void)
             changed = 1;
         } else if (sscanf(line, "external %u %u", &g, &mw) == 2 && g < n_gpus) {
             gpus[g].external_mw = mw;
+        } else if (sscanf(line, "job %u", &g) == 1 && g < n_gpus && job_set) {
+            gpus[g].has_job = 1;
         }
     }
     fclose(f);
@@ -283,6 +292,7 @@ EXPORT nvmlReturn_t INIT_SYMBOL(void)
                     &job.dram_activity, &job.tensor_ratio, &job.tput_per_gpu, &job.clock_spread,
                     &job.floor_mhz, &job.extra_w) >= 5)
         has_job = 1;
+    job_set = has_job;
     v = getenv("FAKE_NVML_FB_MIB");
     fb_mib = v ? atof(v) : 60000;
     v = getenv("FAKE_NVML_GPM");
@@ -304,6 +314,7 @@ EXPORT nvmlReturn_t INIT_SYMBOL(void)
         }
         gpus[i] = (fake_gpu){.index = i,
                              .has_job = on,
+                             .job_at_init = on,
                              .limit_mw = (unsigned)(pfi_gpumodel_h200()->tdp_w * 1000),
                              .energy_mj = 2384644.0 + 1000.0 * i,
                              .last_t = t};

@@ -4,7 +4,7 @@
  * its points, then a budget fraction; every third job stands for two. Creation either fails with a
  * message or yields a problem on which every policy meets the budget, keeps each job in [floor,
  * Pmax], and never beats the oracle; or reports the budget infeasible exactly when the floors
- * exceed it. */
+ * exceed it. Then a tree of domains from the rest of the input (fuzz_tree). */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +22,73 @@ static double take(const uint8_t **p, size_t *left)
         *left -= sizeof v;
     }
     return v;
+}
+
+/* Nested budgets (issue 28) from what the input has left: up to 6
+ * domains in pre-order, limits from the input's doubles (NaN: none), each
+ * job in a domain or spread over two. A tree that is set must be kept by
+ * every policy (each domain's power under its limit, up to rounding) or be
+ * refused as infeasible naming a domain; the oracle never below a
+ * proportional policy's throughput. */
+static void fuzz_tree(pfi_alloc_problem *prob, size_t nj, double budget, double slack,
+                      const uint8_t **p, size_t *left)
+{
+    enum { MAXD = 6 };
+    if (*left < 2) return;
+    size_t nd = (size_t)(**p % MAXD) + 1;
+    (*p)++, (*left)--;
+    pfi_alloc_domain d[MAXD];
+    for (size_t a = 0; a < nd; a++) {
+        double lim = take(p, left);
+        size_t par = PFI_ALLOC_NO_PARENT;
+        if (a > 0) { /* an ancestor of a - 1 (or a - 1): pre-order */
+            par = a - 1;
+            for (int up = *left ? **p % 3 : 0; up > 0 && par > 0; up--)
+                par = d[par].parent;
+        }
+        if (*left) (*p)++, (*left)--;
+        d[a] = (pfi_alloc_domain){NULL, par, isnan(lim) ? INFINITY : fabs(lim),
+                                  a == nd - 1 ? fmod(fabs(take(p, left)), 1e6) : 0};
+        if (!isfinite(d[a].fixed_w)) d[a].fixed_w = 0;
+    }
+    pfi_alloc_span s[2 * 8];
+    size_t ns = 0;
+    for (size_t i = 0; i < nj && ns + 2 <= sizeof s / sizeof *s; i++) {
+        uint8_t b = *left ? **p : (uint8_t)i;
+        if (*left) (*p)++, (*left)--;
+        if (b & 0x80 && nd > 1) {
+            s[ns++] = (pfi_alloc_span){i, (size_t)(b % nd), 0.5};
+            s[ns++] = (pfi_alloc_span){i, (size_t)((b / 7 + 1) % nd), 0.5};
+        } else {
+            s[ns++] = (pfi_alloc_span){i, (size_t)(b % nd), 1};
+        }
+    }
+    pfi_error err;
+    pfi_error_clear(&err);
+    if (pfi_alloc_problem_set_tree(prob, d, nd, s, ns, &err) != PFI_OK) {
+        if (!err.msg[0]) __builtin_trap();
+        return;
+    }
+    pfi_alloc_result orc, res;
+    int orc_rc = pfi_alloc_run(prob, PFI_POLICY_ORACLE, budget, NULL, &orc, &err);
+    for (int pol = 0; pol < PFI_POLICY_COUNT; pol++) {
+        pfi_error_clear(&err);
+        int rc = pfi_alloc_run(prob, (pfi_alloc_policy)pol, budget, NULL, &res, &err);
+        if (rc == PFI_EINFEASIBLE || rc == PFI_ERANGE || rc == PFI_EINVAL) {
+            if (!err.msg[0]) __builtin_trap();
+            continue;
+        }
+        if (rc != PFI_OK) __builtin_trap();
+        for (size_t a = 0; a < nd; a++) {
+            double got = pfi_alloc_problem_domain_power(prob, a), lim = d[a].limit_w;
+            if (!(got <= lim + 1e-9 * fmax(fmax(1.0, lim), got) + 1e-9)) __builtin_trap();
+        }
+        /* the flat check's slack: the rooms are differences of powers up to
+         * 1e12 W, an ulp of which on a steep segment is worth its slope */
+        if (orc_rc == PFI_OK && pol != PFI_POLICY_ORACLE &&
+            res.total_tput > orc.total_tput + slack + 1e-6 * (fabs(orc.total_tput) + 1))
+            __builtin_trap();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -114,6 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 __builtin_trap();
         }
     }
+    fuzz_tree(prob, nj, budget, slack, &p, &left);
     pfi_alloc_problem_destroy(prob);
     return 0;
 }

@@ -6,13 +6,71 @@
 NODES=()
 NODE_PID=()
 
-# node_start I GPUS JOBS_CSV: starts pfid number I with the sim backend.
+# node_start I GPUS JOBS_CSV [PFID ARGS...]: starts pfid number I with the
+# sim backend.
 node_start() {
     local i=$1 gpus=$2 jobs=$3
+    shift 3
     pfid_start "$WORK/node$i.log" --backend sim --sim-gpus "$gpus" --sim-jobs "$jobs" \
-        --db "$WORK/node$i.db" --interval 0.2 --phase-hold 0.4
+        --db "$WORK/node$i.db" --interval 0.2 --phase-hold 0.4 "$@"
     NODES[$i]=http://127.0.0.1:$PORT
     NODE_PID[$i]=$PFID_PID
+}
+
+# dataset_jobs OUT K=GROUP:G0-G1 ...: a sim jobs file placing the embedded
+# dataset's groups, each as its calibrated GPU-model job (`pfi model --job
+# GROUP --json`, all of pfi_job_model: the sim then runs what the CLI's
+# table says), job K on GPUs G0..G1; each group's table is kept in
+# $WORK/model-K.json.
+dataset_jobs() {
+    local out=$1 spec k
+    shift
+    for spec in "$@"; do
+        k=${spec%%=*}
+        [ -s "$WORK/model-$k.json" ] && continue
+        local g=${spec#*=}
+        "$PFI_BIN" model --job "${g%:*}" --cap "$(seq -s, 200 5 700)" --json >"$WORK/model-$k.json" ||
+            fail "pfi model --job ${g%:*}"
+    done
+    python3 - "$WORK" "$out" "$@" <<'PY' || fail "sim jobs file $out"
+import json, sys
+w, out, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
+cols = ["compute_frac", "sm_activity", "dram_activity", "tensor_ratio", "tput_per_gpu", "clock_spread",
+        "floor_mhz", "extra_w"]
+with open(out, "w") as f:
+    f.write("gpu,job," + ",".join(cols) + ",warmup_s,startup_s\n")
+    for s in specs:
+        k, rest = s.split("=", 1)
+        lo, hi = map(int, rest.rsplit(":", 1)[1].split("-"))
+        m = json.load(open("%s/model-%s.json" % (w, k)))["job"]
+        for g in range(lo, hi + 1):
+            f.write("%d,%s,%s,0.2,0.2\n" % (g, k, ",".join(repr(m[c]) for c in cols)))
+PY
+}
+
+# sim_fleet CLUSTERS: the sim fleet test_control_flexibility and
+# test_control_policies share: per cluster 2 pfid (sim backend, 8 GPUs,
+# --sim-tokens: each job reports the GPU model's tokens/s at the caps in
+# force, as its training loop would; the DRAM-copy predictor fitted on the
+# embedded dataset, $WORK/model.json) running four embedded-dataset jobs,
+# two of them spanning both nodes: node 2c has A on GPUs 0-3, B 4-5, C 6-7;
+# node 2c+1 B 0-1, C 2-3, D 4-7. Sets NODES, NODE_PID; the groups' tables
+# are $WORK/model-{A,B,C,D}.json.
+sim_fleet() {
+    local c a b D=$PFI_SOURCE_DIR/data/paper-h200
+    "$PFI_BIN" fit --features dram_copy_product --holdout "$D/heldout-sweeps.csv" \
+        --out "$WORK/model.json" "$D/sweeps.csv" "$D/telemetry.csv" >/dev/null || fail "pfi fit"
+    local A='A=Dense FT H200x16 (Llama-3.1-70B)' B='B=Dense FT H200x8 (Llama-3.1-70B, no compile)'
+    local C='C=Dense PT H200x8 (Mistral-Small-24B-Base-2501)' DD='D=MoE PT H200x8 (gpt-oss-20b, EP1, no compile)'
+    dataset_jobs "$WORK/jobs0.csv" "$A:0-3" "$B:4-5" "$C:6-7"
+    dataset_jobs "$WORK/jobs1.csv" "$B:0-1" "$C:2-3" "$DD:4-7"
+    for c in $(seq 0 $(($1 - 1))); do
+        a=$((2 * c)) b=$((2 * c + 1))
+        node_start $a 8 "$WORK/jobs0.csv" --sim-tokens --model "$WORK/model.json"
+        node_start $b 8 "$WORK/jobs1.csv" --sim-tokens --model "$WORK/model.json"
+        register $a A '[0,1,2,3]'; register $a B '[4,5]'; register $a C '[6,7]'
+        register $b B '[0,1]'; register $b C '[2,3]'; register $b D '[4,5,6,7]'
+    done
 }
 
 # node_restart I GPUS JOBS_CSV: the same on the same store and port.

@@ -27,12 +27,12 @@ TOKEN=$(cat "$TOKEN_FILE")
 
 # await_listening LOG PID WHAT: waits (10 s at most) for the "listening on"
 # line a server (pfid, pfi control) writes to LOG; sets LISTEN_URL to its
-# http://127.0.0.1:PORT. Fails, showing LOG, if PID exits first or time runs out.
+# http://ADDR:PORT. Fails, showing LOG, if PID exits first or time runs out.
 await_listening() {
     local log=$1 pid=$2 what=$3 i
     for i in $(seq 100); do
         if grep -q 'listening on' "$log" 2>/dev/null; then
-            LISTEN_URL=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | tail -n1 | sed 's/listening on //')
+            LISTEN_URL=$(grep -o 'listening on http://[^ ]*:[0-9]*' "$log" | tail -n1 | sed 's/listening on //')
             return 0
         fi
         kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited at start"; }
@@ -69,15 +69,54 @@ pfid_stop() {
 }
 
 # req METHOD PATH [BODY] [AUTH]: AUTH "yes" sends the token, "bad" a wrong
-# one, anything else none. Sets CODE and BODY.
+# one, anything else none. Sets CODE and BODY. To $REQ_HOST:$PORT
+# (127.0.0.1 unless set: a netns host's address).
 req() {
     local method=$1 path=$2 body=${3:-} auth=${4:-yes}
     local args=(-s -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X "$method")
     [ "$auth" = yes ] && args+=(-H "Authorization: Bearer $TOKEN")
     [ "$auth" = bad ] && args+=(-H "Authorization: Bearer wrong-token-0123456789")
     [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
-    CODE=$(curl "${args[@]}" "http://127.0.0.1:$PORT$path") || CODE=000
+    CODE=$(curl "${args[@]}" "http://${REQ_HOST:-127.0.0.1}:$PORT$path") || CODE=000
     BODY=$(cat "$WORK/resp" 2>/dev/null || true)
+}
+
+# reqo OWNER EPOCH METHOD PATH [BODY]: req with the token, Pfi-Owner and
+# Pfi-Epoch ("-": left out).
+reqo() {
+    local owner=$1 epoch=$2 method=$3 path=$4 body=${5:-}
+    local args=(-s -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X "$method" -H "Authorization: Bearer $TOKEN")
+    [ "$owner" != - ] && args+=(-H "Pfi-Owner: $owner")
+    [ "$epoch" != - ] && args+=(-H "Pfi-Epoch: $epoch")
+    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+    CODE=$(curl "${args[@]}" "http://${REQ_HOST:-127.0.0.1}:$PORT$path") || CODE=000
+    BODY=$(cat "$WORK/resp" 2>/dev/null || true)
+}
+
+# tick_sums DB SINCE: "t summed_power_w" of each sampler tick after SINCE
+# (Unix s) in pfid's store, oldest first.
+tick_sums() {
+    python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=5)
+for t, s in db.execute("SELECT t, SUM(power_w) FROM samples WHERE t > ? GROUP BY t ORDER BY t", (float(sys.argv[2]),)):
+    print(t, s)
+PY
+}
+
+# held_after DB SINCE LIMIT: the ticks after SINCE go over LIMIT (+1 W) at
+# most until the first tick that was over (the one the ceiling acts on): one
+# interval. Prints "over_ticks first_over last_tick max_after".
+held_after() {
+    tick_sums "$1" "$2" | python3 -c "
+import sys
+rows = [tuple(map(float, l.split())) for l in sys.stdin if l.strip()]
+over = [t for t, s in rows if s > $3 + 1]
+first = over[0] if over else None
+after = [s for t, s in rows if first is None or t > first]
+bad = [t for t in over if t != first]
+print(len(over), first, rows[-1][0] if rows else None, max(after) if after else None)
+sys.exit(1 if bad or not rows else 0)"
 }
 
 # expect CODE WHAT: the last req's status must be CODE.

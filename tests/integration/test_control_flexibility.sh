@@ -5,7 +5,8 @@
 # embedded dataset, so each job has a live PFI estimate and its SD) running
 # four embedded-dataset jobs (their calibrated GPU-model parameters, `pfi
 # model --job GROUP`), two of them spanning both nodes; the jobs send the GPU
-# model's tokens/s at the caps in force (tests/integration/sim_reporter.py).
+# model's tokens/s at the caps in force (pfid --sim-tokens; control_lib.sh's
+# sim_fleet).
 #
 # On a fresh store:
 #   - GET /v1/flexibility's deepest step (every job at its floor) states a
@@ -25,55 +26,16 @@
 FLEX_FIGURES_ONLY=${FLEX_FIGURES_ONLY:-}
 
 PERIOD=0.5
-D=$PFI_SOURCE_DIR/data/paper-h200
-"$PFI_BIN" fit --features dram_copy_product --holdout "$D/heldout-sweeps.csv" \
-    --out "$WORK/model.json" "$D/sweeps.csv" "$D/telemetry.csv" >/dev/null || fail "pfi fit"
-declare -A GROUP=([A]='Dense FT H200x16 (Llama-3.1-70B)' [B]='Dense FT H200x8 (Llama-3.1-70B, no compile)'
-                  [C]='Dense PT H200x8 (Mistral-Small-24B-Base-2501)' [D]='MoE PT H200x8 (gpt-oss-20b, EP1, no compile)')
-CAPS=$(seq -s, 200 5 700)
-for k in A B C D; do
-    "$PFI_BIN" model --job "${GROUP[$k]}" --cap "$CAPS" --json >"$WORK/model-$k.json" || fail "pfi model --job ${GROUP[$k]}"
-done
-python3 - "$WORK" <<'PY' || fail "sim jobs files"
+sim_fleet 1
+python3 - "$WORK" <<'PY' || fail "the truth at the floors"
 import json, sys
 w = sys.argv[1]
-layout = [[("A", range(0, 4)), ("B", range(4, 6)), ("C", range(6, 8))],
-          [("B", range(0, 2)), ("C", range(2, 4)), ("D", range(4, 8))]]
-cols = ["compute_frac", "sm_activity", "dram_activity", "tensor_ratio", "tput_per_gpu", "clock_spread"]
-for n, jobs in enumerate(layout):
-    with open("%s/jobs%d.csv" % (w, n), "w") as f:
-        f.write("gpu,job," + ",".join(cols) + ",warmup_s,startup_s\n")
-        for k, gpus in jobs:
-            m = json.load(open("%s/model-%s.json" % (w, k)))["job"]
-            for g in gpus:
-                f.write("%d,%s,%s,0.2,0.2\n" % (g, k, ",".join(repr(m[c]) for c in cols)))
-PY
-for n in 0 1; do
-    pfid_start "$WORK/node$n.log" --backend sim --sim-gpus 8 --sim-jobs "$WORK/jobs$n.csv" \
-        --db "$WORK/node$n.db" --interval 0.2 --phase-hold 0.4 --model "$WORK/model.json"
-    NODES[$n]=http://127.0.0.1:$PORT
-    NODE_PID[$n]=$PFID_PID
-done
-register 0 A '[0,1,2,3]'; register 0 B '[4,5]'; register 0 C '[6,7]'
-register 1 B '[0,1]'; register 1 C '[2,3]'; register 1 D '[4,5,6,7]'
-python3 - "$WORK" "${NODES[@]}" <<'PY' || fail "reporter spec"
-import json, sys
-w, urls = sys.argv[1], sys.argv[2:]
 tables = {k: [[p["cap_w"], p["tput_per_gpu"]] for p in json.load(open("%s/model-%s.json" % (w, k)))["points"]] for k in "ABCD"}
-n0 = [{"id": "A", "table": "A", "gpus": [0, 1, 2, 3]}, {"id": "B", "table": "B", "gpus": [4, 5]},
-      {"id": "C", "table": "C", "gpus": [6, 7]}]
-n1 = [{"id": "B", "table": "B", "gpus": [0, 1]}, {"id": "C", "table": "C", "gpus": [2, 3]},
-      {"id": "D", "table": "D", "gpus": [4, 5, 6, 7]}]
-json.dump({"tables": tables, "nodes": [{"url": urls[0], "jobs": n0}, {"url": urls[1], "jobs": n1}]},
-          open(w + "/reporter.json", "w"))
 # the truth at the floors: every job at 200 W per GPU, over uncapped
 gpus = {"A": 4, "B": 4, "C": 4, "D": 4}
 at = lambda k, c: [t for cc, t in tables[k] if abs(cc - c) < 1e-6][0] * gpus[k]
 print("%.4f" % (sum(at(k, 200) for k in "ABCD") / sum(at(k, 700) for k in "ABCD")), file=open(w + "/truth", "w"))
 PY
-python3 "$PFI_SOURCE_DIR/tests/integration/sim_reporter.py" --spec "$WORK/reporter.json" \
-    --token-file "$TOKEN_FILE" --interval 0.2 2>"$WORK/reporter.log" &
-PIDS+=($!)
 
 ctl_start "$WORK/ctl.log" --db "$WORK/ctl.db" --agents "${NODES[0]},${NODES[1]}" --period $PERIOD --policy pfi
 ready() { # every job with throughput on the controller, and an estimate on every node
@@ -87,7 +49,7 @@ import json, sys
 sys.exit(0 if all(j["pfi_estimate"] is not None for j in json.load(sys.stdin)["jobs"]) else 1)' || return 1
     done
 }
-wait_until 40 ready || fail "the fleet never came up with throughput and estimates: $(tail -3 "$WORK/reporter.log")"
+wait_until 40 ready || fail "the fleet never came up with throughput and estimates"
 sleep 2
 TRUTH=$(cat "$WORK/truth")
 creq GET /v1/flexibility

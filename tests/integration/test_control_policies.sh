@@ -5,9 +5,9 @@
 # 8 GPUs each, the DRAM-copy predictor fitted on the embedded dataset) running
 # four embedded-dataset jobs (data/paper-h200 groups' calibrated GPU-model
 # parameters, `pfi model --job GROUP --json`), two of them spanning both
-# nodes. The jobs send real throughput: tests/integration/sim_reporter.py
-# reads each GPU's enforced limit and posts the GPU model's tokens/s there,
-# as a training loop's callback would.
+# nodes (control_lib.sh's sim_fleet). The jobs send real throughput: pfid
+# --sim-tokens reports the GPU model's tokens/s at each GPU's limit, as a
+# training loop's callback would.
 #
 # Asserted from Prometheus' own data: on every cluster the GPU power is under
 # each interval's limit from 3 periods (plus a scrape) after its start to its
@@ -21,60 +21,10 @@ command -v prometheus >/dev/null || fail "prometheus not installed (scripts/inst
 : "${PFI_SHARED_DIR:?}" "${PFI_SOURCE_DIR:?}"
 
 PERIOD=1
-D=$PFI_SOURCE_DIR/data/paper-h200
-"$PFI_BIN" fit --features dram_copy_product --holdout "$D/heldout-sweeps.csv" \
-    --out "$WORK/model.json" "$D/sweeps.csv" "$D/telemetry.csv" >/dev/null || fail "pfi fit"
 
-# The four jobs: 4 GPUs each. Node 0: A 0-3, B 4-5, C 6-7; node 1: B 0-1, C 2-3, D 4-7.
-declare -A GROUP=([A]='Dense FT H200x16 (Llama-3.1-70B)' [B]='Dense FT H200x8 (Llama-3.1-70B, no compile)'
-                  [C]='Dense PT H200x8 (Mistral-Small-24B-Base-2501)' [D]='MoE PT H200x8 (gpt-oss-20b, EP1, no compile)')
-CAPS=$(seq -s, 200 5 700)
-for k in A B C D; do
-    "$PFI_BIN" model --job "${GROUP[$k]}" --cap "$CAPS" --json >"$WORK/model-$k.json" || fail "pfi model --job ${GROUP[$k]}"
-done
-python3 - "$WORK" <<'PY' || fail "sim jobs files"
-import json, sys
-w = sys.argv[1]
-layout = [[("A", range(0, 4)), ("B", range(4, 6)), ("C", range(6, 8))],
-          [("B", range(0, 2)), ("C", range(2, 4)), ("D", range(4, 8))]]
-cols = ["compute_frac", "sm_activity", "dram_activity", "tensor_ratio", "tput_per_gpu", "clock_spread"]
-for n, jobs in enumerate(layout):
-    with open("%s/jobs%d.csv" % (w, n), "w") as f:
-        f.write("gpu,job," + ",".join(cols) + ",warmup_s,startup_s\n")
-        for k, gpus in jobs:
-            m = json.load(open("%s/model-%s.json" % (w, k)))["job"]
-            for g in gpus:
-                f.write("%d,%s,%s,0.2,0.2\n" % (g, k, ",".join(repr(m[c]) for c in cols)))
-PY
-
-# --- three clusters: equal, pfi, learn ---
+# --- three identical clusters, for equal, pfi and learn; the jobs: 4 GPUs each ---
 POLICIES=(equal pfi learn)
-for c in 0 1 2; do
-    for n in 0 1; do
-        i=$((2 * c + n))
-        pfid_start "$WORK/node$i.log" --backend sim --sim-gpus 8 --sim-jobs "$WORK/jobs$n.csv" \
-            --db "$WORK/node$i.db" --interval 0.2 --phase-hold 0.4 --model "$WORK/model.json"
-        NODES[$i]=http://127.0.0.1:$PORT
-        NODE_PID[$i]=$PFID_PID
-    done
-    a=$((2 * c)) b=$((2 * c + 1))
-    register $a A '[0,1,2,3]'; register $a B '[4,5]'; register $a C '[6,7]'
-    register $b B '[0,1]'; register $b C '[2,3]'; register $b D '[4,5,6,7]'
-done
-python3 - "$WORK" "${NODES[@]}" <<'PY' || fail "reporter spec"
-import json, sys
-w, urls = sys.argv[1], sys.argv[2:]
-tables = {k: [[p["cap_w"], p["tput_per_gpu"]] for p in json.load(open("%s/model-%s.json" % (w, k)))["points"]] for k in "ABCD"}
-n0 = [{"id": "A", "table": "A", "gpus": [0, 1, 2, 3]}, {"id": "B", "table": "B", "gpus": [4, 5]},
-      {"id": "C", "table": "C", "gpus": [6, 7]}]
-n1 = [{"id": "B", "table": "B", "gpus": [0, 1]}, {"id": "C", "table": "C", "gpus": [2, 3]},
-      {"id": "D", "table": "D", "gpus": [4, 5, 6, 7]}]
-json.dump({"tables": tables, "nodes": [{"url": u, "jobs": n0 if i % 2 == 0 else n1} for i, u in enumerate(urls)]},
-          open(w + "/reporter.json", "w"))
-PY
-python3 "$PFI_SOURCE_DIR/tests/integration/sim_reporter.py" --spec "$WORK/reporter.json" \
-    --token-file "$TOKEN_FILE" --interval 0.2 2>"$WORK/reporter.log" &
-PIDS+=($!)
+sim_fleet 3
 
 vtn_start
 
@@ -113,7 +63,7 @@ d = json.load(sys.stdin)
 sys.exit(0 if len(d["jobs"]) == 4 and all((j["tokens_per_s"] or 0) > 0 and j["uncapped_tput"] for j in d["jobs"]) else 1)' || return 1
     done
 }
-wait_until 40 ready || fail "the clusters never came up with throughput: $(tail -3 "$WORK/reporter.log")"
+wait_until 40 ready || fail "the clusters never came up with throughput"
 sleep 2
 for c in 0 1 2; do
     U[$c]=$(scalar "sum(pfi_gpu_power_watts{job=\"pfid-${POLICIES[$c]}\"})")

@@ -5,7 +5,7 @@
 # is honoured like a --jobs-file floor; the curve pfid observed before the
 # controller started (a cap set by hand) enters learn as prior points. One
 # pfid (sim backend, 8 GPUs, embedded-dataset jobs) with real throughput
-# (sim_reporter.py), a GPU target at 70% of the uncapped power through the
+# (pfid --sim-tokens), a GPU target at 70% of the uncapped power through the
 # API; the controller SIGKILLed and restarted mid-event (it resumes its caps
 # and learned points from its store). Checked on the agent's own readings
 # every 0.5 s. The floor is a point
@@ -18,38 +18,13 @@
 PERIOD=0.5
 # sla keeps the fewest tokens per watt: without its floor learn cuts it first
 # (to about 45% here).
-declare -A GROUP=([ex]='MoE PT H200x8 (gpt-oss-20b, EP1, no compile)' [free]='Dense PT H200x8 (Mistral-Small-24B-Base-2501)'
-                  [sla]='Dense FT H200x16 (Llama-3.1-70B)')
-for k in ex sla free; do
-    "$PFI_BIN" model --job "${GROUP[$k]}" --cap "$(seq -s, 200 5 700)" --json >"$WORK/model-$k.json" || fail "pfi model"
-done
-python3 - "$WORK" "${NODES[@]}" <<'PY' || fail "sim jobs file"
-import json, sys
-w = sys.argv[1]
-cols = ["compute_frac", "sm_activity", "dram_activity", "tensor_ratio", "tput_per_gpu", "clock_spread"]
-with open(w + "/jobs.csv", "w") as f:
-    f.write("gpu,job," + ",".join(cols) + ",warmup_s,startup_s\n")
-    for k, gpus in (("ex", (0, 1)), ("free", (2, 3)), ("sla", (4, 5, 6, 7))):
-        m = json.load(open("%s/model-%s.json" % (w, k)))["job"]
-        for g in gpus:
-            f.write("%d,%s,%s,0.2,0.2\n" % (g, k, ",".join(repr(m[c]) for c in cols)))
-PY
-node_start 0 8 "$WORK/jobs.csv"
+dataset_jobs "$WORK/jobs.csv" 'ex=MoE PT H200x8 (gpt-oss-20b, EP1, no compile):0-1' \
+    'free=Dense PT H200x8 (Mistral-Small-24B-Base-2501):2-3' 'sla=Dense FT H200x16 (Llama-3.1-70B):4-7'
+node_start 0 8 "$WORK/jobs.csv" --sim-tokens
 PORT=${NODES[0]##*:}
 req POST /v1/jobs '{"id":"ex","gpus":[0,1],"exempt":true}'; expect 201 "register ex (exempt)"
 req POST /v1/jobs '{"id":"free","gpus":[2,3]}'; expect 201 "register free"
 req POST /v1/jobs '{"id":"sla","gpus":[4,5,6,7],"sla_floor":0.75}'; expect 201 "register sla (sla_floor 0.75)"
-python3 - "$WORK" "${NODES[0]}" <<'PY' || fail "reporter spec"
-import json, sys
-w, url = sys.argv[1], sys.argv[2]
-tables = {k: [[p["cap_w"], p["tput_per_gpu"]] for p in json.load(open("%s/model-%s.json" % (w, k)))["points"]] for k in ("ex", "sla", "free")}
-jobs = [{"id": "ex", "table": "ex", "gpus": [0, 1]}, {"id": "free", "table": "free", "gpus": [2, 3]},
-        {"id": "sla", "table": "sla", "gpus": [4, 5, 6, 7]}]
-json.dump({"tables": tables, "nodes": [{"url": url, "jobs": jobs}]}, open(w + "/reporter.json", "w"))
-PY
-python3 "$PFI_SOURCE_DIR/tests/integration/sim_reporter.py" --spec "$WORK/reporter.json" \
-    --token-file "$TOKEN_FILE" --interval 0.2 2>"$WORK/reporter.log" &
-PIDS+=($!)
 training() {
     req GET /v1/jobs "" no
     [ "$(jq_py 'all(j["phase"] == "training" and (j["tokens_per_s"] or 0) > 0 for j in d["jobs"])')" = True ]

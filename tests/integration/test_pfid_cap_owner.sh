@@ -14,16 +14,6 @@ fake_nvml 2
 DB=$WORK/pfid.db
 NV=(--backend nvml --lock-dir "$WORK/locks" --state-dir "$WORK/state" --db "$DB" --interval 0.2)
 metric() { req GET /metrics "" no; awk -v m="$1" '$1 == m { print $2 }' <<<"$BODY"; }
-# reqo OWNER EPOCH METHOD PATH [BODY]: req with Pfi-Owner and Pfi-Epoch ("-": left out).
-reqo() {
-    local owner=$1 epoch=$2 method=$3 path=$4 body=${5:-}
-    local args=(-s -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X "$method" -H "Authorization: Bearer $TOKEN")
-    [ "$owner" != - ] && args+=(-H "Pfi-Owner: $owner")
-    [ "$epoch" != - ] && args+=(-H "Pfi-Epoch: $epoch")
-    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
-    CODE=$(curl "${args[@]}" "http://127.0.0.1:$PORT$path") || CODE=000
-    BODY=$(cat "$WORK/resp" 2>/dev/null || true)
-}
 CAP='{"watts":400,"expires_s":600}'
 
 "$PFID_BIN" --help >"$WORK/help.txt"

@@ -6,6 +6,7 @@
  * brute force is test_alloc_tree_lp.c. */
 #include "test_util.h"
 
+#include <gsl/gsl_rng.h>
 #include <string.h>
 
 #include "pfi/alloc.h"
@@ -306,13 +307,212 @@ static void ties_and_counts(void **state)
     pfi_alloc_problem_destroy(p);
 }
 
+/* Large problems, where the oracle's greedy works on buckets of slopes
+ * (alloc_tree_oracle.c): the same total as a plain greedy written here
+ * (every envelope segment sorted by slope, each taken as far as the rooms
+ * on its path allow, which test_alloc_tree_lp proves optimal against the
+ * LP), every limit held. 3000 random concave jobs (counts 1-3) and 600 of
+ * one curve (ties across racks), a 3-level tree of 21 domains. */
+typedef struct {
+    double slope, width;
+    size_t job;
+} rseg;
+
+static int cmp_rseg(const void *a, const void *b)
+{
+    double x = ((const rseg *)a)->slope, y = ((const rseg *)b)->slope;
+    return (x < y) - (x > y);
+}
+
+static void large_vs_sorted_greedy(void **state)
+{
+    (void)state;
+    enum { NJ = 3600, NPT = 6, ND = 21 };
+    static double P[NJ][NPT], T[NJ][NPT];
+    static pfi_alloc_job j[NJ];
+    static pfi_alloc_span s[NJ];
+    static rseg seg[NJ * NPT];
+    static double pw[NJ];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    for (int trial = 0; trial < 4; trial++) {
+        gsl_rng_set(r, 7 + (unsigned long)trial);
+        pfi_alloc_domain d[ND];
+        d[0] = (pfi_alloc_domain){"site", NP, INFINITY, 0};
+        size_t nd = 1, rack[16];
+        for (int q = 0; q < 4; q++) {
+            size_t pd = nd;
+            d[nd++] = (pfi_alloc_domain){"pdu", 0, INFINITY, 0};
+            for (int k = 0; k < 4; k++) {
+                rack[q * 4 + k] = nd;
+                d[nd++] = (pfi_alloc_domain){"rack", pd, INFINITY, 0};
+            }
+        }
+        double pm[ND] = {0};
+        for (size_t i = 0; i < NJ; i++) {
+            double p0 = 800 + 800 * gsl_rng_uniform(r), t0 = 100 * gsl_rng_uniform(r),
+                   sl = 0.5 + gsl_rng_uniform(r);
+            for (int k = 0; k < NPT; k++) {
+                int same = i >= 3000; /* one curve for the last 600 */
+                P[i][k] = same ? 1000 + 200 * k : p0 + 150 * k + 50 * gsl_rng_uniform(r);
+                T[i][k] = same ? 10 * k - 0.5 * k * k
+                               : (k ? T[i][k - 1] + sl * (P[i][k] - P[i][k - 1]) : t0);
+                sl *= 0.5 + 0.4 * gsl_rng_uniform(r);
+            }
+            j[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = NPT, .count = i % 3 + 1};
+            s[i] = (pfi_alloc_span){i, rack[gsl_rng_uniform_int(r, 16)], 1};
+            for (size_t a = s[i].domain; a != NP; a = d[a].parent)
+                pm[a] += (double)j[i].count * P[i][NPT - 1];
+        }
+        for (size_t a = 1; a < nd; a++)
+            d[a].limit_w = pm[a] * (0.6 + 0.35 * gsl_rng_uniform(r));
+        double budget = 0.75 * pm[0];
+        pfi_alloc_problem *p = NULL;
+        pfi_error err;
+        assert_int_equal(pfi_alloc_problem_create(j, NJ, &p, &err), PFI_OK);
+        set_tree(p, d, nd, s, NJ);
+        double tput;
+        if (pfi_alloc_oracle(p, budget, pw, &tput, &err)) fail_msg("%s", err.msg);
+        /* the reference greedy (curves concave: the envelope is the curve) */
+        double room[ND], fl[ND] = {0};
+        size_t ns = 0;
+        double ref = 0;
+        for (size_t i = 0; i < NJ; i++) {
+            double c = (double)j[i].count;
+            for (size_t a = s[i].domain; a != NP; a = d[a].parent)
+                fl[a] += c * P[i][0];
+            ref += c * T[i][0];
+            for (int k = 1; k < NPT; k++)
+                seg[ns++] = (rseg){(T[i][k] - T[i][k - 1]) / (P[i][k] - P[i][k - 1]),
+                                   c * (P[i][k] - P[i][k - 1]), i};
+        }
+        for (size_t a = 0; a < nd; a++)
+            room[a] = d[a].limit_w - fl[a];
+        room[0] = budget - fl[0];
+        qsort(seg, ns, sizeof *seg, cmp_rseg);
+        for (size_t k = 0; k < ns; k++) {
+            double m = seg[k].width;
+            for (size_t a = s[seg[k].job].domain; a != NP; a = d[a].parent)
+                m = fmin(m, room[a]);
+            if (!(m > 0)) continue;
+            for (size_t a = s[seg[k].job].domain; a != NP; a = d[a].parent)
+                room[a] -= m;
+            ref += m * seg[k].slope;
+        }
+        if (fabs(tput - ref) > 1e-9 * ref)
+            fail_msg("trial %d: oracle %.12g, sorted greedy %.12g", trial, tput, ref);
+        for (size_t a = 0; a < nd; a++) {
+            double drawn = 0;
+            for (size_t i = 0; i < NJ; i++)
+                for (size_t e = s[i].domain; e != NP; e = d[e].parent)
+                    if (e == a) drawn += (double)j[i].count * pw[i];
+            assert_true(drawn <= (a ? d[a].limit_w : budget) * (1 + 1e-12));
+        }
+        pfi_alloc_problem_destroy(p);
+    }
+    gsl_rng_free(r);
+}
+
+/* The proportional policies on large trees (alloc_tree_share.c's bucketed
+ * search): a one-domain tree whose limit is the budget gives flat equal's
+ * powers; racks alone binding give each rack flat equal under its limit (a
+ * problem of its jobs alone); with the site binding too, every domain stays
+ * under its limit and the site is spent to the budget. 2000 random jobs in
+ * 8 racks. */
+static void proportional_large_vs_flat(void **state)
+{
+    (void)state;
+    enum { NJ = 2000, NPT = 4, NR = 8 };
+    static double P[NJ][NPT], T[NJ][NPT], pw[NJ], ref[NJ];
+    static pfi_alloc_job j[NJ], sub[NJ];
+    static pfi_alloc_span s[NJ];
+    static size_t idx[NJ];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 11);
+    for (size_t i = 0; i < NJ; i++) {
+        double p0 = 500 + 1000 * gsl_rng_uniform(r);
+        for (int k = 0; k < NPT; k++) {
+            P[i][k] = p0 + 300 * k * (0.5 + gsl_rng_uniform(r) * 0.1);
+            T[i][k] = 100 * k + 50 * gsl_rng_uniform(r);
+        }
+        j[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = NPT, .count = i % 2 + 1};
+        s[i] = (pfi_alloc_span){i, 1 + i % NR, 1};
+    }
+    pfi_alloc_problem *p = NULL;
+    pfi_error err;
+    assert_int_equal(pfi_alloc_problem_create(j, NJ, &p, &err), PFI_OK);
+    double pm = pfi_alloc_problem_pmax_total(p), fl = pfi_alloc_problem_floor_total(p);
+    double budget = fl + 0.4 * (pm - fl);
+    /* one domain: flat equal */
+    double wt[NJ];
+    for (size_t i = 0; i < NJ; i++)
+        pfi_alloc_problem_job_range(p, i, &wt[i], NULL, NULL);
+    assert_int_equal(pfi_alloc_proportional(p, wt, budget, ref, &err), PFI_OK);
+    pfi_alloc_domain one[] = {{"site", NP, budget, 0}};
+    pfi_alloc_span s0[NJ];
+    for (size_t i = 0; i < NJ; i++)
+        s0[i] = (pfi_alloc_span){i, 0, 1};
+    set_tree(p, one, 1, s0, NJ);
+    assert_int_equal(pfi_alloc_proportional(p, wt, 1e15, pw, &err), PFI_OK);
+    for (size_t i = 0; i < NJ; i++)
+        if (fabs(pw[i] - ref[i]) > 1e-9 * ref[i])
+            fail_msg("job %zu: %.12g, flat %.12g", i, pw[i], ref[i]);
+    /* racks alone bind: each as flat equal over its own jobs */
+    pfi_alloc_domain d[1 + NR];
+    d[0] = (pfi_alloc_domain){"site", NP, INFINITY, 0};
+    double rack_pm[NR] = {0}, rack_fl[NR] = {0};
+    for (size_t i = 0; i < NJ; i++) {
+        double a, b;
+        pfi_alloc_problem_job_range(p, i, &a, NULL, &b);
+        rack_pm[i % NR] += (double)j[i].count * a;
+        rack_fl[i % NR] += (double)j[i].count * b;
+    }
+    for (size_t k = 0; k < NR; k++)
+        d[1 + k] = (pfi_alloc_domain){
+            "rack", 0, rack_fl[k] + (0.2 + 0.08 * (double)k) * (rack_pm[k] - rack_fl[k]), 0};
+    set_tree(p, d, 1 + NR, s, NJ);
+    assert_int_equal(pfi_alloc_proportional(p, wt, 1e15, pw, &err), PFI_OK);
+    for (size_t k = 0; k < NR; k++) {
+        size_t m = 0;
+        double w2[NJ], out2[NJ];
+        for (size_t i = k; i < NJ; i += NR) {
+            idx[m] = i;
+            w2[m] = wt[i];
+            sub[m++] = j[i];
+        }
+        pfi_alloc_problem *q = NULL;
+        assert_int_equal(pfi_alloc_problem_create(sub, m, &q, &err), PFI_OK);
+        assert_int_equal(pfi_alloc_proportional(q, w2, d[1 + k].limit_w, out2, &err), PFI_OK);
+        for (size_t a = 0; a < m; a++)
+            if (fabs(pw[idx[a]] - out2[a]) > 1e-9 * out2[a])
+                fail_msg("rack %zu job %zu: %.12g, flat %.12g", k, idx[a], pw[idx[a]], out2[a]);
+        pfi_alloc_problem_destroy(q);
+    }
+    /* and the site binding over them: limits held, the budget spent */
+    double lim = 0;
+    for (size_t k = 0; k < NR; k++)
+        lim += d[1 + k].limit_w;
+    pfi_alloc_result res;
+    double b2 = fl + 0.5 * (lim - fl);
+    assert_int_equal(pfi_alloc_run(p, PFI_POLICY_EQUAL, b2, NULL, &res, &err), PFI_OK);
+    assert_near(res.total_power_w, b2, 1e-9 * lim);
+    for (size_t k = 0; k < NR; k++)
+        assert_true(pfi_alloc_problem_domain_power(p, 1 + k) <= d[1 + k].limit_w * (1 + 1e-12));
+    pfi_alloc_problem_destroy(p);
+    gsl_rng_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(oracle_hand),         cmocka_unit_test(equal_hand),
-        cmocka_unit_test(spread_beats_greedy), cmocka_unit_test(infeasible),
-        cmocka_unit_test(bad_trees),           cmocka_unit_test(tree_life),
+        cmocka_unit_test(oracle_hand),
+        cmocka_unit_test(equal_hand),
+        cmocka_unit_test(spread_beats_greedy),
+        cmocka_unit_test(infeasible),
+        cmocka_unit_test(bad_trees),
+        cmocka_unit_test(tree_life),
         cmocka_unit_test(ties_and_counts),
+        cmocka_unit_test(large_vs_sorted_greedy),
+        cmocka_unit_test(proportional_large_vs_flat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,7 +198,63 @@ static void test_version_1_store(void **st)
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 3);
+    assert_int_equal(sqlite3_column_int(q, 0), 4);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+/* A version-3 store (targets without domain) opens: its targets are kept,
+ * on the site; it is version 4 after, and a target keeps its domain. */
+static void test_version_3_store(void **st)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE TABLE targets(source INTEGER NOT NULL, id TEXT NOT NULL,"
+                     " kind INTEGER NOT NULL, limit_w REAL NOT NULL, start REAL NOT NULL, end REAL,"
+                     " ramp_w_per_s REAL NOT NULL, priority INTEGER, is_default INTEGER NOT NULL,"
+                     " PRIMARY KEY(source, id));"
+                     "INSERT INTO targets VALUES(0, 'old', 0, 5e5, 10, 20, 0, NULL, 0);"
+                     "PRAGMA user_version=3;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    pfi_ctl_store *s = open_tmp();
+    pfi_error err;
+    pfi_target *t;
+    size_t n;
+    assert_int_equal(pfi_ctl_store_load_targets(s, &t, &n, &err), PFI_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].id, "old");
+    assert_near(t[0].limit_w, 5e5, 0);
+    assert_int_equal(t[0].is_default, 0);
+    assert_string_equal(t[0].domain, "");
+    free(t);
+    pfi_target f = {.id = "feed",
+                    .source = PFI_TARGET_API,
+                    .kind = PFI_TARGET_GPU,
+                    .limit_w = 4e5,
+                    .start = 30,
+                    .end = 40,
+                    .priority = PFI_TARGET_NO_PRIORITY,
+                    .domain = "feed-a"};
+    assert_int_equal(pfi_ctl_store_put_target(s, &f, &err), PFI_OK);
+    pfi_ctl_store_close(s);
+    s = open_tmp();
+    assert_int_equal(pfi_ctl_store_load_targets(s, &t, &n, &err), PFI_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(t[1].id, "feed");
+    assert_string_equal(t[1].domain, "feed-a");
+    assert_int_equal(t[1].kind, PFI_TARGET_GPU);
+    assert_string_equal(t[0].domain, "");
+    free(t);
+    pfi_ctl_store_close(s);
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 4);
     sqlite3_finalize(q);
     sqlite3_close(db);
 }
@@ -206,10 +262,9 @@ static void test_version_1_store(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        test_db_unit_test(test_roundtrip),
-        test_db_unit_test(test_newer_schema),
-        test_db_unit_test(test_version_1_store),
-        test_db_unit_test(test_version_2_store),
+        test_db_unit_test(test_roundtrip),       test_db_unit_test(test_newer_schema),
+        test_db_unit_test(test_version_1_store), test_db_unit_test(test_version_2_store),
+        test_db_unit_test(test_version_3_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,6 +109,37 @@ static void test_openadr_rs(void **st)
     pfi_oadr_events_free(e, n);
 }
 
+/* Issue 28: an event's targets, which the topology maps to a domain: the
+ * User Guide's 8.13-5 (3.1.0 strings), 3.0.1's valuesMaps, and what is
+ * ignored (a non-string, past 8). */
+static void test_targets(void **st)
+{
+    size_t n;
+    pfi_oadr_event *e = load("ug310_ex8.13-5_ven_reads_event_with_targets.json", &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(e->n_targets, 1);
+    assert_string_equal(e->targets[0], "ven_0999");
+    pfi_oadr_events_free(e, n);
+    e = parse_str("{\"programID\":\"p\",\"id\":\"e\",\"targets\":[{\"type\":\"RESOURCE_NAME\","
+                  "\"values\":[\"feed-a\",\"feed-b\"]},{\"type\":\"GROUP\",\"values\":[7]},"
+                  "\"rack-1\"]}");
+    assert_int_equal(e->n_targets, 3);
+    assert_string_equal(e->targets[0], "feed-a");
+    assert_string_equal(e->targets[1], "feed-b");
+    assert_string_equal(e->targets[2], "rack-1");
+    has_note(e, "a target that is not a string");
+    pfi_oadr_events_free(e, 1);
+    e = parse_str("{\"programID\":\"p\",\"id\":\"e\",\"targets\":[\"1\",\"2\",\"3\",\"4\","
+                  "\"5\",\"6\",\"7\",\"8\",\"9\"]}");
+    assert_int_equal(e->n_targets, 8);
+    has_note(e, "more than 8 targets");
+    pfi_oadr_events_free(e, 1);
+    e = parse_str("{\"programID\":\"p\",\"id\":\"e\",\"targets\":\"feed-a\"}");
+    assert_int_equal(e->n_targets, 0);
+    has_note(e, "targets is not an array");
+    pfi_oadr_events_free(e, 1);
+}
+
 /* Events we read but do not act on: prices, SIMPLE, DISPATCH_SETPOINT. */
 static void test_not_acted_on(void **st)
 {
@@ -352,19 +383,13 @@ static void test_report(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_capacity_limit),
-        cmocka_unit_test(test_subscription),
-        cmocka_unit_test(test_openadr_rs),
-        cmocka_unit_test(test_not_acted_on),
-        cmocka_unit_test(test_array_without_intervals),
-        cmocka_unit_test(test_not_events),
-        cmocka_unit_test(test_rule_override),
-        cmocka_unit_test(test_rule_split),
-        cmocka_unit_test(test_target_ids_unique),
-        cmocka_unit_test(test_rule_now_infinite),
-        cmocka_unit_test(test_units),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_capacity_limit),    cmocka_unit_test(test_subscription),
+        cmocka_unit_test(test_openadr_rs),        cmocka_unit_test(test_targets),
+        cmocka_unit_test(test_not_acted_on),      cmocka_unit_test(test_array_without_intervals),
+        cmocka_unit_test(test_not_events),        cmocka_unit_test(test_rule_override),
+        cmocka_unit_test(test_rule_split),        cmocka_unit_test(test_target_ids_unique),
+        cmocka_unit_test(test_rule_now_infinite), cmocka_unit_test(test_units),
+        cmocka_unit_test(test_refusals),          cmocka_unit_test(test_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

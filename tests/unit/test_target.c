@@ -171,7 +171,25 @@ static void test_json(void **st)
                      PFI_OK);
     assert_false(has);
     assert_int_equal(t.kind, PFI_TARGET_GPU);
+    assert_string_equal(t.domain, ""); /* the site */
+    /* issue 28: a target on one domain of the power tree */
+    assert_int_equal(parse("{\"site_power_w\":4e5,\"start\":100,\"duration_s\":1,\"domain\":"
+                           "\"feed-a\"}",
+                           &t, &has, &err),
+                     PFI_OK);
+    assert_string_equal(t.domain, "feed-a");
+    json_t *js = pfi_target_to_json(&t);
+    assert_string_equal(json_string_value(json_object_get(js, "domain")), "feed-a");
+    json_decref(js);
+    assert_int_equal(
+        parse("{\"site_power_w\":1,\"start\":1,\"duration_s\":1,\"domain\":null}", &t, &has, &err),
+        PFI_OK);
+    assert_string_equal(t.domain, "");
     const char *bad[] = {
+        "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"domain\":\"\"}",
+        "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"domain\":\"a b\"}",
+        "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"domain\":7}",
+        "{\"site_power_w\":1,\"start\":0,\"duration_s\":1,\"domain\":\"a+b\"}",
         "{\"site_power_w\":1,\"gpu_power_w\":1,\"start\":0,\"duration_s\":1}",
         "{\"start\":0,\"duration_s\":1}",
         "{\"site_power_w\":1,\"start\":0}",
@@ -227,6 +245,17 @@ static void test_schedule(void **st)
     assert_int_equal(pfi_schedule_read(p, &ts, &n, &err), PFI_EINVAL);
     assert_int_equal(err.line, 3);
     assert_string_equal(err.file, p);
+    unlink(p);
+    p = write_tmp("start,duration_s,site_power_w,domain\n0,10,1,rack-2\n0,10,2,\n");
+    assert_int_equal(pfi_schedule_read(p, &ts, &n, &err), PFI_OK);
+    assert_string_equal(ts[0].domain, "rack-2");
+    assert_string_equal(ts[1].domain, "");
+    free(ts);
+    unlink(p);
+    p = write_tmp("start,duration_s,site_power_w,domain\n0,10,1,rack 2\n");
+    assert_int_equal(pfi_schedule_read(p, &ts, &n, &err), PFI_EINVAL);
+    assert_int_equal(err.line, 2);
+    assert_non_null(strstr(err.msg, "domain"));
     unlink(p);
     p = write_tmp("start,duration_s,site_power_w\nsoon,10,1\n");
     assert_int_equal(pfi_schedule_read(p, &ts, &n, &err), PFI_EINVAL);

@@ -13,6 +13,7 @@
 #ifndef PFI_AGENTS_H
 #define PFI_AGENTS_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "pfi/cluster.h"
@@ -47,9 +48,13 @@ size_t pfi_agents_find(const pfi_agents *a, const char *url);
 /* Reads every agent (in parallel); returns how many are up. */
 size_t pfi_agents_poll(pfi_agents *a, double now);
 
+/* pfi_cap_cmd.gpu for the node ceiling (PUT/DELETE /v1/node/limit,
+ * pfi/agent_api.h) instead of a GPU's cap. */
+#define PFI_CAP_NODE UINT_MAX
+
 typedef struct pfi_cap_cmd {
     size_t agent;
-    unsigned gpu;
+    unsigned gpu;      /* or PFI_CAP_NODE */
     double watts;      /* per-GPU cap, W; <= 0 releases the cap (DELETE) */
     double expires_s;  /* for a cap: seconds from now, (0, 604800] */
     long status;       /* filled: the HTTP status, 0 on no answer */

@@ -50,6 +50,7 @@ typedef struct pfi_ctl_opts {
     size_t learn_rounds;       /* learn: exploring proposals per epoch; 0 = its default (8) */
     double confidence;         /* of every lower bound it states, (0, 1); 0 = 0.9 */
     const char *owner;         /* the id sent with every cap call; NULL: the store's (made once) */
+    const char *topology;      /* the power tree (pfi/topology.h), or NULL: the site alone */
 } pfi_ctl_opts;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). On stop the

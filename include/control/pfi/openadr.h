@@ -36,6 +36,7 @@
 
 #define PFI_OADR_ID_MAX 128
 #define PFI_OADR_MAX_VALUES 10000 /* values in one payload: more is refused */
+#define PFI_OADR_MAX_TARGETS 8    /* an event's targets kept; more are noted and ignored */
 
 typedef enum { PFI_OADR_LIMIT, PFI_OADR_SUBSCRIPTION } pfi_oadr_kind;
 
@@ -59,6 +60,11 @@ typedef struct pfi_oadr_event {
     size_t n_iv;
     double report_w_per_unit; /* a READING the event asks for: 1000 (KW) or 1 (W); 0 none */
     char notes[768];          /* what was tolerated or ignored, "; "-separated */
+    /* Its "targets": 3.1.0's strings, or the string values of 3.0.1's
+     * valuesMaps (RESOURCE_NAME, GROUP, ...): the topology maps a resource
+     * to a domain (issue 28). */
+    char targets[PFI_OADR_MAX_TARGETS][PFI_OADR_ID_MAX + 1];
+    size_t n_targets;
 } pfi_oadr_event;
 
 /* Reads one event object. On a refusal out->status and out->error say why

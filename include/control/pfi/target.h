@@ -25,6 +25,7 @@
 #define PFI_TARGET_ID_MAX 128
 #define PFI_TARGET_NO_PRIORITY LONG_MAX /* OpenADR's null priority: the lowest */
 #define PFI_TARGET_MAX_W 1e12
+#define PFI_TARGET_DOMAIN_MAX 64 /* a topology domain's name (pfi/topology.h) */
 
 typedef enum { PFI_TARGET_API, PFI_TARGET_SCHEDULE, PFI_TARGET_OPENADR } pfi_target_source;
 typedef enum { PFI_TARGET_SITE, PFI_TARGET_GPU } pfi_target_kind;
@@ -38,6 +39,9 @@ typedef struct pfi_target {
     double ramp_w_per_s; /* how fast the budget may rise after it; 0 = at once */
     long priority;       /* OpenADR priority (>= 0); PFI_TARGET_NO_PRIORITY elsewhere */
     int is_default;      /* in force only where no other target is (rule 2) */
+    /* The topology domain it limits (issue 28): "" for the site (the
+     * root); the rule above applies among the targets of one domain. */
+    char domain[PFI_TARGET_DOMAIN_MAX + 1];
 } pfi_target;
 
 /* What is in force at one instant. */

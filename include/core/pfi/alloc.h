@@ -206,6 +206,21 @@ typedef struct pfi_alloc_span {
 int pfi_alloc_problem_set_tree(pfi_alloc_problem *p, const pfi_alloc_domain *d, size_t nd,
                                const pfi_alloc_span *s, size_t ns, pfi_error *err);
 size_t pfi_alloc_problem_domains(const pfi_alloc_problem *p);
+/* The checks of _set_tree on the domains alone (for a caller that keeps a
+ * tree before it has jobs). */
+int pfi_alloc_tree_check(const pfi_alloc_domain *d, size_t nd, pfi_error *err);
+/* Raises the limit of every domain whose jobs' floors and fixed power
+ * exceed it to exactly those (capping cannot bring it lower: its jobs go to
+ * their floors) and returns the largest excess, W (0 when every domain is
+ * feasible, and without a tree). */
+double pfi_alloc_problem_relax_tree(pfi_alloc_problem *p);
+/* Brings powers from elsewhere (a learning loop's proposal) under the tree
+ * and budget_w: in every domain over its limit the watts above the floors
+ * of its jobs shrink by one factor (a job below its floor is raised to it);
+ * then each domain's power is available as after a run. PFI_EINFEASIBLE as
+ * pfi_alloc_run's. Without a tree only the budget is applied. */
+int pfi_alloc_problem_fit_tree(pfi_alloc_problem *p, double budget_w, double *power_w,
+                               pfi_error *err);
 /* After a successful run: domain d's power, its subtree's jobs plus fixed
  * power, W (each job counted count times). */
 double pfi_alloc_problem_domain_power(const pfi_alloc_problem *p, size_t d);

@@ -105,5 +105,12 @@ int pfi_learn_plan_reset(pfi_learn_plan *pl, const pfi_learn_job *jobs, size_t n
 int pfi_learn_plan_run(pfi_learn_plan *pl, double budget_w, pfi_learn_observe observe, void *ctx,
                        double *power_w, pfi_learn_result *res, pfi_error *err);
 void pfi_learn_plan_destroy(pfi_learn_plan *pl);
+/* Nested budgets (issue 28): the loop's rounds allocate under a tree of
+ * domains (pfi_live_set_tree; span jobs index the plan's jobs) until the
+ * next reset; nd 0 clears. pfi_learn_replay sets prob's tree, if any, and
+ * brings the loop's final allocation under it (pfi_alloc_problem_fit_tree):
+ * a probe during the replayed event may pass a limit for one round. */
+int pfi_learn_plan_set_tree(pfi_learn_plan *pl, const pfi_alloc_domain *d, size_t nd,
+                            const pfi_alloc_span *s, size_t ns, pfi_error *err);
 
 #endif

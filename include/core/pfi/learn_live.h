@@ -81,6 +81,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pfi/alloc.h"
 #include "pfi/error.h"
 
 typedef struct pfi_live pfi_live;
@@ -157,5 +158,21 @@ uint64_t pfi_live_job_id(const pfi_live *l, size_t k);
 /* The event is over: drops every reading not flagged prior and starts an
  * epoch; jobs stay. */
 void pfi_live_forget(pfi_live *l);
+
+/* Nested budgets (issue 28): the domains (pfi/alloc.h's tree, copied;
+ * names not kept) every later proposal's allocations run under, and where
+ * each job's power lands, by id (a job listed in no span is in the root);
+ * nd 0 clears. A domain whose jobs' floors exceed its limit is relaxed to
+ * them (pfi_alloc_problem_relax_tree). The oracle and the equal share of
+ * every round hold the tree; a probe around a kept proposal may not, so a
+ * caller that must hold it fits the proposal (pfi_alloc_problem_fit_tree).
+ * PFI_EINVAL as pfi_alloc_tree_check; spans are checked when applied. */
+typedef struct pfi_live_span {
+    uint64_t id;
+    size_t domain;
+    double share;
+} pfi_live_span;
+int pfi_live_set_tree(pfi_live *l, const pfi_alloc_domain *d, size_t nd, const pfi_live_span *s,
+                      size_t ns, pfi_error *err);
 
 #endif
