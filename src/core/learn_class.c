@@ -159,7 +159,9 @@ static int order(pfi_live *l)
         if (o) l->cls = o;
         double *acc = o ? realloc(l->cls_acc, (k + 1) * sizeof *acc) : NULL;
         if (acc) l->cls_acc = acc;
-        if (!acc) {
+        unsigned char *ag = acc ? realloc(l->cls_agree, (k + 1) * POOL_MAX) : NULL;
+        if (ag) l->cls_agree = ag;
+        if (!ag) {
             free(v);
             return -1;
         }
@@ -206,9 +208,11 @@ int live_class_refresh(pfi_live *l)
          * curves off the class's), so that a class of look-alikes that
          * are not replicas pools little */
         double ss = 0, np = 0;
+        unsigned char *ag = l->cls_agree;
         for (size_t a = s; a < e; a++)
             for (size_t t = 1; t <= span; t++)
-                agree(&l->jobs[l->cls[a]], &l->jobs[l->cls[s + (a - s + t) % k]], &ss, &np);
+                ag[a * POOL_MAX + t - 1] = (unsigned char)agree(
+                    &l->jobs[l->cls[a]], &l->jobs[l->cls[s + (a - s + t) % k]], &ss, &np);
         double tau2 = np > 0 && ss > 0 ? ss / (2 * np) : 0;
         for (size_t a = s; a < e; a++) {
             ljob *x = &l->jobs[l->cls[a]];
@@ -216,10 +220,8 @@ int live_class_refresh(pfi_live *l)
             x->nb = x->nown;
             x->pool_n = 1;
             for (size_t t = 1; t <= span; t++) {
-                const ljob *y = &l->jobs[l->cls[s + (a - s + t) % k]];
-                double dummy_s = 0, dummy_n = 0;
-                if (!agree(x, y, &dummy_s, &dummy_n)) continue;
-                merge(x, y, tau2);
+                if (!ag[a * POOL_MAX + t - 1]) continue;
+                merge(x, &l->jobs[l->cls[s + (a - s + t) % k]], tau2);
                 x->pool_n++;
             }
             x->est_ok = 0;

@@ -72,6 +72,7 @@ void pfi_live_destroy(pfi_live *l)
     free(l->ts_et);
     free(l->cls);
     free(l->cls_acc);
+    free(l->cls_agree);
     free(l->tree_d);
     free(l->tree_s);
     free(l->tree_ix);

@@ -243,6 +243,7 @@ struct pfi_live {
      * valid while cls_ok; scratch of one double per job for the keep rule */
     size_t *cls, ncls, cap_cls;
     double *cls_acc;
+    unsigned char *cls_agree; /* per classed job, whether it pools each of its next classmates */
     int cls_ok;
     /* the tree (pfi_live_set_tree), its spans by index for the problems */
     pfi_alloc_domain *tree_d;
