@@ -119,7 +119,7 @@ static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
     const rp_figure *fg = rp_figure_of(k);
     const char *why = "";
     if (!p->fig_ok[k]) {
-        rp_figure_available(k, p->d, &why);
+        if (!rp_figure_available(k, p->d, &why) && fg->quiet) return;
         fputs("<p class=\"note\">", f);
         html_text(f, fg->title);
         fputs(" is not drawn: ", f);
@@ -132,7 +132,8 @@ static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
     char *buf = NULL;
     size_t len = 0;
     if (pfi_file_read_all(path, &buf, &len, NULL) != PFI_OK) return;
-    fprintf(f, "<figure id=\"%s\"><img alt=\"", fg->name);
+    /* no wider than drawn: a small figure (Fig. 9's one panel) stays its size */
+    fprintf(f, "<figure id=\"%s\"><img style=\"max-width:%dpx\" alt=\"", fg->name, fg->w);
     html_text(f, fg->title);
     fputs("\" src=\"data:image/svg+xml;base64,", f);
     base64(f, (const unsigned char *)buf, len);
@@ -260,9 +261,12 @@ static const struct {
       FIG(PFI_PLOT_PFI),
       TAB("table6_pfi"),
       FIG(PFI_PLOT_GROUPS),
+      FIG(PFI_PLOT_GROUPS2),
+      FIG(PFI_PLOT_GROUPS3),
       {0, 0}}},
     {"Definitions, the cap grid and the GPU generation",
      {FIG(PFI_PLOT_CE),
+      FIG(PFI_PLOT_CE_GROUPS),
       FIG(PFI_PLOT_DEFINITIONS),
       TAB("table9_grid"),
       TAB("table8_generations"),
