@@ -165,8 +165,8 @@ static void bench_tree_lp(pfi_alloc_problem *p, size_t n, int reps)
         t[k] = bench_cpu() - t0;
     }
     printf("{\"name\":\"alloc_tree_lp\",\"jobs\":%zu,\"spread_jobs\":%zu,\"domains\":%zu,"
-           "\"cpu_seconds\":%.6f,\"target_seconds\":0.02,\"reps\":%d}\n",
-           n, (n + 99) / 100, nd, bench_median(t, (size_t)reps), reps);
+           "\"cpu_seconds\":%.6f,\"target_seconds\":0.02,\"tput\":%.3f,\"reps\":%d}\n",
+           n, (n + 99) / 100, nd, bench_median(t, (size_t)reps), tput, reps);
     pfi_alloc_problem_set_tree(p, NULL, 0, NULL, 0, NULL);
     free(s);
     free(pw);

@@ -151,6 +151,10 @@ int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pf
  * them, and the least and greatest of their slopes' bit patterns. */
 int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
                         pfi_error *err);
+/* The greedy over single-domain segments a[0..n) (moved; b: n of scratch),
+ * from room (spent) into added (per entry, added to). */
+void alloc_tree_greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, size_t n, double *room,
+                       double *added);
 int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi_error *err);
 int alloc_tree_share(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
                      pfi_error *err);

@@ -336,6 +336,28 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
 #undef TOP_Q
 }
 
+/* Nothing blocked but the domains without room, before any bucket. */
+static void greedy_start(struct alloc_tree *t, const double *room)
+{
+    memset(t->blocked, 0, t->nd);
+    t->cur = 0;
+    for (size_t a = 0; a < t->nd; a++)
+        t->blocked_at[a] = UINT32_MAX;
+    for (size_t a = 0; a < t->nd; a++)
+        if (room[a] == 0) {
+            block(t, a);
+            for (size_t d = a; d < t->end[a]; d++)
+                t->blocked_at[d] = 0; /* before any bucket */
+        }
+}
+
+void alloc_tree_greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, size_t n, double *room,
+                       double *added)
+{
+    greedy_start(p->tree, room);
+    greedy(p, a, b, n, UINT64_MAX, 0, room, added);
+}
+
 int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
                         pfi_error *err)
 {
@@ -390,16 +412,7 @@ int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pf
     double *added = p->shed; /* watts above the floor, per entry (all its jobs) */
     for (size_t i = 0; i < n; i++)
         added[i] = 0;
-    memset(t->blocked, 0, t->nd);
-    t->cur = 0;
-    for (size_t a = 0; a < t->nd; a++)
-        t->blocked_at[a] = UINT32_MAX;
-    for (size_t a = 0; a < t->nd; a++)
-        if (room[a] == 0) {
-            block(t, a);
-            for (size_t d = a; d < t->end[a]; d++)
-                t->blocked_at[d] = 0; /* before any bucket */
-        }
+    greedy_start(t, room);
     greedy_top(p, ns, kmin, kmax, room, added);
     for (size_t i = 0; i < n; i++)
         power_w[i] = fmin(p->pmax[i], p->floor_w[i] + added[i] / p->cnt[i]);
