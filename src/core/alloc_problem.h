@@ -127,6 +127,7 @@ struct alloc_tree {
     uint32_t *blocked_at;   /* per domain: the top-level bucket after which it was */
     uint32_t cur;           /* the top-level bucket being taken */
     double *qdem;           /* top-level buckets x domains: the buckets' demands */
+    unsigned char *okq;     /* domains x top-level buckets: taken whole */
     uint32_t *qidx;         /* the segments by top-level bucket (cap_ts) */
     unsigned char *qb;      /* each segment's top-level bucket (cap_ts) */
     double *bdem;           /* per domain: a bucket's demand */

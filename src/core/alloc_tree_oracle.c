@@ -328,11 +328,14 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
             a[k] = t->ts[t->qidx[start[q] + k]];
         greedy(p, a, b, m, UINT64_MAX, 0, room, added);
     }
-    for (size_t j = 0; j < ns; j++) {
-        size_t q = t->qb[j];
-        if (status[q] == WHOLE && q < t->blocked_at[t->ts[j].home])
-            added[t->ts[j].job] += t->ts[j].width;
-    }
+    /* which buckets each home took whole: a table of nd x 256 bytes (in
+     * cache) read without a branch, against two tests a segment */
+    unsigned char *ok = t->okq;
+    for (size_t h = 0; h < nd; h++)
+        for (size_t q = 0; q < GR_NB; q++)
+            ok[h * GR_NB + q] = status[q] == WHOLE && q < t->blocked_at[h];
+    for (size_t j = 0; j < ns; j++)
+        added[t->ts[j].job] += ok[t->ts[j].home * GR_NB + t->qb[j]] ? t->ts[j].width : 0.0;
 #undef TOP_Q
 }
 
@@ -376,7 +379,14 @@ int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uin
         if (!a || !b || !x || !y) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         t->cap_ts = cap;
     }
-    if (!t->qdem && t->cap_nd <= 4096) t->qdem = malloc(GR_NB * t->cap_nd * sizeof *t->qdem);
+    if (!t->qdem && t->cap_nd <= 4096) {
+        t->qdem = malloc(GR_NB * t->cap_nd * sizeof *t->qdem);
+        t->okq = malloc(GR_NB * t->cap_nd);
+        if (!t->okq) {
+            free(t->qdem);
+            t->qdem = NULL;
+        }
+    }
     double wtot = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
