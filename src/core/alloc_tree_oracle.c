@@ -319,8 +319,15 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
         if (!indexed) { /* the first bucket that does not fit: index it and those after */
             size_t at[GR_NB];
             memcpy(at, start, sizeof at);
-            for (size_t j = 0; j < ns; j++)
-                if (t->qb[j] >= q) t->qidx[at[t->qb[j]]++] = (uint32_t)j;
+            /* without a branch (a job's segments fall on both sides of q):
+             * a segment of an earlier bucket is written over its bucket's
+             * first slot, which nothing reads (that bucket was taken whole,
+             * and it is not empty, so the slot is its own) */
+            for (size_t j = 0; j < ns; j++) {
+                unsigned b = t->qb[j];
+                t->qidx[at[b]] = (uint32_t)j;
+                at[b] += b >= q;
+            }
             indexed = 1;
         }
         struct tseg *a = t->ts2, *b = t->ts2 + m;
@@ -335,7 +342,7 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
         for (size_t q = 0; q < GR_NB; q++)
             ok[h * GR_NB + q] = status[q] == WHOLE && q < t->blocked_at[h];
     for (size_t j = 0; j < ns; j++)
-        added[t->ts[j].job] += ok[t->ts[j].home * GR_NB + t->qb[j]] ? t->ts[j].width : 0.0;
+        added[t->ts[j].job] += (double)ok[t->ts[j].home * GR_NB + t->qb[j]] * t->ts[j].width;
 #undef TOP_Q
 }
 
