@@ -131,6 +131,7 @@ struct alloc_tree {
     uint32_t *qidx;         /* the segments by top-level bucket (cap_ts) */
     unsigned char *qb;      /* each segment's top-level bucket (cap_ts) */
     double *bdem;           /* per domain: a bucket's demand */
+    double tp;              /* the greedy's throughput above the floors so far */
     size_t *touched;        /* per-domain scratch */
     unsigned char *mark;    /* per-domain scratch */
 };
@@ -146,8 +147,10 @@ void alloc_tree_powers(pfi_alloc_problem *p, const double *power_w);
 /* The share of job i's power that lands in domain a's subtree. */
 double alloc_tree_alpha(const struct alloc_tree *t, size_t i, size_t a);
 /* The nested oracle's and proportional policies' powers (same contracts as
- * pfi_alloc_oracle's and pfi_alloc_proportional's, under the tree). */
-int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pfi_error *err);
+ * pfi_alloc_oracle's and pfi_alloc_proportional's, under the tree); the
+ * oracle's total throughput into *total when it has it, else NAN. */
+int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total,
+                      pfi_error *err);
 /* Every job's envelope segments (positive slopes) into t->ts, *count of
  * them, and the least and greatest of their slopes' bit patterns. */
 int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
