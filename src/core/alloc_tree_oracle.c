@@ -266,37 +266,20 @@ static void greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, size_t 
 
 enum { WHOLE = 1 };
 
-/* The top level of greedy() over all of t->ts without moving them: one pass
- * counts each bucket's segments and sums its demand per home domain, so a
- * bucket that fits is taken on those sums alone (no pass over it), one that
- * does not is gathered (through a list of indices) and split by greedy();
- * a last pass in the segments' order (job order: the writes to added go
- * forward) gives each job the whole buckets' segments it took, those before
- * its domain was blocked. Against greedy() on everything: half the passes
- * and 24-byte moves (bench_alloc, 10^5 jobs). Falls back to it for a wide
- * tree, where the sums would not fit in cache. */
-static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t kmax, double *room,
-                       double *added)
+/* The top level of greedy() over all of t->ts without moving them: with
+ * each bucket's segments counted and its demand summed per home domain
+ * (segments_top, start[q + 1]: bucket q's count), a bucket that fits is
+ * taken on those sums alone (no pass over it), one that does not is
+ * gathered (through a list of indices) and split by greedy(); a last pass
+ * in the segments' order (job order: the writes to added go forward) gives
+ * each job the whole buckets' segments it took, those before its domain
+ * was blocked. Against greedy() on everything: half the passes and 24-byte
+ * moves (bench_alloc, 10^5 jobs). */
+static void greedy_top(pfi_alloc_problem *p, size_t ns, size_t *start, double *room, double *added)
 {
     struct alloc_tree *t = p->tree;
     size_t nd = t->nd;
-    if (ns <= 24 || kmin == kmax || nd > 4096 || !t->qdem) {
-        greedy(p, t->ts, t->ts2, ns, kmin, kmax, room, added);
-        return;
-    }
-    int shift = 0;
-    while (((kmax - kmin) >> shift) >= GR_NB)
-        shift++;
-#define TOP_Q(slope) (GR_NB - 1 - (size_t)((slope_key(slope) - kmin) >> shift))
-    size_t start[GR_NB + 1] = {0};
     unsigned char status[GR_NB] = {0};
-    memset(t->qdem, 0, GR_NB * nd * sizeof *t->qdem);
-    for (size_t j = 0; j < ns; j++) {
-        size_t q = TOP_Q(t->ts[j].slope);
-        t->qb[j] = (unsigned char)q; /* the later passes read a byte, not the segment */
-        start[q + 1]++;
-        t->qdem[q * nd + t->ts[j].home] += t->ts[j].width;
-    }
     for (int q = 0; q < GR_NB; q++)
         start[q + 1] += start[q];
     int indexed = 0;
@@ -353,7 +336,6 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
         tp += t->ts[j].slope * w;
     }
     t->tp += tp;
-#undef TOP_Q
 }
 
 /* Nothing blocked but the domains without room, before any bucket. */
@@ -378,12 +360,47 @@ void alloc_tree_greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, siz
     greedy(p, a, b, n, UINT64_MAX, 0, room, added);
 }
 
-int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
-                        pfi_error *err)
+/* alloc_tree_segments and greedy_top's first pass in one, while each
+ * segment is in cache: its top-level bucket (on the slopes' range the hull
+ * recorded), the buckets' counts into start[1..] and their demands per home
+ * into t->qdem. Jobs each in one domain. */
+static size_t segments_top(pfi_alloc_problem *p, size_t *start)
 {
     struct alloc_tree *t = p->tree;
-    /* every entry has fewer segments than points: room for all, then one pass */
-    size_t n = p->n, ns = 0, cap = p->off[n];
+    size_t n = p->n, ns = 0, nd = t->nd;
+    uint64_t kmin = p->es_klo, kmax = p->es_khi;
+    if (kmin > kmax) kmin = kmax = 0; /* no positive slope: no segment either */
+    int shift = 0;
+    while (kmax > kmin && ((kmax - kmin) >> shift) >= GR_NB)
+        shift++;
+    memset(t->qdem, 0, GR_NB * nd * sizeof *t->qdem);
+    double wtot = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = alloc_job_segments_into(p, i, &t->ts[ns].slope,
+                                           sizeof(struct tseg) / sizeof(double), &wtot);
+        uint32_t h = (uint32_t)t->home[i];
+        for (size_t j = ns; j < ns + k; j++) {
+            t->ts[j].job = (uint32_t)i;
+            t->ts[j].home = h;
+            /* within the range but for a slope that underflowed to 0:
+             * clamped, the buckets still order the slopes */
+            uint64_t key = slope_key(t->ts[j].slope);
+            key = key < kmin ? kmin : key > kmax ? kmax : key;
+            size_t q = GR_NB - 1 - (size_t)((key - kmin) >> shift);
+            t->qb[j] = (unsigned char)q; /* the later passes read a byte, not the segment */
+            start[q + 1]++;
+            t->qdem[q * nd + h] += t->ts[j].width;
+        }
+        ns += k;
+    }
+    return ns;
+}
+
+/* Room for every segment: each entry has fewer segments than points. */
+static int segments_alloc(pfi_alloc_problem *p, pfi_error *err)
+{
+    struct alloc_tree *t = p->tree;
+    size_t cap = p->off[p->n];
     if (cap > t->cap_ts) {
         struct tseg *a = realloc(t->ts, cap * sizeof *a);
         if (a) t->ts = a;
@@ -404,6 +421,16 @@ int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uin
             t->qdem = NULL;
         }
     }
+    return PFI_OK;
+}
+
+int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
+                        pfi_error *err)
+{
+    struct alloc_tree *t = p->tree;
+    size_t n = p->n, ns = 0;
+    int rc = segments_alloc(p, err);
+    if (rc != PFI_OK) return rc;
     double wtot = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
@@ -437,13 +464,21 @@ int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, do
     if (t->n_spread) return alloc_tree_lp(p, room, power_w, err);
     t->tp = 0;
     size_t n = p->n, ns;
-    uint64_t kmin, kmax;
-    if ((rc = alloc_tree_segments(p, &ns, &kmin, &kmax, err)) != PFI_OK) return rc;
     double *added = p->shed; /* watts above the floor, per entry (all its jobs) */
     for (size_t i = 0; i < n; i++)
         added[i] = 0;
-    greedy_start(t, room);
-    greedy_top(p, ns, kmin, kmax, room, added);
+    if ((rc = segments_alloc(p, err)) != PFI_OK) return rc;
+    if (t->qdem) {
+        size_t start[GR_NB + 1] = {0};
+        ns = segments_top(p, start);
+        greedy_start(t, room);
+        greedy_top(p, ns, start, room, added);
+    } else { /* a wide tree: the bucket sums would not fit in cache */
+        uint64_t kmin, kmax;
+        if ((rc = alloc_tree_segments(p, &ns, &kmin, &kmax, err)) != PFI_OK) return rc;
+        greedy_start(t, room);
+        greedy(p, t->ts, t->ts2, ns, kmin, kmax, room, added);
+    }
     /* the total from the segments taken (the greedy's sum of slope x
      * watts), not a walk of every envelope again (1.2 ms at 10^5 jobs) */
     double base = 0;
