@@ -264,7 +264,7 @@ static void greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, size_t 
     }
 }
 
-enum { WHOLE = 1 };
+enum { WHOLE = 1, IDX_WIN = 16 };
 
 /* The top level of greedy() over all of t->ts without moving them: with
  * each bucket's segments counted and its demand summed per home domain
@@ -282,7 +282,7 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, size_t *start, double *r
     unsigned char status[GR_NB] = {0};
     for (int q = 0; q < GR_NB; q++)
         start[q + 1] += start[q];
-    int indexed = 0;
+    size_t indexed = 0; /* buckets below it are indexed */
     for (size_t q = 0; q < GR_NB && room[0] > 0; q++) {
         size_t m = start[q + 1] - start[q];
         if (m == 0) continue;
@@ -304,19 +304,20 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, size_t *start, double *r
             }
             continue;
         }
-        if (!indexed) { /* the first bucket that does not fit: index it and those after */
+        if (q >= indexed) { /* index this bucket and the next few (those split are close) */
             size_t at[GR_NB];
             memcpy(at, start, sizeof at);
-            /* without a branch (a job's segments fall on both sides of q):
-             * a segment of an earlier bucket is written over its bucket's
-             * first slot, which nothing reads (that bucket was taken whole,
-             * and it is not empty, so the slot is its own) */
+            indexed = q + IDX_WIN;
+            /* without a branch (a job's segments fall in many buckets): a
+             * segment outside the window is written over its bucket's
+             * first slot, which nothing reads before its bucket is
+             * indexed again (an earlier bucket was taken whole; it is
+             * not empty, so the slot is its own) */
             for (size_t j = 0; j < ns; j++) {
                 unsigned b = t->qb[j];
                 t->qidx[at[b]] = (uint32_t)j;
-                at[b] += b >= q;
+                at[b] += (size_t)b - q < IDX_WIN;
             }
-            indexed = 1;
         }
         struct tseg *a = t->ts2, *b = t->ts2 + m;
         for (size_t k = 0; k < m; k++)
