@@ -4,7 +4,7 @@
  * bound (target >= 0.9), and |expected - realised| / realised (target <=
  * 0.05 from the second event on). Prints JSON.
  *
- *   bench_calibration [--seeds N] [--noise REL] [--family NAME|all]
+ *   bench_calibration [--seeds N] [--noise REL] [--family NAME|all] [--policy pfi|learn]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@ int main(int argc, char **argv)
     size_t seeds = 5;
     double noise = 0.01;
     const char *fam = "all";
+    pfi_plan_policy policy = PFI_PLAN_PFI;
     for (int a = 1; a + 1 < argc; a += 2) {
         if (strcmp(argv[a], "--seeds") == 0)
             seeds = (size_t)atoi(argv[a + 1]);
@@ -24,6 +25,11 @@ int main(int argc, char **argv)
             noise = atof(argv[a + 1]);
         else if (strcmp(argv[a], "--family") == 0)
             fam = argv[a + 1];
+        else if (strcmp(argv[a], "--policy") == 0 &&
+                 pfi_plan_policy_parse(argv[a + 1], &policy) != PFI_OK) {
+            fprintf(stderr, "bench_calibration: policy %s: equal, pfi or learn\n", argv[a + 1]);
+            return 2;
+        }
     }
     static const char *const cls_name[] = {"none", "class", "mislabelled"};
     printf(
@@ -38,6 +44,7 @@ int main(int argc, char **argv)
             calib_opts o = calib_defaults();
             o.family = (fam_kind)f;
             o.noise_rel = noise;
+            o.policy = policy;
             o.classes = (calib_classes)c;
             calib_event acc[8] = {{0}};
             for (size_t s = 0; s < seeds; s++) {

@@ -1,13 +1,14 @@
 /* Benchmark: every policy on the curve families of tests/families (issue
- * 12, item 2): the random mix, 500 workloads x 100 jobs, reductions 5, 10,
- * 20, 30, 40%, exact readings and 1% relative reading noise for learn. One
- * JSON object per line per (family, noise, reduction): each policy's share
- * of equal's gap recovered and its throughput per job, the families' rank
- * correlation of telemetry with PFI, and the time the cell's simulation
- * took. `bench_families --table` prints the README's markdown table
- * instead (learn's share, with noise in parentheses, and the best other
- * policy's); `--workloads N` shrinks the run, `--event-s S` sets the event's length
- * (a long one shows the kept allocation alone). */
+ * 12, item 2; classes: issue 29): the random mix, 500 workloads x 100
+ * jobs, reductions 5, 10, 20, 30, 40%, four runs a family: exact readings,
+ * 1% relative reading noise, 1% noise with each job's group as its class,
+ * 1% noise with wrong classes (pfi_sim_opts.classes). One JSON object per
+ * line per (family, run, reduction): each policy's share of equal's gap
+ * recovered and its throughput per job, the families' rank correlation of
+ * telemetry with PFI, and the time the run took. `bench_families --table`
+ * prints docs/learn.md's markdown table instead (learn's share, a row per
+ * run); `--workloads N` shrinks the run, `--event-s S` sets the event's
+ * length (a long one shows the kept allocation alone). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,13 @@
 
 static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
 enum { NR = sizeof RED / sizeof RED[0] };
+
+/* The runs of a family: readings exact, with 1% noise, with 1% noise and
+ * each job's group as its class, with 1% noise and wrong classes. */
+enum { NRUN = 4 };
+static const char *const RUN_NAME[NRUN] = {"exact", "1% noise", "1% noise, class",
+                                           "1% noise, wrong class"};
+static const char *const RUN_KEY[NRUN] = {"none", "none", "group", "wrong"};
 
 int main(int argc, char **argv)
 {
@@ -38,9 +46,10 @@ int main(int argc, char **argv)
         }
     }
     if (table) {
-        printf("| family | ρ | equal gap 5/10/20/30/40%% (tok/s/job) | learn, exact (1%% noise) "
-               "5%% | 10%% | 20%% | 30%% | 40%% |\n");
-        printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+        printf("| family | ρ | equal gap 5/10/20/30/40%% (tok/s/job) | learn's readings | 5%% | "
+               "10%% | "
+               "20%% | 30%% | 40%% |\n");
+        printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     }
     for (int k = 0; k < FAM_COUNT; k++) {
         fam_set fs;
@@ -48,15 +57,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_families: %s failed to build\n", fam_name((fam_kind)k));
             return 1;
         }
-        pfi_sim_cell cells[2][NR][PFI_SIM_NPOLICIES];
-        double secs[2];
-        for (int noisy = 0; noisy < 2; noisy++) {
+        pfi_sim_cell cells[NRUN][NR][PFI_SIM_NPOLICIES];
+        double secs[NRUN];
+        for (int run = 0; run < NRUN; run++) {
             pfi_sim_opts o = pfi_sim_defaults();
             o.workloads = workloads;
             o.reductions = RED;
             o.n_reductions = NR;
             o.threads = 2;
-            o.noise_rel = noisy ? 0.01 : 0;
+            o.noise_rel = run ? 0.01 : 0;
+            o.classes = run == 2 ? PFI_SIM_CLASS_GROUP : run == 3 ? PFI_SIM_CLASS_WRONG : 0;
             o.learn.event_s = event_s;
             pfi_sim_result r;
             pfi_error err;
@@ -65,31 +75,36 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_families: %s: %s\n", fam_name((fam_kind)k), err.msg);
                 return 1;
             }
-            secs[noisy] = bench_now() - t0;
-            memcpy(cells[noisy], r.cells, sizeof cells[noisy]);
+            secs[run] = bench_now() - t0;
+            memcpy(cells[run], r.cells, sizeof cells[run]);
             pfi_sim_result_free(&r);
         }
         if (table) {
-            printf("| %s | %.2f | ", fam_name((fam_kind)k), fs.rank_corr);
-            for (int r = 0; r < NR; r++)
-                printf("%s%.0f", r ? "/" : "", cells[0][r][PFI_POLICY_EQUAL].gap_per_job);
-            for (int r = 0; r < NR; r++) {
-                const pfi_sim_cell *a = &cells[0][r][PFI_SIM_LEARN],
-                                   *b = &cells[1][r][PFI_SIM_LEARN];
-                printf(" | %.0f%% (%.0f%%)", 100 * a->gap_recovered, 100 * b->gap_recovered);
+            for (int run = 0; run < NRUN; run++) {
+                if (run == 0) {
+                    printf("| %s | %.2f | ", fam_name((fam_kind)k), fs.rank_corr);
+                    for (int r = 0; r < NR; r++)
+                        printf("%s%.0f", r ? "/" : "", cells[0][r][PFI_POLICY_EQUAL].gap_per_job);
+                } else {
+                    printf("| | |");
+                }
+                printf(" | %s", RUN_NAME[run]);
+                for (int r = 0; r < NR; r++)
+                    printf(" | %.1f%%", 100 * cells[run][r][PFI_SIM_LEARN].gap_recovered);
+                printf(" |\n");
             }
-            printf(" |\n");
         } else {
-            for (int noisy = 0; noisy < 2; noisy++)
+            for (int run = 0; run < NRUN; run++)
                 for (int r = 0; r < NR; r++) {
                     printf("{\"name\":\"families\",\"family\":\"%s\",\"groups\":%zu,\"rank_corr\":%"
                            ".3f,"
-                           "\"noise\":%.2f,\"reduction\":%.2f,\"workloads\":%zu,\"jobs\":100,"
+                           "\"noise\":%.2f,\"classes\":\"%s\",\"reduction\":%.2f,\"workloads\":%"
+                           "zu,\"jobs\":100,"
                            "\"seconds\":%.3f",
-                           fam_name((fam_kind)k), fs.n, fs.rank_corr, noisy ? 0.01 : 0.0, RED[r],
-                           workloads, secs[noisy]);
+                           fam_name((fam_kind)k), fs.n, fs.rank_corr, run ? 0.01 : 0.0,
+                           RUN_KEY[run], RED[r], workloads, secs[run]);
                     for (int p = 0; p < PFI_SIM_NPOLICIES; p++) {
-                        const pfi_sim_cell *c = &cells[noisy][r][p];
+                        const pfi_sim_cell *c = &cells[run][r][p];
                         if (p == PFI_POLICY_ORACLE) continue;
                         printf(",\"%s\":{\"recovered\":%.4f,\"tput_per_job\":%.1f,\"gap_per_job\":%"
                                ".1f}",

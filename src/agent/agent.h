@@ -347,6 +347,14 @@ int agent_state_dir_open(agent *a, pfi_error *err);
 int agent_state_load(agent *a, unsigned gpu, agent_state *st, pfi_error *err);
 /* Writes st atomically (fsync'd); PFI_OK doing nothing without --state-dir. */
 int agent_state_save(agent *a, unsigned gpu, const agent_state *st, pfi_error *err);
+/* The records in --state-dir (a GPU's state, the node limit) share one
+ * writer: o as JSON to path, atomically (a temporary file, fsync, rename,
+ * fsync of the directory); `what` names the record in errors. And their
+ * readers: a number (NaN when absent) and a string ("" when absent). */
+int agent_record_save(const agent *a, const char *path, json_t *o, const char *what,
+                      pfi_error *err);
+double agent_record_num(json_t *o, const char *k);
+void agent_record_str(json_t *o, const char *k, char *buf, size_t len);
 /* Restores every expired cap and retries releases not yet recorded; returns
  * the earliest remaining expiry (agent_cap_now's clock) or INFINITY. */
 double agent_caps_expire(agent *a);

@@ -58,13 +58,13 @@ int agent_state_path(const agent *a, unsigned gpu, char *buf, size_t len)
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
-static double num(json_t *o, const char *k)
+double agent_record_num(json_t *o, const char *k)
 {
     json_t *v = json_object_get(o, k);
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void str(json_t *o, const char *k, char *buf, size_t len)
+void agent_record_str(json_t *o, const char *k, char *buf, size_t len)
 {
     json_t *v = json_object_get(o, k);
     snprintf(buf, len, "%s", json_is_string(v) ? json_string_value(v) : "");
@@ -83,21 +83,21 @@ int agent_state_load(agent *a, unsigned gpu, agent_state *st, pfi_error *err)
         return pfi_error_set(err, PFI_EPARSE, path, je.line, "unreadable state file: %s", je.text);
     }
     st->present = 1;
-    st->prior_w = num(root, "prior_w");
-    st->node_w = num(root, "node_w");
-    double me = num(root, "max_epoch");
+    st->prior_w = agent_record_num(root, "prior_w");
+    st->node_w = agent_record_num(root, "node_w");
+    double me = agent_record_num(root, "max_epoch");
     st->max_epoch = isfinite(me) && me >= 0 ? (long long)me : 0;
-    str(root, "max_epoch_owner", st->max_epoch_owner, sizeof st->max_epoch_owner);
+    agent_record_str(root, "max_epoch_owner", st->max_epoch_owner, sizeof st->max_epoch_owner);
     json_t *c = json_object_get(root, "cap");
     if (json_is_object(c)) {
         st->capped = 1;
-        st->watts = num(c, "watts");
-        st->set_at = num(c, "set_at");
-        st->expires_at = num(c, "expires_at");
-        st->expires_mono = num(c, "expires_mono");
-        str(c, "boot_id", st->boot_id, sizeof st->boot_id);
-        str(c, "owner", st->owner, sizeof st->owner);
-        double e = num(c, "epoch");
+        st->watts = agent_record_num(c, "watts");
+        st->set_at = agent_record_num(c, "set_at");
+        st->expires_at = agent_record_num(c, "expires_at");
+        st->expires_mono = agent_record_num(c, "expires_mono");
+        agent_record_str(c, "boot_id", st->boot_id, sizeof st->boot_id);
+        agent_record_str(c, "owner", st->owner, sizeof st->owner);
+        double e = agent_record_num(c, "epoch");
         st->epoch = isfinite(e) && e >= 0 ? (long long)e : 0;
     }
     json_decref(root);
@@ -142,14 +142,11 @@ static int write_all(int fd, const char *s, size_t n)
     return 0;
 }
 
-int agent_state_save(agent *a, unsigned gpu, const agent_state *st, pfi_error *err)
+int agent_record_save(const agent *a, const char *path, json_t *o, const char *what, pfi_error *err)
 {
-    char path[4096], tmp[4200];
-    if (agent_state_path(a, gpu, path, sizeof path) != 0) return PFI_OK;
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    json_t *o = state_json(a, gpu, st);
     char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
-    json_decref(o);
     if (!text) return pfi_error_set(err, PFI_ENOMEM, path, 0, "out of memory");
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     int e = 0;
@@ -163,15 +160,23 @@ int agent_state_save(agent *a, unsigned gpu, const agent_state *st, pfi_error *e
         if (e) unlink(tmp);
     }
     free(text);
-    if (e)
-        return pfi_error_set(err, PFI_EIO, path, 0, "cannot write the GPU's state file: %s",
-                             strerror(e));
+    if (e) return pfi_error_set(err, PFI_EIO, path, 0, "cannot write %s: %s", what, strerror(e));
     int dfd = open(a->o.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd); /* the rename itself */
         close(dfd);
     }
     return PFI_OK;
+}
+
+int agent_state_save(agent *a, unsigned gpu, const agent_state *st, pfi_error *err)
+{
+    char path[4096];
+    if (agent_state_path(a, gpu, path, sizeof path) != 0) return PFI_OK;
+    json_t *o = state_json(a, gpu, st);
+    int rc = agent_record_save(a, path, o, "the GPU's state file", err);
+    json_decref(o);
+    return rc;
 }
 
 int agent_state_dir_open(agent *a, pfi_error *err)

@@ -40,13 +40,12 @@ static int node_path(const agent *a, char *buf, size_t len)
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
-/* Writes the node's record atomically (a temporary file, rename); PFI_OK
+/* Writes the node's record atomically (agent_record_save); PFI_OK
  * doing nothing without --state-dir. Caller holds cap_mu. */
 static int node_save(agent *a, const agent_node *n, pfi_error *err)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     if (node_path(a, path, sizeof path) != 0) return PFI_OK;
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     json_t *o = json_object();
     pfi_json_set(o, "max_epoch", json_integer(n->max_epoch));
     pfi_json_set(o, "max_epoch_owner", json_string(n->max_epoch_owner));
@@ -63,32 +62,9 @@ static int node_save(agent *a, const agent_node *n, pfi_error *err)
     } else {
         pfi_json_set(o, "limit", json_null());
     }
-    int rc = json_dump_file(o, tmp, JSON_INDENT(1) | JSON_SORT_KEYS);
+    int rc = agent_record_save(a, path, o, "the node limit's record", err);
     json_decref(o);
-    int fd = rc == 0 ? open(tmp, O_RDONLY | O_CLOEXEC) : -1;
-    if (fd >= 0) {
-        if (fsync(fd) != 0) rc = -1;
-        close(fd);
-    }
-    if (rc != 0 || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return pfi_error_set(err, PFI_EIO, path, 0, "cannot write the node limit's record: %s",
-                             strerror(e ? e : EIO));
-    }
-    return PFI_OK;
-}
-
-static double num(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void str(json_t *o, const char *k, char *buf, size_t len)
-{
-    json_t *v = json_object_get(o, k);
-    snprintf(buf, len, "%s", json_is_string(v) ? json_string_value(v) : "");
+    return rc;
 }
 
 void agent_node_open(agent *a)
@@ -108,14 +84,14 @@ void agent_node_open(agent *a)
             pfi_log("%s:%d: unreadable node limit record (%s); ignored", path, je.line, je.text);
         return;
     }
-    double me = num(root, "max_epoch");
+    double me = agent_record_num(root, "max_epoch");
     n->max_epoch = isfinite(me) && me >= 0 ? (long long)me : 0;
-    str(root, "max_epoch_owner", n->max_epoch_owner, sizeof n->max_epoch_owner);
+    agent_record_str(root, "max_epoch_owner", n->max_epoch_owner, sizeof n->max_epoch_owner);
     json_t *l = json_object_get(root, "limit");
     if (json_is_object(l)) {
         char boot[40];
-        str(l, "boot_id", boot, sizeof boot);
-        double w = num(l, "watts"), exp_m = num(l, "expires_mono");
+        agent_record_str(l, "boot_id", boot, sizeof boot);
+        double w = agent_record_num(l, "watts"), exp_m = agent_record_num(l, "expires_mono");
         double left = exp_m - agent_cap_now();
         if (strcmp(boot, agent_boot_id()) != 0) {
             pfi_log("the node limit of %.0f W was recorded before a reboot; dropped", w);
@@ -125,10 +101,10 @@ void agent_node_open(agent *a)
             n->set = 1;
             n->watts = w;
             n->expires_m = exp_m;
-            n->set_at = num(l, "set_at");
+            n->set_at = agent_record_num(l, "set_at");
             n->expires_at = pfi_clock_wall() + left;
-            str(l, "owner", n->owner, sizeof n->owner);
-            double e = num(l, "epoch");
+            agent_record_str(l, "owner", n->owner, sizeof n->owner);
+            double e = agent_record_num(l, "epoch");
             n->epoch = isfinite(e) && e >= 0 ? (long long)e : 0;
             /* held before the first sample: a restart must not let the
              * GPUs climb over it for a tick */

@@ -176,6 +176,14 @@ static void print_status(const json_t *s)
     printf("agents     %.0f of %zu up; policy %s; %s\n", num(s, "agents_up"),
            json_array_size(json_object_get(s, "agents")),
            json_string_value(json_object_get(s, "policy")), k);
+    const json_t *ha = json_object_get(s, "ha");
+    if (json_is_object(ha))
+        printf("ha         %s, epoch %.0f, leader %s, %.0f etcd key(s) written last period\n",
+               json_string_value(json_object_get(ha, "role")), num(ha, "epoch"),
+               json_is_string(json_object_get(ha, "leader"))
+                   ? json_string_value(json_object_get(ha, "leader"))
+                   : "(none)",
+               num(ha, "etcd_puts_last_period"));
     size_t i;
     const json_t *j;
     json_array_foreach(json_object_get(s, "conflicts"), i, j)

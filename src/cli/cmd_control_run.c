@@ -160,6 +160,18 @@ static int run_service(pfi_ctl_opts o, char **urls, size_t n_urls, const char *t
 
 /* The checks across options, after parsing: the first failed one's message
  * and PFI_EXIT_USAGE, or 0. extra is the first operand, if any. */
+/* A site's name is one etcd path segment. */
+static int ha_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64) return 0;
+    for (; *s; s++)
+        if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') || ('0' <= *s && *s <= '9') ||
+              strchr("._-", *s)))
+            return 0;
+    return 1;
+}
+
 static int check_run(const pfi_ctl_opts *o, size_t n_urls, const char *token_file,
                      const char *secret_file, const char *extra)
 {
@@ -186,6 +198,12 @@ static int check_run(const pfi_ctl_opts *o, size_t n_urls, const char *token_fil
     }
     if (!bad && o->site_meter && !o->prometheus_url)
         bad = pfi_cli_usage_error("control run", "--site-meter needs --prometheus URL");
+    if (!bad && (o->etcd != NULL) != (o->ha_name != NULL))
+        bad = pfi_cli_usage_error("control run", "--etcd and --ha-name go together");
+    if (!bad && o->ha_name && !ha_name_ok(o->ha_name))
+        bad = pfi_cli_usage_error("control run",
+                                  "--ha-name: 1-64 characters of A-Z a-z 0-9 . _ -, not '%.80s'",
+                                  o->ha_name);
     if (!bad && o->vtn_url && (!o->vtn_program || !o->vtn_client_id || !secret_file))
         bad = pfi_cli_usage_error(
             "control run", "--vtn needs --program, --vtn-client-id and --vtn-client-secret-file");
@@ -260,6 +278,10 @@ int pfi_cmd_control_run(int argc, char **argv)
         IN("http-threads", "N", set_in_int, &o.http_threads, "HTTP worker threads (2)", 1, 64),
         STR("topology", "FILE", &o.topology,
             "the power tree: every domain held under its rating (JSON; pfi-control(8))"),
+        STR("etcd", "URL,...", &o.etcd, "active/standby: etcd endpoints (needs --ha-name)"),
+        STR("ha-name", "SITE", &o.ha_name, "the site's name in etcd (/pfi/SITE/)"),
+        IN("ha-ttl-s", "S", set_in, &o.ha_ttl_s, "the leader's lease (3 periods, at least 2)", 1,
+           3600),
     };
 #undef STR
 #undef IN

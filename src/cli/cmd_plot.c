@@ -28,7 +28,10 @@ static const char *help_tail =
     "  and GPUs; features: Fig. 5/14 PFI against each telemetry feature; clocks:\n"
     "  Fig. 6 SM and memory clock against cap (GPU model, and the probe with\n"
     "  --probe); predicted: Fig. 7; gap: Fig. 8 from `pfi simulate --json` output\n"
-    "  (one file per mix); ce: Fig. 9; definitions: Fig. 10; groups: Figs. 11-13.\n"
+    "  (one file per mix); ce: Fig. 9, the paper's job; ce-groups: Fig. 9 for every\n"
+    "  other group; definitions: Fig. 10; groups, groups2, groups3: Figs. 11, 12, 13,\n"
+    "  raw and normalised curves, the groups split in order as the paper (at most 10\n"
+    "  a figure over at most three).\n"
     "\n"
     "Options:\n"
     "  -o, --out FILE   the figure (.svg, .png or .pdf), written whole or not at all\n"
@@ -89,11 +92,14 @@ int pfi_cmd_plot(int argc, char **argv)
     if (!o.out) return pfi_cli_usage_error("plot", "expected -o OUT.svg|png|pdf");
     int nf = argc - optind - 1;
     char **f = argv + optind + 1;
+    /* the per-group figures draw held-out groups too, after the others */
+    int per_group = kind == PFI_PLOT_GROUPS || kind == PFI_PLOT_GROUPS2 ||
+                    kind == PFI_PLOT_GROUPS3 || kind == PFI_PLOT_CE_GROUPS;
     int want_min = kind == PFI_PLOT_CLOCKS ? 0 : 1,
         want_max = kind == PFI_PLOT_CLOCKS                             ? 0
                    : kind == PFI_PLOT_PREDICTED                        ? 3
                    : kind == PFI_PLOT_FEATURES || kind == PFI_PLOT_GAP ? 2
-                   : kind == PFI_PLOT_GROUPS                           ? 2
+                   : per_group                                         ? 2
                                                                        : 1;
     if (kind == PFI_PLOT_FEATURES || kind == PFI_PLOT_PREDICTED) want_min = 2;
     if (nf < want_min || nf > want_max)
@@ -106,8 +112,8 @@ int pfi_cmd_plot(int argc, char **argv)
     } else if (kind == PFI_PLOT_GAP) {
         o.sim_json[0] = f[0];
         o.sim_json[1] = nf > 1 ? f[1] : NULL;
-    } else if (kind == PFI_PLOT_GROUPS && nf == 2) {
-        /* held-out groups are drawn after the others; they need no telemetry */
+    } else if (per_group && nf == 2) {
+        /* held-out groups need no telemetry here */
         o.sweeps = f[0];
         o.heldout = f[1];
     } else if (nf > 0) {

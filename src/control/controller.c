@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctl_ha.h"
 #include "ctl_internal.h"
 #include "ctl_spread.h"
 #include "pfi/lockfile.h"
@@ -191,6 +192,7 @@ static int topology(ctl *c, pfi_error *err)
 static void teardown(ctl *c)
 {
     ctl_server_stop(c);
+    ctl_ha_stop(c);
     pfi_ven_destroy(c->ven);
     pfi_agents_destroy(c->agents);
     pfi_plan_destroy(c->plan);
@@ -222,7 +224,13 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     c.other_w = o->other_load_w;
     c.other_src = "constant";
     pthread_mutex_init(&c.mu, NULL);
-    pthread_cond_init(&c.wake, NULL);
+    /* the period's wait on the monotonic clock: a wall clock stepped back
+     * mid-wait would hold it the step's length */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c.wake, &ca);
+    pthread_condattr_destroy(&ca);
     int rc = lock_store(&c, o->db, err);
     if (rc == PFI_OK) rc = pfi_ctl_store_open(o->db, &c.store, err);
     if (rc == PFI_OK) rc = take_owner(&c, o->owner, err);
@@ -259,6 +267,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
         rc = pfi_ven_create(&vo, &c.ven, err);
         if (rc == PFI_OK) pfi_ven_get_health(c.ven, &c.vtn_health);
     }
+    if (rc == PFI_OK) rc = ctl_ha_start(&c, err);
     if (rc == PFI_OK) rc = ctl_server_start(&c, err);
     if (rc != PFI_OK) {
         teardown(&c);
@@ -270,10 +279,12 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
     else
         pfi_log("%zu agent(s), policy %s, period %.3g s", o->n_agents,
                 pfi_plan_policy_name(o->policy), o->period_s);
-    pfi_log("owner %s, epoch 0", c.owner);
+    if (!c.ha) pfi_log("owner %s, epoch 0", c.owner);
     while (!*stop) {
         double t0 = pfi_clock_wall();
+        ctl_ha_before_period(&c);
         ctl_period(&c);
+        ctl_ha_after_period(&c);
         /* Sleep to the next period, or until a target changes. */
         double next = t0 + o->period_s;
         pthread_mutex_lock(&c.mu);
@@ -282,7 +293,7 @@ int pfi_ctl_run(const pfi_ctl_opts *o, volatile sig_atomic_t *stop, pfi_error *e
             if (now >= next) break;
             double w = fmin(next - now, 0.2); /* a signal sets *stop: look every 0.2 s */
             struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
+            clock_gettime(CLOCK_MONOTONIC, &ts);
             long long ns = (long long)ts.tv_nsec + (long long)(w * 1e9);
             ts.tv_sec += (time_t)(ns / 1000000000LL);
             ts.tv_nsec = (long)(ns % 1000000000LL);

@@ -150,7 +150,10 @@ typedef struct ctl_status {
     const char *owner;
     double period_s;      /* the last period's duration (its work, not the sleep), NaN none */
     const ctl_topo *topo; /* the domains' figures */
+    struct ctl_ha *ha;    /* the HA role (ctl_ha.h), NULL without --etcd */
 } ctl_status;
+
+typedef struct ctl_ha ctl_ha;
 
 typedef struct ctl {
     pfi_ctl_opts o;
@@ -162,6 +165,8 @@ typedef struct ctl {
     pfi_ctl_store *store;
     int lock_fd;                       /* the store's lock (DB.lock), -1 none */
     char owner[PFI_CTL_OWNER_MAX + 1]; /* the id our caps carry */
+    struct ctl_ha *ha;                 /* active/standby on etcd (ctl_ha.h), NULL none */
+    int passive;                       /* a follower: the period runs, nothing is pushed */
     pfi_agents *agents;
     pfi_plan *plan;
     pfi_ven *ven;
@@ -251,6 +256,10 @@ void ctl_known_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double pmax, 
 /* Folds this period's reading at cap into the job's learned point. */
 void ctl_obs_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double cap, double p, double t,
                  double var, double now);
+/* As another controller has them (the HA shared state): the point set,
+ * not averaged; the job's figures and class as given. Memory only. */
+void ctl_obs_set(ctl_jobs *J, const char *id, double cap, double p, double t, double var);
+void ctl_known_set(ctl_jobs *J, const char *id, double pmax, double tmax, const char *job_class);
 /* Job j's cap this period is cap: counts the periods it has held and,
  * after two, learns from the job's reading at it. */
 void ctl_job_capped(ctl_jobs *J, pfi_ctl_store *st, ctl_job *j, double cap, double now);

@@ -89,22 +89,32 @@ static int obs_eq(size_t pos, const void *x)
  * (ctl_spread_ewma: about 0.18 of one reading's once many have been
  * taken), the readings taken as independent (a fresh report each period,
  * README "What it assumes"). */
-void ctl_obs_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double cap, double p, double t,
-                 double var, double now)
+/* The point of (id, cap), added (at p, t, var) when new; *fresh tells. */
+static ctl_obs *obs_get(ctl_jobs *J, const char *id, double cap, double p, double t, double var,
+                        int *fresh)
 {
     key_ctx k = {.J = J, .id = id, .cap = cap};
     size_t pos = ctl_index_get(&J->obs_ix, ctl_obs_key(id, cap), obs_eq, &k);
-    ctl_obs *o = pos == SIZE_MAX ? NULL : &J->obs[pos];
-    if (!o) {
-        ctl_obs *arr = ctl_grow(J->obs, &J->cap_obs, J->n_obs + 1, sizeof *arr);
-        if (!arr) return;
-        J->obs = arr;
-        o = &J->obs[J->n_obs++];
-        snprintf(o->job, sizeof o->job, "%s", id);
-        ctl_index_put(&J->obs_ix, ctl_obs_key(id, cap), J->n_obs - 1);
-        o->o = (pfi_plan_obs){cap, p, t, 0};
-        o->var = var;
-    } else {
+    *fresh = pos == SIZE_MAX;
+    if (pos != SIZE_MAX) return &J->obs[pos];
+    ctl_obs *arr = ctl_grow(J->obs, &J->cap_obs, J->n_obs + 1, sizeof *arr);
+    if (!arr) return NULL;
+    J->obs = arr;
+    ctl_obs *o = &J->obs[J->n_obs++];
+    snprintf(o->job, sizeof o->job, "%s", id);
+    ctl_index_put(&J->obs_ix, ctl_obs_key(id, cap), J->n_obs - 1);
+    o->o = (pfi_plan_obs){cap, p, t, 0};
+    o->var = var;
+    return o;
+}
+
+void ctl_obs_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double cap, double p, double t,
+                 double var, double now)
+{
+    int fresh;
+    ctl_obs *o = obs_get(J, id, cap, p, t, var, &fresh);
+    if (!o) return;
+    if (!fresh) {
         /* an exponential mean: the curve follows a job whose phase changes */
         o->o.power_w += OBS_WEIGHT * (p - o->o.power_w);
         o->o.tput += OBS_WEIGHT * (t - o->o.tput);
@@ -112,6 +122,24 @@ void ctl_obs_put(ctl_jobs *J, pfi_ctl_store *st, const char *id, double cap, dou
     }
     o->o.tput_sd = ctl_spread_sd(o->var);
     pfi_ctl_store_put_obs(st, id, cap, p, t, var, now, NULL);
+}
+
+void ctl_obs_set(ctl_jobs *J, const char *id, double cap, double p, double t, double var)
+{
+    int fresh;
+    ctl_obs *o = obs_get(J, id, cap, p, t, var, &fresh);
+    if (!o) return;
+    o->o = (pfi_plan_obs){cap, p, t, ctl_spread_sd(var)};
+    o->var = var;
+}
+
+void ctl_known_set(ctl_jobs *J, const char *id, double pmax, double tmax, const char *job_class)
+{
+    ctl_known *k = known_get(J, id);
+    if (!k) return;
+    k->pmax_w = pmax;
+    k->tmax = tmax;
+    snprintf(k->job_class, sizeof k->job_class, "%s", job_class);
 }
 
 void ctl_job_capped(ctl_jobs *J, pfi_ctl_store *st, ctl_job *j, double cap, double now)

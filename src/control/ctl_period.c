@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_ha.h"
 #include "ctl_internal.h"
 #include "pfi/prom_query.h"
 
@@ -154,14 +155,22 @@ static int plan(ctl *c, period *p)
 static int caps(ctl *c, period *p)
 {
     int job_caps = p->controlling && p->plan_ok;
+    /* A follower plans (its state warm) but pushes nothing and learns
+     * nothing: the leader's caps and points come to it through etcd. So
+     * does a leader whose lease may end before its pushes land. */
+    int push = !c->passive && ctl_ha_may_push(c);
     for (size_t i = 0; job_caps && i < c->jobs.n; i++) {
         ctl_job *j = &c->jobs.v[i];
         p->caps[i].cap_w = ctl_caps_next(p->caps[i].cap_w, p->caps[i].at_floor, p->pj[i].min_w,
                                          p->pj[i].max_w, &j->last_plan_w);
-        ctl_job_capped(&c->jobs, c->store, j, p->caps[i].cap_w, p->now);
+        if (push) ctl_job_capped(&c->jobs, c->store, j, p->caps[i].cap_w, p->now);
     }
     /* what the caps as pushed promise (the step down, a raise a period late) */
     if (job_caps) pfi_plan_eval(c->plan, p->caps, &p->res);
+    if (!push) {
+        pfi_ctl_store_begin(c->store, NULL); /* the period's records; committed by record() */
+        return 0;
+    }
     if (!p->controlling)
         for (size_t i = 0; i < c->jobs.n; i++)
             c->jobs.v[i].last_cap_w = c->jobs.v[i].last_plan_w = NAN;
@@ -175,7 +184,8 @@ static int caps(ctl *c, period *p)
     if (rc != PFI_OK) pfi_log("out of memory for the period's cap calls");
     int prc = ctl_caps_push(&c->caps, c->agents, c->store, cmds, n, p->now);
     free(cmds);
-    ctl_ceiling_push(c, p->plan_ok ? p->caps : NULL, p->now);
+    /* a third round: the lease is asked again (the two above were its bound) */
+    if (ctl_ha_may_push(c)) ctl_ceiling_push(c, p->plan_ok ? p->caps : NULL, p->now);
     return rc == PFI_OK && prc == PFI_OK;
 }
 
@@ -248,7 +258,8 @@ static void publish(ctl *c, period *p)
                     .ven = c->ven,
                     .owner = c->owner,
                     .period_s = c->period_s,
-                    .topo = &c->topo};
+                    .topo = &c->topo,
+                    .ha = c->ha};
     pfi_plan_flex flex[21];
     s.flex = flex;
     s.n_flex = p->plan_ok && c->jobs.n ? ctl_flex_steps(c->plan, c->o.policy, flex, 21) : 0;
@@ -293,7 +304,7 @@ void ctl_period(ctl *c)
     other_load(c, p.live);
     ctl_topo_place(c, p.now);
     ctl_topo_other(&c->topo, c->o.prometheus_url, c->other_w, c->periods % 12 == 1);
-    ctl_ven_task(c, p.now, p.measured + c->other_w);
+    if (!c->passive) ctl_ven_task(c, p.now, p.measured + c->other_w); /* the leader's */
 
     /* the site's targets, then each domain's */
     pthread_mutex_lock(&c->mu);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_ha.h"
 #include "ctl_internal.h"
 #include "pfi/prom_emit.h"
 
@@ -139,6 +140,7 @@ char *ctl_render_metrics(const ctl_status *s, size_t *len)
     }
     counters(f, s);
     ctl_vtn_metrics(s->ven, f);
+    ctl_ha_metrics(s->ha, f);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

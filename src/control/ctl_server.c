@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_ha.h"
 #include "ctl_internal.h"
 #include "pfi/http_server.h"
 #include "pfi/json.h"
@@ -135,6 +136,9 @@ static enum MHD_Result put_target(ctl *c, struct MHD_Connection *conn, const pfi
         snprintf(t.id, sizeof t.id, "%s", path_id);
         has_id = 1;
     }
+    char why[256];
+    if (ctl_ha_refuses_writes(c, why, sizeof why))
+        return pfi_http_send_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, why);
     pthread_mutex_lock(&c->mu);
     if (!has_id) snprintf(t.id, sizeof t.id, "api-%.0f-%llu", pfi_clock_wall(), ++c->target_seq);
     int rc = install(c, &t, path_id != NULL, &replaced, &err);
@@ -150,6 +154,9 @@ static enum MHD_Result delete_target(ctl *c, struct MHD_Connection *conn, const 
 {
     if (!pfi_target_id_valid(id))
         return pfi_http_send_error(conn, MHD_HTTP_NOT_FOUND, "no such target");
+    char why[256];
+    if (ctl_ha_refuses_writes(c, why, sizeof why))
+        return pfi_http_send_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, why);
     pthread_mutex_lock(&c->mu);
     json_t *v = NULL;
     for (size_t i = 0; i < c->n_targets; i++)
@@ -201,6 +208,8 @@ static enum MHD_Result r_status(void *cv, const pfi_http_req *r)
         return pfi_http_send_error(r->conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no period has run yet");
     json_t *vtn = ctl_vtn_json(c);
     if (vtn) pfi_json_set(v, "vtn", vtn);
+    json_t *ha = ctl_ha_json(c->ha); /* the role as of now, not as of the period */
+    if (ha) pfi_json_set(v, "ha", ha);
     return pfi_http_send_json(r->conn, MHD_HTTP_OK, v);
 }
 

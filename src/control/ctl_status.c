@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_ha.h"
 #include "ctl_internal.h"
 #include "pfi/json.h"
 #include "pfi/target_io.h"
@@ -153,6 +154,7 @@ json_t *ctl_status_json(const ctl_status *s)
     pfi_json_set(o, "kept_ratio_lo", pfi_json_num(unc > 0 ? lo / unc : NAN));
     pfi_json_set(o, "jobs", js);
     pfi_json_set(o, "owner", json_string(s->owner));
+    pfi_json_set(o, "ha", ctl_ha_json(s->ha));
     pfi_json_set(o, "conflicts", conflicts_json(s));
     pfi_json_set(o, "period_s", pfi_json_num(s->period_s));
     pfi_json_set(o, "counters", counters_json(s));

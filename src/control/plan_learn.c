@@ -129,7 +129,7 @@ static int changed(const pfi_live_job *a, const pfi_live_job *b)
         fabs(a->floor_w - b->floor_w) > r * b->floor_w)
         return 1;
     /* a live estimate moves a little from tick to tick: only a real change counts */
-    if (isnan(a->pfi_hat) != isnan(b->pfi_hat)) return 1;
+    if (isnan(a->pfi_hat) != isnan(b->pfi_hat) || a->class_id != b->class_id) return 1;
     return !isnan(a->pfi_hat) && fabs(a->pfi_hat - b->pfi_hat) > 0.02;
 }
 
@@ -180,7 +180,11 @@ int plan_learn_sync(plan_learn *l, const pfi_plan_job *jobs, size_t n,
                           .pmax_w = pm,
                           .tmax = tm,
                           .floor_w = fl > 0 ? (fl < pm ? fl : pm) : pm,
-                          .pfi_hat = isfinite(j->pfi) ? j->pfi : NAN};
+                          .pfi_hat = isfinite(j->pfi) ? j->pfi : NAN,
+                          /* the class's name hashed: two names that collide
+                           * pool only while their readings agree */
+                          .class_id =
+                              j->job_class && j->job_class[0] ? ctl_hash_str(j->job_class) | 1 : 0};
         if (created || changed(&s, &x->set)) {
             int rc = pfi_live_job_set(l->live, &s, err);
             if (rc != PFI_OK) return rc;

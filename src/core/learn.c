@@ -76,7 +76,8 @@ int pfi_learn_plan_reset(pfi_learn_plan *s, const pfi_learn_job *jobs, size_t n,
                            .tmax = j->tmax,
                            .floor_w = j->floor_w,
                            .pfi_hat = j->pfi_hat,
-                           .count = j->count};
+                           .count = j->count,
+                           .class_id = j->class_id};
         rc = pfi_live_job_set(s->live, &lj, err);
         s->count[i] = j->count ? (double)j->count : 1.0;
     }

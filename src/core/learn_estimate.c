@@ -300,6 +300,12 @@ size_t live_estimate(const ljob *x, int measured_only, double optimistic, double
         for (size_t k = 0; k < n; k++)
             if (kw[k] < EXACT_W) ky[k] += draw->sds * gauss(&st) / sqrt(kw[k]);
     }
+    /* a bin read with an SD near its value (a classmate's reading weighed
+     * down by its class's spread, learn_class.c; a reading as noisy as it
+     * is large) must not lower or draw a throughput below none */
+    if (measured_only || draw)
+        for (size_t k = 0; k < n; k++)
+            ky[k] = at_least(ky[k], 0);
     kx[n] = j->pmax_w;
     ky[n] = 1;
     kw[n++] = 1e300;

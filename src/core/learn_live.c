@@ -54,6 +54,8 @@ pfi_live_opts pfi_live_defaults(void)
 void pfi_live_destroy(pfi_live *l)
 {
     if (!l) return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->jobs[i].own);
     free(l->jobs);
     free(l->hkey);
     free(l->hval);
@@ -68,6 +70,9 @@ void pfi_live_destroy(pfi_live *l)
     free(l->ts_est);
     free(l->ts_ep);
     free(l->ts_et);
+    free(l->cls);
+    free(l->cls_acc);
+    free(l->cls_agree);
     free(l->tree_d);
     free(l->tree_s);
     free(l->tree_ix);
@@ -144,6 +149,28 @@ static int rehash(pfi_live *l, size_t size)
     return 0;
 }
 
+/* Job x joins class c (0: none): a classed job keeps its own readings
+ * apart from the view the estimate reads (learn_class.c), a job that
+ * leaves its class takes its own back. -1 on no memory. */
+static int class_bins(ljob *x, uint64_t c)
+{
+    if (c && !x->own) {
+        x->own = malloc(MAXB * sizeof *x->own);
+        if (!x->own) return -1;
+        memcpy(x->own, x->b, x->nb * sizeof *x->b);
+        x->nown = x->nb;
+        x->own_dirty = 1;
+    } else if (!c && x->own) {
+        memcpy(x->b, x->own, x->nown * sizeof *x->b);
+        x->nb = x->nown;
+        free(x->own);
+        x->own = NULL;
+        x->pool_n = 1;
+        x->grp = SIZE_MAX;
+    }
+    return 0;
+}
+
 int pfi_live_job_set(pfi_live *l, const pfi_live_job *j, pfi_error *err)
 {
     if (!(j->pmax_w > 0 && j->pmax_w <= PFI_ALLOC_MAX_W) ||
@@ -157,8 +184,12 @@ int pfi_live_job_set(pfi_live *l, const pfi_live_job *j, pfi_error *err)
     l->prob_ok = 0;
     size_t i = find(l, j->id);
     if (i < l->n) {
-        l->jobs[i].j = *j;
-        l->jobs[i].est_ok = 0;
+        ljob *x = &l->jobs[i];
+        if (x->j.class_id != j->class_id) l->cls_ok = 0;
+        if (class_bins(x, j->class_id))
+            return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+        x->j = *j;
+        x->est_ok = 0;
         return PFI_OK;
     }
     if (l->n == l->cap) {
@@ -175,6 +206,10 @@ int pfi_live_job_set(pfi_live *l, const pfi_live_job *j, pfi_error *err)
     x->j = *j;
     x->asked_t = NAN;
     x->pw = x->best_pw = j->pmax_w;
+    x->pool_n = 1;
+    x->grp = SIZE_MAX;
+    if (class_bins(x, j->class_id)) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    if (j->class_id) l->cls_ok = 0;
     size_t s = hslot(l, j->id);
     l->hkey[s] = j->id;
     l->hval[s] = ++l->n;
@@ -187,44 +222,52 @@ int pfi_live_job_remove(pfi_live *l, uint64_t id, pfi_error *err)
     if (i >= l->n)
         return pfi_error_set(err, PFI_ENOTFOUND, NULL, 0, "live learn: no job %llu",
                              (unsigned long long)id);
+    free(l->jobs[i].own);
     l->jobs[i] = l->jobs[--l->n];
     l->jobs[i].est_ok = 0; /* it moved to another slot */
+    l->cls_ok = 0;
     l->new_epoch = 1;
     l->prob_ok = 0;
     /* rebuild the table: removals are rare next to readings */
     return rehash(l, l->hsize) ? pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory") : PFI_OK;
 }
 
+bin *live_bin_slot(bin *bins, size_t *nb, double p, double tol)
+{
+    size_t a = 0;
+    while (a < *nb && bins[a].p < p - tol)
+        a++;
+    if (a < *nb && bins[a].p <= p + tol) return &bins[a];
+    if (*nb == MAXB) { /* full: merge the two closest neighbours */
+        size_t m = 0;
+        for (size_t k = 1; k + 1 < *nb; k++)
+            if (bins[k + 1].p - bins[k].p < bins[m + 1].p - bins[m].p) m = k;
+        bin *u = &bins[m], *v = &bins[m + 1];
+        u->p = (u->p * u->sw + v->p * v->sw) / (u->sw + v->sw);
+        u->sw += v->sw;
+        u->swy += v->swy;
+        u->swc += v->swc;
+        u->nc += v->nc;
+        u->swp += v->swp;
+        u->swyp += v->swyp;
+        memmove(v, v + 1, (*nb - m - 2) * sizeof *v);
+        (*nb)--;
+        if (a > m + 1) a--;
+    }
+    memmove(&bins[a + 1], &bins[a], (*nb - a) * sizeof *bins);
+    bins[a] = (bin){.p = p};
+    (*nb)++;
+    return &bins[a];
+}
+
 /* Adds a reading of y = t / Tmax with weight w at power p to job x's bins
- * (pooled with a bin within 0.1% of Pmax: the same cap read again). */
+ * (pooled with a bin within 0.1% of Pmax: the same cap read again); a
+ * job of a class keeps its own (learn_class.c pools them). */
 static void add_reading(ljob *x, double p, double y, double w, double cap, int prior)
 {
     double tol = 1e-3 * x->j.pmax_w;
-    size_t a = 0;
-    while (a < x->nb && x->b[a].p < p - tol)
-        a++;
-    if (a == x->nb || x->b[a].p > p + tol) {
-        if (x->nb == MAXB) { /* full: merge the two closest neighbours */
-            size_t m = 0;
-            for (size_t k = 1; k + 1 < x->nb; k++)
-                if (x->b[k + 1].p - x->b[k].p < x->b[m + 1].p - x->b[m].p) m = k;
-            bin *u = &x->b[m], *v = &x->b[m + 1];
-            u->p = (u->p * u->sw + v->p * v->sw) / (u->sw + v->sw);
-            u->sw += v->sw;
-            u->swy += v->swy;
-            u->swc += v->swc;
-            u->nc += v->nc;
-            u->swp += v->swp;
-            u->swyp += v->swyp;
-            memmove(v, v + 1, (x->nb - m - 2) * sizeof *v);
-            x->nb--;
-            if (a > m + 1) a--;
-        }
-        memmove(&x->b[a + 1], &x->b[a], (x->nb - a) * sizeof *x->b);
-        x->b[a] = (bin){.p = p};
-        x->nb++;
-    }
-    bin *b = &x->b[a];
+    bin *b = x->own ? live_bin_slot(x->own, &x->nown, p, tol) : live_bin_slot(x->b, &x->nb, p, tol);
+    if (x->own) x->own_dirty = 1;
     /* an exact bin stays as first read: another exact reading in it (the
      * same cap read again, or a power within the tolerance) tells nothing
      * new, and averaging it in moved the bin's value with every repeat of
@@ -289,16 +332,18 @@ void pfi_live_forget(pfi_live *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         ljob *x = &l->jobs[i];
-        size_t m = 0;
-        for (size_t a = 0; a < x->nb; a++) {
-            bin b = x->b[a];
+        bin *bs = x->own ? x->own : x->b;
+        size_t *nb = x->own ? &x->nown : &x->nb, m = 0;
+        for (size_t a = 0; a < *nb; a++) {
+            bin b = bs[a];
             if (!(b.swp > 0)) continue;
             b.sw = b.swp;
             b.swy = b.swyp;
             b.swc = b.nc = 0;
-            x->b[m++] = b;
+            bs[m++] = b;
         }
-        x->nb = m;
+        *nb = m;
+        x->own_dirty = 1;
         x->est_ok = 0;
         x->asked_t = NAN;
         x->meas = (tally){0};
@@ -372,7 +417,8 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
                              "live learn: time %g s is before the last proposal's", now_s);
     if (!isfinite(budget_w) || budget_w < 0)
         return pfi_error_set(err, PFI_ERANGE, NULL, 0, "live learn: budget %g W", budget_w);
-    if (grow_est(l)) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
+    if (grow_est(l) || live_class_refresh(l))
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     int same = !l->new_epoch && l->rounds > 0 &&
                fabs(budget_w - l->budget) <= 1e-9 * at_least(budget_w, l->budget);
     l->pooled = 0;
@@ -409,8 +455,13 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
          * below what it was read at (and its equal share: the budget stays
          * feasible) */
         double lo = 0;
-        if (probing && l->rounds > 0)
-            lo = at_most(x->nb ? x->b[0].p : x->j.pmax_w, x->eq_pw) - l->delta * x->j.pmax_w;
+        if (probing && l->rounds > 0) {
+            /* below its own readings, not its class's: a classmate read deeper
+             * may not share its curve (learn_class.c) */
+            size_t nb = x->own ? x->nown : x->nb;
+            double low = nb ? (x->own ? x->own : x->b)[0].p : x->j.pmax_w;
+            lo = at_most(low, x->eq_pw) - l->delta * x->j.pmax_w;
+        }
         if (l->prob_ok && x->est_ok && x->est_mode == mode && x->est_lo == lo && !silent) continue;
         size_t m = live_estimate(x, !probing, optimistic ? OPTIMISM : 0, lo, P, T, NULL, &l->eb);
         if (silent) m = live_hold(x->pw, P, T, m);

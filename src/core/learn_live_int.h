@@ -110,6 +110,14 @@ typedef struct {
     /* its bins' values and weights shrunk across jobs (live_eb): made with
      * the table (live_eb_table), read while it is on, within the proposal */
     double eby[MAXB], ebw[MAXB];
+    /* a job of a class (learn_class.c): its own readings (b holds them
+     * pooled with the classmates' that agree with them), whether they
+     * changed since the view was made, how many jobs the view pools
+     * (itself included; 1: split out or alone) and its class's slot in
+     * pfi_live.cls (SIZE_MAX: none) */
+    bin *own;
+    size_t nown, pool_n, grp;
+    int own_dirty;
 } ljob;
 
 /* Empirical Bayes across jobs (noisy readings): at a cut u = 1 - p / Pmax
@@ -231,6 +239,12 @@ struct pfi_live {
     pfi_alloc_job *ts_est; /* and ts_ep, ts_et: cap_est entries, as est */
     double *ts_ep, *ts_et;
     live_eb eb; /* the shrinking across jobs of this proposal's estimates */
+    /* classes (learn_class.c): the classed jobs' indices by (class, index),
+     * valid while cls_ok; scratch of one double per job for the keep rule */
+    size_t *cls, ncls, cap_cls;
+    double *cls_acc;
+    unsigned char *cls_agree; /* per classed job, whether it pools each of its next classmates */
+    int cls_ok;
     /* the tree (pfi_live_set_tree), its spans by index for the problems */
     pfi_alloc_domain *tree_d;
     size_t tree_nd;
@@ -256,6 +270,13 @@ typedef struct {
     uint64_t seed;
     double sds;
 } live_draw;
+
+/* learn_live.c: the slot of bins[0..*nb) for power p (a bin within tol,
+ * or a new one in order; when full the closest two merge first). */
+bin *live_bin_slot(bin *bins, size_t *nb, double p, double tol);
+
+/* learn_class.c (each commented where it is defined) */
+int live_class_refresh(pfi_live *l);
 
 /* learn_estimate.c (each commented where it is defined) */
 size_t live_estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,

@@ -161,30 +161,42 @@ static pfi_alloc_job group_job(const pfi_sim_group *g, size_t count)
  * identical jobs alike (alloc.h, learn.h), so one entry per group with its
  * count gives the totals of one entry per job at a fraction of the cost (a
  * workload of 100 jobs holds about 20 groups). Noisy readings tell the jobs
- * apart: then one entry per job. Returns the entries. */
-static size_t workload_entries(const shared *s, size_t w, pfi_alloc_job *jobs, size_t *cnt)
+ * apart: then one entry per job. cls (J slots) gets each entry's class
+ * (pfi_sim_opts.classes; 0 none). Returns the entries. */
+static size_t workload_entries(const shared *s, size_t w, pfi_alloc_job *jobs, size_t *cnt,
+                               uint64_t *cls)
 {
-    size_t J = s->o->jobs, ne = 0;
+    size_t J = s->o->jobs, ne = 0, groups = 0;
     const size_t *idx = s->idx + w * J;
-    if (s->o->noise_rel > 0) {
-        for (size_t k = 0; k < J; k++)
-            jobs[ne++] = group_job(&s->g[idx[k]], 1);
-        return ne;
-    }
     memset(cnt, 0, s->ng * sizeof *cnt);
     for (size_t k = 0; k < J; k++)
-        cnt[idx[k]]++;
+        groups += cnt[idx[k]]++ == 0;
+    if (s->o->noise_rel > 0) {
+        for (size_t k = 0; k < J; k++) {
+            cls[ne] = s->o->classes == PFI_SIM_CLASS_GROUP   ? idx[k] + 1
+                      : s->o->classes == PFI_SIM_CLASS_WRONG ? k % groups + 1
+                                                             : 0;
+            jobs[ne++] = group_job(&s->g[idx[k]], 1);
+        }
+        return ne;
+    }
     for (size_t i = 0; i < s->ng; i++)
-        if (cnt[i]) jobs[ne++] = group_job(&s->g[i], cnt[i]);
+        if (cnt[i]) {
+            /* exact: an entry is its group's jobs; wrong classes join two groups */
+            cls[ne] = s->o->classes == PFI_SIM_CLASS_GROUP   ? i + 1
+                      : s->o->classes == PFI_SIM_CLASS_WRONG ? ne / 2 + 1
+                                                             : 0;
+            jobs[ne++] = group_job(&s->g[i], cnt[i]);
+        }
     return ne;
 }
 
 static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn_plan **plan,
-                        pfi_alloc_job *jobs, size_t *cnt, pfi_learn_job *lj, gsl_rng *rng,
-                        pfi_error *err)
+                        pfi_alloc_job *jobs, size_t *cnt, uint64_t *cls, pfi_learn_job *lj,
+                        gsl_rng *rng, pfi_error *err)
 {
     const pfi_sim_opts *o = s->o;
-    size_t ne = workload_entries(s, w, jobs, cnt);
+    size_t ne = workload_entries(s, w, jobs, cnt, cls);
     int rc = *prob ? pfi_alloc_problem_reset(*prob, jobs, ne, err)
                    : pfi_alloc_problem_create(jobs, ne, prob, err);
     if (rc) return rc;
@@ -192,6 +204,7 @@ static int run_workload(shared *s, size_t w, pfi_alloc_problem **prob, pfi_learn
         pfi_alloc_problem_job_range(*prob, k, &lj[k].pmax_w, &lj[k].tmax, &lj[k].floor_w);
         lj[k].pfi_hat = jobs[k].pfi;
         lj[k].count = pfi_alloc_problem_job_count(*prob, k);
+        lj[k].class_id = cls[k];
     }
     if (!o->no_learn) {
         /* learn's per-workload set-up once, for every reduction */
@@ -238,9 +251,10 @@ static void *worker(void *arg)
     pfi_alloc_job *jobs = malloc(J * sizeof *jobs);
     pfi_learn_job *lj = malloc(J * sizeof *lj);
     size_t *cnt = malloc(s->ng * sizeof *cnt);
+    uint64_t *cls = malloc(J * sizeof *cls);
     gsl_rng *rng = s->o->noise_rel > 0 ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
     pfi_error err = {0};
-    int rc = jobs && lj && cnt && (rng || !(s->o->noise_rel > 0))
+    int rc = jobs && lj && cnt && cls && (rng || !(s->o->noise_rel > 0))
                  ? PFI_OK
                  : pfi_error_set(&err, PFI_ENOMEM, NULL, 0, "out of memory");
     for (;;) {
@@ -253,7 +267,7 @@ static void *worker(void *arg)
         int stop = s->rc != PFI_OK || w >= s->o->workloads;
         pthread_mutex_unlock(&s->lock);
         if (stop) break;
-        rc = run_workload(s, w, &prob, &plan, jobs, cnt, lj, rng, &err);
+        rc = run_workload(s, w, &prob, &plan, jobs, cnt, cls, lj, rng, &err);
         if (rc == PFI_OK && s->o->progress) {
             pthread_mutex_lock(&s->lock);
             s->done++;
@@ -266,6 +280,7 @@ static void *worker(void *arg)
     free(jobs);
     free(lj);
     free(cnt);
+    free(cls);
     gsl_rng_free(rng);
     return NULL;
 }

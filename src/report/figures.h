@@ -11,7 +11,8 @@ typedef struct rp_figure {
     const char *name;    /* file base name under figures/, e.g. "fig3_curves" */
     const char *title;   /* "Fig. 3: ..." */
     const char *caption; /* what a reader should see */
-    int w, h;            /* default size, pixels */
+    int w, h;            /* default size, pixels; h 0: grows with the groups */
+    int quiet;           /* not drawn: the page says nothing (a continuation with nothing left) */
 } rp_figure;
 
 const rp_figure *rp_figure_of(pfi_plot_kind k);

@@ -1,5 +1,5 @@
-/* The appendix figures (Figs. 9-13): the PFI definitions and one panel per
- * group. Split from figures.c, which keeps the figure table. */
+/* The appendix figures (Figs. 10-13): the PFI definitions and a pair of
+ * panels per group. Split from figures.c, which keeps the figure table. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,98 +10,6 @@
 #include "figures_draw.h"
 #include "pfi/stats.h"
 #include "plot.h"
-
-/* ---- Fig. 9 ---- */
-
-/* A segment clipped to the current window (PLplot's cairo drivers draw
- * outside the box otherwise) */
-static void plclip_line(double *x, double *y)
-{
-    PLFLT x0, x1, y0, y1;
-    plgvpw(&x0, &x1, &y0, &y1);
-    double t0 = 0, t1 = 1, dx = x[1] - x[0], dy = y[1] - y[0];
-    double p[4] = {-dx, dx, -dy, dy}, q[4] = {x[0] - x0, x1 - x[0], y[0] - y0, y1 - y[0]};
-    for (int i = 0; i < 4; i++) { /* Liang-Barsky */
-        if (p[i] == 0) {
-            if (q[i] < 0) return;
-            continue;
-        }
-        double r = q[i] / p[i];
-        if (p[i] < 0 && r > t0) t0 = r;
-        if (p[i] > 0 && r < t1) t1 = r;
-    }
-    if (t0 > t1) return;
-    double cx[2] = {x[0] + t0 * dx, x[0] + t1 * dx}, cy[2] = {y[0] + t0 * dy, y[0] + t1 * dy};
-    rp_line(2, cx, cy, 1, 1.0);
-}
-
-/* One group's runs and fit in log(x / uncapped) coordinates; the fit is
- * drawn over the runs' power range only, clipped to the panel. */
-static void ce_group(const rd_group *r)
-{
-    const pfi_group *g = r->g;
-    const pfi_run *u = &g->runs[g->n_runs - 1];
-    double x[64], y[64];
-    size_t n = g->n_runs < 64 ? g->n_runs : 64;
-    for (size_t k = 0; k < n; k++) {
-        x[k] = log(g->runs[k].power_w / u->power_w);
-        y[k] = log(g->runs[k].tput / u->tput);
-    }
-    rp_points(r->cluster, n, x, y);
-    if (!r->idx.has_ce) return;
-    double lx[2] = {x[0], 0}, ly[2];
-    for (int e = 0; e < 2; e++)
-        ly[e] = r->ce_alpha * (lx[e] + log(u->power_w)) + r->ce_logk - log(u->tput);
-    rp_cluster_colour(r->cluster);
-    plclip_line(lx, ly);
-}
-
-/* The paper's Fig. 9 job: gpt-oss-20b fine-tuning on 8 H200s (the first
- * such group), else the first group. */
-static const rd_group *ce_job(const rd_data *d)
-{
-    for (size_t i = 0; i < d->ng; i++) {
-        const pfi_group_meta *m = &d->grp[i].g->meta;
-        if (strcmp(m->model, "gpt-oss-20b") == 0 && strcmp(m->task, "ft") == 0 && m->gpus == 8)
-            return &d->grp[i];
-    }
-    return d->ng ? &d->grp[0] : NULL;
-}
-
-void rp_draw_ce(void *ctx)
-{
-    const rd_data *d = ctx;
-    double lo = -1.0;
-    for (size_t i = 0; i < d->ng; i++) {
-        const pfi_group *g = d->grp[i].g;
-        const pfi_run *u = &g->runs[g->n_runs - 1];
-        for (size_t k = 0; k < g->n_runs; k++) {
-            lo = fmin(lo, log(g->runs[k].power_w / u->power_w));
-            lo = fmin(lo, log(g->runs[k].tput / u->tput));
-        }
-    }
-    lo = floor(lo * 10 - 0.5) / 10;
-    const rd_group *job = ce_job(d);
-    pladv(0);
-    char t[200];
-    if (job)
-        snprintf(t, sizeof t, "(a) %s %s, %d GPUs: PFI_CE %.2f",
-                 job->g->meta.model[0] ? job->g->meta.model : job->g->name,
-                 strcmp(job->g->meta.task, "ft") == 0 ? "FT" : "PT", job->g->meta.gpus,
-                 job->idx.pfi_ce);
-    rp_panel(0.07, 0.40, 0.12, 0.90, lo, 0.05, lo, 0.2, 0, 0, "log(P / Pmax)", "log(T / Tmax)",
-             job ? t : "(a)");
-    rp_diagonal(lo, 0.05);
-    if (job) ce_group(job);
-    rp_panel(0.50, 0.83, 0.12, 0.90, lo, 0.05, lo, 0.2, 0, 0, "log(P / Pmax)", NULL,
-             "(b) every group (appendix)");
-    rp_diagonal(lo, 0.05);
-    for (size_t i = 0; i < d->ng; i++)
-        ce_group(&d->grp[i]);
-    int present[4];
-    rp_present_clusters(d, 0, present);
-    rp_legend_clusters(present);
-}
 
 /* ---- Fig. 10 ---- */
 void rp_draw_definitions(void *ctx)
@@ -160,7 +68,8 @@ void rp_draw_definitions(void *ctx)
  * power in kW against k tokens/s, on axes shared by every group so sizes
  * compare) and normalised (T / Tmax against P / Pmax with the diagonal),
  * under one title naming arch, task, platform x GPUs and model, with the
- * ratio PFI. RP_GROUP_COLS pairs a row. */
+ * ratio PFI. Two pairs a row and at most ten a figure, as the paper's
+ * pages; the legend across the top. */
 
 /* character scale for a title of at most `fit` characters at `base` */
 static double fit_scale(const char *s, double base, double fit)
@@ -169,8 +78,7 @@ static double fit_scale(const char *s, double base, double fit)
     return n > fit ? base * fit / n : base;
 }
 
-/* "Dense PT H200x16 (Qwen3-32B, seq8192/bs4)", as the paper's titles */
-static void group_title(const rd_group *r, char *t, size_t len)
+void rp_group_title(const rd_group *r, char *t, size_t len)
 {
     const pfi_group_meta *m = &r->g->meta;
     if (!m->model[0]) {
@@ -182,12 +90,35 @@ static void group_title(const rd_group *r, char *t, size_t len)
              m->config);
 }
 
+void rp_title2(double x0, double x1, double y0, double y1, const char *t, const char *sub,
+               double fit)
+{
+    PLFLT def, cur;
+    plgchr(&def, &cur);
+    double base = cur / def, s1 = fit_scale(t, base, fit);
+    plvpor(x0, x1, y0, y1);
+    plwind(0, 1, 0, 1);
+    plcol0(RP_BLACK);
+    rp_mtex("t", 0.8, 0.5, 0.5, sub);
+    plschr(0, s1);
+    rp_mtex("t", (0.8 + 1.3) * base / s1, 0.5, 0.5, t);
+    plschr(0, base);
+}
+
+void rp_pixel(double *px, double *py)
+{
+    PLFLT xp, yp;
+    PLINT wpx, hpx, xo, yo;
+    plgpage(&xp, &yp, &wpx, &hpx, &xo, &yo);
+    *px = 1.0 / (wpx > 0 ? wpx : 1400);
+    *py = 1.0 / (hpx > 0 ? hpx : 1600);
+}
+
 /* The pair in the box x0..x1, y0..y1 (page fractions, axes only: the labels
  * and titles go outside it); gap: between the two panels, a fraction. */
-static void group_pair(const rd_data *d, size_t i, double x0, double x1, double y0, double y1,
-                       double gap, double pmax, double tmax, int xlabels)
+static void group_pair(const rd_group *r, double x0, double x1, double y0, double y1, double gap,
+                       double pmax, double tmax, int xlabels)
 {
-    const rd_group *r = &d->grp[i];
     const pfi_group *g = r->g;
     const pfi_run *u = &g->runs[g->n_runs - 1];
     size_t m = g->n_runs < 64 ? g->n_runs : 64;
@@ -208,39 +139,63 @@ static void group_pair(const rd_data *d, size_t i, double x0, double x1, double 
             y[k] = pass ? g->runs[k].tput / u->tput : g->runs[k].tput / 1000;
         }
         rp_cluster_colour(r->cluster);
-        rp_line(m, x, y, 1, 1.2);
+        rp_line(m, x, y, r->held ? 2 : 1, 1.2); /* held out: dashed, as the legend says */
         rp_points(r->cluster, m, x, y);
     }
-    /* one title over the pair: the job, then its PFI (and "held out") */
-    char t[200], sub[64];
-    group_title(r, t, sizeof t);
+    /* one title over the pair: the job ("[held out]" as the paper), its PFI */
+    char t[220], sub[64];
+    rp_group_title(r, t, sizeof t);
+    if (r->held) strncat(t, " [held out]", sizeof t - strlen(t) - 1);
     if (r->idx.has_pfi)
-        snprintf(sub, sizeof sub, "PFI = %.2f%s", r->idx.pfi, r->held ? ", held out" : "");
+        snprintf(sub, sizeof sub, "PFI = %.2f", r->idx.pfi);
     else
-        snprintf(sub, sizeof sub, "PFI undefined%s", r->held ? ", held out" : "");
-    plvpor(x0, x1, y0, y1);
-    plwind(0, 1, 0, 1);
-    plcol0(RP_BLACK);
-    double s1 = fit_scale(t, 0.62, 48);
-    plschr(0, 0.62);
-    rp_mtex("t", 0.8, 0.5, 0.5, sub);
-    plschr(0, s1);
-    rp_mtex("t", (0.8 + 1.3) * 0.62 / s1, 0.5, 0.5, t);
-    plschr(0, 0.62);
+        snprintf(sub, sizeof sub, "PFI undefined (no capped run below the uncapped throughput)");
+    rp_title2(x0, x1, y0, y1, t, sub, 64);
 }
 
-size_t rp_groups_cols(size_t n)
+void rp_groups_part(const rd_data *d, int part, size_t *from, size_t *to)
 {
-    return n > 8 ? 3 : n > 2 ? 2 : 1;
+    size_t n = d->ng + d->nh, parts = (n + 9) / 10;
+    if (parts > 3) parts = 3; /* the paper's three figures; past 30 groups each holds more */
+    size_t per = parts ? (n + parts - 1) / parts : 0;
+    *from = part >= 0 && (size_t)part < parts ? (size_t)part * per : n;
+    *to = *from + per < n ? *from + per : n;
 }
 
-void rp_draw_groups(void *ctx)
+/* two pairs a row as the paper, three when a figure holds over 20 */
+static size_t groups_cols(size_t n)
 {
-    const rd_data *d = ctx;
-    size_t n = d->ng + d->nh, cols = rp_groups_cols(n), rows = (n + cols - 1) / cols;
+    return n > 20 ? 3 : n > 1 ? 2 : 1;
+}
+
+int rp_figure_rows_height(pfi_plot_kind k, const rd_data *d)
+{
+    size_t from, to, n, cols;
+    switch (k) {
+    case PFI_PLOT_GROUPS:
+    case PFI_PLOT_GROUPS2:
+    case PFI_PLOT_GROUPS3:
+        rp_groups_part(d, k - PFI_PLOT_GROUPS, &from, &to);
+        n = to - from, cols = groups_cols(n);
+        return 60 + 300 * (int)((n + cols - 1) / cols); /* 300 px a row, the legend above */
+    case PFI_PLOT_CE_GROUPS:
+        n = d->ng + d->nh - (rd_ce_job(d) != NULL);
+        cols = rp_ce_cols(n);
+        return 70 + 250 * (int)((n + cols - 1) / cols);
+    default:
+        return 0;
+    }
+}
+
+static void draw_groups(const rd_data *d, int part)
+{
+    size_t from, to;
+    rp_groups_part(d, part, &from, &to);
+    size_t n = to - from, cols = groups_cols(n), rows = (n + cols - 1) / cols;
     if (!rows) return;
+    /* raw axes shared by every group of every part, so the three compare */
     double pmax = 0, tmax = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < d->ng + d->nh; i++) {
         const pfi_group *g = d->grp[i].g;
         for (size_t k = 0; k < g->n_runs; k++) {
             pmax = fmax(pmax, g->runs[k].power_w / 1000);
@@ -254,27 +209,48 @@ void rp_draw_groups(void *ctx)
     plschr(7.0, 0.62);
     /* margins in pixels, as fractions of the page: the text does not grow
      * with the page, so fractions of it would squash the panels */
-    PLFLT xp, yp;
-    PLINT wpx, hpx, xo, yo;
-    plgpage(&xp, &yp, &wpx, &hpx, &xo, &yo);
-    double px = 1.0 / (wpx > 0 ? wpx : 1500), py = 1.0 / (hpx > 0 ? hpx : 2600);
-    double cw = (1 - 20 * px) / (double)cols, rh = (1 - 20 * py) / (double)rows;
+    double px, py;
+    rp_pixel(&px, &py);
+    double top = 50 * py, cw = (1 - 20 * px) / (double)cols,
+           rh = (1 - top - 10 * py) / (double)rows;
     for (size_t i = 0; i < n; i++) {
         size_t c = i % cols, rw = i / cols;
-        double x0 = 20 * px + (double)c * cw, y1 = 1 - 20 * py - (double)rw * rh;
+        double x0 = 20 * px + (double)c * cw, y1 = 1 - top - (double)rw * rh;
         /* x labels on the bottom row and on a pair with none under it */
         int xl = rw == rows - 1 || i + cols >= n;
-        group_pair(d, i, x0 + 58 * px, x0 + cw - 22 * px, y1 - rh + 52 * py, y1 - 50 * py, 70 * px,
-                   pmax, tmax, xl);
+        group_pair(&d->grp[from + i], x0 + 58 * px, x0 + cw - 30 * px, y1 - rh + 52 * py,
+                   y1 - 50 * py, 76 * px, pmax, tmax, xl);
     }
-    /* the legend in the cell after the last pair, or right of the last row */
-    size_t c = n % cols, rw = n / cols;
-    if (rw >= rows) c = cols, rw = rows - 1;
-    double x0 = 20 * px + (double)c * cw, y1 = 1 - 20 * py - (double)rw * rh;
-    plvpor(x0, x0 + 0.01, y1 - rh + 52 * py, y1 - 50 * py);
+    /* the legend across the top, as the paper's: arch x task, and held out */
+    int present[4] = {0}, held = 0;
+    for (size_t i = from; i < to; i++)
+        present[d->grp[i].cluster] = 1, held |= d->grp[i].held;
+    int col[5], sty[5];
+    const char *gl[5], *tx[5];
+    size_t m = 0;
+    for (int c = 0; c < 4; c++) {
+        if (!present[c]) continue;
+        col[m] = RP_CLUSTER0 + c, sty[m] = 1, gl[m] = rp_cluster_glyph(c);
+        tx[m++] = rp_cluster_label(c);
+    }
+    if (held) col[m] = RP_GREY, sty[m] = 2, gl[m] = NULL, tx[m++] = "Held out";
+    plvpor(0.2, 0.8, 1 - top + 6 * py, 1 - 6 * py);
     plwind(0, 1, 0, 1);
     plschr(0, 0.9);
-    int present[4];
-    rp_present_clusters(d, 1, present);
-    rp_legend_clusters(present);
+    rp_legend_ex(m, col, gl, sty, tx, 1);
+}
+
+void rp_draw_groups1(void *ctx)
+{
+    draw_groups(ctx, 0);
+}
+
+void rp_draw_groups2(void *ctx)
+{
+    draw_groups(ctx, 1);
+}
+
+void rp_draw_groups3(void *ctx)
+{
+    draw_groups(ctx, 2);
 }

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "figures.h"
+#include "pfi/base64.h"
 #include "pfi/fileio.h"
 #include "pfi/json.h"
 
@@ -31,19 +32,6 @@ static void html_text(FILE *f, const char *s)
         default:
             fputc(*s, f);
         }
-    }
-}
-
-static void base64(FILE *f, const unsigned char *b, size_t n)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)b[i] << 16 | (i + 1 < n ? (unsigned)b[i + 1] << 8 : 0) |
-                     (i + 2 < n ? b[i + 2] : 0);
-        fputc(a[v >> 18 & 63], f);
-        fputc(a[v >> 12 & 63], f);
-        fputc(i + 1 < n ? a[v >> 6 & 63] : '=', f);
-        fputc(i + 2 < n ? a[v & 63] : '=', f);
     }
 }
 
@@ -119,7 +107,7 @@ static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
     const rp_figure *fg = rp_figure_of(k);
     const char *why = "";
     if (!p->fig_ok[k]) {
-        rp_figure_available(k, p->d, &why);
+        if (!rp_figure_available(k, p->d, &why) && fg->quiet) return;
         fputs("<p class=\"note\">", f);
         html_text(f, fg->title);
         fputs(" is not drawn: ", f);
@@ -132,10 +120,13 @@ static void figure_html(FILE *f, const rp_page *p, pfi_plot_kind k)
     char *buf = NULL;
     size_t len = 0;
     if (pfi_file_read_all(path, &buf, &len, NULL) != PFI_OK) return;
-    fprintf(f, "<figure id=\"%s\"><img alt=\"", fg->name);
+    /* no wider than drawn: a small figure (Fig. 9's one panel) stays its size */
+    fprintf(f, "<figure id=\"%s\"><img style=\"max-width:%dpx\" alt=\"", fg->name, fg->w);
     html_text(f, fg->title);
     fputs("\" src=\"data:image/svg+xml;base64,", f);
-    base64(f, (const unsigned char *)buf, len);
+    char *b64 = pfi_base64_encode((const unsigned char *)buf, len);
+    if (b64) fputs(b64, f);
+    free(b64);
     fputs("\"><figcaption><b>", f);
     html_text(f, fg->title);
     fputs(".</b> ", f);
@@ -260,9 +251,12 @@ static const struct {
       FIG(PFI_PLOT_PFI),
       TAB("table6_pfi"),
       FIG(PFI_PLOT_GROUPS),
+      FIG(PFI_PLOT_GROUPS2),
+      FIG(PFI_PLOT_GROUPS3),
       {0, 0}}},
     {"Definitions, the cap grid and the GPU generation",
      {FIG(PFI_PLOT_CE),
+      FIG(PFI_PLOT_CE_GROUPS),
       FIG(PFI_PLOT_DEFINITIONS),
       TAB("table9_grid"),
       TAB("table8_generations"),

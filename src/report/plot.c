@@ -277,7 +277,8 @@ void rp_line(size_t n, const double *x, const double *y, int style, double width
     plwidth(1);
 }
 
-void rp_legend(size_t n, const int *colours, const char *const *glyphs, const char *const *labels)
+void rp_legend_ex(size_t n, const int *colours, const char *const *glyphs, const int *styles,
+                  const char *const *labels, int row)
 {
     if (!n || n > 16) return;
     PLINT opt[16], tc[16], lc[16], ls[16], sc[16], sn[16];
@@ -287,7 +288,7 @@ void rp_legend(size_t n, const int *colours, const char *const *glyphs, const ch
         opt[i] = glyphs && glyphs[i] ? PL_LEGEND_SYMBOL : PL_LEGEND_LINE;
         tc[i] = RP_BLACK;
         lc[i] = sc[i] = colours[i];
-        ls[i] = 1;
+        ls[i] = styles && styles[i] == 2 ? 2 : 1;
         lw[i] = 2.5;
         ss[i] = 0.6;
         sn[i] = 1;
@@ -295,10 +296,40 @@ void rp_legend(size_t n, const int *colours, const char *const *glyphs, const ch
         texts_add(labels[i]);
     }
     PLFLT w, h;
-    pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-             PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.02, 0.0, 0.06, 0, RP_LIGHT, 1, (PLINT)n, 1,
-             (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, labels, NULL, NULL, NULL, NULL, lc, ls, lw, sc,
-             ss, sn, sym);
+    if (row)
+        pllegend(&w, &h, 0, PL_POSITION_INSIDE | PL_POSITION_TOP, 0, 0.0, 0.04, 0, RP_LIGHT, 1, 1,
+                 (PLINT)n, (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, labels, NULL, NULL, NULL, NULL,
+                 lc, ls, lw, sc, ss, sn, sym);
+    else
+        pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+                 PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.02, 0.0, 0.06, 0, RP_LIGHT, 1, (PLINT)n,
+                 1, (PLINT)n, opt, 0.8, 0.7, 1.8, 0.0, tc, labels, NULL, NULL, NULL, NULL, lc, ls,
+                 lw, sc, ss, sn, sym);
+}
+
+void rp_legend(size_t n, const int *colours, const char *const *glyphs, const char *const *labels)
+{
+    rp_legend_ex(n, colours, glyphs, NULL, labels, 0);
+}
+
+void rp_line_clipped(const double *x, const double *y, int style, double width)
+{
+    PLFLT x0, x1, y0, y1;
+    plgvpw(&x0, &x1, &y0, &y1);
+    double t0 = 0, t1 = 1, dx = x[1] - x[0], dy = y[1] - y[0];
+    double p[4] = {-dx, dx, -dy, dy}, q[4] = {x[0] - x0, x1 - x[0], y[0] - y0, y1 - y[0]};
+    for (int i = 0; i < 4; i++) { /* Liang-Barsky */
+        if (p[i] == 0) {
+            if (q[i] < 0) return;
+            continue;
+        }
+        double r = q[i] / p[i];
+        if (p[i] < 0 && r > t0) t0 = r;
+        if (p[i] > 0 && r < t1) t1 = r;
+    }
+    if (t0 > t1) return;
+    double cx[2] = {x[0] + t0 * dx, x[0] + t1 * dx}, cy[2] = {y[0] + t0 * dy, y[0] + t1 * dy};
+    rp_line(2, cx, cy, style, width);
 }
 
 void rp_legend_clusters(const int present[4])

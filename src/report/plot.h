@@ -50,6 +50,14 @@ void rp_line(size_t n, const double *x, const double *y, int style, double width
 /* A legend outside the current panel's right edge: n entries with colours,
  * markers (NULL for a line entry) and texts. */
 void rp_legend(size_t n, const int *colours, const char *const *glyphs, const char *const *labels);
+/* rp_legend with line styles (1 solid, 2 dashed; NULL: all solid), placed
+ * outside the panel's right edge (row 0) or as one row across the top of
+ * the current viewport (row 1). */
+void rp_legend_ex(size_t n, const int *colours, const char *const *glyphs, const int *styles,
+                  const char *const *labels, int row);
+/* The segment (x[0], y[0])-(x[1], y[1]) clipped to the current window:
+ * PLplot's cairo drivers draw outside the box otherwise. */
+void rp_line_clipped(const double *x, const double *y, int style, double width);
 /* The legend of the four arch x task clusters (those with present[c] set). */
 void rp_legend_clusters(const int present[4]);
 /* Text in viewport fractions of the current panel, justification 0..1. */

@@ -117,6 +117,10 @@ int rd_sim_from_json(rd_data *d, const char *const paths[2], pfi_error *err);
 int rd_sim_from_json_text(rd_data *d, const char *buf, size_t len, const char *name,
                           pfi_error *err);
 void rd_free(rd_data *d);
+/* Fig. 9's job: the paper's (gpt-oss-20b fine-tuning on 8 GPUs; it has two
+ * and does not say which: the first training group of them), else the first
+ * training group; NULL when none. */
+const rd_group *rd_ce_job(const rd_data *d);
 
 /* The reductions of the simulation (fractions), and which is "at 30%". */
 extern const double rd_reductions[];

@@ -246,6 +246,11 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
 {
     if (!o || !o->sweeps || !o->out_dir || o->threads < 1 || o->workloads == 0)
         return pfi_error_set(err, PFI_EINVAL, NULL, 0, "bad report options");
+    /* the report validates held-out groups' predictions (pfi plot draws
+     * their curves without) */
+    if (o->heldout && !o->telemetry)
+        return pfi_error_set(err, PFI_EINVAL, o->heldout, 0,
+                             "held-out groups need the telemetry file too");
     rd_data d;
     int rc = rd_load(&d, o->sweeps, o->telemetry, o->heldout, o->tdp_w, err);
     if (rc == PFI_OK) rc = rd_load_matched(&d, o->matched, err);
@@ -264,8 +269,8 @@ int pfi_report_run(const pfi_report_opts *o, pfi_error *err)
 /* ---- pfi plot ---- */
 
 static const char *const kind_names[PFI_PLOT_COUNT] = {
-    "trace",     "curves", "pfi", "features",    "clocks",
-    "predicted", "gap",    "ce",  "definitions", "groups"};
+    "trace", "curves",    "pfi",         "features", "clocks",  "predicted", "gap",
+    "ce",    "ce-groups", "definitions", "groups",   "groups2", "groups3"};
 static const char *const kind_inputs[PFI_PLOT_COUNT] = {
     "TRACE [--steps STEPS.csv] (pfi trace's formats; its first run)",
     "SWEEPS.csv",
@@ -275,7 +280,10 @@ static const char *const kind_inputs[PFI_PLOT_COUNT] = {
     "SWEEPS.csv TELEMETRY.csv [HELDOUT.csv]",
     "SIM.json [SIM2.json] (pfi simulate --json)",
     "SWEEPS.csv",
+    "SWEEPS.csv [HELDOUT.csv]",
     "SWEEPS.csv",
+    "SWEEPS.csv [HELDOUT.csv]",
+    "SWEEPS.csv [HELDOUT.csv]",
     "SWEEPS.csv [HELDOUT.csv]"};
 
 const char *pfi_plot_kind_name(pfi_plot_kind k)

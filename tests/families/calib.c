@@ -38,6 +38,7 @@ typedef struct cjob {
     double var[MAX_OBS];
     size_t n_obs;
     double last_cap;
+    pfi_plan_obs reading; /* learn: last period's (power_w 0: none) */
 } cjob;
 
 static void *xcalloc(size_t n, size_t size)
@@ -140,6 +141,8 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
     pfi_plan *plan;
     pfi_plan_create(&plan);
     pfi_plan_set_confidence(plan, o->confidence);
+    /* learn: the controller's loop, a round a period */
+    if (o->policy == PFI_PLAN_LEARN) rc = pfi_plan_use_learn(plan, 8, 1, err);
     double pmax_total = 0, floors = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_sim_group *g = &s.g[slot_g[jobs[i].g]];
@@ -151,8 +154,10 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
         memset(E, 0, sizeof *E);
         E->budget_frac = budget_fracs[e % 4];
         double budget = fmax(E->budget_frac * pmax_total, 1.05 * floors);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             jobs[i].last_cap = NAN;
+            jobs[i].reading = (pfi_plan_obs){0};
+        }
         for (size_t t = 0; t < o->periods && rc == PFI_OK; t++) {
             /* the class's stored points: one array per label, shared by its jobs */
             size_t used = 0;
@@ -168,6 +173,7 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
                                        .pfi_sd = sd,
                                        .obs = jobs[i].obs,
                                        .n_obs = jobs[i].n_obs,
+                                       .reading = jobs[i].reading,
                                        .job_class = jobs[i].cls[0] ? jobs[i].cls : NULL};
                 if (!jobs[i].cls[0]) continue;
                 size_t first = used;
@@ -184,6 +190,7 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
                 pj[i].n_class_obs = used - first;
             }
             pfi_plan_result res;
+            pfi_plan_set_time(plan, (double)(e * o->periods + t) * 60);
             rc = pfi_plan_set_jobs(plan, pj, n, err);
             if (rc == PFI_OK) rc = pfi_plan_run(plan, o->policy, budget, 0, 0, caps, &res, err);
             if (rc != PFI_OK) break;
@@ -208,6 +215,7 @@ int calib_run(const calib_opts *o, calib_event *ev, pfi_error *err)
                 v = (o->noise_rel * read) * (o->noise_rel * read);
                 /* a point once its cap has held a full period (caps settle) */
                 if (jobs[i].last_cap == c && c < g->cap[g->n - 1]) observe(&jobs[i], c, P, read, v);
+                jobs[i].reading = (pfi_plan_obs){c, P, read, o->noise_rel * read};
                 jobs[i].last_cap = c;
             }
             double errv = fabs(res.total_tput - real) / real;

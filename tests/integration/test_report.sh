@@ -73,7 +73,8 @@ assert len(f8) == 1 and (f8[0]["mix"], f8[0]["reduction_pct"], f8[0]["policy"]) 
 assert f8[0]["paper_gap_recovered_pct"] == "63" and f8[0]["paper_recovered_tok_s_per_job"] == "1500"
 html = open(f"{rep}/report.html", encoding="utf-8").read()
 toc = html[html.index('<nav class="toc">'):html.index("</nav>")]
-for a in ("#fig3_curves", "#table6_pfi", "#table12_leverage", "#fig8_simulation", "#sec6"):
+for a in ("#fig3_curves", "#table6_pfi", "#table12_leverage", "#fig8_simulation", "#sec6", "#fig9_ce_groups",
+          "#fig12_groups", "#fig13_groups"):
     assert f'href="{a}"' in toc and f'id="{a[1:]}"' in html, a
 assert html.index("</nav>") < html.index('<h2 id="sec1">')
 # the figures in the paper's form, read from the texts each one draws
@@ -104,17 +105,53 @@ f7 = ft("fig7_predicted")
 assert "validation R² = 0.65 (held out, n = 4)" in f7 and "Actual PFI (ratio, Eq. 1)" in f7, f7
 f8 = ft("fig8_gap")
 assert "paper -0.88k" in f8 and "Policy - oracle (tokens/s per job)" in f8, f8
+# Fig. 9 as the paper's: its one job alone, on its axes; PFI_CE = 1 - alpha of
+# log T = alpha log P + log k checked against least squares by hand on the CSV
+import math
+sw = list(csv.DictReader(open("data/paper-h200/sweeps.csv"))) + \
+    list(csv.DictReader(open("data/paper-h200/heldout-sweeps.csv")))
+def pfi_ce(name):
+    rs = [r for r in sw if r["group"] == name]
+    x = [math.log(float(r["power_w"])) for r in rs]; y = [math.log(float(r["throughput_tok_s"])) for r in rs]
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    a = sum((u - mx) * (v - my) for u, v in zip(x, y)) / sum((u - mx) ** 2 for u in x)
+    return 1 - a, a
 f9 = ft("fig9_ce")
-assert f9[2].startswith("(a) gpt-oss-20b FT, 8 GPUs: PFI_CE") and "(b) every group (appendix)" in f9, f9
-f11 = ft("fig11_groups")
-# as the paper's appendix: per group raw (kW, k tok/s) and normalised panels, one title
-assert "MoE FT H200x8 (gpt-oss-20b, seq4096/bs8)" in f11 and "PFI = 2.67" in f11, f11
-assert "PFI = 1.67, held out" in f11 and len([t for t in f11 if t.startswith("PFI = ")]) == 29
-assert f11.count("Tput (k tok/s)") == 29 and f11.count("T / Tmax") == 29 and "Cluster power (kW)" in f11
-assert "MoE FT" in f11[-4:], f11[-6:]
+job = "MoE FT H200x8 (gpt-oss-20b, seq2048/bs8)"
+ce, a = pfi_ce(job)
+assert job in f9 and f"PFI_CE = 1 - α = {ce:.2f} (α = {a:.2f})" in f9, (f9, ce, a)
+assert "log(P / Pmax)" in f9 and "log(T / Tmax)" in f9 and "Observed" in f9, f9
+assert not any("H200x" in t and t != job for t in f9), f9
+# and no other group's series: of the four arch x task colours only MoE FT's is drawn
+svg9 = open(f"{rep}/figures/fig9_ce.svg", encoding="utf-8").read()
+rgb = {"dense-pt": "rgb(0%,44.705882%,69.803922%)", "dense-ft": "rgb(33.72549%,70.588235%,91.372549%)",
+       "moe-pt": "rgb(83.529412%,36.862745%,0%)", "moe-ft": "rgb(90.196078%,62.352941%,0%)"}
+assert rgb["moe-ft"] in svg9 and not any(c in svg9 for k, c in rgb.items() if k != "moe-ft"), "fig9: other groups drawn"
+f9b = ft("fig9_ce_groups")
+others = [t for t in f9b if "H200x" in t]
+assert len(others) == 28 and job not in others and len(set(others)) == 28, others
+for t, v in zip(others, [t for t in f9b if t.startswith("PFI_CE = ")]):
+    want = pfi_ce(t.replace(" [held out]", ""))[0]
+    assert v.split(",")[0] == f"PFI_CE = {want:.2f}", (t, v, want)
+# Figs. 11-13 as the paper's three: Table 6's order then the held-out groups,
+# 10, 10 and 9, each a raw and a normalised panel, the legend with "Held out"
+# only where a held-out group is
+split = {11: ("Dense FT H200x16 (Llama-3.1-70B)", "Dense PT H200x8 (Qwen3-32B, no compile)", 10),
+         12: ("Dense PT H200x32 (Qwen3-32B, seq8192/bs4)", "MoE PT H200x8 (gpt-oss-20b, EP1, compile)", 10),
+         13: ("MoE PT H200x8 (Qwen3-30B-A3B, EP1)", "MoE PT H200x8 (DeepSeek-V2-Lite) [held out]", 9)}
+for k, (first, last, n) in split.items():
+    f = ft(f"fig{k}_groups")
+    titles = [t for t in f if "H200x" in t]
+    assert (titles[0], titles[-1], len(titles)) == (first, last, n), (k, titles)
+    assert len([t for t in f if t.startswith("PFI = ")]) == n, (k, f)
+    assert f.count("Tput (k tok/s)") == n and f.count("T / Tmax") == n and "Cluster power (kW)" in f, k
+    assert ("Held out" in f) == (k == 13) and "Dense PT" in f, (k, f)
+f13 = ft("fig13_groups")
+assert f13[f13.index("MoE FT H200x8 (gemma-4-26B-A4B) [held out]") - 1] == "PFI = 2.13", f13
 # the differences that remain, each with its measured cause
 dif = {r["what"]: r for r in tab("differences")}
-assert len(dif) == 5, list(dif)
+assert len(dif) == 6, list(dif)
+assert dif["Fig. 9 axes"]["ours"] == "log(P / Pmax) from -1.15, log(T / Tmax) from -1.21", dif["Fig. 9 axes"]
 sm = dif["Fig. 5 rho, SM active"]
 assert (sm["ours"], sm["paper"]) == ("-0.01", "-0.27") and "paper's own Table 6 PFI in place of ours the rho is -0.020" in sm["cause (measured)"], sm
 assert dif["Fig. 10 CE PFI range"]["paper"] == "-0.4 to -0.1"
@@ -136,7 +173,7 @@ def check_pdf(p):
     b = open(p, "rb").read()
     assert b[:5] == b"%PDF-" and b"%%EOF" in b[-1024:] and len(b) > 5_000, p
 figs = ["fig2_trace", "fig3_curves", "fig4_pfi", "fig5_features", "fig6_clocks", "fig7_predicted", "fig8_gap",
-        "fig9_ce", "fig10_definitions", "fig11_groups"]
+        "fig9_ce", "fig9_ce_groups", "fig10_definitions", "fig11_groups", "fig12_groups", "fig13_groups"]
 assert S["figures"] == figs, S["figures"]
 for f in figs:
     check_png(f"{rep}/figures/{f}.png"); check_svg(f"{rep}/figures/{f}.svg"); check_pdf(f"{rep}/figures/{f}.pdf")

@@ -36,7 +36,18 @@ assert any("No telemetry" in n for n in S["notes"]), S["notes"]
 assert S["tables"][:1] == ["table6_pfi"] and "table3_ablation" not in S["tables"]
 assert "fig5_features" not in S["figures"] and "fig8_gap" not in S["figures"]
 assert "fig3_curves" in S["figures"] and "fig11_groups" in S["figures"]
+# three groups: one figure of pairs (Figs. 12-13 continue nothing and the page
+# says nothing of them); Fig. 9 draws the first group, the appendix the others
+assert "fig12_groups" not in S["figures"] and "fig13_groups" not in S["figures"], S["figures"]
+assert S["figures"][S["figures"].index("fig9_ce"):][:2] == ["fig9_ce", "fig9_ce_groups"], S["figures"]
+ft = lambda n: open(f"{rep}/figures/{n}.txt", encoding="utf-8").read().splitlines()
+assert "Dense PT H200x8 (m1)" in ft("fig9_ce") and "Dense PT H200x8 (m1)" not in ft("fig9_ce_groups")
+assert [t for t in ft("fig9_ce_groups") if "H200x" in t] == ["MoE FT H200x8 (m2)", "Dense FT H200x4 (m3)"]
+f11 = ft("fig11_groups")
+assert [t for t in f11 if "H200x" in t] == ["Dense PT H200x8 (m1)", "MoE FT H200x8 (m2)", "Dense FT H200x4 (m3)"], f11
+assert "Held out" not in f11 and "Dense FT" in f11
 html = open(f"{rep}/report.html", encoding="utf-8").read()
+assert "Fig. 12" not in html and "Fig. 13" not in html
 for fig in ("Fig. 5/14", "Fig. 7", "Fig. 8"):
     assert f"{fig}" in html and "is not drawn" in html, fig
 # no paper columns filled for groups the paper does not have
@@ -180,10 +191,15 @@ if "$PFI_BIN" plot curves --steps "$WORK/steps.csv" "$S" -o "$WORK/x.png" 2>/dev
 fi
 
 # pfi plot: every sweeps-only kind, each format, and gap from simulate --json
-for k in curves pfi ce definitions groups; do
+for k in curves pfi ce ce-groups definitions groups; do
     "$PFI_BIN" plot $k "$S" -o "$WORK/$k.png" >/dev/null
     head -c 8 "$WORK/$k.png" | od -An -c | grep -q "P   N   G" || fail "plot $k: not a PNG"
 done
+# Fig. 12 continues Fig. 11: with three groups it has nothing to draw
+if "$PFI_BIN" plot groups2 "$S" -o "$WORK/g2.png" 2>"$WORK/e"; then fail "plot groups2 of 3 groups"; fi
+grep -q "every group is in Fig. 11" "$WORK/e" || fail "plot groups2: $(cat "$WORK/e")"
+# held-out groups drawn after the others, no telemetry needed
+"$PFI_BIN" plot groups "$S" data/paper-h200/heldout-sweeps.csv -o "$WORK/gh.pdf" >/dev/null || fail "plot groups S H"
 "$PFI_BIN" plot curves "$S" -o "$WORK/c.svg" >/dev/null && grep -q "<svg" "$WORK/c.svg" || fail "svg"
 "$PFI_BIN" plot curves "$S" -o "$WORK/c.pdf" >/dev/null && head -c 5 "$WORK/c.pdf" | grep -q "%PDF" || fail "pdf"
 "$PFI_BIN" simulate --json --workloads 10 --no-learn --reductions 10%,30% data/paper-h200/sweeps.csv \
@@ -193,4 +209,25 @@ if "$PFI_BIN" plot gap "$S" -o "$WORK/bad.png" 2>"$WORK/e"; then fail "plot gap 
 grep -q "mine.csv" "$WORK/e" || fail "plot gap error does not name the file"
 [ ! -e "$WORK/bad.png" ] || fail "a failed plot left a file"
 if "$PFI_BIN" plot curves "$S" -o "$WORK/x.gif" 2>/dev/null; then fail "gif accepted"; fi
+# Figs. 11-13 split evenly when the groups do not fill ten a figure: 12 groups
+# are Figs. 11 and 12 with 6 each, in the file's order, and no Fig. 13
+python3 - "$WORK/g12.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("group,platform,model,arch,task,gpus,config,cap_w,power_w,throughput_tok_s\n")
+    for i in range(12):
+        for cap, p, t in ((300, 2300, 7000 + 100 * i), (700, 5500, 10000)):
+            f.write(f"g{i:02d},H200,m{i:02d},dense,pt,8,,{cap},{p},{t}\n")
+PY
+"$PFI_BIN" report --workloads 5 -o "$WORK/r12" "$WORK/g12.csv" >/dev/null 2>&1 || fail "report of 12 groups"
+python3 - "$WORK/r12" <<'PY'
+import json, sys
+rep = sys.argv[1]
+S = json.load(open(f"{rep}/summary.json"))
+assert [f for f in S["figures"] if f.startswith("fig1") and f.endswith("_groups")] == ["fig11_groups", "fig12_groups"], S["figures"]
+for k, want in ((11, range(0, 6)), (12, range(6, 12))):
+    t = [l for l in open(f"{rep}/figures/fig{k}_groups.txt", encoding="utf-8").read().splitlines() if "H200x" in l]
+    assert t == [f"Dense PT H200x8 (m{i:02d})" for i in want], (k, t)
+print("ok: 12 groups over Figs. 11-12")
+PY
 echo "ok: report without telemetry, bad paths, pfi plot"

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "core/learn_live_int.h"
 #include "pfi/learn_live.h"
 
 /* Job k's true curve: y = 1 - a_k u^1.5 with u = 1 - P / Pmax. */
@@ -437,9 +438,85 @@ static void test_kept_combination_drawn(void **state)
             fail_msg("period %zu: the silent job 2 moved from %.0f W to %.0f W", r, b[13], b[r]);
 }
 
+/* Classes (learn_class.c), white box: which classmates' readings a job's
+ * view pools after live_class_refresh. Pmax 1000 W, Tmax 100, readings
+ * with an SD of 1 tok/s unless exact. */
+static void obs1(pfi_live *l, uint64_t id, double p, double t, double sd)
+{
+    pfi_live_reading r = {.id = id, .power_w = p, .cap_w = NAN, .tput = t, .tput_sd = sd};
+    assert_int_equal(pfi_live_observe(l, &r, 1, NULL), PFI_OK);
+}
+
+static void test_class_pooling(void **state)
+{
+    (void)state;
+    pfi_live *l = NULL;
+    assert_int_equal(pfi_live_create(NULL, &l, NULL), PFI_OK);
+    /* jobs 1-3 one class, 4 none; 5-6, 7-8, 9-10, 11-12, 13-14 a class each */
+    static const uint64_t CLS[] = {7, 7, 7, 0, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12};
+    for (size_t k = 0; k < 14; k++) {
+        pfi_live_job j = {.id = k + 1,
+                          .pmax_w = 1000,
+                          .tmax = 100,
+                          .floor_w = 400,
+                          .pfi_hat = 1.5,
+                          .class_id = CLS[k]};
+        assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
+    }
+    /* 1-3 agree at 900 W; 1 and 3 differ by 20 SD / sqrt 2 at 700 W */
+    obs1(l, 1, 900, 98.0, 1);
+    obs1(l, 2, 900, 98.3, 1);
+    obs1(l, 3, 900, 97.9, 1);
+    obs1(l, 4, 900, 98.1, 1);
+    obs1(l, 1, 700, 90, 1);
+    obs1(l, 3, 700, 70, 1);
+    /* 5 above 6 by 1.6 SD of the difference at each of 5 powers: no power
+     * splits, the direction does; 7-8 the same differences, alternating */
+    for (int k = 0; k < 5; k++) {
+        double p = 900 - 50 * k, d = 1.6 * sqrt(2.0);
+        obs1(l, 5, p, 90 + d, 1);
+        obs1(l, 6, p, 90, 1);
+        obs1(l, 7, p, 90 + (k % 2 ? d : -d), 1);
+        obs1(l, 8, p, 90, 1);
+    }
+    /* 9-10 never read within 5% of Pmax of each other: not compared */
+    obs1(l, 9, 900, 97, 1);
+    obs1(l, 10, 600, 80, 1);
+    /* exact: 11-12 differ in the 7th digit, 13-14 are equal */
+    obs1(l, 11, 800, 90, 0);
+    obs1(l, 12, 800, 90.00001, 0);
+    obs1(l, 13, 800, 90, 0);
+    obs1(l, 14, 800, 90, 0);
+    /* 10 read between two of 9's noisy readings within 5% of Pmax
+     * (linear: 80 at 600 W) agrees once 9 is read at 580 and 620 W */
+    assert_int_equal(live_class_refresh(l), 0);
+    static const size_t POOL[] = {2, 3, 2, 1, 1, 1, 2, 2, 1, 1, 1, 1, 2, 2};
+    for (size_t k = 0; k < 14; k++)
+        if (l->jobs[k].pool_n != POOL[k])
+            fail_msg("job %zu pools %zu jobs, expected %zu", k + 1, l->jobs[k].pool_n, POOL[k]);
+    /* job 1's view: its own readings at 700 and 900 W, 2's at 900 pooled
+     * in (weight 1 + 1 / (1 + tau2), the class's spread from 1-2 and 2-3) */
+    assert_int_equal(l->jobs[0].nb, 2);
+    assert_true(l->jobs[0].b[1].sw > 1e4 && l->jobs[0].b[1].sw <= 2e4 * (1 + 1e-12));
+    assert_true(fabs(l->jobs[0].b[0].swy / l->jobs[0].b[0].sw - 0.90) < 1e-12);
+    obs1(l, 9, 580, 78.5, 1);
+    obs1(l, 9, 620, 81.5, 1);
+    assert_int_equal(live_class_refresh(l), 0);
+    assert_int_equal(l->jobs[8].pool_n, 2);
+    assert_int_equal(l->jobs[9].pool_n, 2);
+    /* a job that leaves its class takes its own readings back */
+    pfi_live_job j2 = {.id = 2, .pmax_w = 1000, .tmax = 100, .floor_w = 400, .pfi_hat = 1.5};
+    assert_int_equal(pfi_live_job_set(l, &j2, NULL), PFI_OK);
+    assert_int_equal(live_class_refresh(l), 0);
+    assert_int_equal(l->jobs[1].nb, 1);
+    assert_int_equal(l->jobs[0].pool_n, 1); /* 1 and 3 disagree */
+    pfi_live_destroy(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_class_pooling),
         cmocka_unit_test(test_epoch),
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_silent_job),

@@ -10,7 +10,12 @@
  *   - the caps never draw more than the budget;
  *   - deliberately mislabelled classes (two groups' jobs under each label)
  *     cost nothing against no class: the same coverage bar, no period over
- *     the budget, the throughput realised within 0.1% of no class's. */
+ *     the budget, the throughput realised within 0.1% of no class's;
+ *   - the same with the learn policy on the mix (its loop pools classes
+ *     too, learn_class.c), mislabelled classes within 0.3% of no class's
+ *     throughput (measured 0.12% under; 2.5% under while pairs of
+ *     classmates never read at one share of Pmax pooled unchecked), the
+ *     event error bounded at 6% (learn's is 5.04% at worst here). */
 #include "test_util.h"
 
 #include "calib.h"
@@ -20,7 +25,7 @@ typedef struct tally {
     double realised, worst_err;
 } tally;
 
-static tally run(fam_kind f, calib_classes c)
+static tally run(fam_kind f, calib_classes c, pfi_plan_policy policy)
 {
     tally t = {0};
     for (unsigned long seed = 1; seed <= 3; seed++) {
@@ -28,6 +33,7 @@ static tally run(fam_kind f, calib_classes c)
         o.family = f;
         o.seed = seed;
         o.classes = c;
+        o.policy = policy;
         calib_event ev[4];
         pfi_error err;
         pfi_error_clear(&err);
@@ -43,37 +49,49 @@ static tally run(fam_kind f, calib_classes c)
     return t;
 }
 
-static void check(fam_kind f)
+static void check(fam_kind f, pfi_plan_policy policy, double err_bar, double slack)
 {
-    tally none = run(f, CALIB_NO_CLASS), cls = run(f, CALIB_CLASS), bad = run(f, CALIB_MISLABELLED);
+    tally none = run(f, CALIB_NO_CLASS, policy), cls = run(f, CALIB_CLASS, policy),
+          bad = run(f, CALIB_MISLABELLED, policy);
     const tally *all[] = {&none, &cls, &bad};
     for (int k = 0; k < 3; k++) {
         double cov = (double)all[k]->covered / (double)all[k]->periods;
-        print_message("%s classes %d: coverage %.3f over %zu periods, worst event error %.4f\n",
-                      fam_name(f), k, cov, all[k]->periods, all[k]->worst_err);
+        print_message("%s %s classes %d: coverage %.3f over %zu periods, worst event error "
+                      "%.4f, realised %.1f\n",
+                      fam_name(f), pfi_plan_policy_name(policy), k, cov, all[k]->periods,
+                      all[k]->worst_err, all[k]->realised);
         assert_true(cov >= 0.9);
-        assert_true(all[k]->worst_err <= 0.05);
+        assert_true(all[k]->worst_err <= err_bar);
         assert_int_equal(all[k]->over, 0);
     }
-    assert_true(bad.realised >= none.realised * (1 - 1e-3));
+    assert_true(bad.realised >= none.realised * (1 - slack));
 }
 
 static void test_mix(void **st)
 {
     (void)st;
-    check(FAM_MIX);
+    check(FAM_MIX, PFI_PLAN_PFI, 0.05, 1e-3);
+}
+
+static void test_mix_learn(void **st)
+{
+    (void)st;
+    /* learn's error is not within 5% (no class: 5.04% in its worst event;
+     * docs/learn.md, "Learn's promises"): bounded at 6% so it cannot grow */
+    check(FAM_MIX, PFI_PLAN_LEARN, 0.06, 3e-3);
 }
 
 static void test_embedded(void **st)
 {
     (void)st;
-    check(FAM_EMBEDDED);
+    check(FAM_EMBEDDED, PFI_PLAN_PFI, 0.05, 1e-3);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mix),
+        cmocka_unit_test(test_mix_learn),
         cmocka_unit_test(test_embedded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -157,6 +157,43 @@ static void test_threads_and_seed(void **state)
     pfi_sim_result_free(NULL);
 }
 
+/* Classes (pfi_sim_opts.classes) with exact readings: an entry is its
+ * group's jobs, so the right class pools nothing; wrong classes join two
+ * groups, whose exact readings differ at the first power both are read at
+ * (the equal share) and are split there (learn_class.c): each gives what
+ * none gives, to the last bit. With noise, classes keep the results
+ * independent of the thread count. */
+static void test_classes(void **state)
+{
+    (void)state;
+    double red[] = {0.2, 0.4};
+    pfi_sim_opts o = pfi_sim_defaults();
+    o.workloads = 25;
+    o.jobs = 9;
+    o.reductions = red;
+    o.n_reductions = 2;
+    pfi_sim_result a, b, c;
+    run(&o, &a);
+    o.classes = PFI_SIM_CLASS_GROUP;
+    run(&o, &b);
+    o.classes = PFI_SIM_CLASS_WRONG;
+    run(&o, &c);
+    assert_memory_equal(a.cells, b.cells, 2 * PFI_SIM_NPOLICIES * sizeof *a.cells);
+    assert_memory_equal(a.cells, c.cells, 2 * PFI_SIM_NPOLICIES * sizeof *a.cells);
+    pfi_sim_result_free(&a);
+    pfi_sim_result_free(&b);
+    pfi_sim_result_free(&c);
+    o.noise_rel = 0.02;
+    o.classes = PFI_SIM_CLASS_GROUP;
+    o.threads = 1;
+    run(&o, &a);
+    o.threads = 3;
+    run(&o, &b);
+    assert_memory_equal(a.cells, b.cells, 2 * PFI_SIM_NPOLICIES * sizeof *a.cells);
+    pfi_sim_result_free(&a);
+    pfi_sim_result_free(&b);
+}
+
 static void test_production_all_ft(void **state)
 {
     (void)state;
@@ -305,6 +342,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gaps),
         cmocka_unit_test(test_threads_and_seed),
+        cmocka_unit_test(test_classes),
         cmocka_unit_test(test_entries_equal_jobs),
         cmocka_unit_test(test_production_all_ft),
         cmocka_unit_test(test_errors),

@@ -51,6 +51,9 @@ typedef struct pfi_ctl_opts {
     double confidence;         /* of every lower bound it states, (0, 1); 0 = 0.9 */
     const char *owner;         /* the id sent with every cap call; NULL: the store's (made once) */
     const char *topology;      /* the power tree (pfi/topology.h), or NULL: the site alone */
+    const char *etcd;          /* active/standby: etcd endpoints "URL[,URL...]", NULL none */
+    const char *ha_name;       /* the site's name under /pfi/ (required with etcd) */
+    double ha_ttl_s;           /* the leader's lease; 0: 3 periods (at least 2 s) */
 } pfi_ctl_opts;
 
 /* Runs until *stop becomes non-zero (a signal handler sets it). On stop the

@@ -34,6 +34,7 @@
 #define PFI_LEARN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pfi/alloc.h"
 #include "pfi/error.h"
@@ -51,12 +52,13 @@ typedef struct pfi_learn_opts {
 pfi_learn_opts pfi_learn_defaults(void);
 
 typedef struct pfi_learn_job {
-    double pmax_w;  /* uncapped power, W, > 0 */
-    double tmax;    /* uncapped throughput, tokens/s, > 0 */
-    double floor_w; /* lowest power the job can be given, W, in (0, pmax_w] */
-    double pfi_hat; /* predicted PFI (the prior slope below the lowest reading) */
-    size_t count;   /* identical jobs this entry stands for, as in alloc.h (0 means 1):
-                       they are given one power and read as one */
+    double pmax_w;     /* uncapped power, W, > 0 */
+    double tmax;       /* uncapped throughput, tokens/s, > 0 */
+    double floor_w;    /* lowest power the job can be given, W, in (0, pmax_w] */
+    double pfi_hat;    /* predicted PFI (the prior slope below the lowest reading) */
+    size_t count;      /* identical jobs this entry stands for, as in alloc.h (0 means 1):
+                          they are given one power and read as one */
+    uint64_t class_id; /* entries expected to share a curve, as in learn_live.h; 0 none */
 } pfi_learn_job;
 
 /* Runs `jobs` of entry `job`'s jobs (>= 1) at power_w (W, within its

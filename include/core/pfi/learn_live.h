@@ -104,7 +104,9 @@ typedef struct pfi_live_job {
     double floor_w; /* lowest power it may be given (lowest cap or SLA), W, (0, pmax_w] */
     double pfi_hat; /* telemetry-predicted PFI (the prior); NaN when unknown */
     size_t count;   /* identical jobs this entry stands for (0 means 1): one power, read as one */
-    uint64_t class_id; /* jobs expected to share a curve pool readings (issue 29); 0 none */
+    uint64_t class_id; /* jobs expected to share a curve pool readings (issue 29), each
+                          only those of classmates whose readings agree with its own
+                          (learn_class.c); 0 none */
 } pfi_live_job;
 
 /* Adds a job, or updates the one with that id (its range and prior; its

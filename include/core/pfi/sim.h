@@ -71,6 +71,12 @@ typedef struct pfi_sim_opts {
     int no_learn;     /* 1: leave learn out (its cells have ran = 0) */
     double noise_rel; /* learn's throughput readings are off by this relative
                          SD (Gaussian), [0, 1); its score uses the true values */
+    /* what learn is told of which jobs share a curve (pfi_learn_job.class_id):
+     * none; the group each job was drawn from (replicas, as a scheduler's
+     * job name or array would say); or deliberately wrong labels, classes
+     * of the same sizes by the job's position in its workload, which is
+     * independent of its group (a wrong class must cost no more than none) */
+    enum { PFI_SIM_CLASS_NONE, PFI_SIM_CLASS_GROUP, PFI_SIM_CLASS_WRONG } classes;
     void (*progress)(void *ctx, size_t done, size_t total); /* may be NULL */
     void *progress_ctx;
 } pfi_sim_opts;

@@ -61,14 +61,18 @@ typedef enum {
     PFI_PLOT_CLOCKS,      /* Fig. 6: SM and memory clock against cap */
     PFI_PLOT_PREDICTED,   /* Fig. 7: predicted against actual PFI */
     PFI_PLOT_GAP,         /* Fig. 8: gap to the oracle against reduction */
-    PFI_PLOT_CE,          /* Fig. 9: the constant-elasticity fit */
+    PFI_PLOT_CE,          /* Fig. 9: the constant-elasticity fit of the paper's job */
+    PFI_PLOT_CE_GROUPS,   /* Fig. 9's appendix: the same for every other group */
     PFI_PLOT_DEFINITIONS, /* Fig. 10: the three PFI definitions against each other */
-    PFI_PLOT_GROUPS,      /* Figs. 11-13: one small panel per group */
+    PFI_PLOT_GROUPS,      /* Fig. 11: raw and normalised curves, the first third of the groups */
+    PFI_PLOT_GROUPS2,     /* Fig. 12: the second third */
+    PFI_PLOT_GROUPS3,     /* Fig. 13: the rest */
     PFI_PLOT_COUNT
 } pfi_plot_kind;
 
 /* "trace", "curves", "pfi", "features", "clocks", "predicted", "gap", "ce",
- * "definitions", "groups"; NULL past the last. */
+ * "ce-groups", "definitions", "groups", "groups2", "groups3"; NULL past the
+ * last. */
 const char *pfi_plot_kind_name(pfi_plot_kind k);
 int pfi_plot_kind_parse(const char *s, pfi_plot_kind *out); /* -1 if unknown */
 /* One line: which inputs the kind takes. */
