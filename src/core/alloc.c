@@ -310,12 +310,6 @@ static size_t build_job(pfi_alloc_problem *p, const pfi_alloc_job *j, size_t i, 
         }
         ES[h] = sk;
         EI[h++] = (uint32_t)k;
-        if (sk > 0) { /* the range of the positive slopes' bits (a superset: popped ones too) */
-            uint64_t key;
-            memcpy(&key, &sk, sizeof key);
-            p->es_klo = key < p->es_klo ? key : p->es_klo;
-            p->es_khi = key > p->es_khi ? key : p->es_khi;
-        }
     }
     p->eend[i] = c + h;
     return m;
@@ -374,8 +368,6 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
     if (name_len + 1 > p->cap_names) p->cap_names = name_len + 1;
 
     size_t c = 0, nb = 0;
-    p->es_klo = UINT64_MAX;
-    p->es_khi = 0;
     for (size_t i = 0; i < n; i++) {
         const pfi_alloc_job *j = &jobs[i];
         p->names[i] = NULL;

@@ -51,9 +51,6 @@ struct pfi_alloc_problem {
     const char **names; /* into name_buf; NULL where the job had none */
     char *name_buf;
     double pmax_total, floor_total;
-    /* the least and greatest bit patterns of the positive slopes in es (or
-     * of more: an update only widens them), for the tree's oracle buckets */
-    uint64_t es_klo, es_khi;
     /* scratch for the runs */
     struct seg *segs;
     double *w, *wn, *room, *shed, *pw;

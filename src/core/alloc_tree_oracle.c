@@ -362,14 +362,26 @@ void alloc_tree_greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, siz
 }
 
 /* alloc_tree_segments and greedy_top's first pass in one, while each
- * segment is in cache: its top-level bucket (on the slopes' range the hull
- * recorded), the buckets' counts into start[1..] and their demands per home
- * into t->qdem. Jobs each in one domain. */
+ * segment is in cache: its top-level bucket, the buckets' counts into start[1..] and their demands
+ * per home into t->qdem. Jobs each in one domain. */
 static size_t segments_top(pfi_alloc_problem *p, size_t *start)
 {
     struct alloc_tree *t = p->tree;
     size_t n = p->n, ns = 0, nd = t->nd;
-    uint64_t kmin = p->es_klo, kmax = p->es_khi;
+    /* the slopes' range first, from two slopes a job: an envelope's slopes
+     * strictly decrease, so its steepest is its first and its flattest
+     * positive one ends its positive run (read from the hull's es, not
+     * from the segments, which would be read again) */
+    uint64_t kmin = UINT64_MAX, kmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t v = p->eend[i];
+        while (v > p->off[i] && !(p->es[v - 1] > 0))
+            v--;
+        if (v == p->off[i]) continue;
+        uint64_t hi = slope_key(p->es[p->off[i]]), lo = slope_key(p->es[v - 1]);
+        kmax = hi > kmax ? hi : kmax;
+        kmin = lo < kmin ? lo : kmin;
+    }
     if (kmin > kmax) kmin = kmax = 0; /* no positive slope: no segment either */
     int shift = 0;
     while (kmax > kmin && ((kmax - kmin) >> shift) >= GR_NB)
