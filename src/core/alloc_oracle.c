@@ -131,14 +131,17 @@ int pfi_alloc_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, dou
     int rc = alloc_check_budget(p, budget_w, err);
     if (rc) return rc;
     if (p->tree) {
-        if ((rc = alloc_tree_oracle(p, budget_w, power_w, err)) != PFI_OK ||
+        double total = NAN;
+        if ((rc = alloc_tree_oracle(p, budget_w, power_w, &total, err)) != PFI_OK ||
             (rc = alloc_tree_verify(p, power_w, "oracle", err)) != PFI_OK)
             return rc;
-        if (total_tput) {
-            double total = 0;
-            for (size_t i = 0; i < p->n; i++)
-                total += p->cnt[i] * envelope_tput(p, i, power_w[i]);
+        if (total_tput && !isnan(total)) {
             *total_tput = total;
+        } else if (total_tput) {
+            double sum = 0;
+            for (size_t i = 0; i < p->n; i++)
+                sum += p->cnt[i] * envelope_tput(p, i, power_w[i]);
+            *total_tput = sum;
         }
         return PFI_OK;
     }

@@ -127,9 +127,11 @@ struct alloc_tree {
     uint32_t *blocked_at;   /* per domain: the top-level bucket after which it was */
     uint32_t cur;           /* the top-level bucket being taken */
     double *qdem;           /* top-level buckets x domains: the buckets' demands */
+    unsigned char *okq;     /* domains x top-level buckets: taken whole */
     uint32_t *qidx;         /* the segments by top-level bucket (cap_ts) */
     unsigned char *qb;      /* each segment's top-level bucket (cap_ts) */
     double *bdem;           /* per domain: a bucket's demand */
+    double tp;              /* the greedy's throughput above the floors so far */
     size_t *touched;        /* per-domain scratch */
     unsigned char *mark;    /* per-domain scratch */
 };
@@ -145,12 +147,18 @@ void alloc_tree_powers(pfi_alloc_problem *p, const double *power_w);
 /* The share of job i's power that lands in domain a's subtree. */
 double alloc_tree_alpha(const struct alloc_tree *t, size_t i, size_t a);
 /* The nested oracle's and proportional policies' powers (same contracts as
- * pfi_alloc_oracle's and pfi_alloc_proportional's, under the tree). */
-int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pfi_error *err);
+ * pfi_alloc_oracle's and pfi_alloc_proportional's, under the tree); the
+ * oracle's total throughput into *total when it has it, else NAN. */
+int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total,
+                      pfi_error *err);
 /* Every job's envelope segments (positive slopes) into t->ts, *count of
  * them, and the least and greatest of their slopes' bit patterns. */
 int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
                         pfi_error *err);
+/* The greedy over single-domain segments a[0..n) (moved; b: n of scratch),
+ * from room (spent) into added (per entry, added to). */
+void alloc_tree_greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, size_t n, double *room,
+                       double *added);
 int alloc_tree_lp(pfi_alloc_problem *p, const double *room, double *power_w, pfi_error *err);
 int alloc_tree_share(pfi_alloc_problem *p, const double *w, double budget_w, double *power_w,
                      pfi_error *err);

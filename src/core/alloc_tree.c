@@ -17,7 +17,7 @@ void alloc_tree_free(struct alloc_tree *t)
                     t->name_buf, t->home,       t->soff,  t->sdom,  t->sshare,    t->order,
                     t->jstart,   t->dpow,       t->resid, t->dem,   t->g,         t->touched,
                     t->mark,     t->own,        t->ts,    t->gw,    t->ts2,       t->blocked,
-                    t->bdem,     t->blocked_at, t->qdem,  t->qidx,  t->qb};
+                    t->bdem,     t->blocked_at, t->qdem,  t->qidx,  t->qb,        t->okq};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(t);

@@ -24,8 +24,8 @@
  * The greedy runs on buckets of slopes (greedy_top() and greedy() below)
  * rather than a sort of every segment: bench_alloc's 10^5 jobs under a
  * 4-level tree of 85 domains binding at every level, 0.41 s with a qsort,
- * 19-24 ms now against the flat oracle's 11-13 ms (1.7-1.8x; with the
- * period's set-up 1.6-1.8x). */
+ * 8.4-9.3 ms of CPU now against the flat oracle's 4.4-5.4 ms (1.74-1.89x;
+ * 2.2-2.5x before the passes were fused, docs/nested-budgets.md). */
 #include "alloc_problem.h"
 
 #include <math.h>
@@ -111,6 +111,7 @@ static void step(pfi_alloc_problem *p, const struct tseg *ts, size_t k, double *
         double m = fmin(ts[0].width, path_room(t, room, h));
         if (m > 0) {
             added[ts[0].job] += m;
+            t->tp += ts[0].slope * m;
             path_take(t, room, h, m);
         }
         return;
@@ -161,6 +162,7 @@ static void step(pfi_alloc_problem *p, const struct tseg *ts, size_t k, double *
         double m = fits ? ts[j].width : ts[j].width * t->g[h];
         if (m > 0) {
             added[ts[j].job] += m;
+            t->tp += ts[j].slope * m;
             path_take(t, room, h, m);
         }
     }
@@ -192,7 +194,10 @@ static void bucket_take(pfi_alloc_problem *p, const struct tseg *ts, size_t n, d
 {
     struct alloc_tree *t = p->tree;
     for (size_t j = 0; j < n; j++)
-        if (!t->blocked[ts[j].home]) added[ts[j].job] += ts[j].width;
+        if (!t->blocked[ts[j].home]) {
+            added[ts[j].job] += ts[j].width;
+            t->tp += ts[j].slope * ts[j].width;
+        }
     for (size_t a = 0; a < t->nd; a++) {
         if (isinf(room[a]) || !(t->bdem[a] > 0)) continue;
         room[a] = fmax(0.0, room[a] - t->bdem[a]);
@@ -259,42 +264,25 @@ static void greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, size_t 
     }
 }
 
-enum { WHOLE = 1 };
+enum { WHOLE = 1, IDX_WIN = 16 };
 
-/* The top level of greedy() over all of t->ts without moving them: one pass
- * counts each bucket's segments and sums its demand per home domain, so a
- * bucket that fits is taken on those sums alone (no pass over it), one that
- * does not is gathered (through a list of indices) and split by greedy();
- * a last pass in the segments' order (job order: the writes to added go
- * forward) gives each job the whole buckets' segments it took, those before
- * its domain was blocked. Against greedy() on everything: half the passes
- * and 24-byte moves (bench_alloc, 10^5 jobs). Falls back to it for a wide
- * tree, where the sums would not fit in cache. */
-static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t kmax, double *room,
-                       double *added)
+/* The top level of greedy() over all of t->ts without moving them: with
+ * each bucket's segments counted and its demand summed per home domain
+ * (segments_top, start[q + 1]: bucket q's count), a bucket that fits is
+ * taken on those sums alone (no pass over it), one that does not is
+ * gathered (through a list of indices) and split by greedy(); a last pass
+ * in the segments' order (job order: the writes to added go forward) gives
+ * each job the whole buckets' segments it took, those before its domain
+ * was blocked. Against greedy() on everything: half the passes and 24-byte
+ * moves (bench_alloc, 10^5 jobs). */
+static void greedy_top(pfi_alloc_problem *p, size_t ns, size_t *start, double *room, double *added)
 {
     struct alloc_tree *t = p->tree;
     size_t nd = t->nd;
-    if (ns <= 24 || kmin == kmax || nd > 4096 || !t->qdem) {
-        greedy(p, t->ts, t->ts2, ns, kmin, kmax, room, added);
-        return;
-    }
-    int shift = 0;
-    while (((kmax - kmin) >> shift) >= GR_NB)
-        shift++;
-#define TOP_Q(slope) (GR_NB - 1 - (size_t)((slope_key(slope) - kmin) >> shift))
-    size_t start[GR_NB + 1] = {0};
     unsigned char status[GR_NB] = {0};
-    memset(t->qdem, 0, GR_NB * nd * sizeof *t->qdem);
-    for (size_t j = 0; j < ns; j++) {
-        size_t q = TOP_Q(t->ts[j].slope);
-        t->qb[j] = (unsigned char)q; /* the later passes read a byte, not the segment */
-        start[q + 1]++;
-        t->qdem[q * nd + t->ts[j].home] += t->ts[j].width;
-    }
     for (int q = 0; q < GR_NB; q++)
         start[q + 1] += start[q];
-    int indexed = 0;
+    size_t indexed = 0; /* buckets below it are indexed */
     for (size_t q = 0; q < GR_NB && room[0] > 0; q++) {
         size_t m = start[q + 1] - start[q];
         if (m == 0) continue;
@@ -316,32 +304,116 @@ static void greedy_top(pfi_alloc_problem *p, size_t ns, uint64_t kmin, uint64_t 
             }
             continue;
         }
-        if (!indexed) { /* the first bucket that does not fit: index it and those after */
+        if (q >= indexed) { /* index this bucket and the next few (those split are close) */
             size_t at[GR_NB];
             memcpy(at, start, sizeof at);
-            for (size_t j = 0; j < ns; j++)
-                if (t->qb[j] >= q) t->qidx[at[t->qb[j]]++] = (uint32_t)j;
-            indexed = 1;
+            indexed = q + IDX_WIN;
+            /* without a branch (a job's segments fall in many buckets): a
+             * segment outside the window is written over its bucket's
+             * first slot, which nothing reads before its bucket is
+             * indexed again (an earlier bucket was taken whole; it is
+             * not empty, so the slot is its own) */
+            for (size_t j = 0; j < ns; j++) {
+                unsigned b = t->qb[j];
+                t->qidx[at[b]] = (uint32_t)j;
+                at[b] += (size_t)b - q < IDX_WIN;
+            }
         }
         struct tseg *a = t->ts2, *b = t->ts2 + m;
         for (size_t k = 0; k < m; k++)
             a[k] = t->ts[t->qidx[start[q] + k]];
         greedy(p, a, b, m, UINT64_MAX, 0, room, added);
     }
+    /* which buckets each home took whole: a table of nd x 256 bytes (in
+     * cache) read without a branch, against two tests a segment */
+    unsigned char *ok = t->okq;
+    for (size_t h = 0; h < nd; h++)
+        for (size_t q = 0; q < GR_NB; q++)
+            ok[h * GR_NB + q] = status[q] == WHOLE && q < t->blocked_at[h];
+    double tp = 0;
     for (size_t j = 0; j < ns; j++) {
-        size_t q = t->qb[j];
-        if (status[q] == WHOLE && q < t->blocked_at[t->ts[j].home])
-            added[t->ts[j].job] += t->ts[j].width;
+        double w = (double)ok[t->ts[j].home * GR_NB + t->qb[j]] * t->ts[j].width;
+        added[t->ts[j].job] += w;
+        tp += t->ts[j].slope * w;
     }
-#undef TOP_Q
+    t->tp += tp;
 }
 
-int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
-                        pfi_error *err)
+/* Nothing blocked but the domains without room, before any bucket. */
+static void greedy_start(struct alloc_tree *t, const double *room)
+{
+    memset(t->blocked, 0, t->nd);
+    t->cur = 0;
+    for (size_t a = 0; a < t->nd; a++)
+        t->blocked_at[a] = UINT32_MAX;
+    for (size_t a = 0; a < t->nd; a++)
+        if (room[a] == 0) {
+            block(t, a);
+            for (size_t d = a; d < t->end[a]; d++)
+                t->blocked_at[d] = 0; /* before any bucket */
+        }
+}
+
+void alloc_tree_greedy(pfi_alloc_problem *p, struct tseg *a, struct tseg *b, size_t n, double *room,
+                       double *added)
+{
+    greedy_start(p->tree, room);
+    greedy(p, a, b, n, UINT64_MAX, 0, room, added);
+}
+
+/* alloc_tree_segments and greedy_top's first pass in one, while each
+ * segment is in cache: its top-level bucket, the buckets' counts into start[1..] and their demands
+ * per home into t->qdem. Jobs each in one domain. */
+static size_t segments_top(pfi_alloc_problem *p, size_t *start)
 {
     struct alloc_tree *t = p->tree;
-    /* every entry has fewer segments than points: room for all, then one pass */
-    size_t n = p->n, ns = 0, cap = p->off[n];
+    size_t n = p->n, ns = 0, nd = t->nd;
+    /* the slopes' range first, from two slopes a job: an envelope's slopes
+     * strictly decrease, so its steepest is its first and its flattest
+     * positive one ends its positive run (read from the hull's es, not
+     * from the segments, which would be read again) */
+    uint64_t kmin = UINT64_MAX, kmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t v = p->eend[i];
+        while (v > p->off[i] && !(p->es[v - 1] > 0))
+            v--;
+        if (v == p->off[i]) continue;
+        uint64_t hi = slope_key(p->es[p->off[i]]), lo = slope_key(p->es[v - 1]);
+        kmax = hi > kmax ? hi : kmax;
+        kmin = lo < kmin ? lo : kmin;
+    }
+    if (kmin > kmax) kmin = kmax = 0; /* no positive slope: no segment either */
+    int shift = 0;
+    while (kmax > kmin && ((kmax - kmin) >> shift) >= GR_NB)
+        shift++;
+    memset(t->qdem, 0, GR_NB * nd * sizeof *t->qdem);
+    double wtot = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = alloc_job_segments_into(p, i, &t->ts[ns].slope,
+                                           sizeof(struct tseg) / sizeof(double), &wtot);
+        uint32_t h = (uint32_t)t->home[i];
+        for (size_t j = ns; j < ns + k; j++) {
+            t->ts[j].job = (uint32_t)i;
+            t->ts[j].home = h;
+            /* within the range but for a slope that underflowed to 0:
+             * clamped, the buckets still order the slopes */
+            uint64_t key = slope_key(t->ts[j].slope);
+            key = key < kmin ? kmin : key > kmax ? kmax : key;
+            size_t q = GR_NB - 1 - (size_t)((key - kmin) >> shift);
+            t->qb[j] = (unsigned char)q; /* the later passes read a byte, not the segment */
+            start[q + 1]++;
+            t->qdem[q * nd + h] += t->ts[j].width;
+        }
+        ns += k;
+    }
+    return ns;
+}
+
+/* Room for every segment: each entry has fewer segments than points. */
+static int segments_alloc(pfi_alloc_problem *p, pfi_error *err)
+{
+    struct alloc_tree *t = p->tree;
+    size_t cap = p->off[p->n];
     if (cap > t->cap_ts) {
         struct tseg *a = realloc(t->ts, cap * sizeof *a);
         if (a) t->ts = a;
@@ -354,7 +426,24 @@ int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uin
         if (!a || !b || !x || !y) return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
         t->cap_ts = cap;
     }
-    if (!t->qdem && t->cap_nd <= 4096) t->qdem = malloc(GR_NB * t->cap_nd * sizeof *t->qdem);
+    if (!t->qdem && t->cap_nd <= 4096) {
+        t->qdem = malloc(GR_NB * t->cap_nd * sizeof *t->qdem);
+        t->okq = malloc(GR_NB * t->cap_nd);
+        if (!t->okq) {
+            free(t->qdem);
+            t->qdem = NULL;
+        }
+    }
+    return PFI_OK;
+}
+
+int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uint64_t *kmax,
+                        pfi_error *err)
+{
+    struct alloc_tree *t = p->tree;
+    size_t n = p->n, ns = 0;
+    int rc = segments_alloc(p, err);
+    if (rc != PFI_OK) return rc;
     double wtot = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
@@ -377,31 +466,39 @@ int alloc_tree_segments(pfi_alloc_problem *p, size_t *count, uint64_t *kmin, uin
     return PFI_OK;
 }
 
-int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, pfi_error *err)
+int alloc_tree_oracle(pfi_alloc_problem *p, double budget_w, double *power_w, double *total,
+                      pfi_error *err)
 {
     struct alloc_tree *t = p->tree;
     double *room = t->resid;
     int rc = alloc_tree_room(p, budget_w, room, err);
     if (rc != PFI_OK) return rc;
+    if (total) *total = NAN; /* the linear program's: the caller walks the envelopes */
     if (t->n_spread) return alloc_tree_lp(p, room, power_w, err);
+    t->tp = 0;
     size_t n = p->n, ns;
-    uint64_t kmin, kmax;
-    if ((rc = alloc_tree_segments(p, &ns, &kmin, &kmax, err)) != PFI_OK) return rc;
     double *added = p->shed; /* watts above the floor, per entry (all its jobs) */
     for (size_t i = 0; i < n; i++)
         added[i] = 0;
-    memset(t->blocked, 0, t->nd);
-    t->cur = 0;
-    for (size_t a = 0; a < t->nd; a++)
-        t->blocked_at[a] = UINT32_MAX;
-    for (size_t a = 0; a < t->nd; a++)
-        if (room[a] == 0) {
-            block(t, a);
-            for (size_t d = a; d < t->end[a]; d++)
-                t->blocked_at[d] = 0; /* before any bucket */
-        }
-    greedy_top(p, ns, kmin, kmax, room, added);
-    for (size_t i = 0; i < n; i++)
+    if ((rc = segments_alloc(p, err)) != PFI_OK) return rc;
+    if (t->qdem) {
+        size_t start[GR_NB + 1] = {0};
+        ns = segments_top(p, start);
+        greedy_start(t, room);
+        greedy_top(p, ns, start, room, added);
+    } else { /* a wide tree: the bucket sums would not fit in cache */
+        uint64_t kmin, kmax;
+        if ((rc = alloc_tree_segments(p, &ns, &kmin, &kmax, err)) != PFI_OK) return rc;
+        greedy_start(t, room);
+        greedy(p, t->ts, t->ts2, ns, kmin, kmax, room, added);
+    }
+    /* the total from the segments taken (the greedy's sum of slope x
+     * watts), not a walk of every envelope again (1.2 ms at 10^5 jobs) */
+    double base = 0;
+    for (size_t i = 0; i < n; i++) {
         power_w[i] = fmin(p->pmax[i], p->floor_w[i] + added[i] / p->cnt[i]);
+        base += p->cnt[i] * p->ftput[i];
+    }
+    if (total) *total = base + t->tp;
     return PFI_OK;
 }

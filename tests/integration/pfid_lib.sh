@@ -8,8 +8,14 @@ WORK=$(mktemp -d /tmp/pfid-it-XXXXXX)
 PIDS=()
 FAILS=0
 
+# A command that failed under set -e (not through fail()) is said too, and
+# its work dir kept, so no failure is silent.
 cleanup() {
-    local p
+    local rc=$? p
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$FAILS" -eq 0 ]; then
+        echo "FAIL: exited with status $rc after the last ok: a command failed under set -e" >&2
+        FAILS=1
+    fi
     for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
     if [ "$FAILS" -eq 0 ] && [ -z "${KEEP_WORK:-}" ]; then rm -rf "$WORK"; else echo "work dir kept: $WORK" >&2; fi

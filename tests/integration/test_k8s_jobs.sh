@@ -102,6 +102,11 @@ creq DELETE /v1/targets/dr-k8s; expect 200 "the target deleted"
 kill -KILL "$CTL_PID"
 
 # --- a failing kubelet changes nothing ---
+# The error first, then the pods gone: pfid reads PodResources, then the
+# PodList, so a read across one change of both would see the old pods from
+# the first and none from the second (seen under load: the job ended).
+k8s_state 1 "{\"pods\":[$W1,$W0B], \"grpc_error\": true}"
+sleep 0.5
 k8s_state 1 "{\"pods\":[], \"grpc_error\": true}"
 sleep 1
 [ "$(jobs_of 1 | cut -d' ' -f1,2)" = "team:llama 0,1,2,3" ] || fail "jobs changed on a kubelet error: $(jobs_of 1)"

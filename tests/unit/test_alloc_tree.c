@@ -168,6 +168,58 @@ static void spread_beats_greedy(void **state)
     pfi_alloc_problem_destroy(p);
 }
 
+/* The LP's window (alloc_tree_lp.c) must widen: 200 one-segment jobs in
+ * rack-1 (10 W each, slopes 1 + 0.001 j) and S, half in rack-1 and half in
+ * rack-2, 1200 W of slope 5 (10 tokens/s per rack-1 W). Rack-1 has 1000 W
+ * above the floors. The greedy with S at its floor fills the top 100 jobs;
+ * the optimum gives S its 1200 W (600 W of rack-1) and the top 40 jobs the
+ * other 400 W: the threshold moves 60 segments, past the first window, and
+ * a window not widened (its top fixed full) leaves S 320 W. */
+static void spread_moves_threshold(void **state)
+{
+    (void)state;
+    enum { NJ = 200 };
+    static double P[NJ + 1][2], T[NJ + 1][2];
+    pfi_alloc_job j[NJ + 1];
+    pfi_alloc_span s[NJ + 2];
+    memset(j, 0, sizeof j);
+    for (size_t i = 0; i < NJ; i++) {
+        P[i][0] = 100;
+        P[i][1] = 110;
+        T[i][0] = 0;
+        T[i][1] = 10 * (1 + 0.001 * (double)i);
+        j[i] = (pfi_alloc_job){.P = P[i], .T = T[i], .n = 2, .pfi = NAN, .dram_copy = NAN};
+        s[i] = (pfi_alloc_span){i, 1, 1};
+    }
+    P[NJ][0] = 100;
+    P[NJ][1] = 1300;
+    T[NJ][0] = 0;
+    T[NJ][1] = 6000;
+    j[NJ] =
+        (pfi_alloc_job){.name = "S", .P = P[NJ], .T = T[NJ], .n = 2, .pfi = NAN, .dram_copy = NAN};
+    s[NJ] = (pfi_alloc_span){NJ, 1, 0.5};
+    s[NJ + 1] = (pfi_alloc_span){NJ, 2, 0.5};
+    pfi_alloc_problem *p = NULL;
+    pfi_error err;
+    assert_int_equal(pfi_alloc_problem_create(j, NJ + 1, &p, &err), PFI_OK);
+    pfi_alloc_domain d[] = {{"site", NP, INFINITY, 0},
+                            {"rack-1", 0, NJ * 100 + 50 + 1000, 0},
+                            {"rack-2", 0, INFINITY, 0}};
+    set_tree(p, d, 3, s, NJ + 2);
+    double pw[NJ + 1], tput;
+    if (pfi_alloc_oracle(p, 1e6, pw, &tput, &err)) fail_msg("oracle: %s", err.msg);
+    assert_near(pw[NJ], 1300, 1e-6);
+    for (size_t i = 0; i < NJ; i++)
+        if (fabs(pw[i] - (i >= NJ - 40 ? 110 : 100)) > 1e-6)
+            fail_msg("job %zu: %.9g W, want %d", i, pw[i], i >= NJ - 40 ? 110 : 100);
+    assert_near(pfi_alloc_problem_domain_power(p, 1), NJ * 100 + 50 + 1000, 1e-6);
+    double want = 6000;
+    for (size_t i = NJ - 40; i < NJ; i++)
+        want += 10 * (1 + 0.001 * (double)i);
+    assert_near(tput, want, 1e-6);
+    pfi_alloc_problem_destroy(p);
+}
+
 static void infeasible(void **state)
 {
     (void)state;
@@ -507,6 +559,7 @@ int main(void)
         cmocka_unit_test(oracle_hand),
         cmocka_unit_test(equal_hand),
         cmocka_unit_test(spread_beats_greedy),
+        cmocka_unit_test(spread_moves_threshold),
         cmocka_unit_test(infeasible),
         cmocka_unit_test(bad_trees),
         cmocka_unit_test(tree_life),
