@@ -25,17 +25,10 @@
 
 static json_t *load(const char *s, size_t len, const char *what, pfi_error *err)
 {
-    json_error_t je;
-    json_t *r = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
-    if (!r)
-        pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key %s: malformed JSON at line %d: %s", what,
-                      je.line, je.text);
-    else if (!json_is_object(r)) {
-        json_decref(r);
-        r = NULL;
-        pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key %s: not a JSON object", what);
-    }
-    return r;
+    char lead[64];
+    snprintf(lead, sizeof lead, "etcd key %s", what);
+    json_t *r;
+    return pfi_json_load_object(s, len, lead, &r, err) == PFI_OK ? r : NULL;
 }
 
 /* A number, or NaN for null. */

@@ -9,6 +9,7 @@
 
 #include "pfi/base64.h"
 #include "pfi/etcd.h"
+#include "pfi/json.h"
 
 #define MAX_KVS 100000 /* a range larger than this is not ours */
 
@@ -52,21 +53,15 @@ static int bytes_of(const json_t *o, const char *name, char **out, size_t *n, pf
 
 static int load(const char *body, size_t len, json_t **out, pfi_error *err)
 {
-    json_error_t je;
-    json_t *r = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *r;
     *out = NULL;
-    if (!r)
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd: malformed JSON at line %d: %s",
-                             je.line, je.text);
-    if (!json_is_object(r)) {
-        json_decref(r);
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd: the answer is not a JSON object");
-    }
+    int rc = pfi_json_load_object(body, len, "etcd", &r, err);
+    if (rc != PFI_OK) return rc;
     /* grpc-gateway's error: {"error", "message", "code"} */
     const json_t *m = json_object_get(r, "message");
     if (!json_is_string(m)) m = json_object_get(r, "error");
     if (json_is_string(m) && json_object_get(r, "code")) {
-        int rc = pfi_error_set(err, PFI_EIO, NULL, 0, "etcd: %.200s", json_string_value(m));
+        rc = pfi_error_set(err, PFI_EIO, NULL, 0, "etcd: %.200s", json_string_value(m));
         json_decref(r);
         return rc;
     }

@@ -23,6 +23,23 @@ int pfi_json_print(FILE *f, const json_t *v)
     return ferror(f) ? -1 : 0;
 }
 
+int pfi_json_load_object(const char *text, size_t len, const char *what, json_t **out,
+                         pfi_error *err)
+{
+    json_error_t je;
+    *out = NULL;
+    json_t *r = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!r)
+        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "%s: malformed JSON at line %d: %s", what,
+                             je.line, je.text);
+    if (!json_is_object(r)) {
+        json_decref(r);
+        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "%s: not a JSON object", what);
+    }
+    *out = r;
+    return PFI_OK;
+}
+
 int pfi_json_load_strict(const char *body, size_t len, size_t max_len, const char *const *allowed,
                          json_t **out, pfi_error *err)
 {

@@ -23,6 +23,13 @@ void pfi_json_set(json_t *obj, const char *key, json_t *value);
 int pfi_json_load_strict(const char *body, size_t len, size_t max_len, const char *const *allowed,
                          json_t **out, pfi_error *err);
 
+/* Parses text as a JSON object, duplicate keys refused: *out a new
+ * reference. PFI_EPARSE, the message led by `what`, for malformed JSON
+ * ("WHAT: malformed JSON at line L: ...") or another value ("WHAT: not a
+ * JSON object"). For documents that carry no key list of their own. */
+int pfi_json_load_object(const char *text, size_t len, const char *what, json_t **out,
+                         pfi_error *err);
+
 /* Prints v with a newline, compact-ish with stable key order; 0 on success. */
 int pfi_json_print(FILE *f, const json_t *v);
 
