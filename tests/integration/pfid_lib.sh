@@ -125,6 +125,16 @@ print(len(over), first, rows[-1][0] if rows else None, max(after) if after else 
 sys.exit(1 if bad or not rows else 0)"
 }
 
+# held_throughout DB SINCE LIMIT WHAT: no tick after SINCE goes over LIMIT
+# (+1 W), not even the first (a ceiling recovered at start); sets MAXA to
+# the most any tick drew.
+held_throughout() {
+    local r nover first last
+    r=$(held_after "$1" "$2" "$3") || fail "$4 (over ticks, first, last, max after): $r"
+    read -r nover first last MAXA <<<"$r"
+    [ "$nover" = 0 ] || fail "$4, $nover tick(s) over: $r"
+}
+
 # expect CODE WHAT: the last req's status must be CODE.
 expect() {
     [ "$CODE" = "$1" ] || fail "$2: HTTP $CODE, expected $1 (body: $BODY)"
