@@ -20,6 +20,29 @@ static pfi_ctl_store *open_tmp(void)
     return s;
 }
 
+/* Writes an older store as raw SQL (its tables and user_version). */
+static void old_store(const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The store file's user_version (its schema version). */
+static int store_version(void)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
 static void test_roundtrip(void **st)
 {
     pfi_ctl_store *s = open_tmp();
@@ -114,10 +137,7 @@ static void test_roundtrip(void **st)
 
 static void test_newer_schema(void **st)
 {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=9", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    old_store("PRAGMA user_version=9");
     pfi_ctl_store *s;
     pfi_error err;
     pfi_error_clear(&err);
@@ -129,16 +149,10 @@ static void test_newer_schema(void **st)
  * classless; it is version 3 after, and takes a class. */
 static void test_version_2_store(void **st)
 {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "CREATE TABLE jobs(job TEXT PRIMARY KEY, pmax_w REAL, tmax REAL,"
-                                  " t REAL);"
-                                  "INSERT INTO jobs VALUES('j', 5600, 90, 1);"
-                                  "PRAGMA user_version=2;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    old_store("CREATE TABLE jobs(job TEXT PRIMARY KEY, pmax_w REAL, tmax REAL,"
+              " t REAL);"
+              "INSERT INTO jobs VALUES('j', 5600, 90, 1);"
+              "PRAGMA user_version=2;");
     pfi_ctl_store *s = open_tmp();
     pfi_error err;
     pfi_ctl_job_rec *j;
@@ -161,18 +175,11 @@ static void test_version_2_store(void **st)
  * after, and its points take a spread from then on. */
 static void test_version_1_store(void **st)
 {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "CREATE TABLE observations(job TEXT NOT NULL, cap_w REAL NOT NULL,"
-                     " power_w REAL NOT NULL, tput REAL NOT NULL, n INTEGER NOT NULL,"
-                     " t REAL NOT NULL, PRIMARY KEY(job, cap_w));"
-                     "INSERT INTO observations VALUES('j', 500, 3700, 87, 2, 2);"
-                     "PRAGMA user_version=1;",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    old_store("CREATE TABLE observations(job TEXT NOT NULL, cap_w REAL NOT NULL,"
+              " power_w REAL NOT NULL, tput REAL NOT NULL, n INTEGER NOT NULL,"
+              " t REAL NOT NULL, PRIMARY KEY(job, cap_w));"
+              "INSERT INTO observations VALUES('j', 500, 3700, 87, 2, 2);"
+              "PRAGMA user_version=1;");
     pfi_ctl_store *s = open_tmp();
     pfi_error err;
     pfi_ctl_obs_rec *o;
@@ -194,32 +201,19 @@ static void test_version_1_store(void **st)
     assert_true(isnan(o[1].tput_var));
     free(o);
     pfi_ctl_store_close(s);
-    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 4);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
+    assert_int_equal(store_version(), 4);
 }
 
 /* A version-3 store (targets without domain) opens: its targets are kept,
  * on the site; it is version 4 after, and a target keeps its domain. */
 static void test_version_3_store(void **st)
 {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "CREATE TABLE targets(source INTEGER NOT NULL, id TEXT NOT NULL,"
-                     " kind INTEGER NOT NULL, limit_w REAL NOT NULL, start REAL NOT NULL, end REAL,"
-                     " ramp_w_per_s REAL NOT NULL, priority INTEGER, is_default INTEGER NOT NULL,"
-                     " PRIMARY KEY(source, id));"
-                     "INSERT INTO targets VALUES(0, 'old', 0, 5e5, 10, 20, 0, NULL, 0);"
-                     "PRAGMA user_version=3;",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    old_store("CREATE TABLE targets(source INTEGER NOT NULL, id TEXT NOT NULL,"
+              " kind INTEGER NOT NULL, limit_w REAL NOT NULL, start REAL NOT NULL, end REAL,"
+              " ramp_w_per_s REAL NOT NULL, priority INTEGER, is_default INTEGER NOT NULL,"
+              " PRIMARY KEY(source, id));"
+              "INSERT INTO targets VALUES(0, 'old', 0, 5e5, 10, 20, 0, NULL, 0);"
+              "PRAGMA user_version=3;");
     pfi_ctl_store *s = open_tmp();
     pfi_error err;
     pfi_target *t;
@@ -250,13 +244,7 @@ static void test_version_3_store(void **st)
     assert_string_equal(t[0].domain, "");
     free(t);
     pfi_ctl_store_close(s);
-    assert_int_equal(sqlite3_open(test_db_path, &db), SQLITE_OK);
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 4);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
+    assert_int_equal(store_version(), 4);
 }
 
 int main(void)
