@@ -139,23 +139,82 @@ typedef struct mjob {
     double power, tps, pfi;
 } mjob;
 
-static void bench_period(int full)
+/* Every node's two listings, copied to their size, with their lengths:
+ * what the controller holds after its transfers (no strlen in the period). */
+typedef struct site {
+    char **g, **jt;
+    size_t *gl, *jl, bytes;
+} site;
+
+static void site_make(int full, site *S)
 {
-    /* each node's two texts copied to their size, with their lengths: what
-     * the controller holds after its transfers (no strlen in the period) */
     enum { GL = 8192, JL = 4096 };
-    char **g = malloc(NODES * sizeof *g), **jt = malloc(NODES * sizeof *jt), *tg = malloc(GL),
-         *tj = malloc(JL);
-    size_t *gl = malloc(NODES * sizeof *gl), *jl = malloc(NODES * sizeof *jl), bytes = 0;
+    char *tg = malloc(GL), *tj = malloc(JL);
+    S->g = malloc(NODES * sizeof *S->g);
+    S->jt = malloc(NODES * sizeof *S->jt);
+    S->gl = malloc(NODES * sizeof *S->gl);
+    S->jl = malloc(NODES * sizeof *S->jl);
+    S->bytes = 0;
     for (int n = 0; n < NODES; n++) {
         listings_as(n, full, tg, GL, tj, JL);
-        gl[n] = strlen(tg);
-        jl[n] = strlen(tj);
-        if (gl[n] + 1 >= GL || jl[n] + 1 >= JL) exit(1);
-        g[n] = strdup(tg);
-        jt[n] = strdup(tj);
-        bytes += gl[n] + jl[n];
+        S->gl[n] = strlen(tg);
+        S->jl[n] = strlen(tj);
+        if (S->gl[n] + 1 >= GL || S->jl[n] + 1 >= JL) exit(1);
+        S->g[n] = strdup(tg);
+        S->jt[n] = strdup(tj);
+        S->bytes += S->gl[n] + S->jl[n];
     }
+    free(tg);
+    free(tj);
+}
+
+static void site_free(site *S)
+{
+    for (int n = 0; n < NODES; n++) {
+        free(S->g[n]);
+        free(S->jt[n]);
+    }
+    free(S->g);
+    free(S->jt);
+    free(S->gl);
+    free(S->jl);
+}
+
+/* Parses node n's listings and merges its jobs into mj (ids are job-N:
+ * indexed directly; the controller's merge is a linear search, at this size
+ * it would use a hash). With ga, each job's GPUs' node (at most 10) go to
+ * ga[job] and count its GPUs; without, its n_gpus do. Returns the node's GPU
+ * power. */
+static double merge_node(const site *S, int n, mjob *mj, size_t **ga)
+{
+    pfi_cl_node node = {0};
+    if (pfi_cl_parse_gpus(S->g[n], S->gl[n], &node, NULL) != PFI_OK ||
+        pfi_cl_parse_jobs(S->jt[n], S->jl[n], &node, NULL) != PFI_OK)
+        exit(1);
+    double nw = 0;
+    for (size_t k = 0; k < node.n_gpus; k++)
+        nw += node.gpus[k].power_w;
+    for (size_t k = 0; k < node.n_jobs; k++) {
+        int id = atoi(node.jobs[k].id + 4);
+        mjob *m = &mj[id];
+        snprintf(m->id, sizeof m->id, "%s", node.jobs[k].id);
+        if (ga)
+            for (size_t q = 0; q < node.jobs[k].n_gpus && m->n < 10; q++)
+                ga[id][m->n++] = (size_t)n;
+        else
+            m->n += node.jobs[k].n_gpus;
+        m->power += node.jobs[k].power_w;
+        m->tps += node.jobs[k].tokens_per_s;
+        m->pfi = node.jobs[k].pfi_estimate;
+    }
+    pfi_cl_node_clear(&node);
+    return nw;
+}
+
+static void bench_period(int full)
+{
+    site S;
+    site_make(full, &S);
     mjob *mj = calloc(JOBS, sizeof *mj);
     pfi_plan_job *pj = calloc(JOBS, sizeof *pj);
     pfi_plan_cap *caps = calloc(JOBS, sizeof *caps);
@@ -166,26 +225,8 @@ static void bench_period(int full)
         double t0 = bench_cpu();
         memset(mj, 0, JOBS * sizeof *mj);
         double gpu_w = 0;
-        for (int n = 0; n < NODES; n++) {
-            pfi_cl_node node = {0};
-            if (pfi_cl_parse_gpus(g[n], gl[n], &node, NULL) != PFI_OK ||
-                pfi_cl_parse_jobs(jt[n], jl[n], &node, NULL) != PFI_OK)
-                exit(1);
-            for (size_t k = 0; k < node.n_gpus; k++)
-                gpu_w += node.gpus[k].power_w;
-            for (size_t k = 0; k < node.n_jobs; k++) {
-                /* ids are job-N: index directly (the controller's merge is a
-                 * linear search; at this size it would use a hash) */
-                int id = atoi(node.jobs[k].id + 4);
-                mjob *m = &mj[id];
-                snprintf(m->id, sizeof m->id, "%s", node.jobs[k].id);
-                m->n += node.jobs[k].n_gpus;
-                m->power += node.jobs[k].power_w;
-                m->tps += node.jobs[k].tokens_per_s;
-                m->pfi = node.jobs[k].pfi_estimate;
-            }
-            pfi_cl_node_clear(&node);
-        }
+        for (int n = 0; n < NODES; n++)
+            gpu_w += merge_node(&S, n, mj, NULL);
         double t1 = bench_cpu();
         tp[r] = t1 - t0;
         for (int i = 0; i < JOBS; i++)
@@ -210,18 +251,9 @@ static void bench_period(int full)
            "\"listing_mb\":%.1f,\"cpu_seconds_median\":%.6f,\"parse_seconds_median\":%.6f,"
            "\"plan_seconds_median\":%.6f,\"peak_rss_mb\":%.1f,\"bar_seconds\":0.1}\n",
            full ? "control_period_pfid_cpu" : "control_period_cpu", JOBS, NODES * GPUS, NODES,
-           bytes / 1e6, med, parse, med - parse, ru.ru_maxrss / 1024.0);
+           S.bytes / 1e6, med, parse, med - parse, ru.ru_maxrss / 1024.0);
     pfi_plan_destroy(plan);
-    for (int n = 0; n < NODES; n++) {
-        free(g[n]);
-        free(jt[n]);
-    }
-    free(g);
-    free(jt);
-    free(gl);
-    free(jl);
-    free(tg);
-    free(tj);
+    site_free(&S);
     free(mj);
     free(pj);
     free(caps);
@@ -272,20 +304,12 @@ static void write_tree(const char *path, const double *rack_w)
 
 static void bench_period_tree(void)
 {
-    enum { GL = 8192, JL = 4096 };
-    char **g = malloc(NODES * sizeof *g), **jt = malloc(NODES * sizeof *jt), *tg = malloc(GL),
-         *tj = malloc(JL);
-    size_t *gl = malloc(NODES * sizeof *gl), *jl = malloc(NODES * sizeof *jl);
+    site S;
+    site_make(0, &S);
     double *rack_w = calloc(NODES / RACK_NODES, sizeof *rack_w);
-    for (int n = 0; n < NODES; n++) {
-        listings_as(n, 0, tg, GL, tj, JL);
-        gl[n] = strlen(tg);
-        jl[n] = strlen(tj);
-        g[n] = strdup(tg);
-        jt[n] = strdup(tj);
+    for (int n = 0; n < NODES; n++)
         for (int k = 0; k < GPUS; k++)
             rack_w[n / RACK_NODES] += 400.0 + (n * 8 + k) % 300; /* listings_as's powers */
-    }
     char path[] = "/tmp/bench_control_tree_XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0) exit(1);
@@ -326,28 +350,11 @@ static void bench_period_tree(void)
         memset(mj, 0, JOBS * sizeof *mj);
         double gpu_w = 0;
         for (int n = 0; n < NODES; n++) {
-            pfi_cl_node node = {0};
-            if (pfi_cl_parse_gpus(g[n], gl[n], &node, NULL) != PFI_OK ||
-                pfi_cl_parse_jobs(jt[n], jl[n], &node, NULL) != PFI_OK)
-                exit(1);
-            double nw = 0;
-            for (size_t k = 0; k < node.n_gpus; k++)
-                nw += node.gpus[k].power_w;
+            double nw = merge_node(&S, n, mj, ga);
             gpu_w += nw;
             T.ag_gpu_w[n] = nw;
             T.ag_fixed_w[n] = 0;
             T.ag_down[n] = 0;
-            for (size_t k = 0; k < node.n_jobs; k++) {
-                int id = atoi(node.jobs[k].id + 4);
-                mjob *m = &mj[id];
-                snprintf(m->id, sizeof m->id, "%s", node.jobs[k].id);
-                for (size_t q = 0; q < node.jobs[k].n_gpus && m->n < 10; q++)
-                    ga[id][m->n++] = (size_t)n;
-                m->power += node.jobs[k].power_w;
-                m->tps += node.jobs[k].tokens_per_s;
-                m->pfi = node.jobs[k].pfi_estimate;
-            }
-            pfi_cl_node_clear(&node);
         }
         double t1 = bench_cpu();
         for (int i = 0; i < JOBS; i++) {
@@ -398,21 +405,12 @@ static void bench_period_tree(void)
            over);
     pfi_plan_destroy(plan);
     ctl_topo_free(&T);
-    for (int n = 0; n < NODES; n++) {
-        free(g[n]);
-        free(jt[n]);
-    }
+    site_free(&S);
     for (int i = 0; i < JOBS; i++)
         free(ga[i]);
     free(ga);
     free(ng);
     free(pmax);
-    free(g);
-    free(jt);
-    free(gl);
-    free(jl);
-    free(tg);
-    free(tj);
     free(rack_w);
     free(mj);
     free(pj);
