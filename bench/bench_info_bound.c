@@ -39,9 +39,25 @@
  * estimates point (learn beats it on the embedded dataset at 30%); it
  * shows how much of the bound is the grid (docs/learn.md).
  *
+ * `--offset mid` is 0.5, `--offset random` is -1; the random places are
+ * drawn once per workload, job and interval (a learner reads one place for
+ * the whole event), from their own stream, so every m reads at the same ones.
+ *
+ * `--powers K` (implies --sequential) prints the bound at K powers alone
+ * for every cell, beside equal's gap per job, the bound's gain over equal
+ * per job and one reading's SD per job at the equal share (1% of its
+ * throughput there), and only reads as many readings a cap as K powers
+ * need in the event. docs/learn.md's bounds for item 5 of issue 29:
+ *   bench_info_bound --table --powers 5 --offset random
+ *   bench_info_bound --table --powers 5 --offset mid
+ * at the default 100 workloads of 100 jobs, seed 1: the workloads, the
+ * 120 periods and the scoring of `bench_families --table --workloads 100`
+ * (the same draw of groups, equal's gap summed per workload, the share
+ * 1 - gap / equal's gap, an event's share the mean of its periods').
+ *
  * One JSON object per line per (family, reduction, m), or per (family,
  * reduction) with --sequential; `--table` prints a markdown table instead;
- * `--workloads N` (default 200). */
+ * `--workloads N` (default 100). */
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -104,7 +120,7 @@ static double total(pfi_alloc_problem *truth, const pfi_alloc_out *o)
 int main(int argc, char **argv)
 {
     int table = 0, seq = 0;
-    size_t W = 200, periods = 120;
+    size_t W = 100, periods = 120, powers = 0;
     double offset = 0; /* 0: read at the sweep's points; else see --offset */
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--table") == 0)
@@ -115,27 +131,51 @@ int main(int argc, char **argv)
             W = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--periods") == 0 && a + 1 < argc)
             periods = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--offset") == 0 && a + 1 < argc)
-            offset = strtod(argv[++a], NULL);
-        else {
+        else if (strcmp(argv[a], "--offset") == 0 && a + 1 < argc) {
+            a++;
+            char *end = NULL;
+            offset = strcmp(argv[a], "mid") == 0      ? 0.5
+                     : strcmp(argv[a], "random") == 0 ? -1
+                                                      : strtod(argv[a], &end);
+            if (offset != 0.5 && offset != -1 && (end == argv[a] || *end)) offset = NAN;
+        } else if (strcmp(argv[a], "--powers") == 0 && a + 1 < argc) {
+            powers = strtoul(argv[++a], NULL, 10);
+            seq = 1;
+            if (powers < 1 || powers > KMAX) {
+                fprintf(stderr, "bench_info_bound: --powers is 1 to %d\n", KMAX);
+                return 2;
+            }
+        } else {
             fprintf(stderr, "usage: bench_info_bound [--table] [--workloads N] [--sequential "
-                            "[--periods P]] [--offset F]\n");
+                            "[--periods P]] [--powers K] [--offset F|mid|random]\n");
             return 2;
         }
     }
     if (W == 0 || periods < 2 || periods > 10000 || !(offset >= -1 && offset < 1)) {
         fprintf(stderr, "bench_info_bound: need --workloads > 0, --periods in [2, 10000] and "
-                        "--offset in [-1, 1)\n");
+                        "--offset in [-1, 1), mid or random\n");
         return 2;
     }
-    /* the readings a cap to try: 1 to periods - 1 for the bound */
-    size_t NM = seq ? periods - 1 : NM_FIXED;
+    /* the readings a cap to try: 1 to periods - 1 for the bound (at K
+     * powers, to (periods - 1) / K) */
+    size_t NM = seq ? (periods - 1) / (powers ? powers : 1) : NM_FIXED;
+    if (NM == 0) return fprintf(stderr, "bench_info_bound: more powers than periods\n"), 2;
     unsigned *M = malloc(NM * sizeof *M);
     double *gap_inf = malloc(NM * NR * sizeof *gap_inf);
     if (!M || !gap_inf) return fprintf(stderr, "bench_info_bound: out of memory\n"), 1;
     for (size_t m = 0; m < NM; m++)
         M[m] = seq ? (unsigned)(m + 1) : M_FIXED[m];
-    if (table && seq) {
+    if (table && powers) {
+        printf("| family | cut | equal's gap (tok/s/job) | one reading's SD at equal "
+               "(tok/s/job) | bound's gain over equal (tok/s/job) | bound at %zu powers, %zu "
+               "periods, readings %s |\n",
+               powers, periods,
+               offset == 0     ? "at the sweep's points"
+               : offset == 0.5 ? "midway between them"
+               : offset < 0    ? "at a random place in each interval"
+                               : "off the sweep's points");
+        printf("| --- | --- | --- | --- | --- | --- |\n");
+    } else if (table && seq) {
         printf("| family | cut | informed, 1 / 8 readings a cap | any learner, %zu periods, its "
                "readings shared by 1 / 2 / 3 / 4 / 5 powers |\n",
                periods);
@@ -145,7 +185,9 @@ int main(int argc, char **argv)
                "40%% |\n");
         printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     }
-    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937),
+            *place = gsl_rng_alloc(gsl_rng_mt19937);
+    static double frac[J][MAXP]; /* a workload's random places, each job and interval */
     static double eT[J][MAXP + 1], eP[J][MAXP + 1];
     pfi_alloc_job tj[J], ej[J];
     pfi_alloc_out out[J];
@@ -155,16 +197,20 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_info_bound: %s failed to build\n", fam_name((fam_kind)k));
             return 1;
         }
-        double gap_eq[NR] = {0};
+        double gap_eq[NR] = {0}, sd_eq[NR] = {0};
         memset(gap_inf, 0, NM * NR * sizeof *gap_inf);
         double t0 = bench_now();
         gsl_rng_set(draw, 1); /* pfi simulate's default seed and draw */
         gsl_rng_set(noise, 2);
+        gsl_rng_set(place, 3);
         for (size_t w = 0; w < W; w++) {
             fam_workload(&fs, draw, tj, J);
-            for (size_t i = 0; i < J; i++)
+            for (size_t i = 0; i < J; i++) {
                 if (tj[i].n > MAXP)
                     return fprintf(stderr, "bench_info_bound: %zu points\n", tj[i].n), 1;
+                for (size_t q = 0; q + 1 < tj[i].n; q++)
+                    frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(place);
+            }
             pfi_alloc_problem *truth = NULL, *est = NULL;
             if (pfi_alloc_problem_create(tj, J, &truth, NULL) != PFI_OK) return 1;
             for (size_t m = 0; m < NM; m++) {
@@ -196,10 +242,9 @@ int main(int argc, char **argv)
                         }
                     } else {
                         x[nx++] = tj[i].P[ord[0]];
-                        for (size_t q = 0; q + 1 < n; q++) {
-                            double f = offset > 0 ? offset : gsl_rng_uniform_pos(noise);
-                            x[nx++] = tj[i].P[ord[q]] + f * (tj[i].P[ord[q + 1]] - tj[i].P[ord[q]]);
-                        }
+                        for (size_t q = 0; q + 1 < n; q++)
+                            x[nx++] = tj[i].P[ord[q]] +
+                                      frac[i][q] * (tj[i].P[ord[q + 1]] - tj[i].P[ord[q]]);
                         x[nx++] = tj[i].P[ord[n - 1]];
                         for (size_t q = 0; q < nx; q++)
                             y[q] = pfi_alloc_problem_tput_at(truth, i, x[q]);
@@ -227,7 +272,10 @@ int main(int argc, char **argv)
                         pfi_alloc_run(truth, PFI_POLICY_EQUAL, b, NULL, &eq, NULL) ||
                         pfi_alloc_run(est, PFI_POLICY_ORACLE, b, out, NULL, NULL))
                         return 1;
-                    if (m == 0) gap_eq[r] += fmax(0, orc.total_tput - eq.total_tput);
+                    if (m == 0) {
+                        gap_eq[r] += fmax(0, orc.total_tput - eq.total_tput);
+                        sd_eq[r] += 0.01 * eq.total_tput;
+                    }
                     gap_inf[m * NR + r] += fmax(0, orc.total_tput - total(truth, out));
                 }
             }
@@ -245,6 +293,22 @@ int main(int argc, char **argv)
                 double b[KMAX], q8 = q[NM >= 8 ? 7 : NM - 1];
                 for (size_t c = 0; c < KMAX; c++)
                     b[c] = sequential_bound(q, NM, periods, c + 1);
+                if (powers) {
+                    double g = gap_eq[r] / (double)W / J, bk = b[powers - 1];
+                    if (table)
+                        printf("| %s | %.0f%% | %.1f | %.1f | %.1f | %.1f%% |\n",
+                               fam_name((fam_kind)k), 100 * RED[r], g, sd_eq[r] / (double)W / J,
+                               bk * g, 100 * bk);
+                    else
+                        printf("{\"name\":\"info_bound_powers\",\"family\":\"%s\",\"noise\":"
+                               "0.01,\"reduction\":%.2f,\"offset\":%g,\"periods\":%zu,"
+                               "\"workloads\":%zu,\"jobs\":%d,\"powers\":%zu,\"equal_gap_per_"
+                               "job\":%.2f,\"reading_sd_per_job\":%.2f,\"bound\":%.4f,"
+                               "\"seconds\":%.3f}\n",
+                               fam_name((fam_kind)k), RED[r], offset, periods, W, J, powers, g,
+                               sd_eq[r] / (double)W / J, bk, secs);
+                    continue;
+                }
                 if (table)
                     printf("| %s | %.0f%% | %.0f / %.0f%% |", fam_name((fam_kind)k), 100 * RED[r],
                            100 * q[0], 100 * q8);
@@ -289,6 +353,7 @@ int main(int argc, char **argv)
     }
     gsl_rng_free(draw);
     gsl_rng_free(noise);
+    gsl_rng_free(place);
     free(M);
     free(gap_inf);
     return 0;
