@@ -1,15 +1,13 @@
 /* Benchmark: how much of equal's gap 1% reading noise leaves within reach
  * (issue 12, item 3's bar with noise; README "Where it still loses").
  *
- * An informed policy that no controller has: every job's throughput read at
- * every point of its true sweep (the 25 W cap grid of tests/families), m
- * readings a point with 1% relative noise each (so an SD of 1% / sqrt(m)),
- * made non-decreasing in power (isotonic regression, the uncapped point
- * exact), then the exact oracle on those curves, scored on the true ones.
- * Its readings are free (no round is counted against it) and it takes any
- * risk (no "do no harm"). Workloads as pfi simulate draws them (random mix,
- * seed 1, 100 jobs, one entry per job since noise tells jobs apart); the
- * share of equal's gap is the simulation's (1 - policy's gap / equal's).
+ * The informed policy of tests/families/bound.h (shared with
+ * test_families): every job read at every point of its true sweep (the 25 W
+ * cap grid of tests/families), m readings a point with 1% relative noise
+ * each, made monotone, then the exact oracle on those curves, scored on the
+ * true ones. Its readings are free (no round is counted against it) and it
+ * takes any risk (no "do no harm"). Workloads as pfi simulate draws them;
+ * the share of equal's gap is the simulation's (1 - policy's gap / equal's).
  *
  * Where this policy with m = 16 (16 readings at each of 15-20 caps per job,
  * more than the 120 periods of a one-hour event give) recovers less than
@@ -46,8 +44,13 @@
  * `--powers K` (implies --sequential) prints the bound at K powers alone
  * for every cell, beside equal's gap per job, the bound's gain over equal
  * per job and one reading's SD per job at the equal share (1% of its
- * throughput there), and only reads as many readings a cap as K powers
- * need in the event. docs/learn.md's bounds for item 5 of issue 29:
+ * throughput there), and how many periods a policy must read the bound's
+ * allocation and as many the equal one to tell them apart at 2 SD of the
+ * difference of their means: 8 SD^2 / (J gain^2) each, for J jobs read
+ * independently (a gain smaller than that cannot be shown within an event
+ * of fewer periods, which a policy that must not lose against equal needs;
+ * flat-knee 10%, docs/learn.md). It only reads as many readings a cap as
+ * K powers need in the event. docs/learn.md's bounds for item 5 of issue 29:
  *   bench_info_bound --table --powers 5 --offset random
  *   bench_info_bound --table --powers 5 --offset mid
  * at the default 100 workloads of 100 jobs, seed 1: the workloads, the
@@ -58,64 +61,19 @@
  * One JSON object per line per (family, reduction, m), or per (family,
  * reduction) with --sequential; `--table` prints a markdown table instead;
  * `--workloads N` (default 100). */
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
+#include "bound.h"
 #include "families.h"
-#include "pfi/alloc.h"
 
-enum { J = 100, MAXP = 64 };
+enum { J = FAM_BOUND_JOBS };
 static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
 static const unsigned M_FIXED[] = {1, 4, 8, 16, 64};
 enum { NR = sizeof RED / sizeof RED[0], NM_FIXED = sizeof M_FIXED / sizeof M_FIXED[0], KMAX = 5 };
-
-/* The event's average share of a learner that knows no more in period t
- * than the informed policy with (t - 1) / k readings a cap (q[m - 1]: its
- * share with m), the equal share (0) when that is better or m is 0. */
-static double sequential_bound(const double *q, size_t nm, size_t periods, size_t k)
-{
-    double sum = 0;
-    for (size_t t = 1; t <= periods; t++) {
-        size_t m = (t - 1) / k;
-        if (m > nm) m = nm;
-        if (m > 0) sum += fmax(0, q[m - 1]);
-    }
-    return sum / (double)periods;
-}
-
-/* Pool adjacent violators, equal weights but for the last (exact) point. */
-static void isotonic(double *y, size_t n)
-{
-    double by[MAXP], bw[MAXP];
-    size_t start[MAXP], nb = 0;
-    for (size_t k = 0; k < n; k++) {
-        start[nb] = k;
-        by[nb] = y[k];
-        bw[nb++] = k + 1 == n ? 1e300 : 1;
-        while (nb > 1 && by[nb - 2] >= by[nb - 1]) {
-            double w = bw[nb - 2] + bw[nb - 1];
-            by[nb - 2] = (by[nb - 2] * bw[nb - 2] + by[nb - 1] * bw[nb - 1]) / w;
-            bw[nb - 2] = w;
-            nb--;
-        }
-    }
-    for (size_t b = 0; b < nb; b++)
-        for (size_t k = start[b]; k < (b + 1 < nb ? start[b + 1] : n); k++)
-            y[k] = by[b];
-}
-
-static double total(pfi_alloc_problem *truth, const pfi_alloc_out *o)
-{
-    double t = 0;
-    for (size_t i = 0; i < J; i++)
-        t += pfi_alloc_problem_tput_at(truth, i, o[i].power_w);
-    return t;
-}
 
 int main(int argc, char **argv)
 {
@@ -167,14 +125,14 @@ int main(int argc, char **argv)
         M[m] = seq ? (unsigned)(m + 1) : M_FIXED[m];
     if (table && powers) {
         printf("| family | cut | equal's gap (tok/s/job) | one reading's SD at equal "
-               "(tok/s/job) | bound's gain over equal (tok/s/job) | bound at %zu powers, %zu "
-               "periods, readings %s |\n",
+               "(tok/s/job) | bound's gain over equal (tok/s/job) | periods to show it, each "
+               "side | bound at %zu powers, %zu periods, readings %s |\n",
                powers, periods,
                offset == 0     ? "at the sweep's points"
                : offset == 0.5 ? "midway between them"
                : offset < 0    ? "at a random place in each interval"
                                : "off the sweep's points");
-        printf("| --- | --- | --- | --- | --- | --- |\n");
+        printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     } else if (table && seq) {
         printf("| family | cut | informed, 1 / 8 readings a cap | any learner, %zu periods, its "
                "readings shared by 1 / 2 / 3 / 4 / 5 powers |\n",
@@ -185,102 +143,17 @@ int main(int argc, char **argv)
                "40%% |\n");
         printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     }
-    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937),
-            *place = gsl_rng_alloc(gsl_rng_mt19937);
-    static double frac[J][MAXP]; /* a workload's random places, each job and interval */
-    static double eT[J][MAXP + 1], eP[J][MAXP + 1];
-    pfi_alloc_job tj[J], ej[J];
-    pfi_alloc_out out[J];
     for (int k = 0; k < FAM_COUNT; k++) {
         fam_set fs;
         if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
             fprintf(stderr, "bench_info_bound: %s failed to build\n", fam_name((fam_kind)k));
             return 1;
         }
-        double gap_eq[NR] = {0}, sd_eq[NR] = {0};
-        memset(gap_inf, 0, NM * NR * sizeof *gap_inf);
+        double gap_eq[NR], sd_eq[NR];
         double t0 = bench_now();
-        gsl_rng_set(draw, 1); /* pfi simulate's default seed and draw */
-        gsl_rng_set(noise, 2);
-        gsl_rng_set(place, 3);
-        for (size_t w = 0; w < W; w++) {
-            fam_workload(&fs, draw, tj, J);
-            for (size_t i = 0; i < J; i++) {
-                if (tj[i].n > MAXP)
-                    return fprintf(stderr, "bench_info_bound: %zu points\n", tj[i].n), 1;
-                for (size_t q = 0; q + 1 < tj[i].n; q++)
-                    frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(place);
-            }
-            pfi_alloc_problem *truth = NULL, *est = NULL;
-            if (pfi_alloc_problem_create(tj, J, &truth, NULL) != PFI_OK) return 1;
-            for (size_t m = 0; m < NM; m++) {
-                /* the noise of a curve point is drawn once per (workload, m) */
-                for (size_t i = 0; i < J; i++) {
-                    size_t n = tj[i].n, top = 0;
-                    for (size_t q = 1; q < n; q++)
-                        if (tj[i].P[q] > tj[i].P[top]) top = q;
-                    size_t ord[MAXP];
-                    for (size_t q = 0; q < n; q++)
-                        ord[q] = q;
-                    for (size_t a = 1; a < n; a++) /* by power (sweeps come in cap order) */
-                        for (size_t b = a; b > 0 && tj[i].P[ord[b - 1]] > tj[i].P[ord[b]]; b--) {
-                            size_t t = ord[b];
-                            ord[b] = ord[b - 1];
-                            ord[b - 1] = t;
-                        }
-                    /* the powers read, ascending, and the true throughput there:
-                     * the sweep's points, or (offset) the floor, one power inside
-                     * each interval (F of the way, or at random) and the uncapped
-                     * point; every reading noisy but the uncapped one */
-                    double *x = eP[i], y[MAXP + 1];
-                    size_t nx = 0, exact = n;
-                    if (offset == 0) {
-                        for (size_t q = 0; q < n; q++) {
-                            if (ord[q] == top) exact = q;
-                            x[nx] = tj[i].P[ord[q]];
-                            y[nx++] = tj[i].T[ord[q]];
-                        }
-                    } else {
-                        x[nx++] = tj[i].P[ord[0]];
-                        for (size_t q = 0; q + 1 < n; q++)
-                            x[nx++] = tj[i].P[ord[q]] +
-                                      frac[i][q] * (tj[i].P[ord[q + 1]] - tj[i].P[ord[q]]);
-                        x[nx++] = tj[i].P[ord[n - 1]];
-                        for (size_t q = 0; q < nx; q++)
-                            y[q] = pfi_alloc_problem_tput_at(truth, i, x[q]);
-                    }
-                    for (size_t q = 0; q < nx; q++)
-                        if (q != exact)
-                            y[q] *= 1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[m]));
-                    isotonic(y, nx);
-                    for (size_t q = 0; q < nx; q++)
-                        eT[i][q] = fmax(y[q], 1e-9);
-                    ej[i] = tj[i];
-                    ej[i].P = x;
-                    ej[i].T = eT[i];
-                    ej[i].cap = NULL;
-                    ej[i].n = nx;
-                }
-                if (est ? pfi_alloc_problem_reset(est, ej, J, NULL)
-                        : pfi_alloc_problem_create(ej, J, &est, NULL))
-                    return 1;
-                for (size_t r = 0; r < NR; r++) {
-                    double b;
-                    pfi_alloc_result orc, eq;
-                    pfi_alloc_budget_for_reduction(truth, RED[r], &b, NULL);
-                    if (pfi_alloc_run(truth, PFI_POLICY_ORACLE, b, NULL, &orc, NULL) ||
-                        pfi_alloc_run(truth, PFI_POLICY_EQUAL, b, NULL, &eq, NULL) ||
-                        pfi_alloc_run(est, PFI_POLICY_ORACLE, b, out, NULL, NULL))
-                        return 1;
-                    if (m == 0) {
-                        gap_eq[r] += fmax(0, orc.total_tput - eq.total_tput);
-                        sd_eq[r] += 0.01 * eq.total_tput;
-                    }
-                    gap_inf[m * NR + r] += fmax(0, orc.total_tput - total(truth, out));
-                }
-            }
-            pfi_alloc_problem_destroy(truth);
-            pfi_alloc_problem_destroy(est);
+        if (fam_bound_gaps(&fs, W, offset, M, NM, RED, NR, gap_eq, sd_eq, gap_inf) != PFI_OK) {
+            fprintf(stderr, "bench_info_bound: %s: the bound failed\n", fam_name((fam_kind)k));
+            return 1;
         }
         double secs = bench_now() - t0;
         if (seq) {
@@ -292,21 +165,23 @@ int main(int argc, char **argv)
                     q[m] = 1 - gap_inf[m * NR + r] / gap_eq[r];
                 double b[KMAX], q8 = q[NM >= 8 ? 7 : NM - 1];
                 for (size_t c = 0; c < KMAX; c++)
-                    b[c] = sequential_bound(q, NM, periods, c + 1);
+                    b[c] = fam_bound_sequential(q, NM, periods, c + 1);
                 if (powers) {
                     double g = gap_eq[r] / (double)W / J, bk = b[powers - 1];
+                    double sd = sd_eq[r] / (double)W / J,
+                           show = 8 * sd * sd / (J * bk * g * bk * g);
                     if (table)
-                        printf("| %s | %.0f%% | %.1f | %.1f | %.1f | %.1f%% |\n",
-                               fam_name((fam_kind)k), 100 * RED[r], g, sd_eq[r] / (double)W / J,
-                               bk * g, 100 * bk);
+                        printf("| %s | %.0f%% | %.1f | %.1f | %.1f | %.0f | %.1f%% |\n",
+                               fam_name((fam_kind)k), 100 * RED[r], g, sd, bk * g, show, 100 * bk);
                     else
                         printf("{\"name\":\"info_bound_powers\",\"family\":\"%s\",\"noise\":"
                                "0.01,\"reduction\":%.2f,\"offset\":%g,\"periods\":%zu,"
                                "\"workloads\":%zu,\"jobs\":%d,\"powers\":%zu,\"equal_gap_per_"
-                               "job\":%.2f,\"reading_sd_per_job\":%.2f,\"bound\":%.4f,"
+                               "job\":%.2f,\"reading_sd_per_job\":%.2f,\"periods_to_show\":%"
+                               ".1f,\"bound\":%.4f,"
                                "\"seconds\":%.3f}\n",
-                               fam_name((fam_kind)k), RED[r], offset, periods, W, J, powers, g,
-                               sd_eq[r] / (double)W / J, bk, secs);
+                               fam_name((fam_kind)k), RED[r], offset, periods, W, J, powers, g, sd,
+                               show, bk, secs);
                     continue;
                 }
                 if (table)
@@ -351,9 +226,6 @@ int main(int argc, char **argv)
         fflush(stdout);
         fam_free(&fs);
     }
-    gsl_rng_free(draw);
-    gsl_rng_free(noise);
-    gsl_rng_free(place);
     free(M);
     free(gap_inf);
     return 0;
