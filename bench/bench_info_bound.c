@@ -73,7 +73,12 @@
 enum { J = FAM_BOUND_JOBS };
 static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
 static const unsigned M_FIXED[] = {1, 4, 8, 16, 64};
-enum { NR = sizeof RED / sizeof RED[0], NM_FIXED = sizeof M_FIXED / sizeof M_FIXED[0], KMAX = 5 };
+enum {
+    NR = sizeof RED / sizeof RED[0],
+    NM_FIXED = sizeof M_FIXED / sizeof M_FIXED[0],
+    KMAX = 5,
+    POWERS_MAX = 8
+};
 
 int main(int argc, char **argv)
 {
@@ -99,8 +104,8 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[a], "--powers") == 0 && a + 1 < argc) {
             powers = strtoul(argv[++a], NULL, 10);
             seq = 1;
-            if (powers < 1 || powers > KMAX) {
-                fprintf(stderr, "bench_info_bound: --powers is 1 to %d\n", KMAX);
+            if (powers < 1 || powers > POWERS_MAX) {
+                fprintf(stderr, "bench_info_bound: --powers is 1 to %d\n", POWERS_MAX);
                 return 2;
             }
         } else {
@@ -163,8 +168,8 @@ int main(int argc, char **argv)
                 if (!(gap_eq[r] > 0)) continue; /* no gap to recover */
                 for (size_t m = 0; m < NM; m++)
                     q[m] = 1 - gap_inf[m * NR + r] / gap_eq[r];
-                double b[KMAX], q8 = q[NM >= 8 ? 7 : NM - 1];
-                for (size_t c = 0; c < KMAX; c++)
+                double b[POWERS_MAX], q8 = q[NM >= 8 ? 7 : NM - 1];
+                for (size_t c = 0; c < POWERS_MAX; c++)
                     b[c] = fam_bound_sequential(q, NM, periods, c + 1);
                 if (powers) {
                     double g = gap_eq[r] / (double)W / J, bk = b[powers - 1];
