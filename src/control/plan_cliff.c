@@ -89,9 +89,10 @@ void plan_cliff_apply(const plan_cliff *c, double z, double pmax, plan_pt *pts, 
         double sd = sqrt(p->sdc * p->sdc + p->sdi * p->sdi);
         double lo = fmin(p->T - z * sd, p->T * (1 - hi * r));
         double t = p->T * (1 - mean * r);
-        /* the shared part widened so that t - z SD is lo (the reading part as it was) */
+        /* the shared part set so that t - z SD is lo (the reading part as it
+         * was; where that alone reaches under lo, the shared part is 0) */
         double need = (t - lo) / z;
-        p->sdc = sqrt(fmax(p->sdc * p->sdc, need * need - p->sdi * p->sdi));
+        p->sdc = sqrt(fmax(0, need * need - p->sdi * p->sdi));
         p->T = t;
     }
 }
