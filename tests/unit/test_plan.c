@@ -323,6 +323,8 @@ static void test_cliff(void **st)
         caps[i] = (pfi_plan_cap){.cap_w = 350};
     pfi_plan_eval(p, caps, &res);
     double t_curve = caps[0].tput, t_e = caps[4].tput, lo_e = caps[4].tput_lo;
+    pfi_plan_flex before[2], after[2];
+    if (pfi_plan_flexibility(p, PFI_PLAN_PFI, 2, before, &err) != PFI_OK) fail_msg("%s", err.msg);
     assert_true(fabs(caps[0].power_w - 2800) < 1e-9);
     assert_true(caps[0].tput_lo < t_curve && caps[0].tput_lo > 0.4 * t_curve);
     /* a shallow reading (x 0.88, 1% under) changes nothing */
@@ -344,6 +346,11 @@ static void test_cliff(void **st)
         assert_true(fabs(caps[i].tput_lo - (0.4 * t_curve - 1.2815515655446004 * sdi)) < 1e-9);
     }
     assert_true(fabs(caps[4].tput - t_e) < 1e-9 && fabs(caps[4].tput_lo - lo_e) < 1e-9);
+    /* the supply curve (GET /v1/flexibility, pfi control plan) says the
+     * same: at the floors (x 0.29, under every job's measured point) 0.4 */
+    if (pfi_plan_flexibility(p, PFI_PLAN_PFI, 2, after, &err) != PFI_OK) fail_msg("%s", err.msg);
+    assert_true(fabs(after[1].tput - 0.4 * before[1].tput) < 1e-9 * before[1].tput);
+    assert_true(after[1].tput_lo <= 0.4 * before[1].tput);
     pfi_plan_destroy(p);
 }
 
