@@ -222,9 +222,9 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         b->class_only = b->class_used && !own;
         /* learn's reading of last period's cap: under the deepest point the
          * curve was measured at, a sample of what it overshoots there
-         * (tokens/s against a known Tmax only) */
+         * (tokens/s against a known Tmax only; readings are learn's) */
         const pfi_plan_obs *r = &j->reading;
-        if (isfinite(j->tmax) && j->tmax > 0 && r->power_w > 0 && r->power_w <= b->pmax)
+        if (p->learn && isfinite(j->tmax) && j->tmax > 0 && r->power_w > 0 && r->power_w <= b->pmax)
             plan_cliff_add(&p->cliff, r->power_w / b->pmax, b->xr - r->power_w / b->pmax, r->tput,
                            plan_curve_tput_at(b->pts, b->n, r->power_w));
     }
