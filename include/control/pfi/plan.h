@@ -31,7 +31,11 @@
  * the reading spread of a measured one (independent between jobs) or the
  * prior's and class's spread (counted as shared by all jobs: one predictor,
  * one bias), fading to 0 near a measured point; a total's SD adds the shared
- * parts linearly and the independent in quadrature.
+ * parts linearly and the independent in quadrature. With learn, its
+ * readings under a job's own deepest measured point teach the plan the
+ * fleet's cliffs there (src/control/plan_cliff.h): by share of Pmax, every
+ * unmeasured point's expected value is lowered by their mean shortfall and
+ * its bound by their 90% quantile.
  *
  * Policies: equal and pfi (the allocation library's), learn (the live
  * closed loop of pfi/learn_live.h kept across periods, pfi_plan_use_learn;
