@@ -46,7 +46,7 @@ struct pfi_plan {
     double confidence, z;
     plan_tree tree;
     double *pw;       /* cap_jobs: learn's proposal brought under the tree */
-    plan_cliff cliff; /* what learn's readings found under the jobs' measured points */
+    plan_cliff cliff; /* what the readings found under the jobs' measured points */
 };
 
 const char *pfi_plan_policy_name(pfi_plan_policy p)
@@ -220,11 +220,11 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         for (size_t o = 0; o < j->n_obs; o++)
             own |= j->obs[o].power_w > 0 && isfinite(j->obs[o].cap_w);
         b->class_only = b->class_used && !own;
-        /* learn's reading of last period's cap: under the deepest point the
+        /* the reading of last period's cap: under the deepest point the
          * curve was measured at, a sample of what it overshoots there
-         * (tokens/s against a known Tmax only; readings are learn's) */
+         * (tokens/s against a known Tmax only) */
         const pfi_plan_obs *r = &j->reading;
-        if (p->learn && isfinite(j->tmax) && j->tmax > 0 && r->power_w > 0 && r->power_w <= b->pmax)
+        if (isfinite(j->tmax) && j->tmax > 0 && r->power_w > 0 && r->power_w <= b->pmax)
             plan_cliff_add(&p->cliff, r->power_w / b->pmax, b->xr - r->power_w / b->pmax, r->tput,
                            plan_curve_tput_at(b->pts, b->n, r->power_w));
     }

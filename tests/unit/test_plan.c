@@ -318,7 +318,6 @@ static void test_cliff(void **st)
     pfi_error_clear(&err);
     pfi_plan_cap caps[5];
     pfi_plan_result res;
-    if (pfi_plan_use_learn(p, 0, 1, &err) != PFI_OK) fail_msg("%s", err.msg); /* readings are its */
     if (pfi_plan_set_jobs(p, j, 5, &err) != PFI_OK) fail_msg("%s", err.msg);
     for (int i = 0; i < 5; i++)
         caps[i] = (pfi_plan_cap){.cap_w = 350};
