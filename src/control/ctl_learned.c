@@ -270,13 +270,13 @@ int ctl_jobs_plan_inputs(ctl_jobs *J, const pfi_ctl_opts *o, pfi_ctl_store *st, 
                                .sla_frac = sla};
         known_class(J, st, j, now);
         if (!(pj[i].min_w > 0)) pj[i].min_w = pj[i].max_w * 0.3;
+        pj[i].reading = ctl_job_reading(j, pushed);
         if (!learn) continue;
         const ctl_prior *pr = ctl_prior_find(J, j->id);
         if (pr) {
             pj[i].prior = pr->pts;
             pj[i].n_prior = pr->n;
         }
-        pj[i].reading = ctl_job_reading(j, pushed);
     }
     size_t own = 0;
     if (gather_obs(J, pj, po, &own) != PFI_OK || class_points(J, pj, po, own) != PFI_OK) {

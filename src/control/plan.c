@@ -8,6 +8,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "pfi/alloc.h"
+#include "plan_cliff.h"
 #include "plan_curve.h"
 #include "plan_learn.h"
 #include "plan_tree.h"
@@ -20,6 +21,7 @@ typedef struct plan_jb {
     double pmax, tmax;
     int class_only; /* class points and none of its own: the bound is the prior's at most */
     int class_used;
+    double xr; /* its lowest measured point's P / Pmax (plan_curve_build) */
     /* what prior was built from (kept between periods: the same estimate,
      * whichever job now has this slot, gives the same prior) */
     double prior_pfi, prior_sd;
@@ -43,7 +45,8 @@ struct pfi_plan {
     double now_s;
     double confidence, z;
     plan_tree tree;
-    double *pw; /* cap_jobs: learn's proposal brought under the tree */
+    double *pw;       /* cap_jobs: learn's proposal brought under the tree */
+    plan_cliff cliff; /* what the readings found under the jobs' measured points */
 };
 
 const char *pfi_plan_policy_name(pfi_plan_policy p)
@@ -196,13 +199,10 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         free(cbuf);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
-    double *q = p->pts;
     plan_pt *bp = p->bp;
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
         size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i];
-        double *cap = q, *P = q + room, *T = q + 2 * room;
-        q += 3 * room;
         plan_jb *b = &p->jb[i];
         if (!b->prior_ok || !same(b->prior_pfi, j->pfi) || !same(b->prior_sd, j->pfi_sd)) {
             plan_prior_build(j->pfi, j->pfi_sd, &b->prior);
@@ -211,7 +211,7 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
             b->prior_ok = 1;
         }
         b->pts = bp;
-        b->n = plan_curve_build(j, &b->prior, p->cls[i], p->n_cls[i], bp);
+        b->n = plan_curve_build(j, &b->prior, p->cls[i], p->n_cls[i], bp, &b->xr);
         bp += room;
         b->pmax = isfinite(j->pmax_w) && j->pmax_w > 0 ? j->pmax_w : (double)j->n_gpus * j->max_w;
         b->tmax = isfinite(j->tmax) && j->tmax > 0 ? j->tmax : 1.0;
@@ -220,6 +220,23 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         for (size_t o = 0; o < j->n_obs; o++)
             own |= j->obs[o].power_w > 0 && isfinite(j->obs[o].cap_w);
         b->class_only = b->class_used && !own;
+        /* the reading of last period's cap: under the deepest point the
+         * curve was measured at, a sample of what it overshoots there
+         * (tokens/s against a known Tmax only) */
+        const pfi_plan_obs *r = &j->reading;
+        if (isfinite(j->tmax) && j->tmax > 0 && r->power_w > 0 && r->power_w <= b->pmax)
+            plan_cliff_add(&p->cliff, r->power_w / b->pmax, b->xr - r->power_w / b->pmax, r->tput,
+                           plan_curve_tput_at(b->pts, b->n, r->power_w));
+    }
+    plan_cliff_fit(&p->cliff, p->confidence);
+    double *q = p->pts;
+    for (size_t i = 0; i < n; i++) {
+        const pfi_plan_job *j = &jobs[i];
+        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i];
+        double *cap = q, *P = q + room, *T = q + 2 * room;
+        q += 3 * room;
+        plan_jb *b = &p->jb[i];
+        plan_cliff_apply(&p->cliff, p->z, b->pmax, b->pts, b->n);
         size_t k = b->n;
         for (size_t t = 0; t < k; t++) {
             cap[t] = b->pts[t].cap;

@@ -24,7 +24,7 @@ static double shape(const plan_prior *pr, double pw, double pmax)
 }
 
 size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_cls_pt *cls,
-                        size_t n_cls, plan_pt *out)
+                        size_t n_cls, plan_pt *out, double *xr)
 {
     double n = (double)j->n_gpus;
     double pmax = isfinite(j->pmax_w) && j->pmax_w > 0 ? j->pmax_w : n * j->max_w;
@@ -54,6 +54,12 @@ size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_
         m[nm++] =
             (meas){cls[c].cap, fmin(n * cls[c].cap, pmax), cls[c].y * tmax, cls[c].sd * tmax, 0};
     }
+    /* the job's own deepest point: under it (class points too: another
+     * job's curve) the plan has not seen the job itself (plan_cliff.h) */
+    double x_r = 1;
+    for (size_t o = 0; o < own; o++)
+        if (m[o].P <= pmax) x_r = fmin(x_r, m[o].P / pmax);
+    *xr = x_r;
     size_t k = 0;
     for (int s = 0; s < PFI_PLAN_PRIOR_POINTS; s++) {
         double c = j->min_w + (j->max_w - j->min_w) * s / (PFI_PLAN_PRIOR_POINTS - 1);
@@ -97,10 +103,11 @@ size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_
             if (m[o].P > 0 && fabs(x - m[o].P / pmax) < PLAN_NEAR_X)
                 sdc = fmax(sdc, m[o].sdc * (m[o].P > 0 ? t / fmax(m[o].T, 1e-12) : 1) *
                                     (1 - fabs(x - m[o].P / pmax) / PLAN_NEAR_X));
-        out[k++] = (plan_pt){c, pw, t, sdc, sdi};
+        out[k++] = (plan_pt){c, pw, t, sdc, sdi, fmax(0, x_r - x)};
     }
     for (size_t o = 0; o < nm; o++)
-        out[k++] = (plan_pt){m[o].cap, m[o].P, m[o].T, m[o].sdc, m[o].sdi};
+        out[k++] = (plan_pt){m[o].cap, m[o].P,   m[o].T,
+                             m[o].sdc, m[o].sdi, o < own ? 0 : fmax(0, x_r - m[o].P / pmax)};
     free(m);
     qsort(out, k, sizeof *out, by_power);
     return k;
@@ -123,6 +130,18 @@ void plan_curve_band(const plan_pt *pts, size_t n, double P, double *sdc, double
             return;
         }
     /* above the highest point: the uncapped end, exact */
+}
+
+double plan_curve_tput_at(const plan_pt *pts, size_t n, double P)
+{
+    if (n == 0) return NAN;
+    if (P <= pts[0].P) return pts[0].T;
+    for (size_t k = 1; k < n; k++)
+        if (P <= pts[k].P) {
+            double d = pts[k].P - pts[k - 1].P, f = d > 0 ? (P - pts[k - 1].P) / d : 1;
+            return pts[k - 1].T + (pts[k].T - pts[k - 1].T) * f;
+        }
+    return pts[n - 1].T;
 }
 
 void plan_curve_at_cap(const plan_pt *pts, size_t n, double cap, double *P, double *T)

@@ -22,6 +22,7 @@
 typedef struct plan_pt {
     double cap, P, T;
     double sdc, sdi; /* SD of T: shared, independent */
+    double d; /* depth: P / Pmax under the job's lowest measured point (plan_cliff.h), >= 0 */
 } plan_pt;
 
 /* A point of a job's class: cap, P / Pmax, T / Tmax and its SD. */
@@ -31,11 +32,17 @@ typedef struct plan_cls_pt {
 
 /* Job j's points into out (room PFI_PLAN_PRIOR_POINTS + j->n_obs + n_cls),
  * sorted by power; returns how many. pr: its prior; cls: its class's points
- * (n_cls of them, none where the job has its own within 5 W). */
+ * (n_cls of them, none where the job has its own within 5 W). *xr: its
+ * lowest own measured point's P / Pmax (1, the uncapped point, for a job
+ * with none), each point's depth under it in out[].d (class points too). */
 size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_cls_pt *cls,
-                        size_t n_cls, plan_pt *out);
+                        size_t n_cls, plan_pt *out, double *xr);
 /* The SD parts at power P on pts[0..n) (sorted), linear between points. */
 void plan_curve_band(const plan_pt *pts, size_t n, double P, double *sdc, double *sdi);
+
+/* Throughput at power P on pts[0..n) (sorted): linear between points,
+ * held at the ends. */
+double plan_curve_tput_at(const plan_pt *pts, size_t n, double P);
 
 /* Power and throughput at per-GPU cap on pts[0..n) (sorted by power, so by
  * cap): linear between points, held at the ends. */

@@ -38,7 +38,7 @@ typedef struct cjob {
     double var[MAX_OBS];
     size_t n_obs;
     double last_cap;
-    pfi_plan_obs reading; /* learn: last period's (power_w 0: none) */
+    pfi_plan_obs reading; /* last period's (power_w 0: none) */
 } cjob;
 
 static void *xcalloc(size_t n, size_t size)

@@ -294,6 +294,66 @@ static void test_class(void **st)
     assert_near(c[0].tput, 55, 1e-6);
 }
 
+/* Cliffs (plan_cliff.h): four jobs measured at 5000 W (x 0.89) read at
+ * 350 W per GPU (2800 W, x 0.5) 40% of what their curve says there: four
+ * samples at x 0.5 of shortfall 0.6, so mean and 90% quantile 0.6 at every
+ * grid point. At 350 W the expected throughput is then 0.4 of the curve's
+ * and so is the lower bound (depth 0.39, full ramp), less the measured
+ * point's own spread. A fifth job measured
+ * at 2240 W (x 0.4) is not under its own deepest point at 350 W: as it was.
+ * A reading 1% of Pmax under a measured point is no sample. */
+static void test_cliff(void **st)
+{
+    (void)st;
+    pfi_plan_obs hi = {625, 5000, 95, 0.5}, lo = {280, 2240, 60, 0.5};
+    pfi_plan_job j[5];
+    for (int i = 0; i < 5; i++) {
+        j[i] = job8(i == 0 ? "a" : i == 1 ? "b" : i == 2 ? "c" : i == 3 ? "d" : "e", 0.8);
+        j[i].obs = i < 4 ? &hi : &lo;
+        j[i].n_obs = 1;
+    }
+    pfi_plan *p;
+    assert_int_equal(pfi_plan_create(&p), PFI_OK);
+    pfi_error err;
+    pfi_error_clear(&err);
+    pfi_plan_cap caps[5];
+    pfi_plan_result res;
+    if (pfi_plan_set_jobs(p, j, 5, &err) != PFI_OK) fail_msg("%s", err.msg);
+    for (int i = 0; i < 5; i++)
+        caps[i] = (pfi_plan_cap){.cap_w = 350};
+    pfi_plan_eval(p, caps, &res);
+    double t_curve = caps[0].tput, t_e = caps[4].tput, lo_e = caps[4].tput_lo;
+    pfi_plan_flex before[2], after[2];
+    if (pfi_plan_flexibility(p, PFI_PLAN_PFI, 2, before, &err) != PFI_OK) fail_msg("%s", err.msg);
+    assert_true(fabs(caps[0].power_w - 2800) < 1e-9);
+    assert_true(caps[0].tput_lo < t_curve && caps[0].tput_lo > 0.4 * t_curve);
+    /* a shallow reading (x 0.88, 1% under) changes nothing */
+    for (int i = 0; i < 4; i++)
+        j[i].reading = (pfi_plan_obs){620, 4944, 50, 0.5};
+    if (pfi_plan_set_jobs(p, j, 5, &err) != PFI_OK) fail_msg("%s", err.msg);
+    pfi_plan_eval(p, caps, &res);
+    assert_true(fabs(caps[0].tput - t_curve) < 1e-9);
+    for (int i = 0; i < 4; i++)
+        j[i].reading = (pfi_plan_obs){350, 2800, 0.4 * t_curve, 0.5};
+    if (pfi_plan_set_jobs(p, j, 5, &err) != PFI_OK) fail_msg("%s", err.msg);
+    pfi_plan_eval(p, caps, &res);
+    for (int i = 0; i < 4; i++) {
+        assert_true(fabs(caps[i].tput - 0.4 * t_curve) < 1e-9 * t_curve);
+        /* the measured point's spread (0.5 and 0.5% wander of 95) scaled
+         * with the curve below it stays: lo is 0.4 of the curve less z of it */
+        double sdi = sqrt(0.5 * 0.5 + 0.475 * 0.475) * t_curve / 95;
+        assert_true(fabs(caps[i].tput_sd - sdi) < 1e-9);
+        assert_true(fabs(caps[i].tput_lo - (0.4 * t_curve - 1.2815515655446004 * sdi)) < 1e-9);
+    }
+    assert_true(fabs(caps[4].tput - t_e) < 1e-9 && fabs(caps[4].tput_lo - lo_e) < 1e-9);
+    /* the supply curve (GET /v1/flexibility, pfi control plan) says the
+     * same: at the floors (x 0.29, under every job's measured point) 0.4 */
+    if (pfi_plan_flexibility(p, PFI_PLAN_PFI, 2, after, &err) != PFI_OK) fail_msg("%s", err.msg);
+    assert_true(fabs(after[1].tput - 0.4 * before[1].tput) < 1e-9 * before[1].tput);
+    assert_true(after[1].tput_lo <= 0.4 * before[1].tput);
+    pfi_plan_destroy(p);
+}
+
 static void test_learn_needs_use(void **st)
 {
     pfi_plan *p;
@@ -317,7 +377,7 @@ int main(void)
         cmocka_unit_test(test_measured),        cmocka_unit_test(test_flexibility),
         cmocka_unit_test(test_no_estimate),     cmocka_unit_test(test_sla),
         cmocka_unit_test(test_learn_needs_use), cmocka_unit_test(test_measured_pins_prior),
-        cmocka_unit_test(test_class),
+        cmocka_unit_test(test_class),           cmocka_unit_test(test_cliff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,9 @@
  *     too, learn_class.c), mislabelled classes within 0.3% of no class's
  *     throughput (measured 0.12% under; 2.5% under while pairs of
  *     classmates never read at one share of Pmax pooled unchecked), the
- *     event error bounded at 6% (learn's is 5.04% at worst here). */
+ *     event error bounded at 6% (learn's is 5.13% at worst here);
+ *   - learn on the dead-zone family, per event and class setting
+ *     (test_dead_zone_learn). */
 #include "test_util.h"
 
 #include "calib.h"
@@ -76,9 +78,51 @@ static void test_mix(void **st)
 static void test_mix_learn(void **st)
 {
     (void)st;
-    /* learn's error is not within 5% (no class: 5.04% in its worst event;
+    /* learn's error is not within 5% (no class: 5.13% in its worst event;
      * docs/learn.md, "Learn's promises"): bounded at 6% so it cannot grow */
     check(FAM_MIX, PFI_PLAN_LEARN, 0.06, 3e-3);
+}
+
+/* Learn on dead zones (the realised throughput collapses below a share of
+ * Pmax that no reading above it shows; learn's first round of an event is
+ * the equal share, deeper than any reading at 55% of the uncapped power):
+ * in every event and for every class setting the realised throughput is at
+ * or above the 90% bound in at least 90% of the periods (seen failing
+ * without plan_cliff.h: 0.69-0.75 in the third event). The expected value
+ * is within 5% in the second and fourth events; not in the third, whose
+ * first two periods learn spends on the cliffs (48% and 19% off, docs/
+ * learn.md): bounded at 11% there (9.9% at worst with 3 seeds). */
+static void test_dead_zone_learn(void **st)
+{
+    (void)st;
+    for (int c = 0; c < 3; c++) {
+        size_t periods[4] = {0}, covered[4] = {0};
+        double err[4] = {0};
+        for (unsigned long seed = 1; seed <= 3; seed++) {
+            calib_opts o = calib_defaults();
+            o.family = FAM_DEAD_ZONE;
+            o.seed = seed;
+            o.classes = (calib_classes)c;
+            o.policy = PFI_PLAN_LEARN;
+            calib_event ev[4];
+            pfi_error err_;
+            pfi_error_clear(&err_);
+            if (calib_run(&o, ev, &err_) != PFI_OK) fail_msg("%s", err_.msg);
+            for (size_t e = 0; e < 4; e++) {
+                periods[e] += ev[e].periods;
+                covered[e] += ev[e].covered;
+                err[e] += ev[e].err_mean / 3;
+                assert_int_equal(ev[e].over, 0);
+            }
+        }
+        for (size_t e = 0; e < 4; e++) {
+            double cov = (double)covered[e] / (double)periods[e];
+            print_message("dead-zone learn classes %d event %zu: coverage %.3f, error %.4f\n", c,
+                          e + 1, cov, err[e]);
+            assert_true(cov >= 0.9);
+            if (e > 0) assert_true(err[e] <= (e == 2 ? 0.11 : 0.05));
+        }
+    }
 }
 
 static void test_embedded(void **st)
@@ -92,6 +136,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mix),
         cmocka_unit_test(test_mix_learn),
+        cmocka_unit_test(test_dead_zone_learn),
         cmocka_unit_test(test_embedded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,11 @@
  * the reading spread of a measured one (independent between jobs) or the
  * prior's and class's spread (counted as shared by all jobs: one predictor,
  * one bias), fading to 0 near a measured point; a total's SD adds the shared
- * parts linearly and the independent in quadrature.
+ * parts linearly and the independent in quadrature. The readings (below)
+ * under a job's own deepest measured point teach the plan the
+ * fleet's cliffs there (src/control/plan_cliff.h): by share of Pmax, every
+ * unmeasured point's expected value is lowered by their mean shortfall and
+ * its bound by their 90% quantile.
  *
  * Policies: equal and pfi (the allocation library's), learn (the live
  * closed loop of pfi/learn_live.h kept across periods, pfi_plan_use_learn;
@@ -79,12 +83,14 @@ typedef struct pfi_plan_job {
     double sla_frac;     /* [0, 1] */
     const pfi_plan_obs *obs;
     size_t n_obs;
-    /* learn only (pfi_plan_use_learn). Points observed before the
-     * controller saw the job (pfid's GET /v1/jobs/ID/curve), fed once as
-     * the loop's prior points; obs above are fed once as its readings when
-     * the job joins the loop (a restart resumes from them); reading is this
-     * period's measurement (power_w > 0 when there is one) of the cap the
-     * job was given last period. Readings need a known tmax (tokens/s). */
+    /* reading: this period's measurement (power_w > 0 when there is one) of
+     * the cap the job was given last period, every policy (the plan's
+     * cliffs learn from it; learn's loop reads it too). learn only
+     * (pfi_plan_use_learn): prior, points observed before the controller
+     * saw the job (pfid's GET /v1/jobs/ID/curve), fed once as the loop's
+     * prior points; obs above are fed once as its readings when the job
+     * joins the loop (a restart resumes from them). Readings need a known
+     * tmax (tokens/s). */
     const pfi_plan_obs *prior;
     size_t n_prior;
     pfi_plan_obs reading;

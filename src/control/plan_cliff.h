@@ -1,0 +1,56 @@
+/* What a job's curve does below the deepest point it was measured at,
+ * learned from the fleet (issue 29; private to src/control/). The plan
+ * prices a cap under a job's lowest own measured point on the prior's
+ * shape scaled to that point (or on its class's points), and the dataset's
+ * curves have no dead zones: a job that duty-cycles below a clock floor
+ * keeps a third of what that shape says, and no reading above the floor
+ * shows it. So every learn reading taken where the plan had not measured
+ * the job (its P / Pmax at least PLAN_CLIFF_MIN_D under the lowest own
+ * point, the uncapped one for a job with none) is a sample of how far the
+ * curve overshot there: s = 1 - read / curve, at x = P / Pmax. Dead zones
+ * sit at a share of Pmax, so the samples are pooled by x: on the prior's
+ * grid, their kernel-weighted (PLAN_CLIFF_H) mean and upper quantile at the
+ * plan's confidence. At every point of a job's curve under its own lowest
+ * point, by depth d, with ramp min(1, d / PLAN_CLIFF_D) (continuous at the
+ * measured point): the expected throughput is lowered by mean x ramp and
+ * the lower bound is never above curve x (1 - quantile x ramp). A mean
+ * under zero (the prior too pessimistic there) lowers nothing: the
+ * allowance is for cliffs, the prior's own band stays. Samples are kept
+ * for the plan's life (the last PLAN_CLIFF_KEEP); a restarted controller
+ * learns them again from its first readings. */
+#ifndef PFI_PLAN_CLIFF_H
+#define PFI_PLAN_CLIFF_H
+
+#include <stddef.h>
+
+#include "plan_curve.h"
+#include "plan_prior.h"
+
+#define PLAN_CLIFF_D 0.05     /* the depth (P / Pmax) at which the full allowance holds */
+#define PLAN_CLIFF_MIN_D 0.02 /* shallower readings are noise, not a sample */
+#define PLAN_CLIFF_MIN_N 4    /* samples (effective, by weight) before any allowance */
+#define PLAN_CLIFF_KEEP 512   /* the latest samples kept */
+#define PLAN_CLIFF_H 0.05     /* the samples' kernel width in P / Pmax */
+
+typedef struct plan_cliff {
+    double x[PLAN_CLIFF_KEEP], s[PLAN_CLIFF_KEEP]; /* P / Pmax and shortfall, a ring */
+    size_t n, next;
+    /* their fit (plan_cliff_fit) on the prior's grid: 0 until PLAN_CLIFF_MIN_N near */
+    double mean[PLAN_PRIOR_GRID], hi[PLAN_PRIOR_GRID];
+    int any;
+} plan_cliff;
+
+/* The allowance's ramp at depth d. */
+double plan_cliff_ramp(double d);
+/* A reading of tput at x = P / Pmax, depth d under the job's lowest own
+ * point, where its curve said curve_t (samples only at d >= MIN_D). */
+void plan_cliff_add(plan_cliff *c, double x, double d, double tput, double curve_t);
+/* mean and hi (the quantile at confidence) on the grid from the samples;
+ * none at a grid point with fewer than PLAN_CLIFF_MIN_N samples' worth of
+ * weight near it. */
+void plan_cliff_fit(plan_cliff *c, double confidence);
+/* Points pts[0..n) of a job of uncapped power pmax (each with its depth)
+ * lowered and widened as above; z: the plan's one-sided normal quantile. */
+void plan_cliff_apply(const plan_cliff *c, double z, double pmax, plan_pt *pts, size_t n);
+
+#endif
