@@ -8,7 +8,9 @@
  * telemetry with PFI, and the time the run took. `bench_families --table`
  * prints docs/learn.md's markdown table instead (learn's share, a row per
  * run); `--workloads N` shrinks the run, `--event-s S` sets the event's
- * length (a long one shows the kept allocation alone). */
+ * length (a long one shows the kept allocation alone); `--family NAME`
+ * (repeated) and `--runs exact,noise,class,wrong` run only those, to
+ * measure a rule on the cells it is meant for. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +29,30 @@ enum { NRUN = 4 };
 static const char *const RUN_NAME[NRUN] = {"exact", "1% noise", "1% noise, class",
                                            "1% noise, wrong class"};
 static const char *const RUN_KEY[NRUN] = {"none", "none", "group", "wrong"};
+static const char *const RUN_OPT[NRUN] = {"exact", "noise", "class", "wrong"};
+
+/* The runs named in a comma-separated list into on[]; -1 on a name not known. */
+static int parse_runs(const char *list, int *on)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", list);
+    memset(on, 0, NRUN * sizeof *on);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int r = 0;
+        while (r < NRUN && strcmp(t, RUN_OPT[r]) != 0)
+            r++;
+        if (r == NRUN) return -1;
+        on[r] = 1;
+    }
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
     int table = 0;
     size_t workloads = 500;
     double event_s = 3600;
+    int run_on[NRUN] = {1, 1, 1, 1}, fam_on[FAM_COUNT] = {0}, some_fam = 0;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--table") == 0)
             table = 1;
@@ -40,8 +60,22 @@ int main(int argc, char **argv)
             workloads = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--event-s") == 0 && a + 1 < argc)
             event_s = strtod(argv[++a], NULL);
-        else {
-            fprintf(stderr, "usage: bench_families [--table] [--workloads N] [--event-s S]\n");
+        else if (strcmp(argv[a], "--runs") == 0 && a + 1 < argc &&
+                 parse_runs(argv[a + 1], run_on) == 0)
+            a++;
+        else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
+            int k = 0;
+            while (k < FAM_COUNT && strcmp(argv[a + 1], fam_name((fam_kind)k)) != 0)
+                k++;
+            if (k == FAM_COUNT) {
+                fprintf(stderr, "bench_families: no family '%s'\n", argv[a + 1]);
+                return 2;
+            }
+            fam_on[k] = some_fam = 1;
+            a++;
+        } else {
+            fprintf(stderr, "usage: bench_families [--table] [--workloads N] [--event-s S] "
+                            "[--family NAME]... [--runs exact,noise,class,wrong]\n");
             return 2;
         }
     }
@@ -52,6 +86,7 @@ int main(int argc, char **argv)
         printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     }
     for (int k = 0; k < FAM_COUNT; k++) {
+        if (some_fam && !fam_on[k]) continue;
         fam_set fs;
         if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
             fprintf(stderr, "bench_families: %s failed to build\n", fam_name((fam_kind)k));
@@ -60,6 +95,7 @@ int main(int argc, char **argv)
         pfi_sim_cell cells[NRUN][NR][PFI_SIM_NPOLICIES];
         double secs[NRUN];
         for (int run = 0; run < NRUN; run++) {
+            if (!run_on[run]) continue;
             pfi_sim_opts o = pfi_sim_defaults();
             o.workloads = workloads;
             o.reductions = RED;
@@ -80,11 +116,14 @@ int main(int argc, char **argv)
             pfi_sim_result_free(&r);
         }
         if (table) {
-            for (int run = 0; run < NRUN; run++) {
-                if (run == 0) {
+            /* equal reads nothing: its gap is the same in every run */
+            for (int run = 0, first = 1; run < NRUN; run++) {
+                if (!run_on[run]) continue;
+                if (first) {
+                    first = 0;
                     printf("| %s | %.2f | ", fam_name((fam_kind)k), fs.rank_corr);
                     for (int r = 0; r < NR; r++)
-                        printf("%s%.0f", r ? "/" : "", cells[0][r][PFI_POLICY_EQUAL].gap_per_job);
+                        printf("%s%.0f", r ? "/" : "", cells[run][r][PFI_POLICY_EQUAL].gap_per_job);
                 } else {
                     printf("| | |");
                 }
@@ -95,7 +134,7 @@ int main(int argc, char **argv)
             }
         } else {
             for (int run = 0; run < NRUN; run++)
-                for (int r = 0; r < NR; r++) {
+                for (int r = 0; run_on[run] && r < NR; r++) {
                     printf("{\"name\":\"families\",\"family\":\"%s\",\"groups\":%zu,\"rank_corr\":%"
                            ".3f,"
                            "\"noise\":%.2f,\"classes\":\"%s\",\"reduction\":%.2f,\"workloads\":%"

@@ -88,7 +88,10 @@ void plan_cliff_apply(const plan_cliff *c, double z, double pmax, plan_pt *pts, 
         if (!(hi > 0)) continue;
         double sd = sqrt(p->sdc * p->sdc + p->sdi * p->sdi);
         double lo = fmin(p->T - z * sd, p->T * (1 - hi * r));
-        double t = p->T * (1 - mean * r);
+        /* the expected value where the job's class was read is the class's
+         * (its replicas' readings, checked, plan_class.c); the bound still
+         * allows for a class that hides the job's cliff */
+        double t = p->T * (1 - mean * plan_cliff_ramp(p->dm));
         /* the shared part set so that t - z SD is lo (the reading part as it
          * was; where that alone reaches under lo, the shared part is 0) */
         double need = (t - lo) / z;

@@ -12,8 +12,11 @@
  * grid, their kernel-weighted (PLAN_CLIFF_H) mean and upper quantile at the
  * plan's confidence. At every point of a job's curve under its own lowest
  * point, by depth d, with ramp min(1, d / PLAN_CLIFF_D) (continuous at the
- * measured point): the expected throughput is lowered by mean x ramp and
- * the lower bound is never above curve x (1 - quantile x ramp). A mean
+ * measured point): the lower bound is never above curve x (1 - quantile x
+ * ramp), and the expected throughput is lowered by mean x ramp, its depth
+ * counted under the class's points too (where its replicas were read, the
+ * expected value is theirs; the bound allows for a class that hides a
+ * cliff: a mislabelled class on dead zones covered 0.78 without it). A mean
  * under zero (the prior too pessimistic there) lowers nothing: the
  * allowance is for cliffs, the prior's own band stays. Samples are kept
  * for the plan's life (the last PLAN_CLIFF_KEEP); a restarted controller

@@ -60,6 +60,9 @@ size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_
     for (size_t o = 0; o < own; o++)
         if (m[o].P <= pmax) x_r = fmin(x_r, m[o].P / pmax);
     *xr = x_r;
+    double x_m = x_r; /* with the class's points */
+    for (size_t o = own; o < nm; o++)
+        if (m[o].P <= pmax) x_m = fmin(x_m, m[o].P / pmax);
     size_t k = 0;
     for (int s = 0; s < PFI_PLAN_PRIOR_POINTS; s++) {
         double c = j->min_w + (j->max_w - j->min_w) * s / (PFI_PLAN_PRIOR_POINTS - 1);
@@ -103,11 +106,16 @@ size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_
             if (m[o].P > 0 && fabs(x - m[o].P / pmax) < PLAN_NEAR_X)
                 sdc = fmax(sdc, m[o].sdc * (m[o].P > 0 ? t / fmax(m[o].T, 1e-12) : 1) *
                                     (1 - fabs(x - m[o].P / pmax) / PLAN_NEAR_X));
-        out[k++] = (plan_pt){c, pw, t, sdc, sdi, fmax(0, x_r - x)};
+        out[k++] = (plan_pt){c, pw, t, sdc, sdi, fmax(0, x_r - x), fmax(0, x_m - x)};
     }
     for (size_t o = 0; o < nm; o++)
-        out[k++] = (plan_pt){m[o].cap, m[o].P,   m[o].T,
-                             m[o].sdc, m[o].sdi, o < own ? 0 : fmax(0, x_r - m[o].P / pmax)};
+        out[k++] = (plan_pt){m[o].cap,
+                             m[o].P,
+                             m[o].T,
+                             m[o].sdc,
+                             m[o].sdi,
+                             o < own ? 0 : fmax(0, x_r - m[o].P / pmax),
+                             o < own ? 0 : fmax(0, x_m - m[o].P / pmax)};
     free(m);
     qsort(out, k, sizeof *out, by_power);
     return k;

@@ -22,7 +22,8 @@
 typedef struct plan_pt {
     double cap, P, T;
     double sdc, sdi; /* SD of T: shared, independent */
-    double d; /* depth: P / Pmax under the job's lowest measured point (plan_cliff.h), >= 0 */
+    double d;  /* depth: P / Pmax under the job's lowest own measured point (plan_cliff.h), >= 0 */
+    double dm; /* the same under its lowest measured point, its class's too */
 } plan_pt;
 
 /* A point of a job's class: cap, P / Pmax, T / Tmax and its SD. */
@@ -34,7 +35,8 @@ typedef struct plan_cls_pt {
  * sorted by power; returns how many. pr: its prior; cls: its class's points
  * (n_cls of them, none where the job has its own within 5 W). *xr: its
  * lowest own measured point's P / Pmax (1, the uncapped point, for a job
- * with none), each point's depth under it in out[].d (class points too). */
+ * with none), each point's depth under it in out[].d (class points too),
+ * and under the lowest point measured, its class's too, in out[].dm. */
 size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_cls_pt *cls,
                         size_t n_cls, plan_pt *out, double *xr);
 /* The SD parts at power P on pts[0..n) (sorted), linear between points. */

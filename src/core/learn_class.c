@@ -6,7 +6,13 @@
  * reads each power k times as often, and the readings' noise, which is
  * what learn loses to (docs/learn.md), falls by sqrt(k).
  *
- * A class is checked, never trusted: job x pools the readings of a
+ * A class is checked, never trusted. Before any reading, by what the
+ * controller knows of both: replicas of one configuration have the same
+ * floor as a share of Pmax and the same telemetry, so the same predicted
+ * PFI; a classmate whose floor share or predicted PFI differs beyond
+ * GATE_FLOOR or GATE_PFI is never pooled (alike), for a classmate pooled
+ * on agreeing readings costs until they disagree, and at small cuts that
+ * is most of the event. Then by the readings: job x pools the readings of a
  * classmate y only while their own readings agree, at every power both
  * were read at, within SPLIT_Z SDs of the difference and together within
  * SPLIT_DIR (exact readings: to the last bits), and weighs them less by
@@ -16,7 +22,7 @@
  * differs is read beside the others until the difference shows, and is
  * split out; a wrong class costs the periods before that (test_families'
  * test_classes: wrong classes within 4 points of none at 5-10% cut, 56-75%
- * against 72-86% with the split disabled).
+ * against 72-86% with the split disabled, before the priors' check).
  *
  * A job pools with at most POOL_MAX classmates (the next ones in the
  * class's order), so a class of thousands costs O(jobs) a proposal; the
@@ -36,9 +42,30 @@
  * then with the direction at 2 / 1.5 / 1 SD 6.3 / 5.1 /
  * 2.7, 5.1 / 3.3 / 2.1, 4.5 / 3.0 / 1.8, while the right class's gain
  * there fell 0.5-2 points (dead zones 5% 88.8 / 88.8 / 86.7% against
- * 81.4% with none). */
+ * 81.4% with none). 1 SD was kept; with the priors' check (below) 1.5
+ * (100 workloads, right class at 5 / 10%: dead zones 84.0 / 88.4 -> 85.0
+ * / 89.7%, bumps 77.1 / 87.0 -> 78.3 / 87.6%, sigmoid 90.6 -> 91.2% at
+ * 5%; wrong classes no cell more than 0.2 under none), where 2 SD gave
+ * dead zones 86.4 / 90.1% but wrong classes there 0.6 under none at 10%. */
 #define SPLIT_Z 3.0
-#define SPLIT_DIR 1.0
+#define SPLIT_DIR 1.5
+/* The priors' check (alike): floor shares within GATE_FLOOR of Pmax,
+ * predicted PFIs within GATE_PFI of the larger (an unknown one passes).
+ * Wrong classes against none at 5-40% cut (100 workloads, 1% noise;
+ * sigmoid, bumps, dead zones): from -1.2, -2.4 and -2.3 points at 5% to
+ * within 0.3 in every cell, the right classes' cells unchanged (replicas
+ * share their priors). Tried first, on the readings alone (the same
+ * cells at 5%, wrong / right class, against -1.2 / -2.4 / -2.3 and 90.6
+ * / 77.1 / 84.0%): y's readings weighed by how well the pair's
+ * differences pin their slopes' difference (a prior SD of 0.5), moved by
+ * its estimate, +1.3 / -1.2 / -1.3 and 87.6 / 74.7 / 80.4%; not moved
+ * +1.0 / -1.7 / -1.8 and 88.3 / 76.1 / 82.2%; weighed by the class's
+ * spread over every pair compared, agreeing or not, +0.6 / -4.3 / -3.2
+ * and 89.1 / 75.2 / 81.5%: a classmate weighed as evidence says still
+ * costs where the rules split, and the right class loses a third of its
+ * gain. */
+#define GATE_FLOOR 0.02
+#define GATE_PFI 0.10
 #define SPAN 0.05
 enum { POOL_MAX = 16 };
 
@@ -100,13 +127,23 @@ static int agree_at(const ljob *x, const ljob *y, double *ss, double *n)
     return cmp > 0;
 }
 
-/* Whether x pools y: y's readings agree with x's at x's powers, or, where
- * none of x's powers has a reading of y's to compare with, x's agree with
- * y's at y's (comparing both ways every time split true classmates on
- * the interpolation's error: test_classes' class gain 35.7 -> 30.9
- * points). */
+/* Whether x and y may be replicas by what is known before the event. */
+static int alike(const ljob *x, const ljob *y)
+{
+    double fx = x->j.floor_w / x->j.pmax_w, fy = y->j.floor_w / y->j.pmax_w;
+    double px = x->j.pfi_hat, py = y->j.pfi_hat;
+    if (fabs(fx - fy) > GATE_FLOOR) return 0;
+    return !(isfinite(px) && isfinite(py)) || fabs(px - py) <= GATE_PFI * fmax(fabs(px), fabs(py));
+}
+
+/* Whether x pools y: their priors are alike (above) and y's readings
+ * agree with x's at x's powers, or, where none of x's powers has a
+ * reading of y's to compare with, x's agree with y's at y's (comparing
+ * both ways every time split true classmates on the interpolation's
+ * error: test_classes' class gain 35.7 -> 30.9 points). */
 static int agree(const ljob *x, const ljob *y, double *ss, double *n)
 {
+    if (!alike(x, y)) return 0;
     int a = agree_at(x, y, ss, n);
     return (a == 0 ? agree_at(y, x, ss, n) : a) > 0;
 }

@@ -506,14 +506,21 @@ static void test_class_pooling(void **state)
     (void)state;
     pfi_live *l = NULL;
     assert_int_equal(pfi_live_create(NULL, &l, NULL), PFI_OK);
-    /* jobs 1-3 one class, 4 none; 5-6, 7-8, 9-10, 11-12, 13-14 a class each */
-    static const uint64_t CLS[] = {7, 7, 7, 0, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12};
-    for (size_t k = 0; k < 14; k++) {
+    /* jobs 1-3 one class, 4 none; 5-6, 7-8, 9-10, 11-12, 13-14, and 15-16,
+     * 17-18, 19-20 a class each; those last three agree in their readings
+     * but 15-16's predicted PFIs differ by 20%, 17's is unknown, 19-20's
+     * floors differ by 5% of Pmax (the priors' check: 15-16 and 19-20 are
+     * not replicas) */
+    static const uint64_t CLS[] = {7,  7,  7,  0,  8,  8,  9,  9,  10, 10,
+                                   11, 11, 12, 12, 13, 13, 14, 14, 15, 15};
+    for (size_t k = 0; k < 20; k++) {
         pfi_live_job j = {.id = k + 1,
                           .pmax_w = 1000,
                           .tmax = 100,
-                          .floor_w = 400,
-                          .pfi_hat = 1.5,
+                          .floor_w = k == 19 ? 450 : 400,
+                          .pfi_hat = k == 15   ? 1.8
+                                     : k == 16 ? NAN
+                                               : 1.5,
                           .class_id = CLS[k]};
         assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
     }
@@ -541,11 +548,13 @@ static void test_class_pooling(void **state)
     obs1(l, 12, 800, 90.00001, 0);
     obs1(l, 13, 800, 90, 0);
     obs1(l, 14, 800, 90, 0);
+    for (uint64_t id = 15; id <= 20; id++)
+        obs1(l, id, 900, 98.0, 1);
     /* 10 read between two of 9's noisy readings within 5% of Pmax
      * (linear: 80 at 600 W) agrees once 9 is read at 580 and 620 W */
     assert_int_equal(live_class_refresh(l), 0);
-    static const size_t POOL[] = {2, 3, 2, 1, 1, 1, 2, 2, 1, 1, 1, 1, 2, 2};
-    for (size_t k = 0; k < 14; k++)
+    static const size_t POOL[] = {2, 3, 2, 1, 1, 1, 2, 2, 1, 1, 1, 1, 2, 2, 1, 1, 2, 2, 1, 1};
+    for (size_t k = 0; k < 20; k++)
         if (l->jobs[k].pool_n != POOL[k])
             fail_msg("job %zu pools %zu jobs, expected %zu", k + 1, l->jobs[k].pool_n, POOL[k]);
     /* job 1's view: its own readings at 700 and 900 W, 2's at 900 pooled

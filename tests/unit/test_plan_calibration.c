@@ -91,7 +91,9 @@ static void test_mix_learn(void **st)
  * without plan_cliff.h: 0.69-0.75 in the third event). The expected value
  * is within 5% in the second and fourth events; not in the third, whose
  * first two periods learn spends on the cliffs (48% and 19% off, docs/
- * learn.md): bounded at 11% there (9.9% at worst with 3 seeds). */
+ * learn.md): bounded at 12% there (10.9% at worst with 3 seeds,
+ * mislabelled: a wrong class's points price the expected value until the
+ * job's readings split it). */
 static void test_dead_zone_learn(void **st)
 {
     (void)st;
@@ -120,7 +122,7 @@ static void test_dead_zone_learn(void **st)
             print_message("dead-zone learn classes %d event %zu: coverage %.3f, error %.4f\n", c,
                           e + 1, cov, err[e]);
             assert_true(cov >= 0.9);
-            if (e > 0) assert_true(err[e] <= (e == 2 ? 0.11 : 0.05));
+            if (e > 0) assert_true(err[e] <= (e == 2 ? 0.12 : 0.05));
         }
     }
 }
