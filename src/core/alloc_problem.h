@@ -55,6 +55,9 @@ struct pfi_alloc_problem {
     struct seg *segs;
     double *w, *wn, *room, *shed, *pw;
     struct kv *kv;
+    /* _update's: the new offsets (n + 1) and which entries it rebuilds */
+    size_t *noff;
+    unsigned char *mark;
     /* capacities (elements) of the buffers above, so that reset reuses them */
     size_t cap_jobs, cap_pts, cap_names;
     struct alloc_tree *tree;     /* nested budgets; NULL when none is set */

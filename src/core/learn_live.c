@@ -23,7 +23,9 @@
  * (bench_live, 5-6 ms against 8.5 ms), nothing in the simulation, where
  * every round moves every job; with noisy readings every estimate is
  * rebuilt each period, for the shrinking across jobs (live_eb) moves them
- * all. Exact readings: a kept choice that nothing moved stands
+ * all; the equal round with no readings (every event of a replay) reuses
+ * the problem of the last one (equal_round_cached). Exact readings: a kept
+ * choice that nothing moved stands
  * without a pass (the replay then stops reading, learn.c). Removed: with
  * noisy readings, choosing what to keep on a growing gap of periods rather
  * than every period; once the draws were made every period it saved 1.3x
@@ -76,6 +78,7 @@ void pfi_live_destroy(pfi_live *l)
     free(l->pw);
     free(l->changed);
     pfi_alloc_problem_destroy(l->prob);
+    pfi_alloc_problem_destroy(l->prob0);
     pfi_alloc_problem_destroy(l->ts_prob);
     free(l->ts_est);
     free(l->ts_ep);
@@ -191,7 +194,7 @@ int pfi_live_job_set(pfi_live *l, const pfi_live_job *j, pfi_error *err)
                              "Pmax, a finite or NaN PFI and a count <= %g",
                              (unsigned long long)j->id, PFI_ALLOC_MAX_W, PFI_ALLOC_MAX_COUNT);
     l->new_epoch = 1;
-    l->prob_ok = 0;
+    l->prob_ok = l->prob0_ok = 0;
     size_t i = find(l, j->id);
     if (i < l->n) {
         ljob *x = &l->jobs[i];
@@ -237,7 +240,7 @@ int pfi_live_job_remove(pfi_live *l, uint64_t id, pfi_error *err)
     l->jobs[i].est_ok = 0; /* it moved to another slot */
     l->cls_ok = 0;
     l->new_epoch = 1;
-    l->prob_ok = 0;
+    l->prob_ok = l->prob0_ok = 0;
     /* rebuild the table: removals are rare next to readings */
     return rehash(l, l->hsize) ? pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory") : PFI_OK;
 }
@@ -388,6 +391,44 @@ static int grow_est(pfi_live *l)
     return 0;
 }
 
+/* The equal round when no job has a reading (a replay's, at the start of
+ * every event): each estimate then depends on its job alone, so the problem
+ * built from them is kept in prob0 and swapped in as prob for the round,
+ * rather than every estimate and hull made again each event (the Sec. 6
+ * experiment: 4% fewer instructions, 2.92 against 3.04 s of CPU, medians
+ * of 7 interleaved runs). Returns 0 when a job has readings (nothing
+ * done), else 1 with *rc the outcome. */
+static int equal_round_cached(pfi_live *l, int *rc, pfi_error *err)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->jobs[i].nb) return 0;
+    for (size_t i = 0; i < l->n; i++) /* est's arrays are written, or prob swapped out */
+        l->jobs[i].est_ok = 0;
+    *rc = PFI_OK;
+    if (!l->prob0_ok) {
+        for (size_t i = 0; i < l->n; i++) {
+            double *P = l->ep + i * MAXPTS, *T = l->et + i * MAXPTS;
+            size_t m = live_estimate(&l->jobs[i], 0, 0, 0, P, T, NULL, &l->eb);
+            l->est[i] = (pfi_alloc_job){
+                .P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN, .count = l->jobs[i].j.count};
+        }
+        *rc = l->prob0 ? pfi_alloc_problem_reset(l->prob0, l->est, l->n, err)
+                       : pfi_alloc_problem_create(l->est, l->n, &l->prob0, err);
+        l->prob0_ok = *rc == PFI_OK;
+    }
+    if (*rc == PFI_OK) *rc = live_tree_apply(l, l->prob0, err);
+    if (*rc) {
+        l->prob0_ok = 0;
+        return 1;
+    }
+    pfi_alloc_problem *t = l->prob;
+    l->prob = l->prob0;
+    l->prob0 = t;
+    l->cached0 = 1;
+    l->prob_ok = 1;
+    return 1;
+}
+
 /* Hands out l->pw as the proposal made at now_s and closes the round. */
 static int emit(pfi_live *l, double budget_w, double now_s, int probing, pfi_live_share *out)
 {
@@ -452,9 +493,21 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         for (size_t i = 0; i < l->n; i++)
             l->jobs[i].est_ok = 0;
     }
+    if (l->cached0) { /* the last proposal was the equal round on prob0: the loop's own back */
+        pfi_alloc_problem *t = l->prob;
+        l->prob = l->prob0;
+        l->prob0 = t;
+        l->cached0 = 0;
+        l->prob_ok = 0;
+    }
     /* every job's estimate; silent jobs are held where they were */
     size_t nch = 0;
     int optimistic = probing && l->rounds > 0 && l->rounds + EXPLOIT < l->o.explore_rounds;
+    int rc = PFI_OK;
+    if (l->rounds == 0 && equal_round_cached(l, &rc, err)) {
+        if (rc) return rc;
+        goto allocate;
+    }
     for (size_t i = 0; i < l->n; i++) {
         ljob *x = &l->jobs[i];
         double *P = l->ep + i * MAXPTS, *T = l->et + i * MAXPTS;
@@ -484,9 +537,9 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         x->est_lo = lo;
         l->changed[nch++] = i;
     }
-    int rc = !l->prob     ? pfi_alloc_problem_create(l->est, l->n, &l->prob, err)
-             : l->prob_ok ? pfi_alloc_problem_update(l->prob, l->est, l->n, l->changed, nch, err)
-                          : pfi_alloc_problem_reset(l->prob, l->est, l->n, err);
+    rc = !l->prob     ? pfi_alloc_problem_create(l->est, l->n, &l->prob, err)
+         : l->prob_ok ? pfi_alloc_problem_update(l->prob, l->est, l->n, l->changed, nch, err)
+                      : pfi_alloc_problem_reset(l->prob, l->est, l->n, err);
     if (rc == PFI_OK) rc = live_tree_apply(l, l->prob, err);
     l->prob_ok = rc == PFI_OK;
     if (rc) {
@@ -494,6 +547,7 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
             l->jobs[i].est_ok = 0;
         return rc;
     }
+allocate:
     l->polishing = 0;
     if (!probing && !l->last_probing && same && nch == 0 && !l->pooled) {
         /* a kept round read as the last one was: nothing the choice rests

@@ -233,6 +233,11 @@ struct pfi_live {
     pfi_alloc_problem *prob;
     size_t cap_est, *changed;
     int prob_ok; /* prob holds est's jobs, those with est_ok up to date */
+    /* the equal round's problem built from no readings (equal_round_cached):
+     * prob0_ok, it holds the current jobs'; cached0, it is prob (the last
+     * proposal was made on it) and the loop's own is in prob0 meanwhile */
+    pfi_alloc_problem *prob0;
+    int prob0_ok, cached0;
     /* the draw of a kept combination (thompson): its own estimates and
      * problem, so that prob keeps the means the keep rule reads */
     pfi_alloc_problem *ts_prob;

@@ -764,8 +764,9 @@ static void test_oracle_large_ties(void **state)
 
 /* _update rebuilds the listed jobs alone and must leave the problem exactly
  * as a reset from the new jobs would: same totals, curves and oracle, bit for
- * bit (the closed loop relies on it); a changed point count falls back to a
- * reset; a bad curve fails like a reset and leaves no jobs. */
+ * bit (the closed loop relies on it), also when changed jobs' point counts
+ * grow or shrink (the others' points move: the first and the last entry
+ * change too); a bad curve fails like a reset and leaves no jobs. */
 static void test_update_equals_reset(void **state)
 {
     (void)state;
@@ -790,13 +791,14 @@ static void test_update_equals_reset(void **state)
     pfi_alloc_problem *up = make(j, N);
     size_t changed[N];
     double pw_u[N], pw_r[N];
-    for (int step = 0; step < 6; step++) {
+    for (int step = 0; step < 12; step++) {
         size_t k = 0;
         for (size_t i = 0; i < N; i++) {
-            if (gsl_rng_uniform(r) < 0.3) {
+            if (gsl_rng_uniform(r) < 0.3 || ((i == 0 || i == N - 1) && step % 3 == 1)) {
                 for (size_t q = 0; q < M + 1; q++)
                     T[i][q] *= 0.8 + 0.4 * gsl_rng_uniform(r);
-                if (step == 4 && k == 0) j[i].n = M + 1; /* a new point: the layout moves */
+                /* from the fourth step on, 2 to M + 1 points: the layout moves */
+                if (step >= 3) j[i].n = 2 + gsl_rng_uniform_int(r, M);
                 changed[k++] = i;
             }
         }
@@ -806,8 +808,12 @@ static void test_update_equals_reset(void **state)
         assert_true(pfi_alloc_problem_pmax_total(up) == pfi_alloc_problem_pmax_total(fresh));
         assert_true(pfi_alloc_problem_floor_total(up) == pfi_alloc_problem_floor_total(fresh));
         for (size_t i = 0; i < N; i++)
-            assert_true(pfi_alloc_problem_tput_at(up, i, 1500) ==
-                        pfi_alloc_problem_tput_at(fresh, i, 1500));
+            for (double pw = 900; pw < 2300; pw += 100) {
+                assert_true(pfi_alloc_problem_tput_at(up, i, pw) ==
+                            pfi_alloc_problem_tput_at(fresh, i, pw));
+                assert_true(pfi_alloc_problem_cap_at(up, i, pw) ==
+                            pfi_alloc_problem_cap_at(fresh, i, pw));
+            }
         double fl = pfi_alloc_problem_floor_total(fresh), pm = pfi_alloc_problem_pmax_total(fresh);
         for (double f = 0.05; f < 1; f += 0.1) {
             double b = fl + f * (pm - fl), tu, tr;

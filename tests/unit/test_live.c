@@ -155,6 +155,60 @@ static void test_polish(void **state)
     pfi_live_destroy(l);
 }
 
+/* The first proposal of l at budget b (its readings forgotten; into a)
+ * against a fresh loop's with the same jobs: the same shares and
+ * estimates, bit for bit, job by job. */
+static void same_as_fresh(pfi_live *l, double b, pfi_live_share *a)
+{
+    pfi_live *f = NULL;
+    assert_int_equal(pfi_live_create(NULL, &f, NULL), PFI_OK);
+    size_t n = pfi_live_jobs(l);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = live_find(l, pfi_live_job_id(l, k));
+        assert_int_equal(pfi_live_job_set(f, &l->jobs[i].j, NULL), PFI_OK);
+    }
+    pfi_live_share c[3];
+    assert_int_equal(pfi_live_propose(l, b, 0, a, 3, NULL), PFI_OK);
+    assert_int_equal(pfi_live_propose(f, b, 0, c, 3, NULL), PFI_OK);
+    for (size_t k = 0; k < n; k++) {
+        assert_true(a[k].id == c[k].id);
+        assert_true(a[k].power_w == c[k].power_w);
+        assert_true(a[k].tput_est == c[k].tput_est);
+    }
+    pfi_live_destroy(f);
+}
+
+/* With no readings the equal round's problem is kept from one event to the
+ * next (equal_round_cached): every event's first proposal is a fresh
+ * loop's, also after a job's prior PFI or range changed, a job left or came
+ * back, and after rounds with readings in between. */
+static void test_equal_round_reused(void **state)
+{
+    (void)state;
+    pfi_live *l = make(3);
+    pfi_live_share sh[3];
+    for (int ev = 0; ev < 6; ev++) {
+        pfi_live_forget(l);
+        pfi_live_job j = {.id = 11, .pmax_w = 2000, .tmax = 400, .floor_w = 800, .pfi_hat = 1.5};
+        if (ev == 2) j.pfi_hat = 0.6; /* the prior's slope */
+        if (ev == 3) j.floor_w = 1200;
+        if (ev >= 2 && ev <= 3) assert_int_equal(pfi_live_job_set(l, &j, NULL), PFI_OK);
+        if (ev == 4) assert_int_equal(pfi_live_job_remove(l, 12, NULL), PFI_OK);
+        if (ev == 5) {
+            pfi_live_job k = {.id = 12, .pmax_w = 3000, .tmax = 250, .floor_w = 900, .pfi_hat = 2};
+            assert_int_equal(pfi_live_job_set(l, &k, NULL), PFI_OK);
+        }
+        size_t n = pfi_live_jobs(l);
+        double b = 0.8 * (n == 3 ? 6000 : 3000);
+        same_as_fresh(l, b, sh);
+        for (int r = 1; r < 5; r++) { /* rounds with readings: prob is the loop's own again */
+            read_all(l, sh, n, 30.0 * r - 1, NULL);
+            assert_int_equal(pfi_live_propose(l, b, 30.0 * r, sh, 3, NULL), PFI_OK);
+        }
+    }
+    pfi_live_destroy(l);
+}
+
 /* A budget change, an arrival and a departure each restart the epoch with
  * the equal share of the jobs present; readings are kept. */
 static void test_changes(void **state)
@@ -535,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_no_harm_when_noise_hides_the_gap),
         cmocka_unit_test(test_kept_combination_drawn),
         cmocka_unit_test(test_polish),
+        cmocka_unit_test(test_equal_round_reused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,8 +101,10 @@ int pfi_alloc_problem_reset(pfi_alloc_problem *p, const pfi_alloc_job *jobs, siz
 /* The same as _reset(p, jobs, n, err) when only the jobs listed in
  * changed[0..k) differ from those p was built from: only those are rebuilt
  * (a closed loop that re-estimates a few curves per round pays for those
- * alone). Falls back to a full reset when n differs from p's, or a changed
- * job's point count or name differs from what it replaces. Same errors. */
+ * alone), also when their point counts changed (the other jobs' points
+ * move, they are not rebuilt). Falls back to a full reset when n differs
+ * from p's or a changed job's name differs from what it replaces. Same
+ * errors. */
 int pfi_alloc_problem_update(pfi_alloc_problem *p, const pfi_alloc_job *jobs, size_t n,
                              const size_t *changed, size_t k, pfi_error *err);
 
