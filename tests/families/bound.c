@@ -43,6 +43,25 @@ static void isotonic(double *y, size_t n)
             y[k] = by[b];
 }
 
+/* One reading's unit errors at the nx places but the exact one, into z. */
+static void draw_noise(gsl_rng *noise, size_t nx, size_t exact, double *z)
+{
+    for (size_t q = 0; q < nx; q++)
+        z[q] = q == exact ? 0 : gsl_ran_gaussian_ziggurat(noise, 1);
+}
+
+/* The curve read: the true y off by sd z (relative), made non-decreasing,
+ * into eT. */
+static void estimate(const double *y, size_t nx, size_t exact, const double *z, double sd,
+                     double *eT)
+{
+    for (size_t q = 0; q < nx; q++)
+        eT[q] = q == exact ? y[q] : y[q] * (1 + sd * z[q]);
+    isotonic(eT, nx);
+    for (size_t q = 0; q < nx; q++)
+        eT[q] = fmax(eT[q], 1e-9);
+}
+
 static double total(pfi_alloc_problem *truth, const pfi_alloc_out *o)
 {
     double t = 0;
@@ -121,13 +140,10 @@ int fam_bound_gaps(const fam_set *fs, size_t W, double offset, const unsigned *M
         for (size_t k = 0; rc == PFI_OK && k < nm; k++) {
             /* the noise of a reading is drawn once per (workload, m) */
             for (size_t i = 0; i < J; i++) {
-                double y[MAXP + 1];
+                double y[MAXP + 1], z[MAXP + 1];
                 size_t exact, nx = places(truth, i, &tj[i], offset, frac[i], eP[i], y, &exact);
-                for (size_t q = 0; q < nx; q++)
-                    if (q != exact) y[q] *= 1 + gsl_ran_gaussian_ziggurat(noise, 0.01 / sqrt(M[k]));
-                isotonic(y, nx);
-                for (size_t q = 0; q < nx; q++)
-                    eT[i][q] = fmax(y[q], 1e-9);
+                draw_noise(noise, nx, exact, z);
+                estimate(y, nx, exact, z, 0.01 / sqrt(M[k]), eT[i]);
                 ej[i] = tj[i];
                 ej[i].P = eP[i];
                 ej[i].T = eT[i];
@@ -157,6 +173,173 @@ int fam_bound_gaps(const fam_set *fs, size_t W, double offset, const unsigned *M
     free(eT);
     free(eP);
     free(frac);
+    free(tj);
+    free(ej);
+    free(out);
+    gsl_rng_free(draw);
+    gsl_rng_free(noise);
+    gsl_rng_free(place);
+    return rc;
+}
+
+/* Job i's class size in the workload tj: the jobs of its group (replicas
+ * share their curve's arrays, fam_workload), or 1. */
+static void class_sizes(const pfi_alloc_job *tj, int classes, size_t *c)
+{
+    for (size_t i = 0; i < J; i++) {
+        c[i] = 0;
+        for (size_t a = 0; a < J; a++)
+            c[i] += classes ? tj[a].P == tj[i].P : a == i;
+    }
+}
+
+/* Job i's readings a place in period t (from 1): *m, and the count whose
+ * noise draws it takes (0: none). */
+static size_t readings(size_t c, size_t t, size_t k, int fractional, double *m)
+{
+    if (fractional) {
+        *m = (double)c * (double)(t - 1) / (double)k;
+        return (size_t)ceil(*m);
+    }
+    *m = (double)(c * (t - 1) / k);
+    return (size_t)*m;
+}
+
+int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods, size_t k,
+                      int classes, int fractional, const double *red, size_t nr, double *bound)
+{
+    if (!(offset >= -1 && offset < 1) || k == 0 || periods == 0) return PFI_EINVAL;
+    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937),
+            *place = gsl_rng_alloc(gsl_rng_mt19937);
+    /* per job: the places read and their true throughput, the random
+     * places, the estimate in each period (from 2) */
+    double(*x)[MAXP + 1] = malloc(J * sizeof *x), (*y)[MAXP + 1] = malloc(J * sizeof *y);
+    double(*frac)[MAXP] = malloc(J * sizeof *frac);
+    double(*eT)[MAXP + 1] = malloc(J * periods * sizeof *eT);
+    double *gap = calloc(periods * nr, sizeof *gap), *eq_gap = calloc(nr, sizeof *eq_gap);
+    double *b = malloc(nr * sizeof *b), *orc = malloc(nr * sizeof *orc),
+           *d = malloc(nr * sizeof *d), *eqw = malloc(nr * sizeof *eqw);
+    double *m = malloc(J * periods * sizeof *m);
+    size_t *lvl = malloc(J * periods * sizeof *lvl), *some = malloc(periods * sizeof *some);
+    size_t *nx = malloc(J * sizeof *nx), *exact = malloc(J * sizeof *exact),
+           *c = malloc(J * sizeof *c);
+    pfi_alloc_job *tj = malloc(J * sizeof *tj), *ej = malloc(J * sizeof *ej);
+    pfi_alloc_out *out = malloc(J * sizeof *out);
+    pfi_alloc_problem *truth = NULL, *est = NULL;
+    int rc = draw && noise && place && x && y && frac && eT && gap && eq_gap && b && orc && d &&
+                     eqw && m && lvl && some && nx && exact && c && tj && ej && out
+                 ? PFI_OK
+                 : PFI_ENOMEM;
+    if (rc == PFI_OK) {
+        gsl_rng_set(draw, 1); /* fam_bound_gaps' streams */
+        gsl_rng_set(noise, 2);
+        gsl_rng_set(place, 3);
+    }
+    for (size_t w = 0; rc == PFI_OK && w < W; w++) {
+        fam_workload(fs, draw, tj, J);
+        for (size_t i = 0; rc == PFI_OK && i < J; i++) {
+            if (tj[i].n > MAXP) rc = PFI_EINVAL;
+            for (size_t q = 0; rc == PFI_OK && q + 1 < tj[i].n; q++)
+                frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(place);
+        }
+        if (rc == PFI_OK)
+            rc = truth ? pfi_alloc_problem_reset(truth, tj, J, NULL)
+                       : pfi_alloc_problem_create(tj, J, &truth, NULL);
+        if (rc != PFI_OK) break;
+        class_sizes(tj, classes, c);
+        /* each job's count in each period (from 2), and the period's
+         * readings at all (some) */
+        size_t top = 0;
+        for (size_t t = 2; t <= periods; t++) {
+            some[t - 1] = 0;
+            for (size_t i = 0; i < J; i++) {
+                size_t *l = &lvl[i * periods + t - 1];
+                *l = readings(c[i], t, k, fractional, &m[i * periods + t - 1]);
+                some[t - 1] |= *l > 0;
+            }
+            for (size_t i = 0; i < J; i++) {
+                size_t *l = &lvl[i * periods + t - 1];
+                if (*l == 0 && some[t - 1]) *l = 1, m[i * periods + t - 1] = 1; /* granted */
+                if (*l > top) top = *l;
+            }
+        }
+        for (size_t i = 0; i < J; i++)
+            nx[i] = places(truth, i, &tj[i], offset, frac[i], x[i], y[i], &exact[i]);
+        /* the noise of a reading is drawn once per (workload, count), in
+         * fam_bound_gaps' order; each period's estimate takes its count's */
+        for (size_t l = 1; l <= top; l++)
+            for (size_t i = 0; i < J; i++) {
+                double z[MAXP + 1];
+                draw_noise(noise, nx[i], exact[i], z);
+                for (size_t t = 2; t <= periods; t++)
+                    if (lvl[i * periods + t - 1] == l)
+                        estimate(y[i], nx[i], exact[i], z, 0.01 / sqrt(m[i * periods + t - 1]),
+                                 eT[i * periods + t - 1]);
+            }
+        for (size_t r = 0; rc == PFI_OK && r < nr; r++) {
+            pfi_alloc_result o, eq;
+            rc = pfi_alloc_budget_for_reduction(truth, red[r], &b[r], NULL);
+            if (rc == PFI_OK) rc = pfi_alloc_run(truth, PFI_POLICY_ORACLE, b[r], NULL, &o, NULL);
+            if (rc == PFI_OK) rc = pfi_alloc_run(truth, PFI_POLICY_EQUAL, b[r], NULL, &eq, NULL);
+            if (rc != PFI_OK) break;
+            orc[r] = o.total_tput;
+            eqw[r] = fmax(0, o.total_tput - eq.total_tput);
+            eq_gap[r] += eqw[r];
+        }
+        /* each period's gap; one whose counts are the last one's repeats it */
+        int have = 0;
+        for (size_t t = 2; rc == PFI_OK && t <= periods; t++) {
+            int same = have && !fractional;
+            for (size_t i = 0; i < J && same; i++)
+                same = lvl[i * periods + t - 1] == lvl[i * periods + t - 2];
+            if (!some[t - 1]) { /* the equal share: equal's gap, 0 of it recovered */
+                for (size_t r = 0; r < nr; r++)
+                    d[r] = eqw[r];
+                have = 0;
+            } else if (!same) {
+                for (size_t i = 0; i < J; i++) {
+                    ej[i] = tj[i];
+                    ej[i].P = x[i];
+                    ej[i].T = eT[i * periods + t - 1];
+                    ej[i].cap = NULL;
+                    ej[i].n = nx[i];
+                }
+                rc = est ? pfi_alloc_problem_reset(est, ej, J, NULL)
+                         : pfi_alloc_problem_create(ej, J, &est, NULL);
+                for (size_t r = 0; rc == PFI_OK && r < nr; r++) {
+                    rc = pfi_alloc_run(est, PFI_POLICY_ORACLE, b[r], out, NULL, NULL);
+                    d[r] = fmax(0, orc[r] - total(truth, out));
+                }
+                have = 1;
+            }
+            for (size_t r = 0; r < nr; r++)
+                gap[(t - 1) * nr + r] += d[r];
+        }
+    }
+    for (size_t r = 0; rc == PFI_OK && r < nr; r++) {
+        double sum = 0; /* fam_bound_sequential's sum, in its order */
+        for (size_t t = 2; t <= periods; t++)
+            sum += fmax(0, 1 - gap[(t - 1) * nr + r] / eq_gap[r]);
+        bound[r] = eq_gap[r] > 0 ? sum / (double)periods : NAN;
+    }
+    pfi_alloc_problem_destroy(truth);
+    pfi_alloc_problem_destroy(est);
+    free(x);
+    free(y);
+    free(frac);
+    free(eT);
+    free(gap);
+    free(eq_gap);
+    free(b);
+    free(orc);
+    free(d);
+    free(eqw);
+    free(m);
+    free(lvl);
+    free(some);
+    free(nx);
+    free(exact);
+    free(c);
     free(tj);
     free(ej);
     free(out);

@@ -35,6 +35,26 @@ int fam_bound_gaps(const fam_set *fs, size_t workloads, double offset, const uns
  * and compares k powers, granted every place's readings for free. */
 double fam_bound_sequential(const double *q, size_t nm, size_t periods, size_t k);
 
+/* The sequential bound (fam_bound_sequential at k powers, `periods`
+ * periods) with classes (issue 29 item 5): replicas share their readings,
+ * so job i of a class of c_i jobs in its workload (classes: 1, its group;
+ * 0, every job alone, c_i = 1) knows its curve in period t as the
+ * informed policy does with m_i = floor(c_i (t - 1) / k) readings a place,
+ * or with `fractional`, c_i (t - 1) / k (an SD of 1% / sqrt of it; the
+ * noise draws of ceil(m_i), so both countings share their random numbers).
+ * The floor is the default because issue 29's bar was stated against the
+ * floored count of the original bench_info_bound; with every c_i = 1 it is
+ * fam_bound_sequential's bound on fam_bound_gaps' counts 1 to
+ * (periods - 1) / k, to the last bit (test_families). A period where no
+ * job has a reading keeps the equal share (0); one where only some have,
+ * grants the others one reading (generous, as a bound must be). The same
+ * workloads, places (once per workload, job and interval), noise stream,
+ * isotonic and oracle as fam_bound_gaps, each job's estimate its own
+ * (replicas' errors independent: generous). bound[r] the event's average
+ * share, NAN where equal has no gap. PFI_OK, PFI_EINVAL or PFI_ENOMEM. */
+int fam_bound_classed(const fam_set *fs, size_t workloads, double offset, size_t periods, size_t k,
+                      int classes, int fractional, const double *red, size_t nr, double *bound);
+
 /* fam_bound_gaps' workloads' jobs */
 enum { FAM_BOUND_JOBS = 100 };
 
