@@ -194,9 +194,7 @@ static int order(pfi_live *l)
     if (k + 1 > l->cap_cls) {
         size_t *o = realloc(l->cls, (k + 1) * sizeof *o);
         if (o) l->cls = o;
-        double *acc = o ? realloc(l->cls_acc, (k + 1) * sizeof *acc) : NULL;
-        if (acc) l->cls_acc = acc;
-        unsigned char *ag = acc ? realloc(l->cls_agree, (k + 1) * POOL_MAX) : NULL;
+        unsigned char *ag = o ? realloc(l->cls_agree, (k + 1) * POOL_MAX) : NULL;
         if (ag) l->cls_agree = ag;
         if (!ag) {
             free(v);

@@ -84,7 +84,6 @@ void pfi_live_destroy(pfi_live *l)
     free(l->ts_ep);
     free(l->ts_et);
     free(l->cls);
-    free(l->cls_acc);
     free(l->cls_agree);
     free(l->tree_d);
     free(l->tree_s);

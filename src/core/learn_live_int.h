@@ -245,9 +245,8 @@ struct pfi_live {
     double *ts_ep, *ts_et;
     live_eb eb; /* the shrinking across jobs of this proposal's estimates */
     /* classes (learn_class.c): the classed jobs' indices by (class, index),
-     * valid while cls_ok; scratch of one double per job for the keep rule */
+     * valid while cls_ok */
     size_t *cls, ncls, cap_cls;
-    double *cls_acc;
     unsigned char *cls_agree; /* per classed job, whether it pools each of its next classmates */
     int cls_ok;
     /* the tree (pfi_live_set_tree), its spans by index for the problems */
