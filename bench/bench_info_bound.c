@@ -56,6 +56,24 @@
  * the classes (pfi_sim_run, 1% noise, PFI_SIM_CLASS_GROUP, the same
  * workloads). Read off the grid (--offset) as item 5 asks.
  *
+ * The plain and --sequential modes run tests/families/bound.c (shared with
+ * test_families), whose random places (--offset -1, or `random`; `mid` is
+ * 0.5) are drawn once per workload, job and interval from their own stream
+ * (a learner reads one place for the event); --classes draws them from the
+ * noise stream for each count. `--sequential --powers K` prints the bound
+ * at K powers alone for every cell, beside equal's gap per job, one
+ * reading's SD per job at the equal share (1% of its throughput there), the
+ * bound's gain per job, and how many periods a policy must read the bound's
+ * allocation and as many the equal one to tell them apart at 2 SD of the
+ * difference of their means: 8 SD^2 / (J gain^2) each, for J jobs read
+ * independently (a gain that needs more than the event's periods cannot be
+ * shown within it, which a policy that must not lose against equal needs:
+ * flat-knee 10%, docs/learn.md). docs/learn.md's bounds for item 5 of issue
+ * 29, on the workloads, periods and scoring of `bench_families --table
+ * --workloads 100`:
+ *   bench_info_bound --table --workloads 100 --sequential --powers 5 --offset random
+ *   bench_info_bound --table --workloads 100 --sequential --powers 5 --offset mid
+ *
  * One JSON object per line per (family, reduction, m), or per (family,
  * reduction) with --sequential or --classes; `--table` prints a markdown
  * table instead; `--workloads N` (default 200); `--family NAME` (repeated)
@@ -68,6 +86,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "bound.h"
 #include "families.h"
 #include "pfi/alloc.h"
 #include "pfi/sim.h"
@@ -76,20 +95,6 @@ enum { J = 100, MAXP = 64 };
 static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
 static const unsigned M_FIXED[] = {1, 4, 8, 16, 64};
 enum { NR = sizeof RED / sizeof RED[0], NM_FIXED = sizeof M_FIXED / sizeof M_FIXED[0], KMAX = 5 };
-
-/* The event's average share of a learner that knows no more in period t
- * than the informed policy with (t - 1) / k readings a cap (q[m - 1]: its
- * share with m), the equal share (0) when that is better or m is 0. */
-static double sequential_bound(const double *q, size_t nm, size_t periods, size_t k)
-{
-    double sum = 0;
-    for (size_t t = 1; t <= periods; t++) {
-        size_t m = (t - 1) / k;
-        if (m > nm) m = nm;
-        if (m > 0) sum += fmax(0, q[m - 1]);
-    }
-    return sum / (double)periods;
-}
 
 /* Pool adjacent violators, equal weights but for the last (exact) point. */
 static void isotonic(double *y, size_t n)
@@ -286,7 +291,7 @@ static int classed(const fam_set *fs, fam_kind k, size_t W, size_t periods, size
 
 int main(int argc, char **argv)
 {
-    int table = 0, seq = 0, cls = 0, fam_on[FAM_COUNT] = {0}, some_fam = 0;
+    int table = 0, seq = 0, cls = 0, fam_on[FAM_COUNT] = {0}, some_fam = 0, k_set = 0;
     size_t W = 200, periods = 120, K = 5;
     double offset = 0; /* 0: read at the sweep's points; else see --offset */
     for (int a = 1; a < argc; a++) {
@@ -298,13 +303,19 @@ int main(int argc, char **argv)
             W = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--periods") == 0 && a + 1 < argc)
             periods = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--offset") == 0 && a + 1 < argc)
-            offset = strtod(argv[++a], NULL);
-        else if (strcmp(argv[a], "--classes") == 0)
+        else if (strcmp(argv[a], "--offset") == 0 && a + 1 < argc) {
+            a++;
+            char *end = NULL;
+            offset = strcmp(argv[a], "mid") == 0      ? 0.5
+                     : strcmp(argv[a], "random") == 0 ? -1
+                                                      : strtod(argv[a], &end);
+            if (end && (end == argv[a] || *end)) offset = NAN;
+        } else if (strcmp(argv[a], "--classes") == 0)
             cls = 1;
-        else if (strcmp(argv[a], "--powers") == 0 && a + 1 < argc)
+        else if (strcmp(argv[a], "--powers") == 0 && a + 1 < argc) {
             K = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
+            k_set = 1;
+        } else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
             int k = 0;
             while (k < FAM_COUNT && strcmp(argv[a + 1], fam_name((fam_kind)k)) != 0)
                 k++;
@@ -317,7 +328,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: bench_info_bound [--table] [--workloads N] [--family NAME]... "
                             "[--sequential [--periods P]] [--classes [--periods P] [--powers K]] "
-                            "[--offset F]\n");
+                            "[--offset F|mid|random]\n");
             return 2;
         }
     }
@@ -346,14 +357,27 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    /* the readings a cap to try: 1 to periods - 1 for the bound */
-    size_t NM = seq ? periods - 1 : NM_FIXED;
+    /* the readings a cap to try: 1 to periods - 1 for the bound (at K
+     * powers alone, to (periods - 1) / K) */
+    int at_k = seq && k_set;
+    size_t NM = at_k ? (periods - 1) / K : seq ? periods - 1 : NM_FIXED;
+    if (NM == 0) return fprintf(stderr, "bench_info_bound: more powers than periods\n"), 2;
     unsigned *M = malloc(NM * sizeof *M);
     double *gap_inf = malloc(NM * NR * sizeof *gap_inf);
     if (!M || !gap_inf) return fprintf(stderr, "bench_info_bound: out of memory\n"), 1;
     for (size_t m = 0; m < NM; m++)
         M[m] = seq ? (unsigned)(m + 1) : M_FIXED[m];
-    if (table && seq) {
+    if (table && at_k) {
+        printf("| family | cut | equal's gap (tok/s/job) | one reading's SD at equal "
+               "(tok/s/job) | bound's gain over equal (tok/s/job) | periods to show it, each "
+               "side | bound at %zu powers, %zu periods, readings %s |\n",
+               K, periods,
+               offset == 0     ? "at the sweep's points"
+               : offset == 0.5 ? "midway between them"
+               : offset < 0    ? "at a random place in each interval"
+                               : "off the sweep's points");
+        printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    } else if (table && seq) {
         printf("| family | cut | informed, 1 / 8 readings a cap | any learner, %zu periods, its "
                "readings shared by 1 / 2 / 3 / 4 / 5 powers |\n",
                periods);
@@ -363,10 +387,6 @@ int main(int argc, char **argv)
                "40%% |\n");
         printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     }
-    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937);
-    static double eT[J][MAXP + 1], eP[J][MAXP + 1];
-    pfi_alloc_job tj[J], ej[J];
-    pfi_alloc_out out[J];
     for (int k = 0; k < FAM_COUNT; k++) {
         if (some_fam && !fam_on[k]) continue;
         fam_set fs;
@@ -374,45 +394,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_info_bound: %s failed to build\n", fam_name((fam_kind)k));
             return 1;
         }
-        double gap_eq[NR] = {0};
-        memset(gap_inf, 0, NM * NR * sizeof *gap_inf);
+        double gap_eq[NR], sd_eq[NR];
         double t0 = bench_now();
-        gsl_rng_set(draw, 1); /* pfi simulate's default seed and draw */
-        gsl_rng_set(noise, 2);
-        for (size_t w = 0; w < W; w++) {
-            fam_workload(&fs, draw, tj, J);
-            for (size_t i = 0; i < J; i++)
-                if (tj[i].n > MAXP)
-                    return fprintf(stderr, "bench_info_bound: %zu points\n", tj[i].n), 1;
-            pfi_alloc_problem *truth = NULL, *est = NULL;
-            if (pfi_alloc_problem_create(tj, J, &truth, NULL) != PFI_OK) return 1;
-            for (size_t m = 0; m < NM; m++) {
-                /* the noise of a curve point is drawn once per (workload, m) */
-                for (size_t i = 0; i < J; i++) {
-                    ej[i] = tj[i];
-                    ej[i].n = read_curve(&tj[i], truth, i, offset, 0.01 / sqrt(M[m]), noise, eP[i],
-                                         eT[i]);
-                    ej[i].P = eP[i];
-                    ej[i].T = eT[i];
-                    ej[i].cap = NULL;
-                }
-                if (est ? pfi_alloc_problem_reset(est, ej, J, NULL)
-                        : pfi_alloc_problem_create(ej, J, &est, NULL))
-                    return 1;
-                for (size_t r = 0; r < NR; r++) {
-                    double b;
-                    pfi_alloc_result orc, eq;
-                    pfi_alloc_budget_for_reduction(truth, RED[r], &b, NULL);
-                    if (pfi_alloc_run(truth, PFI_POLICY_ORACLE, b, NULL, &orc, NULL) ||
-                        pfi_alloc_run(truth, PFI_POLICY_EQUAL, b, NULL, &eq, NULL) ||
-                        pfi_alloc_run(est, PFI_POLICY_ORACLE, b, out, NULL, NULL))
-                        return 1;
-                    if (m == 0) gap_eq[r] += fmax(0, orc.total_tput - eq.total_tput);
-                    gap_inf[m * NR + r] += fmax(0, orc.total_tput - total(truth, out));
-                }
-            }
-            pfi_alloc_problem_destroy(truth);
-            pfi_alloc_problem_destroy(est);
+        if (fam_bound_gaps(&fs, W, offset, M, NM, RED, NR, gap_eq, sd_eq, gap_inf) != PFI_OK) {
+            fprintf(stderr, "bench_info_bound: %s: the bound failed\n", fam_name((fam_kind)k));
+            return 1;
         }
         double secs = bench_now() - t0;
         if (seq) {
@@ -424,7 +410,25 @@ int main(int argc, char **argv)
                     q[m] = 1 - gap_inf[m * NR + r] / gap_eq[r];
                 double b[KMAX], q8 = q[NM >= 8 ? 7 : NM - 1];
                 for (size_t c = 0; c < KMAX; c++)
-                    b[c] = sequential_bound(q, NM, periods, c + 1);
+                    b[c] = fam_bound_sequential(q, NM, periods, c + 1);
+                if (at_k) {
+                    double g = gap_eq[r] / (double)W / J,
+                           bk = fam_bound_sequential(q, NM, periods, K);
+                    double sd = sd_eq[r] / (double)W / J,
+                           show = 8 * sd * sd / (J * bk * g * bk * g);
+                    if (table)
+                        printf("| %s | %.0f%% | %.1f | %.1f | %.1f | %.0f | %.1f%% |\n",
+                               fam_name((fam_kind)k), 100 * RED[r], g, sd, bk * g, show, 100 * bk);
+                    else
+                        printf("{\"name\":\"info_bound_powers\",\"family\":\"%s\",\"noise\":"
+                               "0.01,\"reduction\":%.2f,\"offset\":%g,\"periods\":%zu,"
+                               "\"workloads\":%zu,\"jobs\":%d,\"powers\":%zu,\"equal_gap_per_"
+                               "job\":%.2f,\"reading_sd_per_job\":%.2f,\"periods_to_show\":%"
+                               ".1f,\"bound\":%.4f,\"seconds\":%.3f}\n",
+                               fam_name((fam_kind)k), RED[r], offset, periods, W, J, K, g, sd, show,
+                               bk, secs);
+                    continue;
+                }
                 if (table)
                     printf("| %s | %.0f%% | %.0f / %.0f%% |", fam_name((fam_kind)k), 100 * RED[r],
                            100 * q[0], 100 * q8);
@@ -467,8 +471,6 @@ int main(int argc, char **argv)
         fflush(stdout);
         fam_free(&fs);
     }
-    gsl_rng_free(draw);
-    gsl_rng_free(noise);
     free(M);
     free(gap_inf);
     return 0;

@@ -4,43 +4,78 @@
  *   - the synthetic families' telemetry has the paper's rank correlation
  *     with PFI, 0.5 +- 0.1;
  *   - do no harm: in every cell learn keeps at least equal's throughput;
- *   - it recovers at least the cell's bar of equal's gap: the issue's
- *     (93% on the embedded dataset, 90% elsewhere with exact readings, 85%
- *     with noise) where it meets it, and where it does not (docs/learn.md, "The
- *     learn policy", "Where it still loses") 3 points under what it
- *     recovers today, so that a regression fails (today at 24 workloads
- *     with noise: sigmoid 5% 85.0% (84.99, under the bar here though
- *     over it at 500), bumps 5% 66.7%, 10% 84.2%, dead zones 5% 81.2%,
- *     20% 84.0%, noisy sweeps 5% 73.0%, 10% 83.9%, flat-knee 20% 82.9%;
- *     dead zones 5% was 70.8% before the shrinking across jobs, live_eb,
- *     and 77.2% before it pooled within a job).
- *     0: equal's gap is 0 (flat-knee at 5%) or too small for noisy
- *     readings to show (flat-knee at 10% with noise, where learn keeps
- *     the equal share). */
+ *   - with exact readings it recovers at least the issue's bar of equal's
+ *     gap (93% on the embedded dataset, 90% elsewhere);
+ *   - with 1% noise, issue 29 item 5's bar: 85%, or within 3 points of the
+ *     information bound (tests/families/bound.h: at 5 powers, read at a
+ *     random place in each interval or midway, the larger, on these same
+ *     24 workloads) where that bound is under 88%. Where learn does not
+ *     meet it (docs/learn.md, "Classes in the loop") the bar is 3 points
+ *     under what it recovers today, so that a regression fails: dead
+ *     zones 20% (83.7% here) and bumps 5% (66.7% here against a bar of
+ *     70.0%; 72.6% at 100 workloads, over it); 0 for flat-knee at 10%, where
+ *     equal's gap (13 tok/s a job) is too small for noisy readings to
+ *     show and learn keeps the equal share, and at 5% (no gap). */
 #include "test_util.h"
 
+#include "bound.h"
 #include "families.h"
 #include "pfi/sim.h"
 
 static const double RED[] = {0.05, 0.10, 0.20, 0.30, 0.40};
 enum { NR = 5 };
-/* [family][exact, 1% noise][reduction] */
-static const double BAR[FAM_COUNT][2][NR] = {
-    [FAM_EMBEDDED] = {{0.93, 0.93, 0.93, 0.93, 0.93}, {0.85, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_FLAT_KNEE] = {{0, 0.90, 0.90, 0.90, 0.90}, {0, 0, 0.80, 0.85, 0.85}},
-    [FAM_SIGMOID] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.82, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_BUMPS] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.64, 0.81, 0.85, 0.85, 0.85}},
-    [FAM_DEAD_ZONE] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.78, 0.85, 0.81, 0.85, 0.85}},
-    [FAM_LINEAR] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_H100] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
-    [FAM_NOISY] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.70, 0.81, 0.85, 0.85, 0.85}},
-    [FAM_MIX] = {{0.90, 0.90, 0.90, 0.90, 0.90}, {0.85, 0.85, 0.85, 0.85, 0.85}},
+/* exact readings: [family][reduction] */
+static const double BAR[FAM_COUNT][NR] = {
+    [FAM_EMBEDDED] = {0.93, 0.93, 0.93, 0.93, 0.93},  [FAM_FLAT_KNEE] = {0, 0.90, 0.90, 0.90, 0.90},
+    [FAM_SIGMOID] = {0.90, 0.90, 0.90, 0.90, 0.90},   [FAM_BUMPS] = {0.90, 0.90, 0.90, 0.90, 0.90},
+    [FAM_DEAD_ZONE] = {0.90, 0.90, 0.90, 0.90, 0.90}, [FAM_LINEAR] = {0.90, 0.90, 0.90, 0.90, 0.90},
+    [FAM_H100] = {0.90, 0.90, 0.90, 0.90, 0.90},      [FAM_NOISY] = {0.90, 0.90, 0.90, 0.90, 0.90},
+    [FAM_MIX] = {0.90, 0.90, 0.90, 0.90, 0.90},
 };
+/* 1% noise, the cells that miss item 5's bar: the bar under today's share
+ * (NAN elsewhere: item 5's bar) */
+static const double MISS[FAM_COUNT][NR] = {
+    [FAM_EMBEDDED] = {NAN, NAN, NAN, NAN, NAN},   [FAM_FLAT_KNEE] = {0, 0, NAN, NAN, NAN},
+    [FAM_SIGMOID] = {NAN, NAN, NAN, NAN, NAN},    [FAM_BUMPS] = {0.63, NAN, NAN, NAN, NAN},
+    [FAM_DEAD_ZONE] = {NAN, NAN, 0.80, NAN, NAN}, [FAM_LINEAR] = {NAN, NAN, NAN, NAN, NAN},
+    [FAM_H100] = {NAN, NAN, NAN, NAN, NAN},       [FAM_NOISY] = {NAN, NAN, NAN, NAN, NAN},
+    [FAM_MIX] = {NAN, NAN, NAN, NAN, NAN},
+};
+enum { WORKLOADS = 24, PERIODS = 120, POWERS = 5 };
+
+/* Item 5's bar for family fs's cells with 1% noise, on the test's
+ * workloads: 85%, or 3 points under the information bound at POWERS
+ * powers (the larger of a random place and midway) where that is under
+ * 88%; the bounds into bound. */
+static void item5_bars(const fam_set *fs, double *bar, double *bound)
+{
+    enum { NM = (PERIODS - 1) / POWERS };
+    unsigned M[NM];
+    for (unsigned m = 0; m < NM; m++)
+        M[m] = m + 1;
+    for (int i = 0; i < NR; i++)
+        bound[i] = 0;
+    static const double OFFSET[] = {-1, 0.5};
+    for (int f = 0; f < 2; f++) {
+        double eq[NR], sd[NR], inf[NM * NR], q[NM];
+        assert_int_equal(fam_bound_gaps(fs, WORKLOADS, OFFSET[f], M, NM, RED, NR, eq, sd, inf),
+                         PFI_OK);
+        for (int i = 0; i < NR; i++) {
+            if (!(eq[i] > 0)) continue;
+            for (int m = 0; m < NM; m++)
+                q[m] = 1 - inf[m * NR + i] / eq[i];
+            double b = fam_bound_sequential(q, NM, PERIODS, POWERS);
+            if (b > bound[i]) bound[i] = b;
+        }
+    }
+    for (int i = 0; i < NR; i++)
+        bar[i] = bound[i] < 0.88 ? fmin(0.85, bound[i] - 0.03) : 0.85;
+}
 
 static void sim(const fam_set *fs, double noise, pfi_sim_result *r)
 {
     pfi_sim_opts o = pfi_sim_defaults();
-    o.workloads = 24;
+    o.workloads = WORKLOADS;
     o.reductions = RED;
     o.n_reductions = NR;
     o.noise_rel = noise;
@@ -57,6 +92,8 @@ static void bars(int noisy)
         if (!noisy && k != FAM_EMBEDDED && k != FAM_H100 && k != FAM_MIX &&
             !(fs.rank_corr >= 0.4 && fs.rank_corr <= 0.6))
             fail_msg("%s: rank correlation %.2f", fam_name((fam_kind)k), fs.rank_corr);
+        double bar5[NR], bound[NR];
+        if (noisy) item5_bars(&fs, bar5, bound);
         pfi_sim_result r;
         sim(&fs, noisy ? 0.01 : 0, &r);
         for (int i = 0; i < NR; i++) {
@@ -70,9 +107,13 @@ static void bars(int noisy)
                               eq->tput_per_job);
                 failed++;
             }
-            double bar = BAR[k][noisy][i];
+            double bar = !noisy ? BAR[k][i] : isnan(MISS[k][i]) ? bar5[i] : MISS[k][i];
+            if (noisy)
+                print_message("%s %.0f%% (noise): learn %.1f%%, bound %.1f%%, bar %.1f%%%s\n", nm,
+                              100 * RED[i], 100 * le->gap_recovered, 100 * bound[i], 100 * bar,
+                              isnan(MISS[k][i]) ? "" : " (misses item 5)");
             if (bar > 0 && !(le->has_recovered && le->gap_recovered >= bar)) {
-                print_message("%s %.0f%%%s: learn recovers %.1f%% of equal's gap, bar %.0f%%\n", nm,
+                print_message("%s %.0f%%%s: learn recovers %.1f%% of equal's gap, bar %.1f%%\n", nm,
                               100 * RED[i], noisy ? " (noise)" : "", 100 * le->gap_recovered,
                               100 * bar);
                 failed++;
