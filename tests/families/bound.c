@@ -105,6 +105,23 @@ static size_t places(pfi_alloc_problem *truth, size_t i, const pfi_alloc_job *tj
     return nx;
 }
 
+/* The next workload's jobs (tj), the places inside each interval of
+ * their sweeps (frac: offset, or drawn once per job and interval) and the
+ * true curves' problem (created on the first call). PFI_EINVAL for a sweep
+ * of more than MAXP points. */
+static int next_workload(const fam_set *fs, gsl_rng *draw, gsl_rng *place, double offset,
+                         pfi_alloc_job *tj, double (*frac)[MAXP], pfi_alloc_problem **truth)
+{
+    fam_workload(fs, draw, tj, J);
+    for (size_t i = 0; i < J; i++) {
+        if (tj[i].n > MAXP) return PFI_EINVAL;
+        for (size_t q = 0; q + 1 < tj[i].n; q++)
+            frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(place);
+    }
+    return *truth ? pfi_alloc_problem_reset(*truth, tj, J, NULL)
+                  : pfi_alloc_problem_create(tj, J, truth, NULL);
+}
+
 int fam_bound_gaps(const fam_set *fs, size_t W, double offset, const unsigned *M, size_t nm,
                    const double *red, size_t nr, double *eq_gap, double *eq_sd, double *inf_gap)
 {
@@ -128,15 +145,7 @@ int fam_bound_gaps(const fam_set *fs, size_t W, double offset, const unsigned *M
         gsl_rng_set(place, 3);
     }
     for (size_t w = 0; rc == PFI_OK && w < W; w++) {
-        fam_workload(fs, draw, tj, J);
-        for (size_t i = 0; rc == PFI_OK && i < J; i++) {
-            if (tj[i].n > MAXP) rc = PFI_EINVAL;
-            for (size_t q = 0; rc == PFI_OK && q + 1 < tj[i].n; q++)
-                frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(place);
-        }
-        if (rc == PFI_OK)
-            rc = truth ? pfi_alloc_problem_reset(truth, tj, J, NULL)
-                       : pfi_alloc_problem_create(tj, J, &truth, NULL);
+        rc = next_workload(fs, draw, place, offset, tj, frac, &truth);
         for (size_t k = 0; rc == PFI_OK && k < nm; k++) {
             /* the noise of a reading is drawn once per (workload, m) */
             for (size_t i = 0; i < J; i++) {
@@ -236,15 +245,7 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
         gsl_rng_set(place, 3);
     }
     for (size_t w = 0; rc == PFI_OK && w < W; w++) {
-        fam_workload(fs, draw, tj, J);
-        for (size_t i = 0; rc == PFI_OK && i < J; i++) {
-            if (tj[i].n > MAXP) rc = PFI_EINVAL;
-            for (size_t q = 0; rc == PFI_OK && q + 1 < tj[i].n; q++)
-                frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(place);
-        }
-        if (rc == PFI_OK)
-            rc = truth ? pfi_alloc_problem_reset(truth, tj, J, NULL)
-                       : pfi_alloc_problem_create(tj, J, &truth, NULL);
+        rc = next_workload(fs, draw, place, offset, tj, frac, &truth);
         if (rc != PFI_OK) break;
         class_sizes(tj, classes, c);
         /* each job's count in each period (from 2), and the period's
