@@ -159,8 +159,9 @@ static int ref_cl_parse_jobs(const char *text, size_t len, pfi_cl_node *node, pf
                   ref_num(o, "tokens_per_s", &j[i].tokens_per_s) |
                   ref_num(o, "tokens_sd", &j[i].tokens_sd) |
                   ref_num(o, "pfi_estimate", &j[i].pfi_estimate) |
-                  ref_num(o, "sla_floor", &j[i].sla_floor);
+                  ref_num(o, "sla_floor", &j[i].sla_floor) | ref_num(o, "pfi_sd", &j[i].pfi_sd);
         if (!(j[i].tokens_sd >= 0)) j[i].tokens_sd = NAN; /* absent (an older pfid): unknown */
+        if (!(j[i].pfi_sd > 0)) j[i].pfi_sd = NAN;
         if (!(j[i].sla_floor > 0 && j[i].sla_floor <= 1)) j[i].sla_floor = NAN; /* none */
         const json_t *ex = json_object_get(o, "exempt");
         if (ex && !json_is_boolean(ex) && !json_is_null(ex)) bad = -1;
@@ -211,12 +212,22 @@ static int ref_cl_same(const pfi_cl_node *a, const pfi_cl_node *b, char *why, si
     }
     for (size_t i = 0; i < a->n_jobs; i++) {
         const pfi_cl_job *x = &a->jobs[i], *y = &b->jobs[i];
-        const double dx[] = {x->power_w,        x->tokens_per_s,        x->tokens_sd,
-                             x->steady_power_w, x->steady_tokens_per_s, x->pfi_estimate,
-                             x->sla_floor};
-        const double dy[] = {y->power_w,        y->tokens_per_s,        y->tokens_sd,
-                             y->steady_power_w, y->steady_tokens_per_s, y->pfi_estimate,
-                             y->sla_floor};
+        const double dx[] = {x->power_w,
+                             x->tokens_per_s,
+                             x->tokens_sd,
+                             x->steady_power_w,
+                             x->steady_tokens_per_s,
+                             x->pfi_estimate,
+                             x->sla_floor,
+                             x->pfi_sd};
+        const double dy[] = {y->power_w,
+                             y->tokens_per_s,
+                             y->tokens_sd,
+                             y->steady_power_w,
+                             y->steady_tokens_per_s,
+                             y->pfi_estimate,
+                             y->sla_floor,
+                             y->pfi_sd};
         if (strcmp(x->id, y->id) != 0 || strcmp(x->phase, y->phase) != 0 ||
             x->exempt != y->exempt || x->n_gpus != y->n_gpus ||
             memcmp(x->gpus, y->gpus, x->n_gpus * sizeof *x->gpus) != 0)
