@@ -43,18 +43,28 @@ static int num_or_null(const json_t *x, double *v)
     return 1;
 }
 
+/* {"KEY": [...]} (targets, caps): the object in *r (the caller's to
+ * release) and its array in *a, or NULL having said why. */
+static json_t *load_list(const char *s, size_t len, const char *key, json_t **a, pfi_error *err)
+{
+    json_t *r = load(s, len, key, err);
+    if (!r) return NULL;
+    json_error_t je;
+    if (json_unpack_ex(r, &je, JSON_STRICT, "{s:o}", key, a) || !json_is_array(*a)) {
+        json_decref(r);
+        pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key %s: {\"%s\": [...]} expected", key, key);
+        return NULL;
+    }
+    return r;
+}
+
 int ctl_ha_parse_targets(const char *s, size_t len, pfi_target **ts, size_t *n, pfi_error *err)
 {
     *ts = NULL;
     *n = 0;
-    json_t *r = load(s, len, "targets", err), *a = NULL;
+    json_t *a = NULL, *r = load_list(s, len, "targets", &a, err);
     if (!r) return PFI_EPARSE;
     json_error_t je;
-    if (json_unpack_ex(r, &je, JSON_STRICT, "{s:o}", "targets", &a) || !json_is_array(a)) {
-        json_decref(r);
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0,
-                             "etcd key targets: {\"targets\": [...]} expected");
-    }
     size_t na = json_array_size(a);
     pfi_target *v = calloc(na + 1, sizeof *v);
     int rc = v ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
@@ -106,13 +116,9 @@ int ctl_ha_parse_caps(const char *s, size_t len, ctl_ha_cap **caps, size_t *n, p
 {
     *caps = NULL;
     *n = 0;
-    json_t *r = load(s, len, "caps", err), *a = NULL;
+    json_t *a = NULL, *r = load_list(s, len, "caps", &a, err);
     if (!r) return PFI_EPARSE;
     json_error_t je;
-    if (json_unpack_ex(r, &je, JSON_STRICT, "{s:o}", "caps", &a) || !json_is_array(a)) {
-        json_decref(r);
-        return pfi_error_set(err, PFI_EPARSE, NULL, 0, "etcd key caps: \"caps\" is not an array");
-    }
     size_t na = json_array_size(a);
     ctl_ha_cap *v = calloc(na + 1, sizeof *v);
     int rc = v ? PFI_OK : pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
