@@ -25,7 +25,9 @@
  * (learn.h), so `last` is that period.
  *
  * One JSON object per line; --table prints a markdown table instead;
- * --workloads N (default 20), --noise SD (default 0.01). */
+ * --workloads N (default 20), --noise SD (default 0.01); --class tells
+ * learn each job's group as its class (as bench_families' class run);
+ * --family NAME (repeated) runs only those. */
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -130,15 +132,29 @@ int main(int argc, char **argv)
     int table = 0;
     size_t W = 20;
     double noise = 0.01;
+    int classed = 0, fam_on[FAM_COUNT] = {0}, some_fam = 0;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--table") == 0)
             table = 1;
-        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc)
+        else if (strcmp(argv[a], "--class") == 0)
+            classed = 1;
+        else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
+            int k = 0;
+            while (k < FAM_COUNT && strcmp(argv[a + 1], fam_name((fam_kind)k)) != 0)
+                k++;
+            if (k == FAM_COUNT) {
+                fprintf(stderr, "bench_learn_reads: no family '%s'\n", argv[a + 1]);
+                return 2;
+            }
+            fam_on[k] = some_fam = 1;
+            a++;
+        } else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc)
             W = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--noise") == 0 && a + 1 < argc)
             noise = strtod(argv[++a], NULL);
         else {
-            fprintf(stderr, "usage: bench_learn_reads [--table] [--workloads N] [--noise SD]\n");
+            fprintf(stderr, "usage: bench_learn_reads [--table] [--workloads N] [--noise SD] "
+                            "[--class] [--family NAME]...\n");
             return 2;
         }
     }
@@ -159,6 +175,7 @@ int main(int argc, char **argv)
     pfi_learn_opts lo = pfi_learn_defaults();
     lo.noise_rel = noise;
     for (int k = 0; k < FAM_COUNT; k++) {
+        if (some_fam && !fam_on[k]) continue;
         fam_set fs;
         if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
             fprintf(stderr, "bench_learn_reads: %s failed to build\n", fam_name((fam_kind)k));
@@ -176,6 +193,11 @@ int main(int argc, char **argv)
                 pfi_alloc_problem_job_range(truth, i, &lj[i].pmax_w, &lj[i].tmax, &lj[i].floor_w);
                 lj[i].pfi_hat = tj[i].pfi;
                 lj[i].count = 1;
+                /* the job's group (its curve's arrays are the group's) */
+                size_t g = 0;
+                while (g < fs.n && fs.g[g].P != tj[i].P)
+                    g++;
+                lj[i].class_id = classed ? g + 1 : 0;
             }
             for (size_t r = 0; r < NR; r++) {
                 double b;
