@@ -217,6 +217,7 @@ static int order(pfi_live *l)
         if (a > 0 && v[a].c != v[a - 1].c) s = a;
         l->cls[a] = v[a].i;
         l->jobs[v[a].i].grp = s;
+        l->jobs[v[a].i].cpos = a - s;
     }
     free(v);
     l->ncls = k;
@@ -265,4 +266,52 @@ int live_class_refresh(pfi_live *l)
             l->jobs[l->cls[a]].own_dirty = 0;
     }
     return 0;
+}
+
+/* While exploring, pooled jobs share their estimate, so the oracle sends a
+ * class to one power and it reads one depth a round, where the classed
+ * information bound (tests/families/bound.c) reads each replica at its own
+ * places. Two rules spread them, for noisy readings and jobs that pool
+ * (exact readings and jobs alone or split out are as before):
+ *   - at deep cuts (the job's equal share at least SPREAD_CUT below its
+ *     Pmax) each pooled job's trust region is SPREAD_LO-SPREAD_HI times the
+ *     loop's by its place in its class (SPREAD_N places): a class pushed
+ *     to the region's edge reads SPREAD_N depths a round. 100 workloads,
+ *     1% noise, with the class: dead zones 20 / 30 / 40% 87.4 / 90.9 / 91.9
+ *     -> 88.2 / 91.9 / 94.0%, sigmoid 20% 91.3 -> 93.6%, noisy sweeps 30 /
+ *     40% +0.9, flat-knee 30% +0.3, 40% -0.4; from every cut (the region's
+ *     growth as the gate: docs/learn.md) noisy sweeps 10% lost 0.9 and
+ *     bumps 5% 0.6, while at 5-10% the region already spans the useful
+ *     range;
+ *   - each pooled job's estimate is drawn (live_estimate's draw, one
+ *     deviate per job and round, XDRAW_SDS of its pooled readings' SD), so
+ *     that replicas read different powers about the estimated optimum,
+ *     not only at the region's edge: a knee or a dead zone's edge is
+ *     placed by the class's readings on both sides of it. */
+#define SPREAD_CUT 0.15
+#define SPREAD_LO 0.75
+#define SPREAD_HI 1.25
+enum { SPREAD_N = 4 };
+#define XDRAW_SDS 0.5
+
+/* Whether x's exploring estimate is spread (above): noisy readings, x
+ * pools its classmates. */
+static int spread(const pfi_live *l, const ljob *x)
+{
+    return l->noisy && x->pool_n > 1;
+}
+
+double live_class_trust(const pfi_live *l, const ljob *x, double low)
+{
+    double d = l->delta * x->j.pmax_w;
+    if (!spread(l, x) || 1 - x->eq_pw / x->j.pmax_w < SPREAD_CUT) return low - d;
+    double f = (double)(x->cpos % SPREAD_N) / (SPREAD_N - 1);
+    return low - (SPREAD_LO + (SPREAD_HI - SPREAD_LO) * f) * d;
+}
+
+const live_draw *live_class_draw(const pfi_live *l, const ljob *x, live_draw *d)
+{
+    if (!spread(l, x)) return NULL;
+    *d = (live_draw){.seed = live_mix64(l->rounds + 7777), .sds = XDRAW_SDS};
+    return d;
 }

@@ -520,14 +520,19 @@ int pfi_live_propose(pfi_live *l, double budget_w, double now_s, pfi_live_share 
         double lo = 0;
         if (probing && l->rounds > 0) {
             /* below its own readings, not its class's: a classmate read deeper
-             * may not share its curve (learn_class.c) */
+             * may not share its curve (learn_class.c, which spreads a pooled
+             * class over the region at deep cuts) */
             size_t nb = x->own ? x->nown : x->nb;
             double low = nb ? (x->own ? x->own : x->b)[0].p : x->j.pmax_w;
-            lo = at_most(low, x->eq_pw) - l->delta * x->j.pmax_w;
+            lo = live_class_trust(l, x, at_most(low, x->eq_pw));
         }
         if (l->prob_ok && x->est_ok && x->est_mode == mode && x->est_lo == lo && !silent) continue;
         double opt = !optimistic ? 0 : early ? OPTIMISM_EARLY : OPTIMISM;
-        size_t m = live_estimate(x, !probing, opt, lo, P, T, NULL, &l->eb);
+        /* exploring, a job that pools its class draws its estimate
+         * (learn_class.c): replicas then read their own powers */
+        live_draw xd;
+        const live_draw *dr = probing && l->rounds > 0 ? live_class_draw(l, x, &xd) : NULL;
+        size_t m = live_estimate(x, !probing, opt, lo, P, T, dr, &l->eb);
         if (silent) m = live_hold(x->pw, P, T, m);
         l->est[i] = (pfi_alloc_job){
             .P = P, .T = T, .n = m, .pfi = NAN, .dram_copy = NAN, .count = x->j.count};

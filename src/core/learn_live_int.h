@@ -116,7 +116,7 @@ typedef struct {
      * (itself included; 1: split out or alone) and its class's slot in
      * pfi_live.cls (SIZE_MAX: none) */
     bin *own;
-    size_t nown, pool_n, grp;
+    size_t nown, pool_n, grp, cpos;
     int own_dirty;
 } ljob;
 
@@ -281,6 +281,8 @@ bin *live_bin_slot(bin *bins, size_t *nb, double p, double tol);
 
 /* learn_class.c (each commented where it is defined) */
 int live_class_refresh(pfi_live *l);
+double live_class_trust(const pfi_live *l, const ljob *x, double low);
+const live_draw *live_class_draw(const pfi_live *l, const ljob *x, live_draw *d);
 
 /* learn_estimate.c (each commented where it is defined) */
 size_t live_estimate(const ljob *x, int measured_only, double optimistic, double lo_w, double *P,
