@@ -275,14 +275,17 @@ int live_class_refresh(pfi_live *l)
  * (exact readings and jobs alone or split out are as before):
  *   - at deep cuts (the job's equal share at least SPREAD_CUT below its
  *     Pmax) each pooled job's trust region is SPREAD_LO-SPREAD_HI times the
- *     loop's by its place in its class (SPREAD_N places): a class pushed
- *     to the region's edge reads SPREAD_N depths a round. 100 workloads,
- *     1% noise, with the class: dead zones 20 / 30 / 40% 87.4 / 90.9 / 91.9
- *     -> 88.2 / 91.9 / 94.0%, sigmoid 20% 91.3 -> 93.6%, noisy sweeps 30 /
- *     40% +0.9, flat-knee 30% +0.3, 40% -0.4; from every cut (the region's
- *     growth as the gate: docs/learn.md) noisy sweeps 10% lost 0.9 and
- *     bumps 5% 0.6, while at 5-10% the region already spans the useful
- *     range;
+ *     loop's by its place in its class, at as many places as its view
+ *     pools jobs: a class pushed to the region's edge reads a depth per
+ *     replica a round. At 4 places whatever the class's size, alone, 100
+ *     workloads, 1% noise, with the class: dead zones 20 / 30 / 40% 87.4
+ *     / 90.9 / 91.9 -> 88.2 / 91.9 / 94.0%, sigmoid 20% 91.3 -> 93.6%,
+ *     noisy sweeps 30 / 40% +0.9, flat-knee 30% +0.3, 40% -0.4; from
+ *     every cut (the region's growth as the gate: docs/learn.md) noisy
+ *     sweeps 10% lost 0.9 and bumps 5% 0.6, while at 5-10% the region
+ *     already spans the useful range. With the rules below, a place per
+ *     pooled job rather than 4: dead zones 20% +0.3, flat-knee 40% +0.3,
+ *     sigmoid 20% +0.4; 0.5-1.5 rather than 0.75-1.25: within 0.5;
  *   - each pooled job's estimate is drawn (live_estimate's draw, one
  *     deviate per job and round, XDRAW_SDS of its pooled readings' SD), so
  *     that replicas read different powers about the estimated optimum,
@@ -296,7 +299,6 @@ int live_class_refresh(pfi_live *l)
 #define SPREAD_CUT 0.15
 #define SPREAD_LO 0.75
 #define SPREAD_HI 1.25
-enum { SPREAD_N = 4 };
 #define XDRAW_SDS 0.75
 
 /* Whether x's exploring estimate is spread (above): noisy readings, x
@@ -310,7 +312,8 @@ double live_class_trust(const pfi_live *l, const ljob *x, double low)
 {
     double d = l->delta * x->j.pmax_w;
     if (!spread(l, x) || 1 - x->eq_pw / x->j.pmax_w < SPREAD_CUT) return low - d;
-    double f = (double)(x->cpos % SPREAD_N) / (SPREAD_N - 1);
+    size_t n = x->pool_n; /* its view's jobs: each at its own depth */
+    double f = (double)(x->cpos % n) / (double)(n - 1);
     return low - (SPREAD_LO + (SPREAD_HI - SPREAD_LO) * f) * d;
 }
 
