@@ -33,7 +33,7 @@ struct pfi_plan {
     pfi_alloc_problem *prob;
     size_t n, cap_jobs;
     pfi_alloc_job *aj;
-    double *pts; /* per job: 3 * (PRIOR_POINTS + obs + class) doubles: cap, P, T */
+    double *pts; /* per job: 3 * (PRIOR_POINTS + obs + class + CLIFF_PTS) doubles: cap, P, T */
     size_t pts_cap;
     plan_pt *bp; /* the same points with their SDs */
     double *min_w, *max_w;
@@ -243,7 +243,7 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     size_t pts = 0;
     for (size_t i = 0; i < n; i++)
-        pts += 3 * (PFI_PLAN_PRIOR_POINTS + jobs[i].n_obs + p->n_cls[i]);
+        pts += 3 * (PFI_PLAN_PRIOR_POINTS + jobs[i].n_obs + p->n_cls[i] + PLAN_CLIFF_PTS);
     if (grow(p, n ? n : 1, pts ? pts : 3) != PFI_OK) {
         free(cbuf);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
@@ -251,7 +251,7 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
     plan_pt *bp = p->bp;
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
-        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i];
+        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i] + PLAN_CLIFF_PTS;
         plan_jb *b = &p->jb[i];
         if (!b->prior_ok || !same(b->prior_pfi, j->pfi) || !same(b->prior_sd, j->pfi_sd)) {
             plan_prior_build(j->pfi, j->pfi_sd, &b->prior);
@@ -287,12 +287,13 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
     double *q = p->pts;
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
-        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i];
+        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i] + PLAN_CLIFF_PTS;
         double *cap = q, *P = q + room, *T = q + 2 * room;
         q += 3 * room;
         plan_jb *b = &p->jb[i];
-        plan_cliff_apply(&p->cliff, p->z, j, &b->prior, b->pmax, b->xr, p->own + p->own_at[i],
-                         p->own_at[i + 1] - p->own_at[i], b->pts, b->n);
+        b->n =
+            plan_cliff_apply(&p->cliff, p->z, j, &b->prior, b->pmax, b->xr, p->own + p->own_at[i],
+                             p->own_at[i + 1] - p->own_at[i], b->pts, b->n, room);
         size_t k = b->n;
         for (size_t t = 0; t < k; t++) {
             cap[t] = b->pts[t].cap;

@@ -122,17 +122,49 @@ static int own_at(const xs *v, size_t m, double x, double *s, size_t *at)
     return 0;
 }
 
-void plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, const plan_prior *pr,
-                      double pmax, double xr, const size_t *own, size_t n_own, plan_pt *pts,
-                      size_t n)
+/* A point at P on the line between pts[k - 1] and pts[k]. */
+static plan_pt between(const plan_pt *a, const plan_pt *b, double P)
+{
+    double f = (P - a->P) / (b->P - a->P);
+#define LERP(F) (a->F + (b->F - a->F) * f)
+    return (plan_pt){LERP(cap), P, LERP(T), LERP(sdc), LERP(sdi), LERP(d), LERP(dm)};
+#undef LERP
+}
+
+/* Samples v[0..m) (sorted by x) made points of pts[0..n), at most extra of
+ * them; returns the new count. */
+static size_t insert_own(const xs *v, size_t m, double pmax, double xr, plan_pt *pts, size_t n,
+                         size_t extra)
+{
+    size_t want = m < extra ? m : extra;
+    for (size_t q = 0; q < want && n >= 2; q++) {
+        size_t at = want > 1 ? (size_t)lround((double)q * (double)(m - 1) / (double)(want - 1)) : 0;
+        double P = v[at].x * pmax;
+        size_t k = 1;
+        while (k < n && pts[k].P <= P)
+            k++;
+        if (k == n || fmin(P - pts[k - 1].P, pts[k].P - P) < PLAN_CLIFF_SEP * pmax) continue;
+        plan_pt np = between(&pts[k - 1], &pts[k], P);
+        np.d = fmax(0, xr - v[at].x);
+        memmove(&pts[k + 1], &pts[k], (n - k) * sizeof *pts);
+        pts[k] = np;
+        n++;
+    }
+    return n;
+}
+
+size_t plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, const plan_prior *pr,
+                        double pmax, double xr, const size_t *own, size_t n_own, plan_pt *pts,
+                        size_t n, size_t room)
 {
     xs v[PLAN_CLIFF_KEEP];
     size_t m = 0;
     for (size_t q = 0; q < n_own && m < PLAN_CLIFF_KEEP; q++)
         if (own[q] < c->n && c->x[own[q]] < xr)
             v[m++] = (xs){c->x[own[q]], c->s[own[q]], c->y[own[q]]};
-    if (!c->any && m == 0) return;
+    if (!c->any && m == 0) return n;
     qsort(v, m, sizeof *v, by_x);
+    if (room > n) n = insert_own(v, m, pmax, xr, pts, n, fmin(room - n, PLAN_CLIFF_PTS));
     double tmax = j->tmax;
     for (size_t k = 0; k < n; k++) {
         plan_pt *p = &pts[k];
@@ -172,4 +204,5 @@ void plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, cons
         p->sdc = sqrt(fmax(0, need * need - p->sdi * p->sdi));
         p->T = t;
     }
+    return n;
 }

@@ -46,6 +46,8 @@
 #define PLAN_CLIFF_MIN_N 4    /* samples (effective, by weight) before any allowance */
 #define PLAN_CLIFF_KEEP 512   /* the latest samples kept */
 #define PLAN_CLIFF_H 0.05     /* the samples' kernel width in P / Pmax */
+#define PLAN_CLIFF_PTS 8      /* a job's own samples made points of its curve, at most */
+#define PLAN_CLIFF_SEP 0.01   /* P / Pmax: none nearer than this to a point it has */
 
 typedef struct plan_cliff {
     /* a ring: P / Pmax, read / Tmax, the shortfall, the job (its id's hash, 0: none) */
@@ -76,9 +78,15 @@ void plan_cliff_fit(plan_cliff *c, double confidence);
  * against its curve now, linear between them); above the highest of them
  * the fleet's, never under that reading; under the lowest, its shortfall
  * or the fleet's mean ramped in from it, the deeper. The bound stays the
- * fleet's (never above the expected value less z x the reading part). */
-void plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, const plan_prior *pr,
-                      double pmax, double xr, const size_t *own, size_t n_own, plan_pt *pts,
-                      size_t n);
+ * fleet's (never above the expected value less z x the reading part).
+ * Up to room - n of its samples (at most PLAN_CLIFF_PTS, spread over them
+ * by x) become points of the curve between two of pts, each PLAN_CLIFF_SEP
+ * away at least, on the line between them in cap and power (the caps the
+ * plan gives for a power stay as they were), the throughput there read:
+ * the grid of caps is coarser than a dead zone's edge. Returns the count
+ * of points, still sorted by power. */
+size_t plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, const plan_prior *pr,
+                        double pmax, double xr, const size_t *own, size_t n_own, plan_pt *pts,
+                        size_t n, size_t room);
 
 #endif

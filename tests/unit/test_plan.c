@@ -379,6 +379,52 @@ static void test_cliff(void **st)
     pfi_plan_destroy(p);
 }
 
+/* A job's own reading between two of its curve's caps becomes a point
+ * (plan_cliff.h, PLAN_CLIFF_PTS): a job measured at 5000 W read at 380 W
+ * per GPU (3040 W, x 0.54, between the prior's caps 342.9 and 414.3 W) at
+ * half its curve there is priced at that reading at 380 W, at 3040 W
+ * still (the point on the line of cap and power), at 414.3 W as before
+ * (above its reading: the fleet's, which has too few samples to say
+ * anything), and linearly between. */
+static void test_cliff_points(void **st)
+{
+    (void)st;
+    const double c4 = 200 + 500.0 * 3 / 7, mid = (380 + c4) / 2;
+    pfi_plan_obs hi = {625, 5000, 95, 0.5};
+    pfi_plan_job j = job8("a", 0.8);
+    j.obs = &hi;
+    j.n_obs = 1;
+    pfi_plan *p;
+    assert_int_equal(pfi_plan_create(&p), PFI_OK);
+    pfi_error err;
+    pfi_error_clear(&err);
+    pfi_plan_cap caps[1];
+    pfi_plan_result res;
+    double t[3];
+    const double cap[3] = {380, c4, mid};
+    if (pfi_plan_set_jobs(p, &j, 1, &err) != PFI_OK) fail_msg("%s", err.msg);
+    for (int k = 0; k < 3; k++) {
+        caps[0] = (pfi_plan_cap){.cap_w = cap[k]};
+        pfi_plan_eval(p, caps, &res);
+        t[k] = caps[0].tput;
+    }
+    double r = 0.5 * t[0];
+    j.reading = (pfi_plan_obs){380, 3040, r, 0.5};
+    if (pfi_plan_set_jobs(p, &j, 1, &err) != PFI_OK) fail_msg("%s", err.msg);
+    caps[0] = (pfi_plan_cap){.cap_w = 380};
+    pfi_plan_eval(p, caps, &res);
+    assert_near(caps[0].tput, r, 1e-9);
+    assert_near(caps[0].power_w, 3040, 1e-9);
+    caps[0] = (pfi_plan_cap){.cap_w = c4};
+    pfi_plan_eval(p, caps, &res);
+    assert_near(caps[0].tput, t[1], 1e-9);
+    caps[0] = (pfi_plan_cap){.cap_w = mid};
+    pfi_plan_eval(p, caps, &res);
+    assert_near(caps[0].tput, (r + t[1]) / 2, 1e-9);
+    assert_near(caps[0].power_w, 8 * mid, 1e-9);
+    pfi_plan_destroy(p);
+}
+
 static void test_learn_needs_use(void **st)
 {
     pfi_plan *p;
@@ -403,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_no_estimate),     cmocka_unit_test(test_sla),
         cmocka_unit_test(test_learn_needs_use), cmocka_unit_test(test_measured_pins_prior),
         cmocka_unit_test(test_class),           cmocka_unit_test(test_cliff),
+        cmocka_unit_test(test_cliff_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
