@@ -164,7 +164,9 @@ size_t plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, co
             v[m++] = (xs){c->x[own[q]], c->s[own[q]], c->y[own[q]]};
     if (!c->any && m == 0) return n;
     qsort(v, m, sizeof *v, by_x);
-    if (room > n) n = insert_own(v, m, pmax, xr, pts, n, fmin(room - n, PLAN_CLIFF_PTS));
+    if (room > n)
+        n = insert_own(v, m, pmax, xr, pts, n,
+                       room - n < PLAN_CLIFF_PTS ? room - n : PLAN_CLIFF_PTS);
     double tmax = j->tmax;
     for (size_t k = 0; k < n; k++) {
         plan_pt *p = &pts[k];
