@@ -15,11 +15,10 @@
  * and its s is taken again every period the job is in the set: a reading
  * taken on the prior alone, which is too pessimistic above a dead zone,
  * counts once a later point above it has pinned the job's curve (a job
- * that left keeps its last s). Dead zones
- * sit at a share of Pmax, so the samples are pooled by x: on the prior's
- * grid, their kernel-weighted (PLAN_CLIFF_H) mean and upper quantile at the
- * plan's confidence. At every point of a job's curve under its own lowest
- * point, by depth d, with ramp min(1, d / PLAN_CLIFF_D) (continuous at the
+ * that left keeps its last s). Dead zones sit at a share of Pmax, so the
+ * samples are pooled by x: on the prior's grid, their kernel-weighted
+ * (PLAN_CLIFF_H) mean and upper quantile at the plan's confidence. At every point of a job's curve
+ * under its own lowest point, by depth d, with ramp min(1, d / PLAN_CLIFF_D) (continuous at the
  * measured point): the lower bound is never above curve x (1 - quantile x
  * ramp), and the expected throughput is lowered by mean x ramp, its depth
  * counted under the class's points too (where its replicas were read, the
@@ -28,8 +27,9 @@
  * under zero (the prior too pessimistic there) lowers nothing: the
  * allowance is for cliffs, the prior's own band stays. A job's own samples
  * are its curve where the plan has no point: they set its expected value
- * there (plan_cliff_apply; learn reads jobs under their points in every
- * probe, the plan keeps a point only where a cap held). Samples are kept
+ * there, over its class's points (plan_cliff_apply; learn reads jobs under
+ * their points in every probe, the plan keeps a point only where a cap
+ * held a period). Samples are kept
  * for the plan's life (the last PLAN_CLIFF_KEEP); a restarted controller
  * learns them again from its first readings. */
 #ifndef PFI_PLAN_CLIFF_H
