@@ -276,7 +276,7 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         double x = r->power_w / b->pmax;
         if (isfinite(j->tmax) && j->tmax > 0 && r->power_w > 0 && r->power_w <= b->pmax)
             plan_cliff_add(&p->cliff, j->id ? ctl_hash_str(j->id) : 0, x, b->xr - x,
-                           r->tput / j->tmax,
+                           r->tput / j->tmax, r->tput > 0 ? r->tput_sd / r->tput : 0,
                            plan_curve_from_above(j, &b->prior, b->pmax, x, PLAN_CLIFF_MIN_D));
     }
     if (cliff_rebase(p, jobs, n) != PFI_OK) {

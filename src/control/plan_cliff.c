@@ -16,13 +16,15 @@ static double shortfall(double y, double base_y)
     return fmax(-1, fmin(1, 1 - y / base_y));
 }
 
-void plan_cliff_add(plan_cliff *c, uint64_t job, double x, double d, double y, double base_y)
+void plan_cliff_add(plan_cliff *c, uint64_t job, double x, double d, double y, double rsd,
+                    double base_y)
 {
     if (!(d >= PLAN_CLIFF_MIN_D) || !(base_y > 0) || !(y >= 0) || !isfinite(y) ||
         !(x > 0 && x <= 1))
         return;
     c->x[c->next] = x;
     c->y[c->next] = y;
+    c->rsd[c->next] = rsd >= 0 && isfinite(rsd) ? rsd : 0;
     c->s[c->next] = shortfall(y, base_y);
     c->job[c->next] = job;
     c->next = (c->next + 1) % PLAN_CLIFF_KEEP;
@@ -90,7 +92,7 @@ static double grid_at(const double *y, double x)
 }
 
 typedef struct xs {
-    double x, s, y;
+    double x, s, y, rsd;
 } xs;
 
 static int by_x(const void *a, const void *b)
@@ -100,10 +102,11 @@ static int by_x(const void *a, const void *b)
 }
 
 /* The shortfall at x as the job's own samples v[0..m) (sorted by x, all
- * under its lowest point) say, linear between them: returns 1 when x is
- * above the highest (*at: it), -1 at or under the lowest (*s its, *at: it),
- * else 0. */
-static int own_at(const xs *v, size_t m, double x, double *s, size_t *at)
+ * under its lowest point) say, linear between them, and the relative SD of
+ * the readings it rests on (the larger of two): returns 1 when x is above
+ * the highest (*at: it; *s, *rsd untouched), -1 at or under the lowest (*at:
+ * it), else 0. */
+static int own_at(const xs *v, size_t m, double x, double *s, double *rsd, size_t *at)
 {
     if (x > v[m - 1].x) {
         *at = m - 1;
@@ -111,6 +114,7 @@ static int own_at(const xs *v, size_t m, double x, double *s, size_t *at)
     }
     if (x <= v[0].x) {
         *s = v[0].s;
+        *rsd = v[0].rsd;
         *at = 0;
         return -1;
     }
@@ -119,6 +123,8 @@ static int own_at(const xs *v, size_t m, double x, double *s, size_t *at)
         k++;
     double f = (x - v[k - 1].x) / (v[k].x - v[k - 1].x);
     *s = v[k - 1].s + (v[k].s - v[k - 1].s) * f;
+    *rsd = fmax(v[k - 1].rsd, v[k].rsd);
+    *at = k;
     return 0;
 }
 
@@ -161,7 +167,7 @@ size_t plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, co
     size_t m = 0;
     for (size_t q = 0; q < n_own && m < PLAN_CLIFF_KEEP; q++)
         if (own[q] < c->n && c->x[own[q]] < xr)
-            v[m++] = (xs){c->x[own[q]], c->s[own[q]], c->y[own[q]]};
+            v[m++] = (xs){c->x[own[q]], c->s[own[q]], c->y[own[q]], c->rsd[own[q]]};
     if (!c->any && m == 0) return n;
     qsort(v, m, sizeof *v, by_x);
     if (room > n)
@@ -187,16 +193,20 @@ size_t plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, co
              * lowest, its shortfall or the fleet's mean ramped in from it,
              * the deeper (cliffs do not add up; a curve above its shape
              * there meets the fleet's cliffs like any other) */
-            double so = 0, base = plan_curve_from_above(j, pr, pmax, x, 0) * tmax;
+            double so = 0, rsd = -1, base = plan_curve_from_above(j, pr, pmax, x, 0) * tmax;
             size_t at;
-            int where = own_at(v, m, x, &so, &at);
+            int where = own_at(v, m, x, &so, &rsd, &at);
             if (where > 0) {
-                t = fmax(t, v[at].y * tmax);
+                if (v[at].y * tmax > t) t = v[at].y * tmax, rsd = v[at].rsd;
             } else if (base > 0) {
                 double fl = where < 0 ? mean * plan_cliff_ramp(fmin(p->dm, v[at].x - x)) : 0;
                 so = so > 0 ? fmax(so, fl) : 1 - (1 - so) * (1 - fl);
                 t = base * (1 - so);
+            } else {
+                rsd = -1;
             }
+            /* priced on its readings: their spread, as a measured point's */
+            if (rsd >= 0) p->sdi = fmax(p->sdi, t * sqrt(rsd * rsd + PLAN_WANDER * PLAN_WANDER));
         }
         /* the shared part set so that t - z SD is lo (the reading part as it
          * was; where that alone reaches under lo, the shared part is 0: the

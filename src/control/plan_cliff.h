@@ -50,8 +50,9 @@
 #define PLAN_CLIFF_SEP 0.01   /* P / Pmax: none nearer than this to a point it has */
 
 typedef struct plan_cliff {
-    /* a ring: P / Pmax, read / Tmax, the shortfall, the job (its id's hash, 0: none) */
-    double x[PLAN_CLIFF_KEEP], y[PLAN_CLIFF_KEEP], s[PLAN_CLIFF_KEEP];
+    /* a ring: P / Pmax, read / Tmax, the reading's relative SD, the
+     * shortfall, the job (its id's hash, 0: none) */
+    double x[PLAN_CLIFF_KEEP], y[PLAN_CLIFF_KEEP], rsd[PLAN_CLIFF_KEEP], s[PLAN_CLIFF_KEEP];
     uint64_t job[PLAN_CLIFF_KEEP];
     size_t n, next;
     /* their fit (plan_cliff_fit) on the prior's grid: 0 until PLAN_CLIFF_MIN_N near */
@@ -61,10 +62,11 @@ typedef struct plan_cliff {
 
 /* The allowance's ramp at depth d. */
 double plan_cliff_ramp(double d);
-/* Job job's reading of y = read / Tmax at x = P / Pmax, depth d under its
- * lowest own point, where its base (above) is base_y (samples only at
- * d >= MIN_D). */
-void plan_cliff_add(plan_cliff *c, uint64_t job, double x, double d, double y, double base_y);
+/* Job job's reading of y = read / Tmax (relative SD rsd) at x = P / Pmax,
+ * depth d under its lowest own point, where its base (above) is base_y
+ * (samples only at d >= MIN_D). */
+void plan_cliff_add(plan_cliff *c, uint64_t job, double x, double d, double y, double rsd,
+                    double base_y);
 /* Sample k's shortfall taken again against its job's base now (NaN: kept). */
 void plan_cliff_rebase(plan_cliff *c, size_t k, double base_y);
 /* mean and hi (the quantile at confidence) on the grid from the samples;
@@ -78,7 +80,8 @@ void plan_cliff_fit(plan_cliff *c, double confidence);
  * against its curve now, linear between them); above the highest of them
  * the fleet's, never under that reading; under the lowest, its shortfall
  * or the fleet's mean ramped in from it, the deeper. The bound stays the
- * fleet's (never above the expected value less z x the reading part).
+ * fleet's, never above the expected value less z x the reading part, which
+ * is at least the readings' own spread (their SD and PLAN_WANDER).
  * Up to room - n of its samples (at most PLAN_CLIFF_PTS, spread over them
  * by x) become points of the curve between two of pts, each PLAN_CLIFF_SEP
  * away at least, on the line between them in cap and power (the caps the

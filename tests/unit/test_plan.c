@@ -300,16 +300,13 @@ static void test_class(void **st)
  * their curve says there: four samples at x 0.49 of shortfall 0.6, so mean
  * and 90% quantile 0.6 at every grid point. At that cap the expected
  * throughput is then 0.4 of the curve's (the job's own reading) and so is
- * the lower bound (depth 0.39, full ramp), less the measured point's own
- * spread. A fifth job measured at 2240 W (x 0.4) is not under its own
- * deepest point there: as it was. A reading 1% of Pmax under a measured
- * point is no sample. Then job a is measured at the prior's cap 414.286 W
- * (3314.3 W, x 0.59) at 90 tokens/s, where its curve said t414: its sample
- * is taken again against the curve that point pins, 90 t_curve / t414 at
- * x 0.49 (the shapes' ratio is t_curve / t414), so its shortfall is
- * 1 - 0.4 t414 / 90, and a sixth job measured at 5000 W only, never read,
- * is priced at 1 - (3 x 0.6 + that) / 4 of its curve there; job a itself
- * at its own reading. */
+ * the lower bound (depth 0.39, full ramp), less the reading's own spread. A fifth job measured at
+ * 2240 W (x 0.4) is not under its own deepest point there: as it was. A reading 1% of Pmax under a
+ * measured point is no sample. Then job a is measured at the prior's cap 414.286 W (3314.3 W, x
+ * 0.59) at 90 tokens/s, where its curve said t414: its sample is taken again against the curve that
+ * point pins, 90 t_curve / t414 at x 0.49 (the shapes' ratio is t_curve / t414), so its shortfall
+ * is 1 - 0.4 t414 / 90, and a sixth job measured at 5000 W only, never read, is priced at 1 - (3 x
+ * 0.6 + that) / 4 of its curve there; job a itself at its own reading. */
 static void test_cliff(void **st)
 {
     (void)st;
@@ -351,9 +348,12 @@ static void test_cliff(void **st)
     pfi_plan_eval(p, caps, &res);
     for (int i = 0; i < 4; i++) {
         assert_true(fabs(caps[i].tput - 0.4 * t_curve) < 1e-9 * t_curve);
-        /* the measured point's spread (0.5 and 0.5% wander of 95) scaled
-         * with the curve below it stays: lo is 0.4 of the curve less z of it */
-        double sdi = sqrt(0.5 * 0.5 + 0.475 * 0.475) * t_curve / 95;
+        /* the reading part is the job's own reading's spread (0.5 and 0.5%
+         * wander of it: 0.511), over the measured point's (0.5 and 0.5% of
+         * 95) scaled with the curve below it (0.386): lo is 0.4 of the
+         * curve less z of it */
+        double r = 0.4 * t_curve, sdi = sqrt(0.5 * 0.5 + 0.005 * r * 0.005 * r);
+        assert_true(sdi > sqrt(0.5 * 0.5 + 0.475 * 0.475) * t_curve / 95);
         assert_true(fabs(caps[i].tput_sd - sdi) < 1e-9);
         assert_true(fabs(caps[i].tput_lo - (0.4 * t_curve - 1.2815515655446004 * sdi)) < 1e-9);
     }
