@@ -196,13 +196,14 @@ size_t plan_cliff_apply(const plan_cliff *c, double z, const pfi_plan_job *j, co
             double so = 0, rsd = -1, base = plan_curve_from_above(j, pr, pmax, x, 0) * tmax;
             size_t at;
             int where = own_at(v, m, x, &so, &rsd, &at);
-            if (where > 0) {
-                if (v[at].y * tmax > t) t = v[at].y * tmax, rsd = v[at].rsd;
-            } else if (base > 0) {
+            if (where > 0 && v[at].y * tmax > t) {
+                t = v[at].y * tmax;
+                rsd = v[at].rsd;
+            } else if (where <= 0 && base > 0) {
                 double fl = where < 0 ? mean * plan_cliff_ramp(fmin(p->dm, v[at].x - x)) : 0;
                 so = so > 0 ? fmax(so, fl) : 1 - (1 - so) * (1 - fl);
                 t = base * (1 - so);
-            } else {
+            } else if (where <= 0) {
                 rsd = -1;
             }
             /* priced on its readings: their spread, as a measured point's */
