@@ -25,7 +25,8 @@
  * (learn.h), so `last` is that period.
  *
  * One JSON object per line; --table prints a markdown table instead;
- * --workloads N (default 20), --noise SD (default 0.01). */
+ * --workloads N (default 20), --noise SD (default 0.01), --family NAME
+ * (repeatable; default every family). */
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
     int table = 0;
     size_t W = 20;
     double noise = 0.01;
+    int fam_on[FAM_COUNT] = {0}, some_fam = 0;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--table") == 0)
             table = 1;
@@ -137,8 +139,17 @@ int main(int argc, char **argv)
             W = strtoul(argv[++a], NULL, 10);
         else if (strcmp(argv[a], "--noise") == 0 && a + 1 < argc)
             noise = strtod(argv[++a], NULL);
-        else {
-            fprintf(stderr, "usage: bench_learn_reads [--table] [--workloads N] [--noise SD]\n");
+        else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
+            int k = fam_lookup(argv[a + 1]);
+            if (k < 0) {
+                fprintf(stderr, "bench_learn_reads: no family '%s'\n", argv[a + 1]);
+                return 2;
+            }
+            fam_on[k] = some_fam = 1;
+            a++;
+        } else {
+            fprintf(stderr, "usage: bench_learn_reads [--table] [--workloads N] [--noise SD] "
+                            "[--family NAME]...\n");
             return 2;
         }
     }
@@ -159,6 +170,7 @@ int main(int argc, char **argv)
     pfi_learn_opts lo = pfi_learn_defaults();
     lo.noise_rel = noise;
     for (int k = 0; k < FAM_COUNT; k++) {
+        if (some_fam && !fam_on[k]) continue;
         fam_set fs;
         if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
             fprintf(stderr, "bench_learn_reads: %s failed to build\n", fam_name((fam_kind)k));
