@@ -147,10 +147,8 @@ int main(int argc, char **argv)
             K = strtoul(argv[++a], NULL, 10);
             k_set = 1;
         } else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
-            int k = 0;
-            while (k < FAM_COUNT && strcmp(argv[a + 1], fam_name((fam_kind)k)) != 0)
-                k++;
-            if (k == FAM_COUNT) {
+            int k = fam_lookup(argv[a + 1]);
+            if (k < 0) {
                 fprintf(stderr, "bench_info_bound: no family '%s'\n", argv[a + 1]);
                 return 2;
             }

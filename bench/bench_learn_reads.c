@@ -25,9 +25,9 @@
  * (learn.h), so `last` is that period.
  *
  * One JSON object per line; --table prints a markdown table instead;
- * --workloads N (default 20), --noise SD (default 0.01); --class tells
- * learn each job's group as its class (as bench_families' class run);
- * --family NAME (repeated) runs only those. */
+ * --workloads N (default 20), --noise SD (default 0.01), --family NAME
+ * (repeatable; default every family); --class tells learn each job's
+ * group as its class (as bench_families' class run). */
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -138,23 +138,21 @@ int main(int argc, char **argv)
             table = 1;
         else if (strcmp(argv[a], "--class") == 0)
             classed = 1;
+        else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc)
+            W = strtoul(argv[++a], NULL, 10);
+        else if (strcmp(argv[a], "--noise") == 0 && a + 1 < argc)
+            noise = strtod(argv[++a], NULL);
         else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
-            int k = 0;
-            while (k < FAM_COUNT && strcmp(argv[a + 1], fam_name((fam_kind)k)) != 0)
-                k++;
-            if (k == FAM_COUNT) {
+            int k = fam_lookup(argv[a + 1]);
+            if (k < 0) {
                 fprintf(stderr, "bench_learn_reads: no family '%s'\n", argv[a + 1]);
                 return 2;
             }
             fam_on[k] = some_fam = 1;
             a++;
-        } else if (strcmp(argv[a], "--workloads") == 0 && a + 1 < argc)
-            W = strtoul(argv[++a], NULL, 10);
-        else if (strcmp(argv[a], "--noise") == 0 && a + 1 < argc)
-            noise = strtod(argv[++a], NULL);
-        else {
+        } else {
             fprintf(stderr, "usage: bench_learn_reads [--table] [--workloads N] [--noise SD] "
-                            "[--class] [--family NAME]...\n");
+                            "[--family NAME]... [--class]\n");
             return 2;
         }
     }

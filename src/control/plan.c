@@ -8,6 +8,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "pfi/alloc.h"
+#include "ctl_index.h"
 #include "plan_cliff.h"
 #include "plan_curve.h"
 #include "plan_learn.h"
@@ -32,7 +33,7 @@ struct pfi_plan {
     pfi_alloc_problem *prob;
     size_t n, cap_jobs;
     pfi_alloc_job *aj;
-    double *pts; /* per job: 3 * (PRIOR_POINTS + obs + class) doubles: cap, P, T */
+    double *pts; /* per job: 3 * (PRIOR_POINTS + obs + class + CLIFF_PTS) doubles: cap, P, T */
     size_t pts_cap;
     plan_pt *bp; /* the same points with their SDs */
     double *min_w, *max_w;
@@ -47,6 +48,9 @@ struct pfi_plan {
     plan_tree tree;
     double *pw;       /* cap_jobs: learn's proposal brought under the tree */
     plan_cliff cliff; /* what the readings found under the jobs' measured points */
+    ctl_index ix;     /* the set's jobs by their id's hash: the samples' jobs */
+    /* the samples of job i: own[own_at[i] .. own_at[i + 1]) (cliff_rebase) */
+    size_t own[PLAN_CLIFF_KEEP], *own_at, own_cap;
 };
 
 const char *pfi_plan_policy_name(pfi_plan_policy p)
@@ -111,6 +115,8 @@ void pfi_plan_destroy(pfi_plan *p)
     free(p->out);
     free(p->pw);
     plan_tree_free(&p->tree);
+    ctl_index_free(&p->ix);
+    free(p->own_at);
     free(p);
 }
 
@@ -179,6 +185,49 @@ static double alloc_pfi(const pfi_plan_job *j)
     return lo;
 }
 
+/* Any position under the hash: a sample knows its job by its id's hash alone. */
+static int any_pos(size_t pos, const void *ctx)
+{
+    (void)pos;
+    (void)ctx;
+    return 1;
+}
+
+/* Every sample of a job in the set taken again against its points now
+ * (plan_cliff.h): a reading on a prior too pessimistic above a dead zone
+ * counts once a point above has pinned the curve. */
+static int cliff_rebase(pfi_plan *p, const pfi_plan_job *jobs, size_t n)
+{
+    size_t *at = ctl_grow(p->own_at, &p->own_cap, n + 1, sizeof *at);
+    if (!at) return PFI_ENOMEM;
+    p->own_at = at;
+    memset(at, 0, (n + 1) * sizeof *at);
+    ctl_index_clear(&p->ix);
+    for (size_t i = 0; i < n; i++)
+        if (jobs[i].id && ctl_index_put(&p->ix, ctl_hash_str(jobs[i].id), i) != 0)
+            return PFI_ENOMEM;
+    plan_cliff *c = &p->cliff;
+    size_t whose[PLAN_CLIFF_KEEP];
+    for (size_t k = 0; k < c->n; k++) {
+        size_t i = c->job[k] ? ctl_index_get(&p->ix, c->job[k], any_pos, NULL) : SIZE_MAX;
+        whose[k] = i;
+        if (i == SIZE_MAX) continue;
+        at[i + 1]++;
+        plan_cliff_rebase(c, k,
+                          plan_curve_from_above(&jobs[i], &p->jb[i].prior, p->jb[i].pmax, c->x[k],
+                                                PLAN_CLIFF_MIN_D));
+    }
+    /* each job's samples together (a counting sort: at[i] its start, then
+     * its end as they are placed, then shifted back to starts) */
+    for (size_t i = 0; i < n; i++)
+        at[i + 1] += at[i];
+    for (size_t k = 0; k < c->n; k++)
+        if (whose[k] != SIZE_MAX) p->own[at[whose[k]]++] = k;
+    memmove(at + 1, at, n * sizeof *at);
+    at[0] = 0;
+    return PFI_OK;
+}
+
 int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error *err)
 {
     for (size_t i = 0; i < n; i++) {
@@ -194,7 +243,7 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     size_t pts = 0;
     for (size_t i = 0; i < n; i++)
-        pts += 3 * (PFI_PLAN_PRIOR_POINTS + jobs[i].n_obs + p->n_cls[i]);
+        pts += 3 * (PFI_PLAN_PRIOR_POINTS + jobs[i].n_obs + p->n_cls[i] + PLAN_CLIFF_PTS);
     if (grow(p, n ? n : 1, pts ? pts : 3) != PFI_OK) {
         free(cbuf);
         return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
@@ -202,7 +251,7 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
     plan_pt *bp = p->bp;
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
-        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i];
+        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i] + PLAN_CLIFF_PTS;
         plan_jb *b = &p->jb[i];
         if (!b->prior_ok || !same(b->prior_pfi, j->pfi) || !same(b->prior_sd, j->pfi_sd)) {
             plan_prior_build(j->pfi, j->pfi_sd, &b->prior);
@@ -224,19 +273,27 @@ int pfi_plan_set_jobs(pfi_plan *p, const pfi_plan_job *jobs, size_t n, pfi_error
          * curve was measured at, a sample of what it overshoots there
          * (tokens/s against a known Tmax only) */
         const pfi_plan_obs *r = &j->reading;
+        double x = r->power_w / b->pmax;
         if (isfinite(j->tmax) && j->tmax > 0 && r->power_w > 0 && r->power_w <= b->pmax)
-            plan_cliff_add(&p->cliff, r->power_w / b->pmax, b->xr - r->power_w / b->pmax, r->tput,
-                           plan_curve_tput_at(b->pts, b->n, r->power_w));
+            plan_cliff_add(&p->cliff, j->id ? ctl_hash_str(j->id) : 0, x, b->xr - x,
+                           r->tput / j->tmax, r->tput > 0 ? r->tput_sd / r->tput : 0,
+                           plan_curve_from_above(j, &b->prior, b->pmax, x, PLAN_CLIFF_MIN_D));
+    }
+    if (cliff_rebase(p, jobs, n) != PFI_OK) {
+        free(cbuf);
+        return pfi_error_set(err, PFI_ENOMEM, NULL, 0, "out of memory");
     }
     plan_cliff_fit(&p->cliff, p->confidence);
     double *q = p->pts;
     for (size_t i = 0; i < n; i++) {
         const pfi_plan_job *j = &jobs[i];
-        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i];
+        size_t room = PFI_PLAN_PRIOR_POINTS + j->n_obs + p->n_cls[i] + PLAN_CLIFF_PTS;
         double *cap = q, *P = q + room, *T = q + 2 * room;
         q += 3 * room;
         plan_jb *b = &p->jb[i];
-        plan_cliff_apply(&p->cliff, p->z, b->pmax, b->pts, b->n);
+        b->n =
+            plan_cliff_apply(&p->cliff, p->z, j, &b->prior, b->pmax, b->xr, p->own + p->own_at[i],
+                             p->own_at[i + 1] - p->own_at[i], b->pts, b->n, room);
         size_t k = b->n;
         for (size_t t = 0; t < k; t++) {
             cap[t] = b->pts[t].cap;

@@ -15,6 +15,12 @@ static int by_power(const void *a, const void *b)
     return (x->P > y->P) - (x->P < y->P);
 }
 
+/* A point of the job's own the plan can use: measured power, throughput, a cap. */
+static int own_ok(const pfi_plan_obs *ob)
+{
+    return ob->power_w > 0 && ob->tput >= 0 && isfinite(ob->cap_w);
+}
+
 /* The prior's mean at power pw (relative to pmax). */
 static double shape(const plan_prior *pr, double pw, double pmax)
 {
@@ -35,7 +41,7 @@ size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_
     size_t nm = 0;
     for (size_t o = 0; m && o < j->n_obs; o++) {
         const pfi_plan_obs *ob = &j->obs[o];
-        if (!(ob->power_w > 0) || !(ob->tput >= 0) || !isfinite(ob->cap_w)) continue;
+        if (!own_ok(ob)) continue;
         double sd = ob->tput_sd >= 0 && isfinite(ob->tput_sd) ? ob->tput_sd : 0;
         sd = sqrt(sd * sd + PLAN_WANDER * PLAN_WANDER * ob->tput * ob->tput);
         m[nm++] = (meas){ob->cap_w, ob->power_w, ob->tput, 0, sd};
@@ -170,4 +176,18 @@ void plan_curve_at_cap(const plan_pt *pts, size_t n, double cap, double *P, doub
         }
     *P = pts[n - 1].P;
     *T = pts[n - 1].T;
+}
+
+double plan_curve_from_above(const pfi_plan_job *j, const plan_prior *pr, double pmax, double x,
+                             double gap)
+{
+    if (!(isfinite(j->tmax) && j->tmax > 0)) return NAN;
+    double xu = 1, yu = 1; /* the uncapped point */
+    for (size_t o = 0; o < j->n_obs; o++) {
+        const pfi_plan_obs *ob = &j->obs[o];
+        double xo = ob->power_w / pmax;
+        if (own_ok(ob) && xo >= x + gap && xo < xu) xu = xo, yu = ob->tput / j->tmax;
+    }
+    double a = shape(pr, x * pmax, pmax), b = shape(pr, xu * pmax, pmax);
+    return b > 0 ? yu * a / b : NAN;
 }

@@ -42,6 +42,13 @@ size_t plan_curve_build(const pfi_plan_job *j, const plan_prior *pr, const plan_
 /* The SD parts at power P on pts[0..n) (sorted), linear between points. */
 void plan_curve_band(const plan_pt *pts, size_t n, double P, double *sdc, double *sdi);
 
+/* Job j's T / Tmax at x = P / Pmax (pmax: its uncapped power) as its own
+ * points at least gap above x say: the lowest of them (the uncapped point
+ * when none) scaled by the prior pr's shape, as plan_curve_build prices a
+ * point under its lowest point. NaN when its Tmax is unknown. */
+double plan_curve_from_above(const pfi_plan_job *j, const plan_prior *pr, double pmax, double x,
+                             double gap);
+
 /* Throughput at power P on pts[0..n) (sorted): linear between points,
  * held at the ends. */
 double plan_curve_tput_at(const plan_pt *pts, size_t n, double P);

@@ -21,6 +21,13 @@ const char *fam_name(fam_kind k)
     return (unsigned)k < FAM_COUNT ? names[k] : "?";
 }
 
+int fam_lookup(const char *name)
+{
+    for (int k = 0; k < FAM_COUNT; k++)
+        if (strcmp(name, names[k]) == 0) return k;
+    return -1;
+}
+
 enum { NSYN = 24, MAXPTS = 24, NAMELEN = 48 };
 
 static void *xcalloc(size_t n, size_t size)

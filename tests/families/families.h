@@ -37,6 +37,8 @@ typedef enum {
 } fam_kind;
 
 const char *fam_name(fam_kind k); /* "embedded", "flat-knee", ... */
+/* The family named name (as fam_name spells it), or -1: the benchmarks' --family. */
+int fam_lookup(const char *name);
 
 typedef struct fam_set {
     pfi_sim_group *g;

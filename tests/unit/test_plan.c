@@ -295,62 +295,133 @@ static void test_class(void **st)
 }
 
 /* Cliffs (plan_cliff.h): four jobs measured at 5000 W (x 0.89) read at
- * 350 W per GPU (2800 W, x 0.5) 40% of what their curve says there: four
- * samples at x 0.5 of shortfall 0.6, so mean and 90% quantile 0.6 at every
- * grid point. At 350 W the expected throughput is then 0.4 of the curve's
- * and so is the lower bound (depth 0.39, full ramp), less the measured
- * point's own spread. A fifth job measured
- * at 2240 W (x 0.4) is not under its own deepest point at 350 W: as it was.
- * A reading 1% of Pmax under a measured point is no sample. */
+ * the prior's cap 342.857 W (2742.9 W, x 0.49, where the curve is the
+ * prior's shape scaled to the point, as a sample's base is) 40% of what
+ * their curve says there: four samples at x 0.49 of shortfall 0.6, so mean
+ * and 90% quantile 0.6 at every grid point. At that cap the expected
+ * throughput is then 0.4 of the curve's (the job's own reading) and so is
+ * the lower bound (depth 0.39, full ramp), less the reading's own spread. A fifth job measured at
+ * 2240 W (x 0.4) is not under its own deepest point there: as it was. A reading 1% of Pmax under a
+ * measured point is no sample. Then job a is measured at the prior's cap 414.286 W (3314.3 W, x
+ * 0.59) at 90 tokens/s, where its curve said t414: its sample is taken again against the curve that
+ * point pins, 90 t_curve / t414 at x 0.49 (the shapes' ratio is t_curve / t414), so its shortfall
+ * is 1 - 0.4 t414 / 90, and a sixth job measured at 5000 W only, never read, is priced at 1 - (3 x
+ * 0.6 + that) / 4 of its curve there; job a itself at its own reading. */
 static void test_cliff(void **st)
 {
     (void)st;
+    const double c3 = 200 + 500.0 * 2 / 7, c4 = 200 + 500.0 * 3 / 7; /* the prior's caps */
     pfi_plan_obs hi = {625, 5000, 95, 0.5}, lo = {280, 2240, 60, 0.5};
-    pfi_plan_job j[5];
-    for (int i = 0; i < 5; i++) {
-        j[i] = job8(i == 0 ? "a" : i == 1 ? "b" : i == 2 ? "c" : i == 3 ? "d" : "e", 0.8);
-        j[i].obs = i < 4 ? &hi : &lo;
+    pfi_plan_obs a2[2] = {hi, {c4, 8 * c4, 90, 0.5}};
+    pfi_plan_job j[6];
+    for (int i = 0; i < 6; i++) {
+        static const char *const id[] = {"a", "b", "c", "d", "e", "f"};
+        j[i] = job8(id[i], 0.8);
+        j[i].obs = i == 4 ? &lo : &hi;
         j[i].n_obs = 1;
     }
     pfi_plan *p;
     assert_int_equal(pfi_plan_create(&p), PFI_OK);
     pfi_error err;
     pfi_error_clear(&err);
-    pfi_plan_cap caps[5];
+    pfi_plan_cap caps[6];
     pfi_plan_result res;
-    if (pfi_plan_set_jobs(p, j, 5, &err) != PFI_OK) fail_msg("%s", err.msg);
-    for (int i = 0; i < 5; i++)
-        caps[i] = (pfi_plan_cap){.cap_w = 350};
+    if (pfi_plan_set_jobs(p, j, 6, &err) != PFI_OK) fail_msg("%s", err.msg);
+    for (int i = 0; i < 6; i++)
+        caps[i] = (pfi_plan_cap){.cap_w = i == 5 ? c4 : c3};
     pfi_plan_eval(p, caps, &res);
-    double t_curve = caps[0].tput, t_e = caps[4].tput, lo_e = caps[4].tput_lo;
+    double t_curve = caps[0].tput, t_e = caps[4].tput, lo_e = caps[4].tput_lo, t414 = caps[5].tput;
     pfi_plan_flex before[2], after[2];
     if (pfi_plan_flexibility(p, PFI_PLAN_PFI, 2, before, &err) != PFI_OK) fail_msg("%s", err.msg);
-    assert_true(fabs(caps[0].power_w - 2800) < 1e-9);
+    assert_true(fabs(caps[0].power_w - 8 * c3) < 1e-9);
     assert_true(caps[0].tput_lo < t_curve && caps[0].tput_lo > 0.4 * t_curve);
     /* a shallow reading (x 0.88, 1% under) changes nothing */
     for (int i = 0; i < 4; i++)
         j[i].reading = (pfi_plan_obs){620, 4944, 50, 0.5};
-    if (pfi_plan_set_jobs(p, j, 5, &err) != PFI_OK) fail_msg("%s", err.msg);
+    if (pfi_plan_set_jobs(p, j, 6, &err) != PFI_OK) fail_msg("%s", err.msg);
+    caps[5].cap_w = c3;
     pfi_plan_eval(p, caps, &res);
     assert_true(fabs(caps[0].tput - t_curve) < 1e-9);
     for (int i = 0; i < 4; i++)
-        j[i].reading = (pfi_plan_obs){350, 2800, 0.4 * t_curve, 0.5};
-    if (pfi_plan_set_jobs(p, j, 5, &err) != PFI_OK) fail_msg("%s", err.msg);
+        j[i].reading = (pfi_plan_obs){c3, 8 * c3, 0.4 * t_curve, 0.5};
+    if (pfi_plan_set_jobs(p, j, 6, &err) != PFI_OK) fail_msg("%s", err.msg);
     pfi_plan_eval(p, caps, &res);
     for (int i = 0; i < 4; i++) {
         assert_true(fabs(caps[i].tput - 0.4 * t_curve) < 1e-9 * t_curve);
-        /* the measured point's spread (0.5 and 0.5% wander of 95) scaled
-         * with the curve below it stays: lo is 0.4 of the curve less z of it */
-        double sdi = sqrt(0.5 * 0.5 + 0.475 * 0.475) * t_curve / 95;
+        /* the reading part is the job's own reading's spread (0.5 and 0.5%
+         * wander of it: 0.511), over the measured point's (0.5 and 0.5% of
+         * 95) scaled with the curve below it (0.386): lo is 0.4 of the
+         * curve less z of it */
+        double r = 0.4 * t_curve, sdi = sqrt(0.5 * 0.5 + 0.005 * r * 0.005 * r);
+        assert_true(sdi > sqrt(0.5 * 0.5 + 0.475 * 0.475) * t_curve / 95);
         assert_true(fabs(caps[i].tput_sd - sdi) < 1e-9);
         assert_true(fabs(caps[i].tput_lo - (0.4 * t_curve - 1.2815515655446004 * sdi)) < 1e-9);
     }
     assert_true(fabs(caps[4].tput - t_e) < 1e-9 && fabs(caps[4].tput_lo - lo_e) < 1e-9);
+    assert_true(fabs(caps[5].tput - 0.4 * t_curve) < 1e-9 * t_curve); /* the fleet's 0.6 */
     /* the supply curve (GET /v1/flexibility, pfi control plan) says the
      * same: at the floors (x 0.29, under every job's measured point) 0.4 */
     if (pfi_plan_flexibility(p, PFI_PLAN_PFI, 2, after, &err) != PFI_OK) fail_msg("%s", err.msg);
     assert_true(fabs(after[1].tput - 0.4 * before[1].tput) < 1e-9 * before[1].tput);
     assert_true(after[1].tput_lo <= 0.4 * before[1].tput);
+    /* a's sample re-based on its new point; no new readings */
+    j[0].obs = a2;
+    j[0].n_obs = 2;
+    for (int i = 0; i < 4; i++)
+        j[i].reading = (pfi_plan_obs){0};
+    if (pfi_plan_set_jobs(p, j, 6, &err) != PFI_OK) fail_msg("%s", err.msg);
+    pfi_plan_eval(p, caps, &res);
+    double s_a = 1 - 0.4 * t414 / 90, mean = (3 * 0.6 + s_a) / 4;
+    print_message("cliff re-based: t_curve %.4f t414 %.4f s_a %.4f mean %.4f\n", t_curve, t414, s_a,
+                  mean);
+    assert_true(fabs(caps[5].tput - (1 - mean) * t_curve) < 1e-9 * t_curve);
+    assert_true(fabs(caps[0].tput - 0.4 * t_curve) < 1e-9 * t_curve);
+    pfi_plan_destroy(p);
+}
+
+/* A job's own reading between two of its curve's caps becomes a point
+ * (plan_cliff.h, PLAN_CLIFF_PTS): a job measured at 5000 W read at 380 W
+ * per GPU (3040 W, x 0.54, between the prior's caps 342.9 and 414.3 W) at
+ * half its curve there is priced at that reading at 380 W, at 3040 W
+ * still (the point on the line of cap and power), at 414.3 W as before
+ * (above its reading: the fleet's, which has too few samples to say
+ * anything), and linearly between. */
+static void test_cliff_points(void **st)
+{
+    (void)st;
+    const double c4 = 200 + 500.0 * 3 / 7, mid = (380 + c4) / 2;
+    pfi_plan_obs hi = {625, 5000, 95, 0.5};
+    pfi_plan_job j = job8("a", 0.8);
+    j.obs = &hi;
+    j.n_obs = 1;
+    pfi_plan *p;
+    assert_int_equal(pfi_plan_create(&p), PFI_OK);
+    pfi_error err;
+    pfi_error_clear(&err);
+    pfi_plan_cap caps[1];
+    pfi_plan_result res;
+    double t[3];
+    const double cap[3] = {380, c4, mid};
+    if (pfi_plan_set_jobs(p, &j, 1, &err) != PFI_OK) fail_msg("%s", err.msg);
+    for (int k = 0; k < 3; k++) {
+        caps[0] = (pfi_plan_cap){.cap_w = cap[k]};
+        pfi_plan_eval(p, caps, &res);
+        t[k] = caps[0].tput;
+    }
+    double r = 0.5 * t[0];
+    j.reading = (pfi_plan_obs){380, 3040, r, 0.5};
+    if (pfi_plan_set_jobs(p, &j, 1, &err) != PFI_OK) fail_msg("%s", err.msg);
+    caps[0] = (pfi_plan_cap){.cap_w = 380};
+    pfi_plan_eval(p, caps, &res);
+    assert_near(caps[0].tput, r, 1e-9);
+    assert_near(caps[0].power_w, 3040, 1e-9);
+    caps[0] = (pfi_plan_cap){.cap_w = c4};
+    pfi_plan_eval(p, caps, &res);
+    assert_near(caps[0].tput, t[1], 1e-9);
+    caps[0] = (pfi_plan_cap){.cap_w = mid};
+    pfi_plan_eval(p, caps, &res);
+    assert_near(caps[0].tput, (r + t[1]) / 2, 1e-9);
+    assert_near(caps[0].power_w, 8 * mid, 1e-9);
     pfi_plan_destroy(p);
 }
 
@@ -378,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_no_estimate),     cmocka_unit_test(test_sla),
         cmocka_unit_test(test_learn_needs_use), cmocka_unit_test(test_measured_pins_prior),
         cmocka_unit_test(test_class),           cmocka_unit_test(test_cliff),
+        cmocka_unit_test(test_cliff_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
