@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     int table = 0;
     size_t workloads = 500;
     double event_s = 3600;
-    int run_on[NRUN] = {1, 1, 1, 1}, fam_on[FAM_COUNT] = {0}, some_fam = 0;
+    int run_on[NRUN] = {1, 1, 1, 1}, fam_on[FAM_COUNT] = {0};
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--table") == 0)
             table = 1;
@@ -64,13 +64,7 @@ int main(int argc, char **argv)
                  parse_runs(argv[a + 1], run_on) == 0)
             a++;
         else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
-            int k = fam_lookup(argv[a + 1]);
-            if (k < 0) {
-                fprintf(stderr, "bench_families: no family '%s'\n", argv[a + 1]);
-                return 2;
-            }
-            fam_on[k] = some_fam = 1;
-            a++;
+            if (fam_select("bench_families", argv[++a], fam_on) != 0) return 2;
         } else {
             fprintf(stderr, "usage: bench_families [--table] [--workloads N] [--event-s S] "
                             "[--family NAME]... [--runs exact,noise,class,wrong]\n");
@@ -84,7 +78,7 @@ int main(int argc, char **argv)
         printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     }
     for (int k = 0; k < FAM_COUNT; k++) {
-        if (some_fam && !fam_on[k]) continue;
+        if (!fam_selected(fam_on, k)) continue;
         fam_set fs;
         if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
             fprintf(stderr, "bench_families: %s failed to build\n", fam_name((fam_kind)k));

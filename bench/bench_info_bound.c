@@ -122,7 +122,7 @@ static int classed(const fam_set *fs, fam_kind k, size_t W, size_t periods, size
 
 int main(int argc, char **argv)
 {
-    int table = 0, seq = 0, cls = 0, fam_on[FAM_COUNT] = {0}, some_fam = 0, k_set = 0;
+    int table = 0, seq = 0, cls = 0, fam_on[FAM_COUNT] = {0}, k_set = 0;
     size_t W = 200, periods = 120, K = 5;
     double offset = 0; /* 0: read at the sweep's points; else see --offset */
     for (int a = 1; a < argc; a++) {
@@ -147,13 +147,7 @@ int main(int argc, char **argv)
             K = strtoul(argv[++a], NULL, 10);
             k_set = 1;
         } else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
-            int k = fam_lookup(argv[a + 1]);
-            if (k < 0) {
-                fprintf(stderr, "bench_info_bound: no family '%s'\n", argv[a + 1]);
-                return 2;
-            }
-            fam_on[k] = some_fam = 1;
-            a++;
+            if (fam_select("bench_info_bound", argv[++a], fam_on) != 0) return 2;
         } else {
             fprintf(stderr, "usage: bench_info_bound [--table] [--workloads N] [--family NAME]... "
                             "[--sequential [--periods P]] [--classes [--periods P] [--powers K]] "
@@ -174,7 +168,7 @@ int main(int argc, char **argv)
             printf("| --- | --- | --- | --- | --- |\n");
         }
         for (int k = 0; k < FAM_COUNT; k++) {
-            if (some_fam && !fam_on[k]) continue;
+            if (!fam_selected(fam_on, k)) continue;
             fam_set fs;
             if (fam_build((fam_kind)k, 1, &fs) != PFI_OK ||
                 classed(&fs, (fam_kind)k, W, periods, K, offset, table)) {
@@ -217,7 +211,7 @@ int main(int argc, char **argv)
         printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     }
     for (int k = 0; k < FAM_COUNT; k++) {
-        if (some_fam && !fam_on[k]) continue;
+        if (!fam_selected(fam_on, k)) continue;
         fam_set fs;
         if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
             fprintf(stderr, "bench_info_bound: %s failed to build\n", fam_name((fam_kind)k));

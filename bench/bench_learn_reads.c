@@ -132,7 +132,7 @@ int main(int argc, char **argv)
     int table = 0;
     size_t W = 20;
     double noise = 0.01;
-    int classed = 0, fam_on[FAM_COUNT] = {0}, some_fam = 0;
+    int classed = 0, fam_on[FAM_COUNT] = {0};
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--table") == 0)
             table = 1;
@@ -143,13 +143,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[a], "--noise") == 0 && a + 1 < argc)
             noise = strtod(argv[++a], NULL);
         else if (strcmp(argv[a], "--family") == 0 && a + 1 < argc) {
-            int k = fam_lookup(argv[a + 1]);
-            if (k < 0) {
-                fprintf(stderr, "bench_learn_reads: no family '%s'\n", argv[a + 1]);
-                return 2;
-            }
-            fam_on[k] = some_fam = 1;
-            a++;
+            if (fam_select("bench_learn_reads", argv[++a], fam_on) != 0) return 2;
         } else {
             fprintf(stderr, "usage: bench_learn_reads [--table] [--workloads N] [--noise SD] "
                             "[--family NAME]... [--class]\n");
@@ -173,7 +167,7 @@ int main(int argc, char **argv)
     pfi_learn_opts lo = pfi_learn_defaults();
     lo.noise_rel = noise;
     for (int k = 0; k < FAM_COUNT; k++) {
-        if (some_fam && !fam_on[k]) continue;
+        if (!fam_selected(fam_on, k)) continue;
         fam_set fs;
         if (fam_build((fam_kind)k, 1, &fs) != PFI_OK) {
             fprintf(stderr, "bench_learn_reads: %s failed to build\n", fam_name((fam_kind)k));

@@ -28,6 +28,24 @@ int fam_lookup(const char *name)
     return -1;
 }
 
+int fam_select(const char *prog, const char *name, int on[FAM_COUNT])
+{
+    int k = fam_lookup(name);
+    if (k < 0) {
+        fprintf(stderr, "%s: no family '%s'\n", prog, name);
+        return -1;
+    }
+    on[k] = 1;
+    return 0;
+}
+
+int fam_selected(const int on[FAM_COUNT], int k)
+{
+    for (int i = 0; i < FAM_COUNT; i++)
+        if (on[i]) return on[k];
+    return 1;
+}
+
 enum { NSYN = 24, MAXPTS = 24, NAMELEN = 48 };
 
 static void *xcalloc(size_t n, size_t size)

@@ -39,6 +39,11 @@ typedef enum {
 const char *fam_name(fam_kind k); /* "embedded", "flat-knee", ... */
 /* The family named name (as fam_name spells it), or -1: the benchmarks' --family. */
 int fam_lookup(const char *name);
+/* The benchmarks' --family NAME: marks on[its kind], or says on stderr that
+ * prog knows no such family and returns -1. */
+int fam_select(const char *prog, const char *name, int on[FAM_COUNT]);
+/* Whether family k runs: every one when none was selected. */
+int fam_selected(const int on[FAM_COUNT], int k);
 
 typedef struct fam_set {
     pfi_sim_group *g;
