@@ -105,89 +105,132 @@ static size_t places(pfi_alloc_problem *truth, size_t i, const pfi_alloc_job *tj
     return nx;
 }
 
+/* What both bounds work with: the three streams, seeded as pfi simulate's
+ * default (draw) and so that the bounds with and without classes read the
+ * same workloads, places and noise; per job the places inside each interval
+ * of its sweep (frac), the workload (tj), its estimate (ej) and the oracle's
+ * allocation (out); the true curves' problem and the estimate's. */
+typedef struct ws {
+    gsl_rng *draw, *noise, *place;
+    double (*frac)[MAXP];
+    pfi_alloc_job *tj, *ej;
+    pfi_alloc_out *out;
+    pfi_alloc_problem *truth, *est;
+} ws;
+
+static void ws_close(ws *s)
+{
+    pfi_alloc_problem_destroy(s->truth);
+    pfi_alloc_problem_destroy(s->est);
+    free(s->frac);
+    free(s->tj);
+    free(s->ej);
+    free(s->out);
+    if (s->draw) gsl_rng_free(s->draw);
+    if (s->noise) gsl_rng_free(s->noise);
+    if (s->place) gsl_rng_free(s->place);
+}
+
+/* PFI_OK, or PFI_ENOMEM with *s closed. */
+static int ws_open(ws *s)
+{
+    *s = (ws){.draw = gsl_rng_alloc(gsl_rng_mt19937),
+              .noise = gsl_rng_alloc(gsl_rng_mt19937),
+              .place = gsl_rng_alloc(gsl_rng_mt19937),
+              .frac = malloc(J * sizeof *s->frac),
+              .tj = malloc(J * sizeof *s->tj),
+              .ej = malloc(J * sizeof *s->ej),
+              .out = malloc(J * sizeof *s->out)};
+    if (!s->draw || !s->noise || !s->place || !s->frac || !s->tj || !s->ej || !s->out) {
+        ws_close(s);
+        return PFI_ENOMEM;
+    }
+    gsl_rng_set(s->draw, 1);
+    gsl_rng_set(s->noise, 2);
+    gsl_rng_set(s->place, 3);
+    return PFI_OK;
+}
+
 /* The next workload's jobs (tj), the places inside each interval of
  * their sweeps (frac: offset, or drawn once per job and interval) and the
  * true curves' problem (created on the first call). PFI_EINVAL for a sweep
  * of more than MAXP points. */
-static int next_workload(const fam_set *fs, gsl_rng *draw, gsl_rng *place, double offset,
-                         pfi_alloc_job *tj, double (*frac)[MAXP], pfi_alloc_problem **truth)
+static int next_workload(const fam_set *fs, double offset, ws *s)
 {
-    fam_workload(fs, draw, tj, J);
+    fam_workload(fs, s->draw, s->tj, J);
     for (size_t i = 0; i < J; i++) {
-        if (tj[i].n > MAXP) return PFI_EINVAL;
-        for (size_t q = 0; q + 1 < tj[i].n; q++)
-            frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(place);
+        if (s->tj[i].n > MAXP) return PFI_EINVAL;
+        for (size_t q = 0; q + 1 < s->tj[i].n; q++)
+            s->frac[i][q] = offset > 0 ? offset : gsl_rng_uniform_pos(s->place);
     }
-    return *truth ? pfi_alloc_problem_reset(*truth, tj, J, NULL)
-                  : pfi_alloc_problem_create(tj, J, truth, NULL);
+    return s->truth ? pfi_alloc_problem_reset(s->truth, s->tj, J, NULL)
+                    : pfi_alloc_problem_create(s->tj, J, &s->truth, NULL);
+}
+
+/* Job i of the estimate: tj[i]'s job read at P, T (n points). */
+static void ws_est_job(ws *s, size_t i, double *P, double *T, size_t n)
+{
+    s->ej[i] = s->tj[i];
+    s->ej[i].P = P;
+    s->ej[i].T = T;
+    s->ej[i].cap = NULL;
+    s->ej[i].n = n;
+}
+
+/* The estimate's problem over ej (created on the first call). */
+static int ws_est_problem(ws *s)
+{
+    return s->est ? pfi_alloc_problem_reset(s->est, s->ej, J, NULL)
+                  : pfi_alloc_problem_create(s->ej, J, &s->est, NULL);
 }
 
 int fam_bound_gaps(const fam_set *fs, size_t W, double offset, const unsigned *M, size_t nm,
                    const double *red, size_t nr, double *eq_gap, double *eq_sd, double *inf_gap)
 {
     if (!(offset >= -1 && offset < 1)) return PFI_EINVAL;
-    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937),
-            *place = gsl_rng_alloc(gsl_rng_mt19937);
-    /* per job: the powers read (n + 1 at most) and their estimate, the
-     * random places of each interval */
-    double(*eT)[MAXP + 1] = malloc(J * sizeof *eT), (*eP)[MAXP + 1] = malloc(J * sizeof *eP);
-    double(*frac)[MAXP] = malloc(J * sizeof *frac);
-    pfi_alloc_job *tj = malloc(J * sizeof *tj), *ej = malloc(J * sizeof *ej);
-    pfi_alloc_out *out = malloc(J * sizeof *out);
-    pfi_alloc_problem *truth = NULL, *est = NULL;
-    int rc = draw && noise && place && eT && eP && frac && tj && ej && out ? PFI_OK : PFI_ENOMEM;
     memset(eq_gap, 0, nr * sizeof *eq_gap);
     memset(eq_sd, 0, nr * sizeof *eq_sd);
     memset(inf_gap, 0, nm * nr * sizeof *inf_gap);
-    if (rc == PFI_OK) {
-        gsl_rng_set(draw, 1); /* pfi simulate's default seed and draw */
-        gsl_rng_set(noise, 2);
-        gsl_rng_set(place, 3);
-    }
+    ws s;
+    int rc = ws_open(&s);
+    if (rc != PFI_OK) return rc;
+    /* per job: the powers read (n + 1 at most) and their estimate */
+    double(*eT)[MAXP + 1] = malloc(J * sizeof *eT), (*eP)[MAXP + 1] = malloc(J * sizeof *eP);
+    if (!eT || !eP) rc = PFI_ENOMEM;
     for (size_t w = 0; rc == PFI_OK && w < W; w++) {
-        rc = next_workload(fs, draw, place, offset, tj, frac, &truth);
+        rc = next_workload(fs, offset, &s);
         for (size_t k = 0; rc == PFI_OK && k < nm; k++) {
             /* the noise of a reading is drawn once per (workload, m) */
             for (size_t i = 0; i < J; i++) {
                 double y[MAXP + 1], z[MAXP + 1];
-                size_t exact, nx = places(truth, i, &tj[i], offset, frac[i], eP[i], y, &exact);
-                draw_noise(noise, nx, exact, z);
+                size_t exact,
+                    nx = places(s.truth, i, &s.tj[i], offset, s.frac[i], eP[i], y, &exact);
+                draw_noise(s.noise, nx, exact, z);
                 estimate(y, nx, exact, z, 0.01 / sqrt(M[k]), eT[i]);
-                ej[i] = tj[i];
-                ej[i].P = eP[i];
-                ej[i].T = eT[i];
-                ej[i].cap = NULL;
-                ej[i].n = nx;
+                ws_est_job(&s, i, eP[i], eT[i], nx);
             }
-            rc = est ? pfi_alloc_problem_reset(est, ej, J, NULL)
-                     : pfi_alloc_problem_create(ej, J, &est, NULL);
+            rc = ws_est_problem(&s);
             for (size_t r = 0; rc == PFI_OK && r < nr; r++) {
                 double b;
                 pfi_alloc_result orc, eq;
-                rc = pfi_alloc_budget_for_reduction(truth, red[r], &b, NULL);
-                if (rc == PFI_OK) rc = pfi_alloc_run(truth, PFI_POLICY_ORACLE, b, NULL, &orc, NULL);
-                if (rc == PFI_OK) rc = pfi_alloc_run(truth, PFI_POLICY_EQUAL, b, NULL, &eq, NULL);
-                if (rc == PFI_OK) rc = pfi_alloc_run(est, PFI_POLICY_ORACLE, b, out, NULL, NULL);
+                rc = pfi_alloc_budget_for_reduction(s.truth, red[r], &b, NULL);
+                if (rc == PFI_OK)
+                    rc = pfi_alloc_run(s.truth, PFI_POLICY_ORACLE, b, NULL, &orc, NULL);
+                if (rc == PFI_OK) rc = pfi_alloc_run(s.truth, PFI_POLICY_EQUAL, b, NULL, &eq, NULL);
+                if (rc == PFI_OK)
+                    rc = pfi_alloc_run(s.est, PFI_POLICY_ORACLE, b, s.out, NULL, NULL);
                 if (rc != PFI_OK) break;
                 if (k == 0) {
                     eq_gap[r] += fmax(0, orc.total_tput - eq.total_tput);
                     eq_sd[r] += 0.01 * eq.total_tput;
                 }
-                inf_gap[k * nr + r] += fmax(0, orc.total_tput - total(truth, out));
+                inf_gap[k * nr + r] += fmax(0, orc.total_tput - total(s.truth, s.out));
             }
         }
     }
-    pfi_alloc_problem_destroy(truth);
-    pfi_alloc_problem_destroy(est);
     free(eT);
     free(eP);
-    free(frac);
-    free(tj);
-    free(ej);
-    free(out);
-    gsl_rng_free(draw);
-    gsl_rng_free(noise);
-    gsl_rng_free(place);
+    ws_close(&s);
     return rc;
 }
 
@@ -218,12 +261,12 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
                       int classes, int fractional, const double *red, size_t nr, double *bound)
 {
     if (!(offset >= -1 && offset < 1) || k == 0 || periods == 0) return PFI_EINVAL;
-    gsl_rng *draw = gsl_rng_alloc(gsl_rng_mt19937), *noise = gsl_rng_alloc(gsl_rng_mt19937),
-            *place = gsl_rng_alloc(gsl_rng_mt19937);
-    /* per job: the places read and their true throughput, the random
-     * places, the estimate in each period (from 2) */
+    ws s; /* fam_bound_gaps' streams, so c = 1 is its bound to the last bit */
+    int rc = ws_open(&s);
+    if (rc != PFI_OK) return rc;
+    /* per job: the places read and their true throughput, the estimate in
+     * each period (from 2) */
     double(*x)[MAXP + 1] = malloc(J * sizeof *x), (*y)[MAXP + 1] = malloc(J * sizeof *y);
-    double(*frac)[MAXP] = malloc(J * sizeof *frac);
     double(*eT)[MAXP + 1] = malloc(J * periods * sizeof *eT);
     double *gap = calloc(periods * nr, sizeof *gap), *eq_gap = calloc(nr, sizeof *eq_gap);
     double *b = malloc(nr * sizeof *b), *orc = malloc(nr * sizeof *orc),
@@ -232,22 +275,13 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
     size_t *lvl = malloc(J * periods * sizeof *lvl), *some = malloc(periods * sizeof *some);
     size_t *nx = malloc(J * sizeof *nx), *exact = malloc(J * sizeof *exact),
            *c = malloc(J * sizeof *c);
-    pfi_alloc_job *tj = malloc(J * sizeof *tj), *ej = malloc(J * sizeof *ej);
-    pfi_alloc_out *out = malloc(J * sizeof *out);
-    pfi_alloc_problem *truth = NULL, *est = NULL;
-    int rc = draw && noise && place && x && y && frac && eT && gap && eq_gap && b && orc && d &&
-                     eqw && m && lvl && some && nx && exact && c && tj && ej && out
-                 ? PFI_OK
-                 : PFI_ENOMEM;
-    if (rc == PFI_OK) {
-        gsl_rng_set(draw, 1); /* fam_bound_gaps' streams */
-        gsl_rng_set(noise, 2);
-        gsl_rng_set(place, 3);
-    }
+    if (!(x && y && eT && gap && eq_gap && b && orc && d && eqw && m && lvl && some && nx &&
+          exact && c))
+        rc = PFI_ENOMEM;
     for (size_t w = 0; rc == PFI_OK && w < W; w++) {
-        rc = next_workload(fs, draw, place, offset, tj, frac, &truth);
+        rc = next_workload(fs, offset, &s);
         if (rc != PFI_OK) break;
-        class_sizes(tj, classes, c);
+        class_sizes(s.tj, classes, c);
         /* each job's count in each period (from 2), and the period's
          * readings at all (some) */
         size_t top = 0;
@@ -265,13 +299,13 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
             }
         }
         for (size_t i = 0; i < J; i++)
-            nx[i] = places(truth, i, &tj[i], offset, frac[i], x[i], y[i], &exact[i]);
+            nx[i] = places(s.truth, i, &s.tj[i], offset, s.frac[i], x[i], y[i], &exact[i]);
         /* the noise of a reading is drawn once per (workload, count), in
          * fam_bound_gaps' order; each period's estimate takes its count's */
         for (size_t l = 1; l <= top; l++)
             for (size_t i = 0; i < J; i++) {
                 double z[MAXP + 1];
-                draw_noise(noise, nx[i], exact[i], z);
+                draw_noise(s.noise, nx[i], exact[i], z);
                 for (size_t t = 2; t <= periods; t++)
                     if (lvl[i * periods + t - 1] == l)
                         estimate(y[i], nx[i], exact[i], z, 0.01 / sqrt(m[i * periods + t - 1]),
@@ -279,9 +313,9 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
             }
         for (size_t r = 0; rc == PFI_OK && r < nr; r++) {
             pfi_alloc_result o, eq;
-            rc = pfi_alloc_budget_for_reduction(truth, red[r], &b[r], NULL);
-            if (rc == PFI_OK) rc = pfi_alloc_run(truth, PFI_POLICY_ORACLE, b[r], NULL, &o, NULL);
-            if (rc == PFI_OK) rc = pfi_alloc_run(truth, PFI_POLICY_EQUAL, b[r], NULL, &eq, NULL);
+            rc = pfi_alloc_budget_for_reduction(s.truth, red[r], &b[r], NULL);
+            if (rc == PFI_OK) rc = pfi_alloc_run(s.truth, PFI_POLICY_ORACLE, b[r], NULL, &o, NULL);
+            if (rc == PFI_OK) rc = pfi_alloc_run(s.truth, PFI_POLICY_EQUAL, b[r], NULL, &eq, NULL);
             if (rc != PFI_OK) break;
             orc[r] = o.total_tput;
             eqw[r] = fmax(0, o.total_tput - eq.total_tput);
@@ -298,18 +332,12 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
                     d[r] = eqw[r];
                 have = 0;
             } else if (!same) {
-                for (size_t i = 0; i < J; i++) {
-                    ej[i] = tj[i];
-                    ej[i].P = x[i];
-                    ej[i].T = eT[i * periods + t - 1];
-                    ej[i].cap = NULL;
-                    ej[i].n = nx[i];
-                }
-                rc = est ? pfi_alloc_problem_reset(est, ej, J, NULL)
-                         : pfi_alloc_problem_create(ej, J, &est, NULL);
+                for (size_t i = 0; i < J; i++)
+                    ws_est_job(&s, i, x[i], eT[i * periods + t - 1], nx[i]);
+                rc = ws_est_problem(&s);
                 for (size_t r = 0; rc == PFI_OK && r < nr; r++) {
-                    rc = pfi_alloc_run(est, PFI_POLICY_ORACLE, b[r], out, NULL, NULL);
-                    d[r] = fmax(0, orc[r] - total(truth, out));
+                    rc = pfi_alloc_run(s.est, PFI_POLICY_ORACLE, b[r], s.out, NULL, NULL);
+                    d[r] = fmax(0, orc[r] - total(s.truth, s.out));
                 }
                 have = 1;
             }
@@ -323,11 +351,8 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
             sum += fmax(0, 1 - gap[(t - 1) * nr + r] / eq_gap[r]);
         bound[r] = eq_gap[r] > 0 ? sum / (double)periods : NAN;
     }
-    pfi_alloc_problem_destroy(truth);
-    pfi_alloc_problem_destroy(est);
     free(x);
     free(y);
-    free(frac);
     free(eT);
     free(gap);
     free(eq_gap);
@@ -341,11 +366,6 @@ int fam_bound_classed(const fam_set *fs, size_t W, double offset, size_t periods
     free(nx);
     free(exact);
     free(c);
-    free(tj);
-    free(ej);
-    free(out);
-    gsl_rng_free(draw);
-    gsl_rng_free(noise);
-    gsl_rng_free(place);
+    ws_close(&s);
     return rc;
 }
